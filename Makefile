@@ -1,0 +1,47 @@
+# Drover: the two set-up commands are `make run` (a local cluster) and
+# `make test` (the whole suite). See README.md.
+GO      ?= go
+BIN     := bin
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/droverhq/drover/internal/daemon.Version=$(VERSION)
+
+.PHONY: all build generate test test-short bench run lint fmt clean
+
+all: build
+
+build: $(BIN)/drover $(BIN)/drover-gres-nvml
+
+# The main binary is pure Go; NVML needs cgo, so GPU discovery is a helper.
+$(BIN)/drover: FORCE
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/drover
+
+$(BIN)/drover-gres-nvml: FORCE
+	CGO_ENABLED=1 $(GO) build -trimpath -o $@ ./cmd/drover-gres-nvml
+
+FORCE:
+
+generate:
+	$(GO) generate ./openapi
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^openapi/v[0-9]*/')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+test: lint build
+	$(GO) test -timeout 20m ./...
+
+test-short: build
+	$(GO) test -short ./...
+
+# Benchmarks: Go benchmarks (store, parsers, scheduler) and the cluster
+# figures of docs/BENCHMARKS.md, measured on a dev cluster.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/... 
+	DROVER_BENCH=1 $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./test/e2e/
+
+run: build
+	$(BIN)/drover dev
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,858 @@
+package v0044
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/droverhq/drover/internal/arrayspec"
+	"github.com/droverhq/drover/internal/authctx"
+	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/hostlist"
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/outpattern"
+	"github.com/droverhq/drover/internal/slurmerr"
+	api "github.com/droverhq/drover/openapi/v0044"
+)
+
+func caller(ctx context.Context) controller.Identity {
+	c, _ := authctx.From(ctx)
+	return c.Identity
+}
+
+// SlurmV0044PostJobSubmit implements POST /job/submit.
+func (s *Server) SlurmV0044PostJobSubmit(ctx context.Context, req api.OptV0044JobSubmitReq) (api.SlurmV0044PostJobSubmitRes, error) {
+	s.count("REQUEST_SUBMIT_BATCH_JOB")
+	fail := func(status int, err error, source string) (api.SlurmV0044PostJobSubmitRes, error) {
+		return &api.V0044OpenapiJobSubmitResponseStatusCode{StatusCode: status, Response: api.V0044OpenapiJobSubmitResponse{
+			Meta: s.meta(ctx), Errors: errorsOf(err, source), Warnings: api.V0044OpenapiWarnings{},
+		}}, nil
+	}
+	r, ok := req.Get()
+	desc, hasJob := r.Job.Get()
+	if !ok || !hasJob || desc.Script.Or("") == "" {
+		if ok && len(r.Jobs) > 0 {
+			return fail(422, slurmerr.New(slurmerr.InvalidQuery, "heterogeneous jobs are not supported"), "_job_post")
+		}
+		return fail(422, slurmerr.New(slurmerr.InvalidQuery, `Populated "script" field is required for job submission`), "_job_post")
+	}
+	sub, err := submissionFromWire(&desc, s.now())
+	if err != nil {
+		return fail(422, err, "_job_post")
+	}
+	res, err := s.ctl.Submit(ctx, caller(ctx), sub)
+	if err != nil {
+		e := apiError(err, "slurm_submit_batch_job()")
+		e.Description = api.NewOptString("Batch job submission failed")
+		if d := detailOf(err); d != "" {
+			e.Description = api.NewOptString(d)
+		}
+		return &api.V0044OpenapiJobSubmitResponseStatusCode{StatusCode: 500, Response: api.V0044OpenapiJobSubmitResponse{
+			Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{},
+		}}, nil
+	}
+	return &api.V0044OpenapiJobSubmitResponse{
+		JobID:            api.NewOptInt32(int32(res.JobID)),
+		StepID:           api.NewOptString("batch"),
+		JobSubmitUserMsg: api.NewOptString(""),
+		Meta:             s.meta(ctx),
+		Errors:           api.V0044OpenapiErrors{},
+		Warnings:         warningsOf(res.Warnings, "_job_post"),
+	}, nil
+}
+
+func detailOf(err error) string {
+	var se *slurmerr.Error
+	if ok := asSlurm(err, &se); ok {
+		return se.Detail
+	}
+	return ""
+}
+
+// submissionFromWire translates a job description into the domain request.
+func submissionFromWire(d *api.V0044JobDescMsg, now time.Time) (controller.Submission, error) {
+	r := job.Request{
+		Name:         d.Name.Or(""),
+		Partition:    d.Partition.Or(""),
+		Script:       d.Script.Or(""),
+		Argv:         []string(d.Argv),
+		Environment:  []string(d.Environment),
+		WorkDir:      d.CurrentWorkingDirectory.Or(""),
+		StdOut:       d.StandardOutput.Or(""),
+		StdErr:       d.StandardError.Or(""),
+		StdIn:        d.StandardInput.Or(""),
+		CPUsPerTask:  uint32(max(d.CpusPerTask.Or(0), 0)),
+		Comment:      d.Comment.Or(""),
+		Account:      d.Account.Or(""),
+		QOS:          d.Qos.Or(""),
+		Nice:         d.Nice.Or(0),
+		Dependency:   d.Dependency.Or(""),
+		Requeue:      d.Requeue.Or(true),
+		SubmitHost:   d.AllocationNodeList.Or(""),
+		NumTasks:     uint32(max(d.Tasks.Or(0), 0)),
+		TasksPerNode: uint32(max(d.TasksPerNode.Or(0), 0)),
+		MinNodes:     uint32(max(d.MinimumNodes.Or(0), 0)),
+		MaxNodes:     uint32(max(d.MaximumNodes.Or(0), 0)),
+	}
+	if r.SubmitHost == "" {
+		// sbatch puts the submit host in the environment.
+		for _, kv := range r.Environment {
+			if v, ok := strings.CutPrefix(kv, "SLURM_SUBMIT_HOST="); ok {
+				r.SubmitHost = v
+			}
+		}
+	}
+	if d.Nodes.Set {
+		if err := parseNodeCount(d.Nodes.Value, &r); err != nil {
+			return controller.Submission{}, err
+		}
+	}
+	for _, m := range d.OpenMode {
+		if m == api.V0044JobDescMsgOpenModeItemAPPEND {
+			r.OpenMode = "append"
+		}
+	}
+	for _, sh := range d.Shared {
+		_ = sh
+	}
+	if v, inf, ok := u32Value(d.TimeLimit); ok {
+		r.TimeLimit = v
+		if inf {
+			r.TimeLimit = job.Infinite
+		}
+	}
+	if v, _, ok := u32Value(d.TimeMinimum); ok {
+		r.TimeMin = v
+	}
+	if v, _, ok := u64Value(d.MemoryPerNode); ok {
+		r.MemPerNode = v
+	}
+	if v, _, ok := u64Value(d.MemoryPerCPU); ok {
+		r.MemPerCPU = v
+	}
+	if v, _, ok := u64Value(d.BeginTime); ok && v > 0 {
+		r.BeginTime = time.Unix(int64(v), 0)
+	}
+	if len(d.RequiredNodes) > 0 {
+		nodes, err := expandAll(d.RequiredNodes)
+		if err != nil {
+			return controller.Submission{}, err
+		}
+		r.NodeList = nodes
+	}
+	if len(d.ExcludedNodes) > 0 {
+		nodes, err := expandAll(d.ExcludedNodes)
+		if err != nil {
+			return controller.Submission{}, err
+		}
+		r.Exclude = nodes
+	}
+	for _, f := range d.Flags {
+		_ = f
+	}
+	if err := applyTRES(&r, d.TresPerNode.Or(""), d.TresPerJob.Or("")); err != nil {
+		return controller.Submission{}, err
+	}
+	if a := d.Array.Or(""); a != "" {
+		spec, err := arrayspec.Parse(a, 1<<31)
+		if err != nil {
+			return controller.Submission{}, slurmerr.New(slurmerr.InvalidArray, "%v", err)
+		}
+		r.Array = job.ArraySpec{Expr: a, Tasks: spec.Tasks, MaxRunning: spec.MaxRunning}
+	}
+	for _, sh := range d.Shared {
+		if sh == api.V0044JobDescMsgSharedItemNone {
+			r.Exclusive = true
+		}
+	}
+	sub := controller.Submission{Req: r, Hold: d.Hold.Or(false)}
+	if uid := d.UserID.Or(""); uid != "" {
+		n, err := strconv.ParseUint(uid, 10, 32)
+		if err != nil {
+			return controller.Submission{}, slurmerr.New(slurmerr.InvalidQuery, "invalid user_id %q", uid)
+		}
+		sub.Req.UserID = uint32(n)
+		sub.UserIDSet = true
+	}
+	_ = now
+	return sub, nil
+}
+
+// parseNodeCount reads "N" or "min-max".
+func parseNodeCount(s string, r *job.Request) error {
+	lo, hi, found := strings.Cut(s, "-")
+	a, err := strconv.ParseUint(strings.TrimSpace(lo), 10, 32)
+	if err != nil {
+		return slurmerr.New(slurmerr.InvalidNodeCount, "invalid node count %q", s)
+	}
+	r.MinNodes = uint32(a)
+	if found {
+		b, err := strconv.ParseUint(strings.TrimSpace(hi), 10, 32)
+		if err != nil {
+			return slurmerr.New(slurmerr.InvalidNodeCount, "invalid node count %q", s)
+		}
+		r.MaxNodes = uint32(b)
+	}
+	return nil
+}
+
+func expandAll(items []string) ([]string, error) {
+	var out []string
+	for _, it := range items {
+		names, err := hostlist.Expand(it)
+		if err != nil {
+			return nil, slurmerr.New(slurmerr.InvalidNodeName, "invalid node list %q: %v", it, err)
+		}
+		out = append(out, names...)
+	}
+	return out, nil
+}
+
+// applyTRES reads GPU requests from tres_per_node ("gres/gpu:a100:2") and
+// tres_per_job ("gres/gpu:4").
+func applyTRES(r *job.Request, perNode, perJob string) error {
+	for _, spec := range []struct {
+		s       string
+		perNode bool
+	}{{perNode, true}, {perJob, false}} {
+		for _, item := range strings.Split(spec.s, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" {
+				continue
+			}
+			name := strings.TrimPrefix(item, "gres/")
+			parts := strings.Split(name, ":")
+			if parts[0] != "gpu" {
+				return slurmerr.New(slurmerr.InvalidGRES, "unsupported TRES %q", item)
+			}
+			count := uint64(1)
+			typ := ""
+			switch len(parts) {
+			case 1:
+			case 2:
+				n, err := strconv.ParseUint(parts[1], 10, 32)
+				if err != nil {
+					typ = parts[1]
+				} else {
+					count = n
+				}
+			case 3:
+				typ = parts[1]
+				n, err := strconv.ParseUint(parts[2], 10, 32)
+				if err != nil {
+					return slurmerr.New(slurmerr.InvalidGRES, "invalid count in %q", item)
+				}
+				count = n
+			default:
+				return slurmerr.New(slurmerr.InvalidGRES, "invalid TRES %q", item)
+			}
+			r.GPUType = typ
+			if spec.perNode {
+				r.GPUsPerNode = uint32(count)
+				r.Gres = "gres/" + name
+			} else {
+				r.GPUsPerJob = uint32(count)
+			}
+		}
+	}
+	return nil
+}
+
+// jobToWire renders a job record as slurmrestd shows it.
+func (s *Server) jobToWire(j *job.Job) api.V0044JobInfo {
+	r := &j.Req
+	w := api.V0044JobInfo{
+		Account:                 api.NewOptString(r.Account),
+		AccrueTime:              api.NewOptV0044Uint64NoValStruct(u64(unix(j.EligibleTime))),
+		AdminComment:            api.NewOptString(""),
+		AllocatingNode:          api.NewOptString(r.SubmitHost),
+		ArrayJobID:              api.NewOptV0044Uint32NoValStruct(u32(uint32(j.ArrayJobID))),
+		ArrayTaskID:             api.NewOptV0044Uint32NoValStruct(u32Unset()),
+		ArrayMaxTasks:           api.NewOptV0044Uint32NoValStruct(u32(r.Array.MaxRunning)),
+		ArrayTaskString:         api.NewOptString(""),
+		BatchFlag:               api.NewOptBool(true),
+		BatchHost:               api.NewOptString(j.BatchHost),
+		Cluster:                 api.NewOptString(s.ctl.ClusterName()),
+		Command:                 api.NewOptString(commandOf(r)),
+		Comment:                 api.NewOptString(r.Comment),
+		Contiguous:              api.NewOptBool(false),
+		CpusPerTask:             api.NewOptV0044Uint16NoValStruct(u16(max(r.CPUsPerTask, 1))),
+		CurrentWorkingDirectory: api.NewOptString(r.WorkDir),
+		Dependency:              api.NewOptString(r.Dependency),
+		EligibleTime:            api.NewOptV0044Uint64NoValStruct(u64(unix(j.EligibleTime))),
+		EndTime:                 api.NewOptV0044Uint64NoValStruct(u64(unix(j.EndTime))),
+		ExcludedNodes:           api.NewOptString(hostlist.Compress(r.Exclude)),
+		ExitCode:                api.NewOptV0044ProcessExitCodeVerbose(exitCode(j)),
+		DerivedExitCode:         api.NewOptV0044ProcessExitCodeVerbose(exitCode(j)),
+		Flags:                   []api.V0044JobInfoFlagsItem{},
+		GresDetail:              api.V0044JobInfoGresDetail{},
+		GroupID:                 api.NewOptInt32(int32(r.GroupID)),
+		GroupName:               api.NewOptString(r.GroupName),
+		Hold:                    api.NewOptBool(j.Hold != job.NotHeld),
+		JobID:                   api.NewOptInt32(int32(j.ID)),
+		JobSizeStr:              api.V0044CsvString{},
+		JobState:                jobStateItems(j),
+		LastSchedEvaluation:     api.NewOptV0044Uint64NoValStruct(u64(0)),
+		MailType:                []api.V0044JobInfoMailTypeItem{},
+		MailUser:                api.NewOptString(r.UserName),
+		MaxNodes:                api.NewOptV0044Uint32NoValStruct(u32(r.MaxNodes)),
+		Name:                    api.NewOptString(r.Name),
+		Nice:                    api.NewOptInt32(r.Nice),
+		Partition:               api.NewOptString(r.Partition),
+		Priority:                api.NewOptV0044Uint32NoValStruct(u32(j.Priority)),
+		PriorityByPartition:     api.V0044PriorityByPartition{},
+		Profile:                 []api.V0044JobInfoProfileItem{api.V0044JobInfoProfileItemNOTSET},
+		Qos:                     api.NewOptString(r.QOS),
+		Requeue:                 api.NewOptBool(r.Requeue),
+		RequiredNodes:           api.NewOptString(hostlist.Compress(r.NodeList)),
+		RestartCnt:              api.NewOptInt32(int32(j.RestartCount)),
+		Shared:                  []api.V0044JobInfoSharedItem{},
+		StandardError:           api.NewOptString(r.StdErr),
+		StandardInput:           api.NewOptString(stdinOf(r)),
+		StandardOutput:          api.NewOptString(r.StdOut),
+		StartTime:               api.NewOptV0044Uint64NoValStruct(u64(unix(startTimeOf(j)))),
+		StateDescription:        api.NewOptString(""),
+		StateReason:             api.NewOptString(string(j.Reason)),
+		SubmitTime:              api.NewOptV0044Uint64NoValStruct(u64(unix(j.SubmitTime))),
+		SuspendTime:             api.NewOptV0044Uint64NoValStruct(u64(0)),
+		Tasks:                   api.NewOptV0044Uint32NoValStruct(u32(tasksOf(j))),
+		TasksPerNode:            api.NewOptV0044Uint16NoValStruct(u16(r.TasksPerNode)),
+		TimeMinimum:             api.NewOptV0044Uint32NoValStruct(u32(r.TimeMin)),
+		TresPerNode:             api.NewOptString(tresPerNode(r)),
+		TresPerJob:              api.NewOptString(tresPerJob(r)),
+		TresReqStr:              api.NewOptString(tresReq(j)),
+		TresAllocStr:            api.NewOptString(tresAlloc(j)),
+		UserID:                  api.NewOptInt32(int32(r.UserID)),
+		UserName:                api.NewOptString(r.UserName),
+		NodeCount:               api.NewOptV0044Uint32NoValStruct(u32(nodeCount(j))),
+		Cpus:                    api.NewOptV0044Uint32NoValStruct(u32(cpusOf(j))),
+		MinimumCpusPerNode:      api.NewOptV0044Uint16NoValStruct(u16(max(r.CPUsPerTask, 1))),
+	}
+	if r.TimeLimit == job.Infinite {
+		w.TimeLimit = api.NewOptV0044Uint32NoValStruct(u32Inf())
+	} else {
+		w.TimeLimit = api.NewOptV0044Uint32NoValStruct(u32(r.TimeLimit))
+	}
+	if r.MemPerCPU > 0 {
+		w.MemoryPerCPU = api.NewOptV0044Uint64NoValStruct(u64(int64(r.MemPerCPU)))
+		w.MemoryPerNode = api.NewOptV0044Uint64NoValStruct(u64Unset())
+	} else {
+		w.MemoryPerCPU = api.NewOptV0044Uint64NoValStruct(u64Unset())
+		w.MemoryPerNode = api.NewOptV0044Uint64NoValStruct(u64(int64(memPerNode(j))))
+	}
+	if r.Exclusive {
+		w.Shared = []api.V0044JobInfoSharedItem{}
+	}
+	if j.IsArray() {
+		if j.IsArrayMeta() {
+			w.ArrayTaskString = api.NewOptString(arrayspec.Format(j.PendingTasks, r.Array.MaxRunning))
+		} else {
+			w.ArrayTaskID = api.NewOptV0044Uint32NoValStruct(u32(j.ArrayTaskID))
+		}
+	}
+	if j.Alloc != nil {
+		w.Nodes = api.NewOptString(hostlist.Compress(j.Alloc.NodeNames()))
+		w.JobResources = api.NewOptV0044JobRes(jobResources(j))
+	} else {
+		w.Nodes = api.NewOptString("")
+	}
+	w.StdoutExpanded = api.NewOptString(s.expand(j, stdoutOf(j)))
+	w.StderrExpanded = api.NewOptString(s.expand(j, r.StdErr))
+	w.StdinExpanded = api.NewOptString(s.expand(j, stdinOf(r)))
+	if r.StdErr == "" {
+		w.StderrExpanded = api.NewOptString(s.expand(j, stdoutOf(j)))
+	}
+	return w
+}
+
+func unix(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
+
+func startTimeOf(j *job.Job) time.Time {
+	if j.State == job.Pending {
+		return j.PlannedStart
+	}
+	return j.StartTime
+}
+
+func commandOf(r *job.Request) string {
+	return ""
+}
+
+func stdinOf(r *job.Request) string {
+	if r.StdIn == "" {
+		return "/dev/null"
+	}
+	return r.StdIn
+}
+
+// stdoutOf is the output pattern, or Slurm's default name.
+func stdoutOf(j *job.Job) string {
+	if j.Req.StdOut != "" {
+		return j.Req.StdOut
+	}
+	return outpattern.Default(j.IsArray())
+}
+
+func (s *Server) expand(j *job.Job, pattern string) string {
+	if pattern == "" {
+		return ""
+	}
+	v := outpattern.Values{
+		JobID:       uint32(j.ID),
+		ArrayJobID:  uint32(j.ID),
+		ArrayTaskID: job.NoTask,
+		JobName:     j.Req.Name,
+		User:        j.Req.UserName,
+		StepID:      outpattern.BatchStep,
+	}
+	if j.IsArray() {
+		v.ArrayJobID = uint32(j.ArrayJobID)
+		v.ArrayTaskID = j.ArrayTaskID
+	}
+	if j.BatchHost != "" {
+		v.NodeName = j.BatchHost
+	}
+	return outpattern.Resolve(j.Req.WorkDir, outpattern.Expand(pattern, v))
+}
+
+func jobStateItems(j *job.Job) []api.V0044JobInfoJobStateItem {
+	out := []api.V0044JobInfoJobStateItem{api.V0044JobInfoJobStateItem(j.State.String())}
+	if j.Completing {
+		out = append(out, api.V0044JobInfoJobStateItemCOMPLETING)
+	}
+	return out
+}
+
+// exitCode renders the process exit status as slurmctld reports it.
+func exitCode(j *job.Job) api.V0044ProcessExitCodeVerbose {
+	e := api.V0044ProcessExitCodeVerbose{
+		ReturnCode: api.NewOptV0044Uint32NoValStruct(u32(uint32(j.ExitCode))),
+		Signal: api.NewOptV0044ProcessExitCodeVerboseSignal(api.V0044ProcessExitCodeVerboseSignal{
+			ID:   api.NewOptV0044Uint16NoValStruct(u16Unset()),
+			Name: api.NewOptString(""),
+		}),
+	}
+	switch {
+	case j.Signal != 0:
+		e.Status = []api.V0044ProcessExitCodeVerboseStatusItem{api.V0044ProcessExitCodeVerboseStatusItemSIGNALED}
+		e.ReturnCode = api.NewOptV0044Uint32NoValStruct(u32Unset())
+		e.Signal = api.NewOptV0044ProcessExitCodeVerboseSignal(api.V0044ProcessExitCodeVerboseSignal{
+			ID:   api.NewOptV0044Uint16NoValStruct(u16(uint32(j.Signal))),
+			Name: api.NewOptString(signalName(j.Signal)),
+		})
+	case j.ExitCode != 0:
+		e.Status = []api.V0044ProcessExitCodeVerboseStatusItem{api.V0044ProcessExitCodeVerboseStatusItemERROR}
+	default:
+		e.Status = []api.V0044ProcessExitCodeVerboseStatusItem{api.V0044ProcessExitCodeVerboseStatusItemSUCCESS}
+	}
+	return e
+}
+
+func signalName(sig int32) string {
+	name := syscall.Signal(sig).String()
+	// Go spells them "terminated"; Slurm prints the short name.
+	names := map[int32]string{1: "HUP", 2: "INT", 3: "QUIT", 4: "ILL", 6: "ABRT", 7: "BUS", 8: "FPE", 9: "KILL", 10: "USR1", 11: "SEGV", 12: "USR2", 13: "PIPE", 14: "ALRM", 15: "TERM", 17: "CHLD", 18: "CONT", 19: "STOP", 20: "TSTP", 24: "XCPU", 25: "XFSZ"}
+	if n, ok := names[sig]; ok {
+		return n
+	}
+	return name
+}
+
+func tasksOf(j *job.Job) uint32 {
+	if j.Req.NumTasks > 0 {
+		return j.Req.NumTasks
+	}
+	if j.Alloc != nil {
+		var n uint32
+		for _, na := range j.Alloc.Nodes {
+			n += na.Tasks
+		}
+		return n
+	}
+	if j.Req.TasksPerNode > 0 {
+		return j.Req.TasksPerNode * max(j.Req.MinNodes, 1)
+	}
+	return max(j.Req.MinNodes, 1)
+}
+
+func nodeCount(j *job.Job) uint32 {
+	if j.Alloc != nil {
+		return uint32(len(j.Alloc.Nodes))
+	}
+	return max(j.Req.MinNodes, uint32(len(j.Req.NodeList)), 1)
+}
+
+func cpusOf(j *job.Job) uint32 {
+	if j.Alloc != nil {
+		return j.Alloc.TotalCPUs()
+	}
+	return tasksOf(j) * max(j.Req.CPUsPerTask, 1)
+}
+
+func memPerNode(j *job.Job) uint64 {
+	if j.Req.MemPerNode > 0 {
+		return j.Req.MemPerNode
+	}
+	if j.Alloc != nil && len(j.Alloc.Nodes) > 0 {
+		return j.Alloc.Nodes[0].MemMB
+	}
+	return 0
+}
+
+func tresPerNode(r *job.Request) string {
+	if r.GPUsPerNode == 0 {
+		return ""
+	}
+	if r.GPUType != "" {
+		return fmt.Sprintf("gres/gpu:%s:%d", r.GPUType, r.GPUsPerNode)
+	}
+	return fmt.Sprintf("gres/gpu:%d", r.GPUsPerNode)
+}
+
+func tresPerJob(r *job.Request) string {
+	if r.GPUsPerJob == 0 {
+		return ""
+	}
+	if r.GPUType != "" {
+		return fmt.Sprintf("gres/gpu:%s:%d", r.GPUType, r.GPUsPerJob)
+	}
+	return fmt.Sprintf("gres/gpu:%d", r.GPUsPerJob)
+}
+
+// tresReq is the requested TRES string ("cpu=1,mem=100M,node=1,billing=1").
+func tresReq(j *job.Job) string {
+	cpus := cpusOf(j)
+	nodes := nodeCount(j)
+	mem := memTotal(j, cpus, nodes)
+	gpus := uint64(j.Req.GPUsPerNode)*uint64(nodes) + uint64(j.Req.GPUsPerJob)
+	return tresString(cpus, mem, nodes, gpus)
+}
+
+func tresAlloc(j *job.Job) string {
+	if j.Alloc == nil {
+		return ""
+	}
+	var mem uint64
+	for _, na := range j.Alloc.Nodes {
+		mem += na.MemMB
+	}
+	return tresString(j.Alloc.TotalCPUs(), mem, uint32(len(j.Alloc.Nodes)), uint64(j.Alloc.TotalGPUs()))
+}
+
+func memTotal(j *job.Job, cpus, nodes uint32) uint64 {
+	switch {
+	case j.Alloc != nil:
+		var m uint64
+		for _, na := range j.Alloc.Nodes {
+			m += na.MemMB
+		}
+		return m
+	case j.Req.MemPerNode > 0:
+		return j.Req.MemPerNode * uint64(nodes)
+	case j.Req.MemPerCPU > 0:
+		return j.Req.MemPerCPU * uint64(cpus)
+	}
+	return 0
+}
+
+func tresString(cpus uint32, memMB uint64, nodes uint32, gpus uint64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cpu=%d", cpus)
+	if memMB > 0 {
+		b.WriteString(",mem=" + formatMem(memMB))
+	}
+	fmt.Fprintf(&b, ",node=%d,billing=%d", nodes, cpus)
+	if gpus > 0 {
+		fmt.Fprintf(&b, ",gres/gpu=%d", gpus)
+	}
+	return b.String()
+}
+
+// formatMem prints MB as Slurm's TRES strings do ("100M", "16000M", "1G"
+// only for exact multiples of 1024).
+func formatMem(mb uint64) string {
+	switch {
+	case mb >= 1024*1024 && mb%(1024*1024) == 0:
+		return strconv.FormatUint(mb/(1024*1024), 10) + "T"
+	case mb >= 1024 && mb%1024 == 0:
+		return strconv.FormatUint(mb/1024, 10) + "G"
+	}
+	return strconv.FormatUint(mb, 10) + "M"
+}
+
+func jobResources(j *job.Job) api.V0044JobRes {
+	res := api.V0044JobRes{
+		SelectType:     []api.V0044JobResSelectTypeItem{api.V0044JobResSelectTypeItemCORE},
+		Cpus:           int32(j.Alloc.TotalCPUs()),
+		ThreadsPerCore: u16Unset(),
+	}
+	nodes := api.V0044JobResNodes{
+		Count:      api.NewOptInt32(int32(len(j.Alloc.Nodes))),
+		SelectType: []api.V0044JobResNodesSelectTypeItem{api.V0044JobResNodesSelectTypeItemONEROW},
+		List:       api.NewOptString(hostlist.Compress(j.Alloc.NodeNames())),
+		Whole:      api.NewOptBool(j.Req.Exclusive),
+	}
+	for i, na := range j.Alloc.Nodes {
+		nodes.Allocation = append(nodes.Allocation, api.V0044JobResNode{
+			Index:   int32(i),
+			Name:    na.Node,
+			Cpus:    api.NewOptV0044JobResNodeCpus(api.V0044JobResNodeCpus{Count: api.NewOptInt32(int32(na.CPUs)), Used: api.NewOptInt32(0)}),
+			Memory:  api.NewOptV0044JobResNodeMemory(api.V0044JobResNodeMemory{Used: api.NewOptInt64(0), Allocated: api.NewOptInt64(int64(na.MemMB))}),
+			Sockets: api.V0044JobResSocketArray{},
+		})
+	}
+	res.Nodes = api.NewOptV0044JobResNodes(nodes)
+	return res
+}
+
+// parseSelector reads "123", "123_4", "123_[1-3]".
+func parseSelector(s string) (controller.JobSelector, error) {
+	idPart, taskPart, hasTask := strings.Cut(strings.TrimSpace(s), "_")
+	id, err := strconv.ParseUint(idPart, 10, 32)
+	if err != nil || id == 0 {
+		return controller.JobSelector{}, slurmerr.New(slurmerr.InvalidJobID, "Invalid job id: %s", s)
+	}
+	sel := controller.JobSelector{ID: job.ID(id)}
+	if hasTask {
+		expr := strings.TrimSuffix(strings.TrimPrefix(taskPart, "["), "]")
+		spec, err := arrayspec.Parse(expr, 1<<31)
+		if err != nil {
+			return controller.JobSelector{}, slurmerr.New(slurmerr.InvalidJobID, "Invalid job id: %s", s)
+		}
+		sel.Tasks = spec.Tasks
+	}
+	return sel, nil
+}
+
+// SlurmV0044GetJob implements GET /job/{job_id}.
+func (s *Server) SlurmV0044GetJob(ctx context.Context, params api.SlurmV0044GetJobParams) (api.SlurmV0044GetJobRes, error) {
+	s.count("REQUEST_JOB_INFO_SINGLE")
+	sel, err := parseSelector(params.JobID)
+	var jobs []*job.Job
+	if err == nil {
+		jobs, err = s.ctl.Job(sel)
+		if err == nil && sel.Tasks != nil {
+			jobs = narrowTasks(jobs, sel.Tasks)
+		}
+	}
+	if err != nil {
+		e := apiError(err, "_handle_job_get")
+		e.Description = api.NewOptString("Unable to query JobId=" + params.JobID)
+		return &api.V0044OpenapiJobInfoRespStatusCode{StatusCode: 404, Response: api.V0044OpenapiJobInfoResp{
+			Jobs: api.V0044JobInfoMsg{}, LastBackfill: u64(0), LastUpdate: u64(0),
+			Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{},
+		}}, nil
+	}
+	out := api.V0044JobInfoMsg{}
+	for _, j := range jobs {
+		out = append(out, s.jobToWire(j))
+	}
+	return &api.V0044OpenapiJobInfoResp{Jobs: out, LastBackfill: u64(0), LastUpdate: u64(unix(s.ctl.LastJobUpdate())),
+		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+}
+
+// narrowTasks keeps, for a task selector on a pending array, the
+// meta-record (as slurmctld answers for a not-yet-split task).
+func narrowTasks(jobs []*job.Job, _ []uint32) []*job.Job { return jobs }
+
+// SlurmV0044GetJobs implements GET /jobs/.
+func (s *Server) SlurmV0044GetJobs(ctx context.Context, params api.SlurmV0044GetJobsParams) (api.SlurmV0044GetJobsRes, error) {
+	s.count("REQUEST_JOB_INFO")
+	f := controller.JobFilter{}
+	if t, ok := params.UpdateTime.Get(); ok && t != "" {
+		n, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			return &api.V0044OpenapiJobInfoRespStatusCode{StatusCode: 422, Response: api.V0044OpenapiJobInfoResp{
+				Jobs: api.V0044JobInfoMsg{}, LastBackfill: u64(0), LastUpdate: u64(0),
+				Meta: s.meta(ctx), Errors: errorsOf(slurmerr.New(slurmerr.DataConvFailed, "invalid update_time %q", t), "update_time"), Warnings: api.V0044OpenapiWarnings{},
+			}}, nil
+		}
+		f.ChangedSince = time.Unix(n, 0)
+	}
+	jobs := s.ctl.Jobs(f)
+	out := make(api.V0044JobInfoMsg, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, s.jobToWire(j))
+	}
+	return &api.V0044OpenapiJobInfoResp{Jobs: out, LastBackfill: u64(0), LastUpdate: u64(unix(s.ctl.LastJobUpdate())),
+		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+}
+
+// SlurmV0044DeleteJob implements DELETE /job/{job_id}: errors are reported
+// inside status[] with HTTP 200, as slurmrestd does.
+func (s *Server) SlurmV0044DeleteJob(ctx context.Context, params api.SlurmV0044DeleteJobParams) (api.SlurmV0044DeleteJobRes, error) {
+	s.count("REQUEST_KILL_JOB")
+	sig := int32(syscall.SIGKILL)
+	if v, ok := params.Signal.Get(); ok && v != "" {
+		n, err := parseSignal(v)
+		if err != nil {
+			return &api.V0044OpenapiKillJobRespStatusCode{StatusCode: 422, Response: api.V0044OpenapiKillJobResp{
+				Status: api.V0044KillJobsRespMsg{}, Meta: s.meta(ctx), Errors: errorsOf(err, "signal"), Warnings: api.V0044OpenapiWarnings{}}}, nil
+		}
+		sig = n
+	}
+	batchOnly := false
+	if f, ok := params.Flags.Get(); ok && f == api.SlurmV0044DeleteJobFlagsBATCHJOB {
+		batchOnly = true
+	}
+	status := s.cancelOne(ctx, params.JobID, sig, batchOnly)
+	return &api.V0044OpenapiKillJobResp{Status: api.V0044KillJobsRespMsg{status}, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+}
+
+func (s *Server) cancelOne(ctx context.Context, id string, sig int32, batchOnly bool) api.V0044KillJobsRespJob {
+	st := api.V0044KillJobsRespJob{
+		StepID:     id,
+		JobID:      u32Unset(),
+		Federation: api.NewOptV0044KillJobsRespJobFederation(api.V0044KillJobsRespJobFederation{Sibling: api.NewOptString("")}),
+		Error:      api.NewOptV0044KillJobsRespJobError(api.V0044KillJobsRespJobError{Code: api.NewOptInt32(0), String: api.NewOptString("No error"), Message: api.NewOptString("No error")}),
+	}
+	sel, err := parseSelector(id)
+	if err == nil {
+		st.JobID = u32(uint32(sel.ID))
+		err = s.ctl.Cancel(ctx, caller(ctx), controller.CancelRequest{Sel: sel, Signal: sig, BatchOnly: batchOnly})
+	}
+	if err != nil {
+		code := slurmerr.CodeOf(err)
+		if code == slurmerr.InvalidJobID {
+			st.JobID = u32Unset()
+		}
+		st.Error = api.NewOptV0044KillJobsRespJobError(api.V0044KillJobsRespJobError{Code: api.NewOptInt32(int32(code)), String: api.NewOptString(code.Message()), Message: api.NewOptString(code.Message())})
+	}
+	return st
+}
+
+// parseSignal accepts "SIGTERM", "TERM" or "15".
+func parseSignal(v string) (int32, error) {
+	if n, err := strconv.ParseInt(v, 10, 32); err == nil && n > 0 && n < 65 {
+		return int32(n), nil
+	}
+	name := strings.TrimPrefix(strings.ToUpper(v), "SIG")
+	for n, s := range map[int32]string{1: "HUP", 2: "INT", 3: "QUIT", 6: "ABRT", 9: "KILL", 10: "USR1", 12: "USR2", 14: "ALRM", 15: "TERM", 18: "CONT", 19: "STOP", 20: "TSTP"} {
+		if s == name {
+			return n, nil
+		}
+	}
+	return 0, slurmerr.New(slurmerr.InvalidQuery, "invalid signal %q", v)
+}
+
+// SlurmV0044DeleteJobs implements DELETE /jobs/.
+func (s *Server) SlurmV0044DeleteJobs(ctx context.Context, req api.OptV0044KillJobsMsg) (api.SlurmV0044DeleteJobsRes, error) {
+	s.count("REQUEST_KILL_JOBS")
+	m, _ := req.Get()
+	sig := int32(syscall.SIGKILL)
+	if v, ok := m.Signal.Get(); ok && v != "" {
+		n, err := parseSignal(v)
+		if err != nil {
+			return &api.V0044OpenapiKillJobsRespStatusCode{StatusCode: 422, Response: api.V0044OpenapiKillJobsResp{
+				Status: api.V0044KillJobsRespMsg{}, Meta: s.meta(ctx), Errors: errorsOf(err, "signal"), Warnings: api.V0044OpenapiWarnings{}}}, nil
+		}
+		sig = n
+	}
+	ids := []string(m.Jobs)
+	if len(ids) == 0 {
+		// Filters select jobs from the current list.
+		who := caller(ctx)
+		for _, j := range s.ctl.Jobs(controller.JobFilter{}) {
+			if j.State.Terminal() {
+				continue
+			}
+			if u, ok := m.UserName.Get(); ok && u != "" && u != j.Req.UserName {
+				continue
+			}
+			if p, ok := m.Partition.Get(); ok && p != "" && p != j.Req.Partition {
+				continue
+			}
+			if n, ok := m.JobName.Get(); ok && n != "" && n != j.Req.Name {
+				continue
+			}
+			if j.Req.UserID != who.UID && who.UID != 0 {
+				continue
+			}
+			ids = append(ids, strconv.FormatUint(uint64(j.ID), 10))
+		}
+	}
+	sort.Strings(ids)
+	out := api.V0044KillJobsRespMsg{}
+	for _, id := range ids {
+		out = append(out, s.cancelOne(ctx, id, sig, false))
+	}
+	return &api.V0044OpenapiKillJobsResp{Status: out, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+}
+
+// SlurmV0044PostJob implements POST /job/{job_id} (update).
+func (s *Server) SlurmV0044PostJob(ctx context.Context, req api.OptV0044JobDescMsg, params api.SlurmV0044PostJobParams) (api.SlurmV0044PostJobRes, error) {
+	s.count("REQUEST_UPDATE_JOB")
+	fail := func(err error) (api.SlurmV0044PostJobRes, error) {
+		return &api.V0044OpenapiJobPostResponseStatusCode{StatusCode: httpStatus(err), Response: api.V0044OpenapiJobPostResponse{
+			Meta: s.meta(ctx), Errors: errorsOf(err, "_job_post_update"), Warnings: api.V0044OpenapiWarnings{}}}, nil
+	}
+	sel, err := parseSelector(params.JobID)
+	if err != nil {
+		return fail(err)
+	}
+	d, _ := req.Get()
+	u, err := updateFromWire(&d)
+	if err != nil {
+		return fail(err)
+	}
+	if err := s.ctl.Update(ctx, caller(ctx), sel, u); err != nil {
+		return fail(err)
+	}
+	return &api.V0044OpenapiJobPostResponse{Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+}
+
+func updateFromWire(d *api.V0044JobDescMsg) (controller.JobUpdate, error) {
+	var u controller.JobUpdate
+	if v, inf, ok := u32Value(d.TimeLimit); ok {
+		if inf {
+			v = job.Infinite
+		}
+		u.TimeLimit = &v
+	}
+	if p, ok := d.Partition.Get(); ok {
+		u.Partition = &p
+	}
+	if n, ok := d.Name.Get(); ok {
+		u.Name = &n
+	}
+	if c, ok := d.Comment.Get(); ok {
+		u.Comment = &c
+	}
+	if v, _, ok := u32Value(d.Priority); ok {
+		u.Priority = &v
+	}
+	if n, ok := d.Nice.Get(); ok {
+		u.Nice = &n
+	}
+	if h, ok := d.Hold.Get(); ok {
+		u.Hold = &h
+	}
+	if v, _, ok := u64Value(d.BeginTime); ok {
+		t := time.Unix(int64(v), 0)
+		u.BeginTime = &t
+	}
+	if n, ok := d.MinimumNodes.Get(); ok {
+		v := uint32(n)
+		u.MinNodes = &v
+	}
+	if n, ok := d.Tasks.Get(); ok {
+		v := uint32(n)
+		u.NumTasks = &v
+	}
+	if r, ok := d.Requeue.Get(); ok {
+		u.Requeue = &r
+	}
+	return u, nil
+}
+
+var _ = filepath.Join

@@ -1,0 +1,399 @@
+package v0044
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/hostlist"
+	"github.com/droverhq/drover/internal/node"
+	"github.com/droverhq/drover/internal/partition"
+	"github.com/droverhq/drover/internal/slurmerr"
+	api "github.com/droverhq/drover/openapi/v0044"
+)
+
+// Server implements api.Handler on top of a controller. Operations the
+// domain does not offer yet are answered by the embedded
+// UnimplementedHandler.
+type Server struct {
+	api.UnimplementedHandler
+	ctl *controller.Controller
+	now func() time.Time
+}
+
+// NewServer returns the v0.0.44 handler for ctl.
+func NewServer(ctl *controller.Controller) *Server {
+	return &Server{ctl: ctl, now: time.Now}
+}
+
+func (s *Server) count(kind string) { s.ctl.StatsRef().CountRPC(kind) }
+
+func asSlurm(err error, target **slurmerr.Error) bool { return errors.As(err, target) }
+
+// SlurmV0044GetPing implements GET /ping/.
+func (s *Server) SlurmV0044GetPing(ctx context.Context) (api.SlurmV0044GetPingRes, error) {
+	s.count("REQUEST_PING")
+	return &api.V0044OpenapiPingArrayResp{
+		Pings: api.V0044ControllerPingArray{{
+			Hostname:   api.NewOptString(s.ctl.ControlHost()),
+			Pinged:     api.NewOptString("UP"),
+			Latency:    api.NewOptInt64(0),
+			Mode:       api.NewOptString("primary"),
+			Primary:    true,
+			Responding: true,
+		}},
+		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{},
+	}, nil
+}
+
+// SlurmV0044GetDiag implements GET /diag/ with the controller's counters.
+func (s *Server) SlurmV0044GetDiag(ctx context.Context) (api.SlurmV0044GetDiagRes, error) {
+	s.count("REQUEST_STATS_INFO")
+	st := s.ctl.StatsRef()
+	submitted, started, completed, cancelled, failed := s.ctl.JobCounters()
+	var pending, running int32
+	for _, j := range s.ctl.Jobs(controller.JobFilter{}) {
+		switch {
+		case j.Pending():
+			pending++
+		case !j.State.Terminal():
+			running++
+		}
+	}
+	cycles := st.ScheduleCycles.Load()
+	mean := int64(0)
+	if cycles > 0 {
+		mean = st.TotalCycleMicros.Load() / int64(cycles)
+	}
+	now := s.now()
+	stats := api.V0044StatsMsg{
+		ReqTime:               api.NewOptV0044Uint64NoValStruct(u64(now.Unix())),
+		ReqTimeStart:          api.NewOptV0044Uint64NoValStruct(u64(s.ctl.StartTime().Unix())),
+		JobsSubmitted:         api.NewOptInt32(int32(submitted)),
+		JobsStarted:           api.NewOptInt32(int32(started)),
+		JobsCompleted:         api.NewOptInt32(int32(completed)),
+		JobsCanceled:          api.NewOptInt32(int32(cancelled)),
+		JobsFailed:            api.NewOptInt32(int32(failed)),
+		JobsPending:           api.NewOptInt32(pending),
+		JobsRunning:           api.NewOptInt32(running),
+		JobStatesTs:           api.NewOptV0044Uint64NoValStruct(u64(now.Unix())),
+		ScheduleCycleLast:     api.NewOptInt32(int32(st.LastCycleMicros.Load())),
+		ScheduleCycleMax:      api.NewOptInt32(int32(st.MaxCycleMicros.Load())),
+		ScheduleCycleTotal:    api.NewOptInt32(int32(cycles)),
+		ScheduleCycleSum:      api.NewOptInt64(st.TotalCycleMicros.Load()),
+		ScheduleCycleMean:     api.NewOptInt64(mean),
+		ScheduleQueueLength:   api.NewOptInt32(pending),
+		BfActive:              api.NewOptBool(false),
+		PendingRpcs:           api.V0044StatsMsgRpcsQueue{},
+		PendingRpcsByHostlist: api.V0044StatsMsgRpcsDump{},
+		RpcsByMessageType:     api.V0044StatsMsgRpcsByType{},
+		RpcsByUser:            api.V0044StatsMsgRpcsByUser{},
+	}
+	var kinds []string
+	st.RPCs.Range(func(k, _ any) bool { kinds = append(kinds, k.(string)); return true })
+	sortStrings(kinds)
+	for i, k := range kinds {
+		v, _ := st.RPCs.Load(k)
+		stats.RpcsByMessageType = append(stats.RpcsByMessageType, api.V0044StatsMsgRPCType{
+			MessageType: k, TypeID: int32(i + 1), Count: int32(v.(*atomic.Uint64).Load()), AverageTime: u64(0),
+		})
+	}
+	return &api.V0044OpenapiDiagResp{Statistics: stats, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+}
+
+func sortStrings(a []string) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+// SlurmV0044GetNodes implements GET /nodes/.
+func (s *Server) SlurmV0044GetNodes(ctx context.Context, params api.SlurmV0044GetNodesParams) (api.SlurmV0044GetNodesRes, error) {
+	s.count("REQUEST_NODE_INFO")
+	out := api.V0044Nodes{}
+	for _, ni := range s.ctl.Nodes() {
+		out = append(out, s.nodeToWire(ni))
+	}
+	return &api.V0044OpenapiNodesResp{Nodes: out, LastUpdate: u64(unix(s.ctl.LastNodeUpdate())), Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+}
+
+// SlurmV0044GetNode implements GET /node/{name}; an unknown node is HTTP
+// 200 with an error entry, as slurmrestd answers.
+func (s *Server) SlurmV0044GetNode(ctx context.Context, params api.SlurmV0044GetNodeParams) (api.SlurmV0044GetNodeRes, error) {
+	s.count("REQUEST_NODE_INFO_SINGLE")
+	ni, err := s.ctl.Node(params.NodeName)
+	if err != nil {
+		e := api.V0044OpenapiError{Description: api.NewOptString("Failure to query node " + params.NodeName), ErrorNumber: api.NewOptInt32(0), Error: api.NewOptString("No error"), Source: api.NewOptString("_dump_nodes")}
+		return &api.V0044OpenapiNodesResp{Nodes: api.V0044Nodes{}, LastUpdate: u64(0), Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{}}, nil
+	}
+	return &api.V0044OpenapiNodesResp{Nodes: api.V0044Nodes{s.nodeToWire(ni)}, LastUpdate: u64(unix(s.ctl.LastNodeUpdate())), Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+}
+
+func (s *Server) nodeToWire(ni controller.NodeInfo) api.V0044Node {
+	n := ni.Node
+	flags := n.StateFlags(ni.Used, ni.Completing)
+	states := make([]api.V0044NodeStateItem, len(flags))
+	for i, f := range flags {
+		states[i] = api.V0044NodeStateItem(f)
+	}
+	usedGPUs := 0
+	for _, u := range ni.Used.GPUs {
+		if u {
+			usedGPUs++
+		}
+	}
+	w := api.V0044Node{
+		Name:                 api.NewOptString(n.Name),
+		Address:              api.NewOptString(n.Addr),
+		Hostname:             api.NewOptString(n.Hostname),
+		Port:                 api.NewOptInt32(int32(n.Port)),
+		Architecture:         api.NewOptString(n.Arch),
+		OperatingSystem:      api.NewOptString(n.OS),
+		Version:              api.NewOptString(n.Version),
+		Boards:               api.NewOptInt32(int32(max(n.Boards, 1))),
+		Sockets:              api.NewOptInt32(int32(n.Sockets)),
+		Cores:                api.NewOptInt32(int32(n.CoresPerSocket)),
+		Threads:              api.NewOptInt32(int32(n.ThreadsPerCore)),
+		Cpus:                 api.NewOptInt32(int32(n.CPUs)),
+		EffectiveCpus:        api.NewOptInt32(int32(n.CPUs)),
+		CPULoad:              api.NewOptInt32(int32(n.CPULoad * 100)),
+		RealMemory:           api.NewOptInt64(int64(n.RealMemory)),
+		FreeMem:              api.NewOptV0044Uint64NoValStruct(u64(int64(n.FreeMemMB))),
+		AllocCpus:            api.NewOptInt32(int32(ni.Used.CPUs)),
+		AllocIdleCpus:        api.NewOptInt32(int32(n.CPUs - min(ni.Used.CPUs, n.CPUs))),
+		AllocMemory:          api.NewOptInt64(int64(ni.Used.MemMB)),
+		BootTime:             api.NewOptV0044Uint64NoValStruct(u64(unix(n.BootTime))),
+		SlurmdStartTime:      api.NewOptV0044Uint64NoValStruct(u64(unix(n.SlurmdStart))),
+		LastBusy:             api.NewOptV0044Uint64NoValStruct(u64(0)),
+		Features:             api.V0044CsvString(n.Features),
+		ActiveFeatures:       api.V0044CsvString(n.Features),
+		Partitions:           api.V0044CsvString(ni.Partitions),
+		Gres:                 api.NewOptString(gresString(n)),
+		GresUsed:             api.NewOptString(gresUsed(n, usedGPUs)),
+		GresDrained:          api.NewOptString("N/A"),
+		State:                states,
+		Reason:               api.NewOptString(n.Reason),
+		ReasonChangedAt:      api.NewOptV0044Uint64NoValStruct(u64(unix(n.ReasonTime))),
+		ReasonSetByUser:      api.NewOptString(reasonUser(n)),
+		Weight:               api.NewOptInt32(int32(max(n.Weight, 1))),
+		Tres:                 api.NewOptString(nodeTRES(n)),
+		TresUsed:             api.NewOptString(nodeTRESUsed(ni, usedGPUs)),
+		ClusterName:          api.NewOptString(""),
+		CertFlags:            []api.V0044NodeCertFlagsItem{},
+		NextStateAfterReboot: []api.V0044NodeNextStateAfterRebootItem{api.V0044NodeNextStateAfterRebootItemINVALID},
+		ResumeAfter:          api.NewOptV0044Uint64NoValStruct(u64(0)),
+	}
+	return w
+}
+
+func reasonUser(n *node.Node) string {
+	if n.Reason == "" {
+		return ""
+	}
+	if n.ReasonUID == 0 {
+		return "root"
+	}
+	return strconv.FormatUint(uint64(n.ReasonUID), 10)
+}
+
+// gresString is the node's GRES as sinfo %G shows it ("gpu:a100:8").
+func gresString(n *node.Node) string {
+	if len(n.GPUs) == 0 {
+		return ""
+	}
+	counts := map[string]int{}
+	var types []string
+	for _, g := range n.GPUs {
+		if counts[g.Type] == 0 {
+			types = append(types, g.Type)
+		}
+		counts[g.Type]++
+	}
+	var parts []string
+	for _, t := range types {
+		if t == "" {
+			parts = append(parts, "gpu:"+strconv.Itoa(counts[t]))
+		} else {
+			parts = append(parts, "gpu:"+t+":"+strconv.Itoa(counts[t]))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+func gresUsed(n *node.Node, used int) string {
+	if len(n.GPUs) == 0 {
+		return ""
+	}
+	t := n.GPUs[0].Type
+	if t == "" {
+		return "gpu:" + strconv.Itoa(used)
+	}
+	return "gpu:" + t + ":" + strconv.Itoa(used)
+}
+
+func nodeTRES(n *node.Node) string {
+	s := "cpu=" + strconv.Itoa(int(n.CPUs)) + ",mem=" + formatMem(n.RealMemory) + ",billing=" + strconv.Itoa(int(n.CPUs))
+	if len(n.GPUs) > 0 {
+		s += ",gres/gpu=" + strconv.Itoa(len(n.GPUs))
+	}
+	return s
+}
+
+func nodeTRESUsed(ni controller.NodeInfo, gpus int) string {
+	if ni.Used.Jobs == 0 {
+		return ""
+	}
+	s := "cpu=" + strconv.Itoa(int(ni.Used.CPUs)) + ",mem=" + formatMem(ni.Used.MemMB)
+	if gpus > 0 {
+		s += ",gres/gpu=" + strconv.Itoa(gpus)
+	}
+	return s
+}
+
+// SlurmV0044PostNode implements POST /node/{name}: drain, resume, down.
+func (s *Server) SlurmV0044PostNode(ctx context.Context, req api.OptV0044UpdateNodeMsg, params api.SlurmV0044PostNodeParams) (api.SlurmV0044PostNodeRes, error) {
+	s.count("REQUEST_UPDATE_NODE")
+	m, _ := req.Get()
+	names, err := hostlist.Expand(params.NodeName)
+	if err == nil {
+		err = s.updateNodes(ctx, names, &m)
+	}
+	if err != nil {
+		r := s.plainResp(ctx, err, "_update_node")
+		return &api.V0044OpenapiRespStatusCode{StatusCode: httpStatus(err), Response: r}, nil
+	}
+	r := s.plainResp(ctx, nil, "")
+	return &r, nil
+}
+
+// SlurmV0044PostNodes implements POST /nodes/ (names in the body).
+func (s *Server) SlurmV0044PostNodes(ctx context.Context, req api.OptV0044UpdateNodeMsg) (api.SlurmV0044PostNodesRes, error) {
+	s.count("REQUEST_UPDATE_NODE")
+	m, _ := req.Get()
+	var names []string
+	for _, item := range m.Name {
+		expanded, err := hostlist.Expand(item)
+		if err != nil {
+			r := s.plainResp(ctx, slurmerr.New(slurmerr.InvalidNodeName, "%v", err), "_update_nodes")
+			return &api.V0044OpenapiRespStatusCode{StatusCode: 422, Response: r}, nil
+		}
+		names = append(names, expanded...)
+	}
+	if err := s.updateNodes(ctx, names, &m); err != nil {
+		r := s.plainResp(ctx, err, "_update_nodes")
+		return &api.V0044OpenapiRespStatusCode{StatusCode: httpStatus(err), Response: r}, nil
+	}
+	r := s.plainResp(ctx, nil, "")
+	return &r, nil
+}
+
+func (s *Server) updateNodes(ctx context.Context, names []string, m *api.V0044UpdateNodeMsg) error {
+	change := controller.NodeNoChange
+	for _, st := range m.State {
+		switch st {
+		case api.V0044UpdateNodeMsgStateItemDRAIN:
+			change = controller.NodeDrain
+		case api.V0044UpdateNodeMsgStateItemRESUME:
+			change = controller.NodeResume
+		case api.V0044UpdateNodeMsgStateItemDOWN:
+			change = controller.NodeDown
+		case api.V0044UpdateNodeMsgStateItemIDLE:
+			change = controller.NodeIdle
+		case api.V0044UpdateNodeMsgStateItemUNDRAIN:
+			change = controller.NodeUndrain
+		default:
+			return slurmerr.New(slurmerr.InvalidNodeState, "Invalid node state specified: %s", st)
+		}
+	}
+	for _, name := range names {
+		if err := s.ctl.UpdateNode(ctx, caller(ctx), name, change, m.Reason.Or("")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SlurmV0044GetPartitions implements GET /partitions/.
+func (s *Server) SlurmV0044GetPartitions(ctx context.Context, params api.SlurmV0044GetPartitionsParams) (api.SlurmV0044GetPartitionsRes, error) {
+	s.count("REQUEST_PARTITION_INFO")
+	out := api.V0044PartitionInfoMsg{}
+	for _, p := range s.ctl.Partitions() {
+		out = append(out, s.partitionToWire(p))
+	}
+	return &api.V0044OpenapiPartitionResp{Partitions: out, LastUpdate: u64(s.ctl.StartTime().Unix()), Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+}
+
+// SlurmV0044GetPartition implements GET /partition/{name}; unknown names
+// are 422 with error 9000, as slurmrestd 25.11 answers.
+func (s *Server) SlurmV0044GetPartition(ctx context.Context, params api.SlurmV0044GetPartitionParams) (api.SlurmV0044GetPartitionRes, error) {
+	s.count("REQUEST_PARTITION_INFO")
+	p, err := s.ctl.Partition(params.PartitionName)
+	if err != nil {
+		e := api.V0044OpenapiError{Description: api.NewOptString("Unable to find partition " + params.PartitionName), ErrorNumber: api.NewOptInt32(int32(slurmerr.InvalidQuery)), Error: api.NewOptString(slurmerr.InvalidQuery.Message()), Source: api.NewOptString("op_handler_partition")}
+		return &api.V0044OpenapiPartitionRespStatusCode{StatusCode: 422, Response: api.V0044OpenapiPartitionResp{Partitions: api.V0044PartitionInfoMsg{}, LastUpdate: u64(0), Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{}}}, nil
+	}
+	return &api.V0044OpenapiPartitionResp{Partitions: api.V0044PartitionInfoMsg{s.partitionToWire(p)}, LastUpdate: u64(s.ctl.StartTime().Unix()), Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+}
+
+func minutes(v uint32) api.V0044Uint32NoValStruct {
+	if v == partition.Infinite {
+		return u32Inf()
+	}
+	return u32(v)
+}
+
+func (s *Server) partitionToWire(pi controller.PartitionInfo) api.V0044PartitionInfo {
+	p := pi.Partition
+	states := []api.V0044PartitionInfoPartitionStateItem{api.V0044PartitionInfoPartitionStateItem(p.State.String())}
+	var flags []string
+	if p.Default {
+		flags = append(flags, "default")
+	}
+	defTime := u32Unset()
+	if p.DefaultTime != 0 {
+		defTime = minutes(p.DefaultTime)
+	}
+	maxNodes := u32Inf()
+	if p.MaxNodes != 0 && p.MaxNodes != partition.Infinite {
+		maxNodes = u32(p.MaxNodes)
+	}
+	w := api.V0044PartitionInfo{
+		Name:    api.NewOptString(p.Name),
+		Cluster: api.NewOptString(s.ctl.ClusterName()),
+		Nodes: api.NewOptV0044PartitionInfoNodes(api.V0044PartitionInfoNodes{
+			AllowedAllocation: api.NewOptString(""),
+			Configured:        api.NewOptString(hostlist.Compress(p.Nodes)),
+			Total:             api.NewOptInt32(int32(pi.Nodes)),
+		}),
+		Cpus:      api.NewOptV0044PartitionInfoCpus(api.V0044PartitionInfoCpus{TaskBinding: api.NewOptInt32(0), Total: api.NewOptInt32(int32(pi.TotalCPUs))}),
+		Partition: api.NewOptV0044PartitionInfoPartition(api.V0044PartitionInfoPartition{State: states}),
+		Priority:  api.NewOptV0044PartitionInfoPriority(api.V0044PartitionInfoPriority{JobFactor: api.NewOptInt32(int32(max(p.PriorityJobFactor, 1))), Tier: api.NewOptInt32(int32(max(p.PriorityTier, 1)))}),
+		Defaults: api.NewOptV0044PartitionInfoDefaults(api.V0044PartitionInfoDefaults{
+			Time:                   api.NewOptV0044Uint32NoValStruct(defTime),
+			MemoryPerCPU:           api.NewOptInt64(int64(p.DefMemPerCPU)),
+			PartitionMemoryPerCPU:  api.NewOptV0044Uint64NoValStruct(u64(int64(p.DefMemPerCPU))),
+			PartitionMemoryPerNode: api.NewOptV0044Uint64NoValStruct(u64(int64(p.DefMemPerNode))),
+			Job:                    api.NewOptString(""),
+		}),
+		Maximums: api.NewOptV0044PartitionInfoMaximums(api.V0044PartitionInfoMaximums{
+			Time:                   api.NewOptV0044Uint32NoValStruct(minutes(p.MaxTime)),
+			Nodes:                  api.NewOptV0044Uint32NoValStruct(maxNodes),
+			CpusPerNode:            api.NewOptV0044Uint32NoValStruct(u32Inf()),
+			CpusPerSocket:          api.NewOptV0044Uint32NoValStruct(u32Inf()),
+			PartitionMemoryPerNode: api.NewOptV0044Uint64NoValStruct(u64Unset()),
+			PartitionMemoryPerCPU:  api.NewOptV0044Uint64NoValStruct(u64Unset()),
+			Shares:                 api.NewOptInt32(1),
+		}),
+		Minimums:   api.NewOptV0044PartitionInfoMinimums(api.V0044PartitionInfoMinimums{Nodes: api.NewOptInt32(int32(p.MinNodes))}),
+		SelectType: []api.V0044PartitionInfoSelectTypeItem{},
+		GraceTime:  api.NewOptInt32(0),
+	}
+	_ = flags
+	return w
+}

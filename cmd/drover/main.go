@@ -1,0 +1,13 @@
+// Command drover is Drover's one binary: invoked as sbatch, squeue, ... it
+// is that command; otherwise its subcommands run the daemons.
+package main
+
+import (
+	"os"
+
+	"github.com/droverhq/drover/internal/cli/root"
+)
+
+func main() {
+	os.Exit(root.Main(os.Args))
+}

@@ -1,0 +1,53 @@
+// Package clienv holds what every drop-in Slurm command needs from its
+// surroundings: standard streams, environment, clock, identity and the
+// slurmrestd client. Commands take an *Env instead of reaching for globals so
+// that tests can run them in-process against a real server.
+package clienv
+
+import (
+	"context"
+	"io"
+	"time"
+
+	v0044 "github.com/droverhq/drover/openapi/v0044"
+)
+
+// Env is the context of one command invocation.
+type Env struct {
+	// Prog is the command's name as Slurm prints it in messages ("sbatch").
+	Prog   string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads the caller's environment (SLURM_TIME_FORMAT, SBATCH_*...).
+	Getenv func(string) string
+	// Environ is the caller's whole environment, as os.Environ returns it;
+	// sbatch --export=ALL forwards it.
+	Environ func() []string
+	// Now is the clock; output that depends on the time (squeue's TIME
+	// column) reads it.
+	Now func() time.Time
+	// Client reaches the controller through the slurmrestd v0.0.44 API.
+	Client v0044.Invoker
+	// User is the caller's identity.
+	User User
+	// Hostname is the submit host's name (SLURM_SUBMIT_HOST).
+	Hostname string
+	// Cwd is the caller's working directory.
+	Cwd string
+}
+
+// User identifies the person running a command.
+type User struct {
+	Name string
+	UID  uint32
+	GID  uint32
+}
+
+// SlurmVersion is the Slurm release whose behaviour the drop-in commands
+// follow; every command's --version prints "slurm " + SlurmVersion.
+const SlurmVersion = "25.11.0"
+
+// Command is the entry point of one drop-in command: it parses args (without
+// the program name), does its work and returns the process exit code.
+type Command func(ctx context.Context, env *Env, args []string) int

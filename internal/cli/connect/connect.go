@@ -1,0 +1,200 @@
+// Package connect builds a drop-in command's environment: it finds the
+// controller from slurm.conf (SLURM_CONF) and Drover's settings, and makes
+// the generated slurmrestd client that is the commands' only way to it.
+// On the controller's host the unix socket is used, authenticated by the
+// peer's credentials; elsewhere TCP.
+package connect
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-faster/jx"
+	"github.com/ogen-go/ogen/ogenerrors"
+
+	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/slurmconf"
+	v0044 "github.com/droverhq/drover/openapi/v0044"
+)
+
+// Target says how to reach the controller.
+type Target struct {
+	// Socket is the controller's unix socket, when reachable.
+	Socket string
+	// URL is the controller's TCP address (http://host:port).
+	URL string
+}
+
+// Resolve finds the controller: DROVER_SOCKET / DROVER_URL first, then
+// slurm.conf (SLURM_CONF or /etc/slurm/slurm.conf).
+func Resolve() (Target, error) {
+	t := Target{Socket: os.Getenv("DROVER_SOCKET"), URL: os.Getenv("DROVER_URL")}
+	if t.Socket != "" || t.URL != "" {
+		return t, nil
+	}
+	path := os.Getenv("SLURM_CONF")
+	if path == "" {
+		path = "/etc/slurm/slurm.conf"
+	}
+	sc, err := slurmconf.Load(path)
+	if err != nil {
+		return Target{}, err
+	}
+	host := "127.0.0.1"
+	if len(sc.SlurmctldHosts) > 0 {
+		host = sc.SlurmctldHosts[0].Name
+		if a := sc.SlurmctldHosts[0].Addr; a != "" {
+			host = a
+		}
+	}
+	t.URL = "http://" + net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort)))
+	sock := filepath.Join(sc.StateSaveLocation, "drover.sock")
+	if st, err := os.Stat(sock); err == nil && st.Mode()&os.ModeSocket != 0 {
+		t.Socket = sock
+	}
+	return t, nil
+}
+
+// Client returns the generated client for a target.
+func Client(t Target, userName string) (*v0044.Client, error) {
+	hc := &http.Client{Timeout: 60 * time.Second}
+	url := t.URL
+	if t.Socket != "" {
+		sock := t.Socket
+		hc.Transport = &http.Transport{
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, "unix", sock)
+			},
+		}
+		url = "http://localhost"
+	}
+	return v0044.NewClient(url, userSource{name: userName, socket: t.Socket != ""}, v0044.WithClient(hc))
+}
+
+// userSource sends X-SLURM-USER-NAME over TCP; over the unix socket the
+// kernel vouches for the caller.
+type userSource struct {
+	name   string
+	socket bool
+}
+
+func (s userSource) BearerAuth(context.Context, v0044.OperationName) (v0044.BearerAuth, error) {
+	return v0044.BearerAuth{}, ogenerrors.ErrSkipClientSecurity
+}
+
+func (s userSource) Token(context.Context, v0044.OperationName) (v0044.Token, error) {
+	if tok := os.Getenv("SLURM_JWT"); tok != "" && !s.socket {
+		return v0044.Token{APIKey: tok}, nil
+	}
+	return v0044.Token{}, ogenerrors.ErrSkipClientSecurity
+}
+
+func (s userSource) User(context.Context, v0044.OperationName) (v0044.User, error) {
+	if s.socket {
+		return v0044.User{}, ogenerrors.ErrSkipClientSecurity
+	}
+	return v0044.User{APIKey: s.name}, nil
+}
+
+// Env builds the environment of a command run by this process.
+func Env(prog string) (*clienv.Env, error) {
+	me := clienv.User{UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}
+	if u, err := user.Current(); err == nil {
+		me.Name = u.Username
+	} else {
+		me.Name = strconv.Itoa(os.Getuid())
+	}
+	host, _ := os.Hostname()
+	cwd, _ := os.Getwd()
+	env := &clienv.Env{
+		Prog: prog, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		Getenv: os.Getenv, Environ: os.Environ, Now: time.Now,
+		User: me, Hostname: host, Cwd: cwd,
+	}
+	t, err := Resolve()
+	if err != nil {
+		// Commands that need no controller (scontrol show hostnames, -V)
+		// still work; the rest report the failure to connect.
+		t = Target{URL: "http://127.0.0.1:6817"}
+	}
+	c, err := Client(t, me.Name)
+	if err != nil {
+		return nil, err
+	}
+	env.Client = c
+	return env, nil
+}
+
+// RequeuePath is Drover's one addition to the slurmrestd paths: v0.0.44
+// has no requeue operation, so scontrol requeue posts here. The answer is
+// slurmrestd's payload-less envelope.
+const RequeuePath = "/drover/v1/job/{job_id}/requeue"
+
+// Requeue asks the controller to requeue a job (scontrol requeue, or
+// requeuehold when hold is set).
+func Requeue(ctx context.Context, jobID string, hold bool) error {
+	t, err := Resolve()
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Timeout: 60 * time.Second}
+	base := t.URL
+	if t.Socket != "" {
+		sock := t.Socket
+		hc.Transport = &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		}}
+		base = "http://localhost"
+	}
+	u := base + strings.Replace(RequeuePath, "{job_id}", url.PathEscape(jobID), 1)
+	if hold {
+		u += "?hold=true"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
+	if err != nil {
+		return err
+	}
+	if t.Socket == "" {
+		if me, err := user.Current(); err == nil {
+			req.Header.Set("X-SLURM-USER-NAME", me.Username)
+		}
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	var env v0044.V0044OpenapiResp
+	if err := env.Decode(jx.DecodeBytes(data)); err != nil {
+		return fmt.Errorf("requeue: unexpected answer (HTTP %d): %s", resp.StatusCode, strings.TrimSpace(string(data)))
+	}
+	if len(env.Errors) > 0 {
+		e := env.Errors[0]
+		return &RequestError{Code: e.ErrorNumber.Or(1), Message: e.Error.Or("Unspecified error")}
+	}
+	return nil
+}
+
+// RequestError is a controller refusal with Slurm's error number.
+type RequestError struct {
+	Code    int32
+	Message string
+}
+
+func (e *RequestError) Error() string { return e.Message }

@@ -1,0 +1,205 @@
+// Package root dispatches the drover binary: by the name it was invoked as
+// (a drop-in Slurm command) or by its subcommand (daemons and tools).
+package root
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/droverhq/drover/internal/cli/connect"
+	"github.com/droverhq/drover/internal/daemon"
+	"github.com/droverhq/drover/internal/devcluster"
+)
+
+// Main runs the program for argv and returns the exit code.
+func Main(argv []string) int {
+	prog := filepath.Base(argv[0])
+	if cmd, ok := shims[prog]; ok {
+		return runShim(prog, cmd, argv[1:])
+	}
+	root := newRoot()
+	root.SetArgs(argv[1:])
+	if err := root.Execute(); err != nil {
+		fmt.Fprintf(os.Stderr, "drover: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func runShim(prog string, cmd shim, args []string) int {
+	env, err := connect.Env(prog)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: error: %v\n", prog, err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return cmd(ctx, env, args)
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "drover",
+		Short:         "Drover: a Slurm-compatible workload manager",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(controllerCmd(), nodeCmd(), devCmd(), versionCmd(), installShimsCmd())
+	for name, cmd := range shims {
+		name, cmd := name, cmd
+		root.AddCommand(&cobra.Command{
+			Use:                name,
+			Short:              "run as " + name,
+			Hidden:             true,
+			DisableFlagParsing: true,
+			RunE: func(_ *cobra.Command, args []string) error {
+				if code := runShim(name, cmd, args); code != 0 {
+					os.Exit(code)
+				}
+				return nil
+			},
+		})
+	}
+	return root
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func daemonFlags(cmd *cobra.Command, v *viper.Viper, names ...string) {
+	help := map[string]string{
+		"conf":       "slurm.conf to read (default $SLURM_CONF or /etc/slurm/slurm.conf)",
+		"listen":     "address to listen on (default from slurm.conf)",
+		"socket":     "controller unix socket (default StateSaveLocation/drover.sock)",
+		"state-dir":  "override StateSaveLocation",
+		"name":       "this node's NodeName (default: short host name)",
+		"spool-dir":  "override SlurmdSpoolDir",
+		"gres-nvml":  "path of the drover-gres-nvml discovery helper",
+		"nvml-mock":  "use go-nvml's mock machine (dgxa100, dgxh100) for AutoDetect=nvml",
+		"log-level":  "debug, info, warn or error",
+		"no-cgroups": "track job processes by process group only",
+	}
+	for _, n := range names {
+		if n == "no-cgroups" {
+			cmd.Flags().Bool(n, false, help[n])
+		} else {
+			cmd.Flags().String(n, "", help[n])
+		}
+		_ = v.BindPFlag(n, cmd.Flags().Lookup(n))
+	}
+}
+
+func controllerCmd() *cobra.Command {
+	v := daemon.Settings()
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "run the controller (slurmctld and slurmrestd)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := daemon.ReadSettingsFile(v); err != nil {
+				return err
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			return daemon.RunController(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")), nil)
+		},
+	}
+	daemonFlags(cmd, v, "conf", "listen", "socket", "state-dir", "log-level")
+	return cmd
+}
+
+func nodeCmd() *cobra.Command {
+	v := daemon.Settings()
+	cmd := &cobra.Command{
+		Use:   "node",
+		Short: "run a node daemon (slurmd)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := daemon.ReadSettingsFile(v); err != nil {
+				return err
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			return daemon.RunNode(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")))
+		},
+	}
+	daemonFlags(cmd, v, "conf", "listen", "name", "spool-dir", "gres-nvml", "nvml-mock", "log-level", "no-cgroups")
+	return cmd
+}
+
+func devCmd() *cobra.Command {
+	var opts devcluster.Options
+	var printEnv bool
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "run a local cluster: a controller and four node daemons",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if printEnv {
+				lines, err := devcluster.Prepare(&opts)
+				if err != nil {
+					return err
+				}
+				fmt.Print(lines)
+				return nil
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			return devcluster.Run(ctx, opts, os.Stdout)
+		},
+	}
+	cmd.Flags().StringVar(&opts.StateDir, "state-dir", "", "folder for configuration, state, logs and shims (default ~/.drover/dev)")
+	cmd.Flags().IntVar(&opts.Nodes, "nodes", 4, "number of node daemons")
+	cmd.Flags().IntVar(&opts.CPUs, "cpus", 8, "CPUs per node")
+	cmd.Flags().IntVar(&opts.GPUs, "gpus", 8, "GPUs per node")
+	cmd.Flags().BoolVar(&printEnv, "print-env", false, "write the configuration and print the environment lines, without starting")
+	return cmd
+}
+
+func versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "print Drover's version",
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Printf("drover %s (Slurm compatibility %s)\n", daemon.Version, "25.11.0")
+		},
+	}
+}
+
+func installShimsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "install-shims DIR",
+		Short: "link the drop-in Slurm commands (sbatch, squeue, ...) to drover in DIR",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return InstallShims(args[0])
+		},
+	}
+}
+
+// InstallShims makes DIR/<command> links to the running drover binary.
+func InstallShims(dir string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find drover binary: %w", err)
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return fmt.Errorf("find drover binary: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	for _, name := range ShimNames() {
+		link := filepath.Join(dir, name)
+		_ = os.Remove(link)
+		if err := os.Symlink(exe, link); err != nil {
+			return fmt.Errorf("link %s: %w", link, err)
+		}
+	}
+	return nil
+}

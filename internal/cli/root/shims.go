@@ -1,0 +1,34 @@
+package root
+
+import (
+	"sort"
+
+	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/connect"
+	"github.com/droverhq/drover/internal/cli/sbatch"
+	"github.com/droverhq/drover/internal/cli/scancel"
+	"github.com/droverhq/drover/internal/cli/scontrol"
+	"github.com/droverhq/drover/internal/cli/sinfo"
+	"github.com/droverhq/drover/internal/cli/squeue"
+)
+
+type shim = clienv.Command
+
+// shims are the drop-in commands, by the name drover is invoked as.
+var shims = map[string]shim{
+	"sbatch":   sbatch.Run,
+	"squeue":   squeue.Run,
+	"scancel":  scancel.Run,
+	"sinfo":    sinfo.Run,
+	"scontrol": scontrol.New(scontrol.Options{Requeue: connect.Requeue}),
+}
+
+// ShimNames lists the drop-in commands, sorted.
+func ShimNames() []string {
+	out := make([]string, 0, len(shims))
+	for n := range shims {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,87 @@
+package sbatch
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// process is what sbatch reads from its own process rather than from the
+// command environment: the values it forwards to the job (scheduling
+// priority, umask, resource limits) and the clock it sleeps on while
+// retrying or waiting. Tests replace it.
+type process interface {
+	// nice is the process's nice value (SLURM_PRIO_PROCESS).
+	nice() (int, bool)
+	// umask is the file creation mask (SLURM_UMASK).
+	umask() (uint32, bool)
+	// rlimit returns the soft limit named as Slurm names it ("NOFILE").
+	rlimit(name string) (uint64, bool)
+	// sleep waits for d or until ctx ends.
+	sleep(ctx context.Context, d time.Duration) error
+}
+
+// hostProcess reads the real process.
+type hostProcess struct{}
+
+func (hostProcess) nice() (int, bool) {
+	// The raw getpriority system call answers 20 - nice.
+	p, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if err != nil {
+		return 0, false
+	}
+	return 20 - p, true
+}
+
+// umask reads the mask from /proc instead of calling umask(2), which can
+// only be read by changing it and would race with other goroutines.
+func (hostProcess) umask() (uint32, bool) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "Umask:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			return uint32(n), err == nil
+		}
+	}
+	return 0, false
+}
+
+var rlimitResources = map[string]int{
+	"CPU": unix.RLIMIT_CPU, "FSIZE": unix.RLIMIT_FSIZE, "DATA": unix.RLIMIT_DATA,
+	"STACK": unix.RLIMIT_STACK, "CORE": unix.RLIMIT_CORE, "RSS": unix.RLIMIT_RSS,
+	"NPROC": unix.RLIMIT_NPROC, "NOFILE": unix.RLIMIT_NOFILE, "MEMLOCK": unix.RLIMIT_MEMLOCK,
+	"AS": unix.RLIMIT_AS,
+}
+
+func (hostProcess) rlimit(name string) (uint64, bool) {
+	res, ok := rlimitResources[name]
+	if !ok {
+		return 0, false
+	}
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(res, &rl); err != nil {
+		return 0, false
+	}
+	return rl.Cur, true
+}
+
+func (hostProcess) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

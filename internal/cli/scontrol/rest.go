@@ -1,0 +1,94 @@
+package scontrol
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/ogen-go/ogen/ogenerrors"
+
+	"github.com/droverhq/drover/internal/slurmerr"
+	v0044 "github.com/droverhq/drover/openapi/v0044"
+)
+
+// connectFailure is what Slurm's commands print when the controller cannot
+// be reached (SLURM_COMMUNICATIONS_CONNECTION_ERROR).
+const connectFailure = "Unable to contact slurm controller (connect failure)"
+
+// restError is a failed controller request: the first entry of slurmrestd's
+// errors[] when there is one, or a transport or decoding failure.
+type restError struct {
+	// Code is the Slurm error number (0 when the server gave none).
+	Code int32
+	// Message is Slurm's fixed text for Code (the "error" field), as the
+	// commands print it after "slurm_load_jobs error: ".
+	Message string
+	// Description is slurmrestd's request-specific explanation.
+	Description string
+	// Status is the HTTP status, 0 when unknown.
+	Status int
+	err    error
+}
+
+func (e *restError) Error() string {
+	if e.err != nil {
+		return e.err.Error()
+	}
+	return e.Message
+}
+
+func (e *restError) Unwrap() error { return e.err }
+
+// fromErrors returns the first error of a slurmrestd errors[] list, or nil.
+func fromErrors(errs v0044.V0044OpenapiErrors, status int) *restError {
+	for _, e := range errs {
+		re := &restError{
+			Code:        e.ErrorNumber.Or(0),
+			Message:     e.Error.Or(""),
+			Description: e.Description.Or(""),
+			Status:      status,
+		}
+		if re.Message == "" {
+			re.Message = slurmerr.Code(re.Code).Message()
+		}
+		return re
+	}
+	return nil
+}
+
+// fromStatus builds the error of a non-2xx answer whose body has no
+// errors[] entry.
+func fromStatus(status int) *restError {
+	return &restError{Code: int32(slurmerr.Unspecified), Message: slurmerr.Unspecified.Message(), Status: status}
+}
+
+// fromTransport classifies an error returned by the generated client. A
+// body the client could not decode may still carry slurmrestd's errors[]
+// (real slurmrestd writes "results": null and error-only bodies that the
+// strict decoder refuses); those are read leniently so that the command
+// reports the controller's message. ok is false when the body decoded as an
+// answer without errors, which callers treat as success.
+func fromTransport(err error) (re *restError, failed bool) {
+	var dbe *ogenerrors.DecodeBodyError
+	if errors.As(err, &dbe) {
+		var body struct {
+			Errors []struct {
+				Description string `json:"description"`
+				ErrorNumber int32  `json:"error_number"`
+				Error       string `json:"error"`
+			} `json:"errors"`
+		}
+		if json.Unmarshal(dbe.Body, &body) == nil {
+			for _, e := range body.Errors {
+				msg := e.Error
+				if msg == "" {
+					msg = slurmerr.Code(e.ErrorNumber).Message()
+				}
+				return &restError{Code: e.ErrorNumber, Message: msg, Description: e.Description, err: err}, true
+			}
+			return nil, false
+		}
+		return &restError{Code: int32(slurmerr.Unspecified), Message: slurmerr.Unspecified.Message(), err: err}, true
+	}
+	return &restError{Code: 1001, Message: connectFailure, err: fmt.Errorf("controller request: %w", err)}, true
+}

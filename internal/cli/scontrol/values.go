@@ -1,0 +1,171 @@
+package scontrol
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/internal/timefmt"
+	v0044 "github.com/droverhq/drover/openapi/v0044"
+)
+
+// Slurm's sentinel values, as the v0.0.44 number structs stand for them.
+const (
+	noVal      = 0xfffffffe
+	infinite   = 0xffffffff
+	noVal16    = 0xfffe
+	infinite16 = 0xffff
+	noVal64    = 0xfffffffffffffffe
+	infinite64 = 0xffffffffffffffff
+)
+
+// orNull prints a string the way C's printf("%s") prints Slurm's NULL
+// strings: slurmrestd writes unset strings as "", which the C commands saw
+// as NULL and printed "(null)".
+func orNull(s string) string {
+	if s == "" {
+		return "(null)"
+	}
+	return s
+}
+
+// u32 returns a 32-bit number struct as Slurm's raw value: NO_VAL when
+// unset, INFINITE when infinite.
+func u32(o v0044.OptV0044Uint32NoValStruct) uint64 {
+	v, ok := o.Get()
+	if !ok {
+		return noVal
+	}
+	if v.Infinite.Or(false) {
+		return infinite
+	}
+	if !v.Set.Or(false) {
+		return noVal
+	}
+	return uint64(uint32(v.Number.Or(0)))
+}
+
+// u16 is u32 for 16-bit fields (NO_VAL16, INFINITE16).
+func u16(o v0044.OptV0044Uint16NoValStruct) uint64 {
+	v, ok := o.Get()
+	if !ok {
+		return noVal16
+	}
+	if v.Infinite.Or(false) {
+		return infinite16
+	}
+	if !v.Set.Or(false) {
+		return noVal16
+	}
+	return uint64(uint16(v.Number.Or(0)))
+}
+
+// u64 is u32 for 64-bit fields (NO_VAL64, INFINITE64).
+func u64(o v0044.OptV0044Uint64NoValStruct) uint64 {
+	v, ok := o.Get()
+	if !ok {
+		return noVal64
+	}
+	if v.Infinite.Or(false) {
+		return infinite64
+	}
+	if !v.Set.Or(false) {
+		return noVal64
+	}
+	return uint64(v.Number.Or(0))
+}
+
+// epoch returns a time number struct as seconds since the epoch, 0 when it
+// is unset (which slurm_make_time_str prints "Unknown").
+func epoch(o v0044.OptV0044Uint64NoValStruct) int64 {
+	v, ok := o.Get()
+	if !ok || !v.Set.Or(false) {
+		if ok && v.Infinite.Or(false) {
+			return infinite
+		}
+		return 0
+	}
+	return v.Number.Or(0)
+}
+
+// timeStr prints an epoch as slurm_make_time_str does, honouring
+// SLURM_TIME_FORMAT, in the location of the command's clock.
+func (c *cmd) timeStr(t int64) string {
+	return timefmt.FormatEpoch(t, c.now(), c.getenv("SLURM_TIME_FORMAT"))
+}
+
+func (c *cmd) now() time.Time {
+	if c.env.Now != nil {
+		return c.env.Now()
+	}
+	return time.Now()
+}
+
+func (c *cmd) getenv(k string) string {
+	if c.env.Getenv == nil {
+		return ""
+	}
+	return c.env.Getenv(k)
+}
+
+// secs2time prints a duration as Slurm's secs2time_str does
+// ("00:01:15", "1-00:00:00", "UNLIMITED" for INFINITE).
+func secs2time(secs int64) string {
+	return timefmt.FormatDurationPadded(secs)
+}
+
+// mins2time prints a limit in minutes as mins2time_str does.
+func mins2time(mins uint64) string {
+	switch mins {
+	case infinite:
+		return "UNLIMITED"
+	case noVal:
+		return "Partition_Limit"
+	}
+	return timefmt.Limit{Minutes: uint32(mins)}.Padded()
+}
+
+// convertNumUnitExact prints a count of base-unit values the way Slurm's
+// convert_num_unit does with CONVERT_NUM_UNIT_EXACT: the value is divided
+// by 1024 while it divides exactly, and the unit letter of the result
+// follows ("100M", "4G", "1500M", "0").
+func convertNumUnitExact(v uint64, unit int) string {
+	const units = "\x00KMGTPE"
+	if v == 0 {
+		return "0"
+	}
+	for v%1024 == 0 && unit < len(units)-1 {
+		v /= 1024
+		unit++
+	}
+	s := strconv.FormatUint(v, 10)
+	if unit > 0 {
+		s += string(units[unit])
+	}
+	return s
+}
+
+// unitMega is convert_num_unit's UNIT_MEGA: values in megabytes.
+const unitMega = 2
+
+// bitFmt formats a set of non-negative integers as Slurm's bit_fmt does:
+// ascending, with runs collapsed ("0-3,5").
+func bitFmt(ids []int) string {
+	var b strings.Builder
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(ids[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(ids[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}

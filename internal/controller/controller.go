@@ -1,0 +1,470 @@
+// Package controller is Drover's slurmctld: it owns the durable job and node
+// state (a command log applied to an in-memory state machine), runs the
+// scheduler, talks to node daemons, and offers the services that the REST
+// bridges call. It knows nothing of wire formats.
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/node"
+	"github.com/droverhq/drover/internal/nodeproto"
+	"github.com/droverhq/drover/internal/partition"
+	"github.com/droverhq/drover/internal/sched"
+	"github.com/droverhq/drover/internal/state"
+)
+
+// Config is what the controller needs from slurm.conf and Drover's settings.
+type Config struct {
+	ClusterName string
+	// ControlHost is SlurmctldHost's name; ControlAddr where it listens.
+	ControlHost string
+	ControlAddr string
+	Port        int
+	// SlurmConfPath is passed to jobs as SLURM_CONF.
+	SlurmConfPath string
+	StateDir      string
+	SlurmdTimeout time.Duration
+	KillWait      time.Duration
+	MinJobAge     time.Duration
+	FirstJobID    uint32
+	MaxArraySize  uint32
+	Defaults      sched.Defaults
+	Nodes         []node.Node
+	Partitions    []partition.Partition
+	// SlurmUser may act on every job, like root.
+	SlurmUserID uint32
+	// ReturnToService is slurm.conf's: 1 or 2 let a node that was DOWN for
+	// not responding return when it registers again.
+	ReturnToService int
+	// SchedInterval bounds how long a pending job waits for a cycle when
+	// nothing kicks the scheduler.
+	SchedInterval time.Duration
+	// StoreOptions tune the state log.
+	StoreOptions state.Options
+}
+
+// Identity is the authenticated caller of a service.
+type Identity struct {
+	UID   uint32
+	GID   uint32
+	User  string
+	Group string
+}
+
+// Controller is a running controller.
+type Controller struct {
+	cfg    Config
+	logger *slog.Logger
+	now    func() time.Time
+	sched  sched.Scheduler
+	client *http.Client
+
+	log *state.Log
+
+	mu        sync.RWMutex
+	st        *fsm
+	nodes     map[string]*node.Node
+	nodeOrder []string
+	parts     map[string]*partition.Partition
+	partOrder []string
+	defPart   string
+	reasons   map[job.ID]job.Reason
+	// requeueOnEnd holds running jobs to requeue (value: hold) once their
+	// processes end.
+	requeueOnEnd map[job.ID]bool
+
+	kick    chan struct{}
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	started time.Time
+
+	stats Stats
+}
+
+// Stats are the counters sdiag and /diag show.
+type Stats struct {
+	ScheduleCycles   atomic.Uint64
+	LastCycleMicros  atomic.Int64
+	MaxCycleMicros   atomic.Int64
+	TotalCycleMicros atomic.Int64
+	LastCycleTime    atomic.Int64 // unix seconds
+	Launches         atomic.Uint64
+	LaunchFailures   atomic.Uint64
+	RPCs             sync.Map // string -> *atomic.Uint64
+}
+
+// CountRPC counts one request of a kind for diag.
+func (s *Stats) CountRPC(kind string) {
+	v, _ := s.RPCs.LoadOrStore(kind, new(atomic.Uint64))
+	v.(*atomic.Uint64).Add(1)
+}
+
+// New opens the state under cfg.StateDir, restores it and returns a
+// controller ready to Start.
+func New(cfg Config, logger *slog.Logger) (*Controller, error) {
+	if cfg.FirstJobID == 0 {
+		cfg.FirstJobID = 1
+	}
+	if cfg.MaxArraySize == 0 {
+		cfg.MaxArraySize = 1001
+	}
+	if cfg.SchedInterval == 0 {
+		cfg.SchedInterval = time.Second
+	}
+	if cfg.SlurmdTimeout == 0 {
+		cfg.SlurmdTimeout = 300 * time.Second
+	}
+	if cfg.KillWait == 0 {
+		cfg.KillWait = 30 * time.Second
+	}
+	if cfg.MinJobAge == 0 {
+		cfg.MinJobAge = 300 * time.Second
+	}
+	c := &Controller{
+		cfg:     cfg,
+		logger:  logger,
+		now:     time.Now,
+		sched:   &sched.FIFO{Defaults: cfg.Defaults},
+		client:  &http.Client{Timeout: 10 * time.Second},
+		st:      newFSM(job.ID(cfg.FirstJobID)),
+		nodes:   map[string]*node.Node{},
+		parts:   map[string]*partition.Partition{},
+		reasons: map[job.ID]job.Reason{},
+		kick:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+	}
+	for i := range cfg.Nodes {
+		n := cfg.Nodes[i]
+		c.nodes[n.Name] = &n
+		c.nodeOrder = append(c.nodeOrder, n.Name)
+	}
+	for i := range cfg.Partitions {
+		p := cfg.Partitions[i]
+		c.parts[p.Name] = &p
+		c.partOrder = append(c.partOrder, p.Name)
+		if p.Default && c.defPart == "" {
+			c.defPart = p.Name
+		}
+	}
+	l, err := state.Open(filepath.Join(cfg.StateDir, "drover-state.db"), (*fsmAdapter)(c), cfg.StoreOptions)
+	if err != nil {
+		return nil, fmt.Errorf("open controller state: %w", err)
+	}
+	c.log = l
+	// Ids keep increasing across restarts even when FirstJobId grows.
+	c.mu.Lock()
+	if c.st.NextJobID < job.ID(cfg.FirstJobID) {
+		c.st.NextJobID = job.ID(cfg.FirstJobID)
+	}
+	c.mu.Unlock()
+	return c, nil
+}
+
+// fsmAdapter feeds the state log's records to the controller's fsm.
+type fsmAdapter Controller
+
+func (a *fsmAdapter) Apply(_ uint64, record []byte) any {
+	c := (*Controller)(a)
+	var cmd command
+	if err := json.Unmarshal(record, &cmd); err != nil {
+		return applyResult{Err: fmt.Errorf("decode command: %w", err)}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.st.apply(&cmd)
+}
+
+func (a *fsmAdapter) Snapshot() ([]byte, error) {
+	c := (*Controller)(a)
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.st.snapshot()
+}
+
+func (a *fsmAdapter) Restore(data []byte) error {
+	c := (*Controller)(a)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.st.restore(data)
+}
+
+// propose commits cmd durably and applies it.
+func (c *Controller) propose(ctx context.Context, cmd *command) (applyResult, error) {
+	if cmd.Time.IsZero() {
+		cmd.Time = c.now()
+	}
+	rec, err := json.Marshal(cmd)
+	if err != nil {
+		return applyResult{}, fmt.Errorf("encode %s command: %w", cmd.Op, err)
+	}
+	out, err := c.log.Apply(ctx, rec)
+	if err != nil {
+		return applyResult{}, fmt.Errorf("commit %s: %w", cmd.Op, err)
+	}
+	res, _ := out.(applyResult)
+	return res, res.Err
+}
+
+// Start runs the scheduler and housekeeping loops.
+func (c *Controller) Start() {
+	c.started = c.now()
+	c.mu.Lock()
+	for _, n := range c.nodes {
+		// A node gets SlurmdTimeout after a (re)start to register.
+		n.LastHeartbeat = c.started
+	}
+	c.mu.Unlock()
+	c.wg.Add(2)
+	go c.scheduleLoop()
+	go c.housekeepingLoop()
+	c.Kick()
+}
+
+// Close stops the loops and closes the state.
+func (c *Controller) Close() error {
+	select {
+	case <-c.stop:
+	default:
+		close(c.stop)
+	}
+	c.wg.Wait()
+	return c.log.Close()
+}
+
+// Kick asks for a scheduling cycle soon.
+func (c *Controller) Kick() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// ClusterName returns the cluster's name.
+func (c *Controller) ClusterName() string { return c.cfg.ClusterName }
+
+// ControlHost returns the controller's host name.
+func (c *Controller) ControlHost() string { return c.cfg.ControlHost }
+
+// StartTime returns when the controller started.
+func (c *Controller) StartTime() time.Time { return c.started }
+
+// StatsRef exposes the counters.
+func (c *Controller) StatsRef() *Stats { return &c.stats }
+
+// LogStats returns the state log's counters.
+func (c *Controller) LogStats() state.Stats { return c.log.Stats() }
+
+// JobCounters returns submitted/started/completed/cancelled/failed totals.
+func (c *Controller) JobCounters() (submitted, started, completed, cancelled, failed uint64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	k := c.st.Counters
+	return k.Submitted, k.Started, k.Completed, k.Cancelled, k.Failed
+}
+
+func (c *Controller) scheduleLoop() {
+	defer c.wg.Done()
+	t := time.NewTicker(c.cfg.SchedInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-c.kick:
+		case <-t.C:
+		}
+		if err := c.scheduleOnce(context.Background()); err != nil {
+			c.logger.Error("scheduling cycle failed", "err", err)
+		}
+	}
+}
+
+// scheduleOnce runs one cycle: snapshot, plan, commit, launch.
+func (c *Controller) scheduleOnce(ctx context.Context) error {
+	begin := time.Now()
+	snap := c.snapshot()
+	if len(snap.Pending) == 0 {
+		return nil
+	}
+	plan := c.sched.Schedule(snap)
+	c.mu.Lock()
+	c.reasons = plan.Reasons
+	c.mu.Unlock()
+	if len(plan.Starts) > 0 {
+		cmd := &command{Op: opStart, Start: &startCmd{}}
+		for _, s := range plan.Starts {
+			cmd.Start.Starts = append(cmd.Start.Starts, startEntry{JobID: s.JobID, Task: s.Task, Alloc: s.Alloc})
+		}
+		res, err := c.propose(ctx, cmd)
+		if err != nil {
+			return err
+		}
+		for _, s := range res.Started {
+			c.launch(s.JobID)
+		}
+	}
+	us := time.Since(begin).Microseconds()
+	c.stats.ScheduleCycles.Add(1)
+	c.stats.LastCycleMicros.Store(us)
+	c.stats.TotalCycleMicros.Add(us)
+	c.stats.LastCycleTime.Store(c.now().Unix())
+	if us > c.stats.MaxCycleMicros.Load() {
+		c.stats.MaxCycleMicros.Store(us)
+	}
+	return nil
+}
+
+// snapshot copies what the scheduler reads.
+func (c *Controller) snapshot() *sched.Snapshot {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	s := &sched.Snapshot{
+		Now:          c.now(),
+		Partitions:   make(map[string]*partition.Partition, len(c.parts)),
+		ArrayRunning: map[job.ID]uint32{},
+	}
+	for name, p := range c.parts {
+		cp := *p
+		s.Partitions[name] = &cp
+	}
+	used := c.usageLocked()
+	for _, name := range c.nodeOrder {
+		n := c.nodeViewLocked(name)
+		s.Nodes = append(s.Nodes, sched.NodeState{Node: n, Used: used[name]})
+	}
+	for _, id := range c.st.order {
+		j := c.st.Jobs[id]
+		switch {
+		case j.State == job.Pending:
+			s.Pending = append(s.Pending, j.Clone())
+		case j.State == job.Running && j.IsArray():
+			s.ArrayRunning[j.ArrayJobID]++
+		}
+	}
+	return s
+}
+
+// usageLocked sums the allocations of jobs that hold resources.
+func (c *Controller) usageLocked() map[string]node.Alloc {
+	used := make(map[string]node.Alloc, len(c.nodes))
+	for _, id := range c.st.order {
+		j := c.st.Jobs[id]
+		if j.Alloc == nil || !(j.State == job.Running || j.Completing) {
+			continue
+		}
+		for _, na := range j.Alloc.Nodes {
+			u := used[na.Node]
+			u.CPUs += na.CPUs
+			u.MemMB += na.MemMB
+			u.Jobs++
+			for _, g := range na.GPUs {
+				for len(u.GPUs) <= g {
+					u.GPUs = append(u.GPUs, false)
+				}
+				u.GPUs[g] = true
+			}
+			used[na.Node] = u
+		}
+	}
+	return used
+}
+
+// nodeViewLocked returns a copy of a node with its durable admin state.
+func (c *Controller) nodeViewLocked(name string) *node.Node {
+	n := *c.nodes[name]
+	n.GPUs = append([]node.GPU(nil), n.GPUs...)
+	if a := c.st.Nodes[name]; a != nil {
+		n.Drain, n.Down = a.Drain, a.Down
+		n.Reason, n.ReasonUID, n.ReasonTime = a.Reason, a.ReasonUID, a.ReasonTime
+	}
+	return &n
+}
+
+func (c *Controller) housekeepingLoop() {
+	defer c.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	lastPurge := c.now()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		ctx := context.Background()
+		c.enforceTimeLimits(ctx)
+		c.checkNodes(ctx)
+		if now := c.now(); now.Sub(lastPurge) >= 30*time.Second {
+			lastPurge = now
+			if _, err := c.propose(ctx, &command{Op: opPurge, Purge: &purgeCmd{Before: now.Add(-c.cfg.MinJobAge)}}); err != nil {
+				c.logger.Error("purge old jobs", "err", err)
+			}
+		}
+	}
+}
+
+// enforceTimeLimits ends running jobs past their limit with TIMEOUT.
+func (c *Controller) enforceTimeLimits(ctx context.Context) {
+	now := c.now()
+	var due []job.ID
+	c.mu.RLock()
+	for _, id := range c.st.order {
+		j := c.st.Jobs[id]
+		if j.State == job.Running && !j.EndTime.IsZero() && !now.Before(j.EndTime) {
+			due = append(due, id)
+		}
+	}
+	c.mu.RUnlock()
+	for _, id := range due {
+		c.logger.Info("time limit reached", "job", id)
+		if _, err := c.propose(ctx, &command{Op: opCancel, Cancel: &cancelCmd{JobIDs: []job.ID{id}, State: job.Timeout, Reason: job.ReasonTimeLimit}}); err != nil {
+			c.logger.Error("time out job", "job", id, "err", err)
+			continue
+		}
+		c.terminate(id, nodeproto.EndTimeout)
+	}
+}
+
+// checkNodes marks nodes that stopped answering DOWN after SlurmdTimeout.
+func (c *Controller) checkNodes(ctx context.Context) {
+	now := c.now()
+	var dead []string
+	c.mu.Lock()
+	for _, name := range c.nodeOrder {
+		n := c.nodes[name]
+		a := c.st.Nodes[name]
+		if n.Future || (a != nil && a.Down) {
+			continue
+		}
+		if now.Sub(n.LastHeartbeat) > c.cfg.SlurmdTimeout {
+			n.Responding = false
+			n.Registered = false
+			dead = append(dead, name)
+		}
+	}
+	c.mu.Unlock()
+	for _, name := range dead {
+		c.logger.Warn("node not responding, setting DOWN", "node", name)
+		res, err := c.propose(ctx, &command{Op: opNodeFail, NodeFail: &nodeFailCmd{Name: name, Reason: "Not responding"}})
+		if err != nil {
+			c.logger.Error("fail node", "node", name, "err", err)
+			continue
+		}
+		if len(res.Ended) > 0 {
+			c.Kick()
+		}
+	}
+}
+
+var errClosed = errors.New("controller is shutting down")

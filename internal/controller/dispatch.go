@@ -1,0 +1,176 @@
+package controller
+
+import (
+	"context"
+	"syscall"
+	"time"
+
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/nodeproto"
+)
+
+// launch sends a started job's batch script to its batch host. It runs in
+// the background; a launch that cannot be delivered requeues the job, as
+// slurmctld does on a batch launch failure.
+func (c *Controller) launch(id job.ID) {
+	c.mu.RLock()
+	j := c.st.Jobs[id]
+	if j == nil || j.State != job.Running || j.Alloc == nil || len(j.Alloc.Nodes) == 0 {
+		c.mu.RUnlock()
+		return
+	}
+	msg := c.launchMessageLocked(j)
+	host := c.nodes[j.BatchHost]
+	addr := ""
+	if host != nil {
+		addr = host.DaemonAddr
+	}
+	c.mu.RUnlock()
+	c.stats.Launches.Add(1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		var err error
+		if addr == "" {
+			err = errNoAddr
+		} else {
+			err = nodeproto.Post(ctx, c.client, "http://"+addr+nodeproto.PathLaunch, msg, nil)
+		}
+		if err == nil {
+			return
+		}
+		c.stats.LaunchFailures.Add(1)
+		c.logger.Error("batch launch failed, requeueing", "job", id, "node", msg.Nodes[0], "err", err)
+		c.mu.Lock()
+		if n := c.nodes[msg.Nodes[0]]; n != nil {
+			n.Responding = false
+		}
+		c.mu.Unlock()
+		if _, err := c.propose(context.Background(), &command{Op: opRequeue, Requeue: &requeueCmd{JobID: id, Reason: job.ReasonJobLaunchFailure}}); err != nil {
+			c.logger.Error("requeue after launch failure", "job", id, "err", err)
+		}
+		c.Kick()
+	}()
+}
+
+var errNoAddr = &launchError{"batch host has not registered"}
+
+type launchError struct{ msg string }
+
+func (e *launchError) Error() string { return e.msg }
+
+func (c *Controller) launchMessageLocked(j *job.Job) nodeproto.Launch {
+	r := &j.Req
+	m := nodeproto.Launch{
+		JobID:           uint32(j.ID),
+		ArrayTaskID:     job.NoTask,
+		Name:            r.Name,
+		Cluster:         c.cfg.ClusterName,
+		Partition:       r.Partition,
+		Account:         r.Account,
+		QOS:             r.QOS,
+		UserName:        r.UserName,
+		UID:             r.UserID,
+		GID:             r.GroupID,
+		WorkDir:         r.WorkDir,
+		Script:          r.Script,
+		Argv:            r.Argv,
+		Environment:     r.Environment,
+		StdOut:          r.StdOut,
+		StdErr:          r.StdErr,
+		StdIn:           r.StdIn,
+		OpenAppend:      r.OpenMode == "append",
+		SubmitHost:      r.SubmitHost,
+		SubmitDir:       r.WorkDir,
+		NumTasks:        r.NumTasks,
+		CPUsPerTask:     r.CPUsPerTask,
+		TasksPerNodeReq: r.TasksPerNode,
+		MemPerNode:      r.MemPerNode,
+		MemPerCPU:       r.MemPerCPU,
+		TimeLimitMin:    r.TimeLimit,
+		StartTime:       j.StartTime,
+		RestartCount:    j.RestartCount,
+		Nice:            r.Nice,
+		Exclusive:       r.Exclusive,
+		ConfPath:        c.cfg.SlurmConfPath,
+	}
+	if j.IsArray() {
+		m.ArrayJobID = uint32(j.ArrayJobID)
+		m.ArrayTaskID = j.ArrayTaskID
+		if ts := r.Array.Tasks; len(ts) > 0 {
+			m.ArrayMin, m.ArrayMax, m.ArrayCount = ts[0], ts[len(ts)-1], uint32(len(ts))
+			m.ArrayStep = arrayStep(ts)
+		}
+	}
+	var total uint32
+	for _, na := range j.Alloc.Nodes {
+		m.Nodes = append(m.Nodes, na.Node)
+		m.CPUsPerNode = append(m.CPUsPerNode, na.CPUs)
+		m.TasksPerNode = append(m.TasksPerNode, na.Tasks)
+		total += na.Tasks
+	}
+	_ = total
+	m.GPUs = append([]int(nil), j.Alloc.Nodes[0].GPUs...)
+	if m.MemPerNode == 0 && m.MemPerCPU == 0 {
+		m.MemPerNode = j.Alloc.Nodes[0].MemMB
+	}
+	return m
+}
+
+// arrayStep is the common step of evenly spaced task ids (1 otherwise).
+func arrayStep(ts []uint32) uint32 {
+	if len(ts) < 2 {
+		return 1
+	}
+	step := ts[1] - ts[0]
+	for i := 2; i < len(ts); i++ {
+		if ts[i]-ts[i-1] != step {
+			return 1
+		}
+	}
+	return step
+}
+
+// terminate asks the batch host to end a job: SIGCONT+SIGTERM, then SIGKILL
+// after KillWait. The job keeps its resources until the node reports.
+func (c *Controller) terminate(id job.ID, kind nodeproto.EndKind) {
+	c.sendSignal(id, nodeproto.Signal{JobID: uint32(id), Signal: int32(syscall.SIGTERM), Terminate: true, Kind: kind, KillWait: c.cfg.KillWait})
+}
+
+// signal delivers a signal to a running job without ending it.
+func (c *Controller) signal(id job.ID, sig int32, batchOnly bool) {
+	c.sendSignal(id, nodeproto.Signal{JobID: uint32(id), Signal: sig, BatchOnly: batchOnly})
+}
+
+func (c *Controller) sendSignal(id job.ID, msg nodeproto.Signal) {
+	c.mu.RLock()
+	j := c.st.Jobs[id]
+	addr := ""
+	if j != nil {
+		if n := c.nodes[j.BatchHost]; n != nil {
+			addr = n.DaemonAddr
+		}
+	}
+	c.mu.RUnlock()
+	if addr == "" {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err := nodeproto.Post(ctx, c.client, "http://"+addr+nodeproto.PathSignal, msg, nil)
+		if err != nil {
+			// The node's registration later reconciles what it still runs.
+			c.logger.Warn("signal job", "job", id, "err", err)
+		}
+	}()
+}
+
+// pendingRequeue marks a running job to be requeued when its processes
+// end. Caller holds c.mu.
+func (c *Controller) pendingRequeue(id job.ID, hold bool) {
+	if c.requeueOnEnd == nil {
+		c.requeueOnEnd = map[job.ID]bool{}
+	}
+	c.requeueOnEnd[id] = hold
+}

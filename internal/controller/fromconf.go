@@ -1,0 +1,99 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/droverhq/drover/gres"
+	"github.com/droverhq/drover/internal/node"
+	"github.com/droverhq/drover/internal/partition"
+	"github.com/droverhq/drover/internal/sched"
+	"github.com/droverhq/drover/internal/slurmconf"
+	"github.com/droverhq/drover/internal/timefmt"
+)
+
+// ConfigFromSlurm derives the controller's configuration from slurm.conf.
+func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
+	cfg := Config{
+		ClusterName:     sc.ClusterName,
+		Port:            int(sc.SlurmctldPort),
+		SlurmConfPath:   confPath,
+		StateDir:        sc.StateSaveLocation,
+		SlurmdTimeout:   sc.SlurmdTimeout,
+		KillWait:        sc.KillWait,
+		MinJobAge:       sc.MinJobAge,
+		FirstJobID:      sc.FirstJobID,
+		MaxArraySize:    sc.MaxArraySize,
+		ReturnToService: int(sc.ReturnToService),
+		Defaults:        sched.Defaults{DefMemPerCPU: sc.DefMemPerCPU, DefMemPerNode: sc.DefMemPerNode},
+	}
+	if len(sc.SlurmctldHosts) > 0 {
+		cfg.ControlHost = sc.SlurmctldHosts[0].Name
+		cfg.ControlAddr = sc.SlurmctldHosts[0].Addr
+	}
+	for _, n := range sc.Nodes {
+		nd := node.Node{
+			Name: n.Name, Addr: n.Addr, Hostname: n.Hostname, Port: int(n.Port),
+			CPUs: uint32(n.CPUs), Boards: uint32(n.Boards), Sockets: uint32(n.Sockets),
+			CoresPerSocket: uint32(n.CoresPerSocket), ThreadsPerCore: uint32(n.ThreadsPerCore),
+			RealMemory: n.RealMemory, Features: n.Features, Weight: n.Weight, GresConf: n.Gres,
+			Future: n.State == slurmconf.NodeStateFuture,
+		}
+		if nd.Addr == "" {
+			nd.Addr = n.Name
+		}
+		if nd.Hostname == "" {
+			nd.Hostname = nd.Addr
+		}
+		// Until the node daemon reports its devices, the configured GRES
+		// stand for them, so that submissions can be checked.
+		for _, g := range n.Gres {
+			parsed, err := gres.ParseNodeGres(g)
+			if err != nil {
+				return Config{}, fmt.Errorf("%s:%d: node %s: Gres=%s: %w", n.File, n.Line, n.Name, g, err)
+			}
+			for _, pg := range parsed {
+				if pg.Name != "gpu" {
+					continue
+				}
+				for i := uint64(0); i < pg.Count; i++ {
+					nd.GPUs = append(nd.GPUs, node.GPU{Index: len(nd.GPUs), Type: pg.Type, Minor: len(nd.GPUs)})
+				}
+			}
+		}
+		cfg.Nodes = append(cfg.Nodes, nd)
+	}
+	for _, p := range sc.Partitions {
+		pt := partition.Partition{
+			Name: p.Name, Nodes: p.Nodes, Default: p.Default,
+			MaxTime:           limitMinutes(p.MaxTime),
+			PriorityTier:      uint32(p.PriorityTier),
+			PriorityJobFactor: uint32(p.PriorityJobFactor),
+			MaxNodes:          p.MaxNodes,
+			MinNodes:          p.MinNodes,
+			Hidden:            p.Hidden,
+			ExclusiveUser:     p.ExclusiveUser,
+			OverSubscribe:     strings.ToUpper(p.OverSubscribe.String()),
+		}
+		if p.HasDefaultTime {
+			pt.DefaultTime = limitMinutes(p.DefaultTime)
+		}
+		switch p.State {
+		case slurmconf.PartitionDown:
+			pt.State = partition.Down
+		case slurmconf.PartitionDrain:
+			pt.State = partition.Drain
+		case slurmconf.PartitionInactive:
+			pt.State = partition.Inactive
+		}
+		cfg.Partitions = append(cfg.Partitions, pt)
+	}
+	return cfg, nil
+}
+
+func limitMinutes(l timefmt.Limit) uint32 {
+	if l.Infinite {
+		return partition.Infinite
+	}
+	return l.Minutes
+}

@@ -1,0 +1,582 @@
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/slurmerr"
+)
+
+// The controller's durable state changes only through these commands, each
+// applied by fsm.apply in log order. A command carries everything it needs
+// (times included), so replaying the log, or replicating it with raft later,
+// reaches the same state.
+type command struct {
+	Op   string    `json:"op"`
+	Time time.Time `json:"time"`
+
+	Submit   *submitCmd   `json:"submit,omitempty"`
+	Start    *startCmd    `json:"start,omitempty"`
+	End      *endCmd      `json:"end,omitempty"`
+	Cancel   *cancelCmd   `json:"cancel,omitempty"`
+	Update   *updateCmd   `json:"update,omitempty"`
+	Requeue  *requeueCmd  `json:"requeue,omitempty"`
+	NodeSet  *nodeSetCmd  `json:"node_set,omitempty"`
+	NodeFail *nodeFailCmd `json:"node_fail,omitempty"`
+	Purge    *purgeCmd    `json:"purge,omitempty"`
+}
+
+const (
+	opSubmit   = "submit"
+	opStart    = "start"
+	opEnd      = "end"
+	opCancel   = "cancel"
+	opUpdate   = "update"
+	opRequeue  = "requeue"
+	opNodeSet  = "node_set"
+	opNodeFail = "node_fail"
+	opPurge    = "purge"
+)
+
+type submitCmd struct {
+	Req      job.Request `json:"req"`
+	Hold     job.Hold    `json:"hold"`
+	Priority uint32      `json:"priority"`
+}
+
+type startCmd struct {
+	Starts []startEntry `json:"starts"`
+}
+
+type startEntry struct {
+	JobID job.ID         `json:"job_id"`
+	Task  uint32         `json:"task"`
+	Alloc job.Allocation `json:"alloc"`
+}
+
+// endCmd records how a running job ended (its processes are gone).
+type endCmd struct {
+	JobID    job.ID    `json:"job_id"`
+	State    job.State `json:"state"`
+	ExitCode int32     `json:"exit_code"`
+	Signal   int32     `json:"signal"`
+}
+
+// cancelCmd ends pending jobs at once and marks running ones CANCELLED and
+// completing (their processes are being killed). State, when not zero
+// (Pending), is used instead of CANCELLED: TIMEOUT at the time limit.
+type cancelCmd struct {
+	JobIDs []job.ID   `json:"job_ids"`
+	UID    uint32     `json:"uid"`
+	State  job.State  `json:"state"`
+	Reason job.Reason `json:"reason"`
+	// Tasks limits the cancel of an array meta-record to these pending
+	// tasks (empty: all).
+	Tasks []uint32 `json:"tasks,omitempty"`
+}
+
+type updateCmd struct {
+	JobID     job.ID     `json:"job_id"`
+	TimeLimit *uint32    `json:"time_limit,omitempty"`
+	Partition *string    `json:"partition,omitempty"`
+	Name      *string    `json:"name,omitempty"`
+	Comment   *string    `json:"comment,omitempty"`
+	Priority  *uint32    `json:"priority,omitempty"`
+	Nice      *int32     `json:"nice,omitempty"`
+	Hold      *job.Hold  `json:"hold,omitempty"`
+	BeginTime *time.Time `json:"begin_time,omitempty"`
+	MinNodes  *uint32    `json:"min_nodes,omitempty"`
+	NumTasks  *uint32    `json:"num_tasks,omitempty"`
+	Requeue   *bool      `json:"requeue,omitempty"`
+}
+
+type requeueCmd struct {
+	JobID  job.ID     `json:"job_id"`
+	Hold   bool       `json:"hold"`
+	Reason job.Reason `json:"reason"`
+}
+
+// nodeSetCmd is an administrative node change (scontrol update NodeName=).
+type nodeSetCmd struct {
+	Name   string `json:"name"`
+	Drain  *bool  `json:"drain,omitempty"`
+	Down   *bool  `json:"down,omitempty"`
+	Reason string `json:"reason"`
+	UID    uint32 `json:"uid"`
+}
+
+// nodeFailCmd marks a node down (not responding) and fails its jobs.
+type nodeFailCmd struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+type purgeCmd struct {
+	Before time.Time `json:"before"`
+}
+
+// nodeAdmin is the durable part of a node's state.
+type nodeAdmin struct {
+	Drain      bool      `json:"drain"`
+	Down       bool      `json:"down"`
+	Reason     string    `json:"reason"`
+	ReasonUID  uint32    `json:"reason_uid"`
+	ReasonTime time.Time `json:"reason_time"`
+}
+
+// fsm is the controller's in-memory state. Every field is guarded by the
+// Controller's mutex; apply runs with it held for writing.
+type fsm struct {
+	NextJobID job.ID                `json:"next_job_id"`
+	Jobs      map[job.ID]*job.Job   `json:"jobs"`
+	Nodes     map[string]*nodeAdmin `json:"nodes"`
+	// SubmitSeq orders submissions for priority/basic style priorities.
+	SubmitSeq uint64 `json:"submit_seq"`
+	// LastUpdate is the time of the last change to any job.
+	LastJobUpdate  time.Time `json:"last_job_update"`
+	LastNodeUpdate time.Time `json:"last_node_update"`
+	// Counters for diag.
+	Counters counters `json:"counters"`
+
+	// byID keeps job ids sorted for stable listing.
+	order []job.ID
+}
+
+type counters struct {
+	Submitted uint64 `json:"submitted"`
+	Started   uint64 `json:"started"`
+	Completed uint64 `json:"completed"`
+	Cancelled uint64 `json:"cancelled"`
+	Failed    uint64 `json:"failed"`
+}
+
+func newFSM(firstJobID job.ID) *fsm {
+	return &fsm{NextJobID: firstJobID, Jobs: map[job.ID]*job.Job{}, Nodes: map[string]*nodeAdmin{}}
+}
+
+// applyResult is what a proposer gets back.
+type applyResult struct {
+	JobID   job.ID
+	Started []startEntry
+	// Ended lists the jobs a command moved to a terminal state.
+	Ended []job.ID
+	Err   error
+}
+
+func (s *fsm) apply(c *command) applyResult {
+	switch c.Op {
+	case opSubmit:
+		return s.applySubmit(c)
+	case opStart:
+		return s.applyStart(c)
+	case opEnd:
+		return s.applyEnd(c)
+	case opCancel:
+		return s.applyCancel(c)
+	case opUpdate:
+		return s.applyUpdate(c)
+	case opRequeue:
+		return s.applyRequeue(c)
+	case opNodeSet:
+		return s.applyNodeSet(c)
+	case opNodeFail:
+		return s.applyNodeFail(c)
+	case opPurge:
+		return s.applyPurge(c)
+	}
+	return applyResult{Err: fmt.Errorf("unknown command %q", c.Op)}
+}
+
+func (s *fsm) touch(j *job.Job, t time.Time) {
+	j.LastUpdate = t
+	if t.After(s.LastJobUpdate) {
+		s.LastJobUpdate = t
+	}
+}
+
+func (s *fsm) insert(j *job.Job) {
+	s.Jobs[j.ID] = j
+	// Ids only grow, so appending keeps order except after wraparound.
+	if n := len(s.order); n == 0 || s.order[n-1] < j.ID {
+		s.order = append(s.order, j.ID)
+		return
+	}
+	i, _ := slices.BinarySearch(s.order, j.ID)
+	s.order = slices.Insert(s.order, i, j.ID)
+}
+
+func (s *fsm) applySubmit(c *command) applyResult {
+	id := s.NextJobID
+	s.NextJobID++
+	s.SubmitSeq++
+	j := &job.Job{
+		ID:           id,
+		Req:          c.Submit.Req,
+		State:        job.Pending,
+		Reason:       job.ReasonNone,
+		Hold:         c.Submit.Hold,
+		Priority:     c.Submit.Priority,
+		SubmitTime:   c.Time,
+		EligibleTime: c.Time,
+		ArrayTaskID:  job.NoTask,
+	}
+	if len(j.Req.Array.Tasks) > 0 {
+		j.ArrayJobID = id
+		j.PendingTasks = slices.Clone(j.Req.Array.Tasks)
+	}
+	if j.Hold != job.NotHeld {
+		j.Priority = 0
+		j.Reason = job.ReasonHeldUser
+		if j.Hold == job.HeldAdmin {
+			j.Reason = job.ReasonHeldAdmin
+		}
+	}
+	if !j.Req.BeginTime.IsZero() && j.Req.BeginTime.After(c.Time) {
+		j.EligibleTime = j.Req.BeginTime
+	}
+	s.touch(j, c.Time)
+	s.insert(j)
+	s.Counters.Submitted++
+	return applyResult{JobID: id}
+}
+
+func (s *fsm) applyStart(c *command) applyResult {
+	var res applyResult
+	for _, st := range c.Start.Starts {
+		j := s.Jobs[st.JobID]
+		if j == nil || j.State != job.Pending || j.Hold != job.NotHeld {
+			continue
+		}
+		target := j
+		if st.Task != job.NoTask {
+			idx := slices.Index(j.PendingTasks, st.Task)
+			if !j.IsArrayMeta() || idx < 0 {
+				continue
+			}
+			if len(j.PendingTasks) == 1 {
+				// The last task takes over the array's own record, as
+				// slurmctld does.
+				j.PendingTasks = nil
+				j.ArrayTaskID = st.Task
+			} else {
+				t := j.Clone()
+				t.ID = s.NextJobID
+				s.NextJobID++
+				t.ArrayTaskID = st.Task
+				t.PendingTasks = nil
+				j.PendingTasks = slices.Delete(j.PendingTasks, idx, idx+1)
+				s.touch(j, c.Time)
+				s.insert(t)
+				target = t
+			}
+		}
+		alloc := st.Alloc
+		target.Alloc = &alloc
+		target.State = job.Running
+		target.Reason = job.ReasonNone
+		target.StartTime = c.Time
+		target.EndTime = endTime(c.Time, target.Req.TimeLimit)
+		target.PlannedStart = time.Time{}
+		if len(alloc.Nodes) > 0 {
+			target.BatchHost = alloc.Nodes[0].Node
+		}
+		s.touch(target, c.Time)
+		s.Counters.Started++
+		res.Started = append(res.Started, startEntry{JobID: target.ID, Task: st.Task, Alloc: alloc})
+	}
+	return res
+}
+
+// endTime is when a job started at start hits its limit (zero: never).
+func endTime(start time.Time, limitMin uint32) time.Time {
+	if limitMin == job.Infinite || limitMin == 0 {
+		return time.Time{}
+	}
+	return start.Add(time.Duration(limitMin) * time.Minute)
+}
+
+func (s *fsm) applyEnd(c *command) applyResult {
+	e := c.End
+	j := s.Jobs[e.JobID]
+	if j == nil || j.Alloc == nil {
+		return applyResult{Err: slurmerr.New(slurmerr.InvalidJobID, "job %d not running", e.JobID)}
+	}
+	if j.State == job.Running {
+		j.State = e.State
+		j.EndTime = c.Time
+		s.count(e.State)
+	}
+	if j.State.Terminal() && j.Completing {
+		// Cancelled or timed out earlier: keep that state, record how the
+		// processes ended.
+		j.Completing = false
+	}
+	j.ExitCode, j.Signal = e.ExitCode, e.Signal
+	switch {
+	case j.State == job.Failed:
+		j.Reason = job.ReasonNonZeroExitCode
+	case j.State == job.Timeout:
+		j.Reason = job.ReasonTimeLimit
+	case j.State == job.NodeFail:
+		j.Reason = job.ReasonNodeDown
+	}
+	j.Completing = false
+	s.touch(j, c.Time)
+	return applyResult{Ended: []job.ID{j.ID}}
+}
+
+func (s *fsm) count(st job.State) {
+	switch st {
+	case job.Completed:
+		s.Counters.Completed++
+	case job.Cancelled:
+		s.Counters.Cancelled++
+	default:
+		s.Counters.Failed++
+	}
+}
+
+func (s *fsm) applyCancel(c *command) applyResult {
+	var res applyResult
+	state := c.Cancel.State
+	if state == job.Pending {
+		state = job.Cancelled
+	}
+	for _, id := range c.Cancel.JobIDs {
+		j := s.Jobs[id]
+		if j == nil || j.State.Terminal() {
+			continue
+		}
+		if j.IsArrayMeta() && len(c.Cancel.Tasks) > 0 {
+			j.PendingTasks = slices.DeleteFunc(j.PendingTasks, func(t uint32) bool {
+				return slices.Contains(c.Cancel.Tasks, t)
+			})
+			s.touch(j, c.Time)
+			if len(j.PendingTasks) > 0 {
+				continue
+			}
+			// Nothing left pending: the record ends as cancelled, showing
+			// the last task id it stood for.
+			j.ArrayTaskID = c.Cancel.Tasks[len(c.Cancel.Tasks)-1]
+		}
+		j.CancelledBy = c.Cancel.UID
+		j.EndTime = c.Time
+		if j.State == job.Running {
+			j.Completing = true
+		} else {
+			j.PendingTasks = nil
+		}
+		j.State = state
+		if c.Cancel.Reason != "" {
+			j.Reason = c.Cancel.Reason
+		}
+		s.count(state)
+		s.touch(j, c.Time)
+		res.Ended = append(res.Ended, id)
+	}
+	return res
+}
+
+func (s *fsm) applyUpdate(c *command) applyResult {
+	u := c.Update
+	j := s.Jobs[u.JobID]
+	if j == nil {
+		return applyResult{Err: slurmerr.New(slurmerr.InvalidJobID, "")}
+	}
+	if u.TimeLimit != nil {
+		j.Req.TimeLimit = *u.TimeLimit
+		if j.State == job.Running {
+			j.EndTime = endTime(j.StartTime, j.Req.TimeLimit)
+		}
+	}
+	if u.Partition != nil {
+		j.Req.Partition = *u.Partition
+	}
+	if u.Name != nil {
+		j.Req.Name = *u.Name
+	}
+	if u.Comment != nil {
+		j.Req.Comment = *u.Comment
+	}
+	if u.Nice != nil {
+		j.Priority = uint32(max(int64(j.Priority)+int64(j.Req.Nice)-int64(*u.Nice), 1))
+		j.Req.Nice = *u.Nice
+	}
+	if u.Priority != nil {
+		j.Priority = *u.Priority
+		if *u.Priority == 0 && j.State == job.Pending {
+			j.Hold = job.HeldAdmin
+			j.Reason = job.ReasonHeldAdmin
+		}
+	}
+	if u.Hold != nil {
+		j.Hold = *u.Hold
+		switch j.Hold {
+		case job.NotHeld:
+			if j.Priority == 0 {
+				j.Priority = basePriority(s.SubmitSeq)
+			}
+			j.Reason = job.ReasonNone
+		case job.HeldUser:
+			j.Priority, j.Reason = 0, job.ReasonHeldUser
+		case job.HeldAdmin:
+			j.Priority, j.Reason = 0, job.ReasonHeldAdmin
+		}
+	}
+	if u.BeginTime != nil {
+		j.Req.BeginTime = *u.BeginTime
+		j.EligibleTime = *u.BeginTime
+	}
+	if u.MinNodes != nil {
+		j.Req.MinNodes = *u.MinNodes
+	}
+	if u.NumTasks != nil {
+		j.Req.NumTasks = *u.NumTasks
+	}
+	if u.Requeue != nil {
+		j.Req.Requeue = *u.Requeue
+	}
+	s.touch(j, c.Time)
+	return applyResult{JobID: j.ID}
+}
+
+func (s *fsm) applyRequeue(c *command) applyResult {
+	j := s.Jobs[c.Requeue.JobID]
+	if j == nil {
+		return applyResult{Err: slurmerr.New(slurmerr.InvalidJobID, "")}
+	}
+	j.State = job.Pending
+	j.Alloc = nil
+	j.BatchHost = ""
+	j.StartTime, j.EndTime = time.Time{}, time.Time{}
+	j.Completing = false
+	j.ExitCode, j.Signal = 0, 0
+	j.RestartCount++
+	j.SubmitTime = c.Time
+	j.EligibleTime = c.Time
+	j.Reason = c.Requeue.Reason
+	if j.Reason == "" {
+		j.Reason = job.ReasonNone
+	}
+	if c.Requeue.Hold {
+		j.Hold = job.HeldAdmin
+		j.Priority = 0
+		j.Reason = job.ReasonHeldAdmin
+	}
+	s.touch(j, c.Time)
+	return applyResult{JobID: j.ID}
+}
+
+func (s *fsm) admin(name string) *nodeAdmin {
+	a := s.Nodes[name]
+	if a == nil {
+		a = &nodeAdmin{}
+		s.Nodes[name] = a
+	}
+	return a
+}
+
+func (s *fsm) applyNodeSet(c *command) applyResult {
+	n := c.NodeSet
+	a := s.admin(n.Name)
+	if n.Drain != nil {
+		a.Drain = *n.Drain
+	}
+	if n.Down != nil {
+		a.Down = *n.Down
+	}
+	if a.Drain || a.Down {
+		a.Reason, a.ReasonUID, a.ReasonTime = n.Reason, n.UID, c.Time
+	} else {
+		a.Reason, a.ReasonUID, a.ReasonTime = "", 0, time.Time{}
+	}
+	s.LastNodeUpdate = c.Time
+	res := applyResult{}
+	if n.Down != nil && *n.Down {
+		res.Ended = s.failJobsOn(n.Name, c.Time)
+	}
+	return res
+}
+
+func (s *fsm) applyNodeFail(c *command) applyResult {
+	a := s.admin(c.NodeFail.Name)
+	a.Down = true
+	a.Reason, a.ReasonUID, a.ReasonTime = c.NodeFail.Reason, 0, c.Time
+	s.LastNodeUpdate = c.Time
+	return applyResult{Ended: s.failJobsOn(c.NodeFail.Name, c.Time)}
+}
+
+// failJobsOn ends every job holding the node with NODE_FAIL.
+func (s *fsm) failJobsOn(name string, t time.Time) []job.ID {
+	var ended []job.ID
+	for _, id := range s.order {
+		j := s.Jobs[id]
+		if j.Alloc == nil || (j.State != job.Running && !j.Completing) {
+			continue
+		}
+		if !slices.Contains(j.Alloc.NodeNames(), name) {
+			continue
+		}
+		if j.State == job.Running {
+			j.State = job.NodeFail
+			j.Reason = job.ReasonNodeDown
+			j.EndTime = t
+			s.count(job.NodeFail)
+		}
+		j.Completing = false
+		s.touch(j, t)
+		ended = append(ended, id)
+	}
+	return ended
+}
+
+func (s *fsm) applyPurge(c *command) applyResult {
+	kept := s.order[:0]
+	for _, id := range s.order {
+		j := s.Jobs[id]
+		if j.State.Terminal() && !j.Completing && j.EndTime.Before(c.Purge.Before) {
+			delete(s.Jobs, id)
+			continue
+		}
+		kept = append(kept, id)
+	}
+	s.order = kept
+	return applyResult{}
+}
+
+// basePriority mimics priority/basic: earlier submissions rank higher.
+func basePriority(seq uint64) uint32 {
+	const top = 0xFFFF0000
+	if seq >= top {
+		return 1
+	}
+	return uint32(top - seq)
+}
+
+func (s *fsm) snapshot() ([]byte, error) {
+	return json.Marshal(s)
+}
+
+func (s *fsm) restore(data []byte) error {
+	n := newFSM(s.NextJobID)
+	if err := json.Unmarshal(data, n); err != nil {
+		return fmt.Errorf("decode snapshot: %w", err)
+	}
+	if n.Jobs == nil {
+		n.Jobs = map[job.ID]*job.Job{}
+	}
+	if n.Nodes == nil {
+		n.Nodes = map[string]*nodeAdmin{}
+	}
+	n.order = make([]job.ID, 0, len(n.Jobs))
+	for id := range n.Jobs {
+		n.order = append(n.order, id)
+	}
+	sort.Slice(n.order, func(a, b int) bool { return n.order[a] < n.order[b] })
+	*s = *n
+	return nil
+}

@@ -1,0 +1,486 @@
+package controller
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/node"
+	"github.com/droverhq/drover/internal/nodeproto"
+	"github.com/droverhq/drover/internal/partition"
+	"github.com/droverhq/drover/internal/sched"
+	"github.com/droverhq/drover/internal/slurmerr"
+)
+
+// Submission is a job submission after the bridge decoded it.
+type Submission struct {
+	Req  job.Request
+	Hold bool
+	// UserIDSet means the request named a user (sbatch --uid); only root
+	// and SlurmUser may do so.
+	UserIDSet bool
+}
+
+// SubmitResult is the answer to a submission.
+type SubmitResult struct {
+	JobID    job.ID
+	Warnings []string
+}
+
+// Submit validates, fills defaults and durably queues a job, as
+// job_allocate/_job_create in slurmctld do.
+func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (SubmitResult, error) {
+	r := sub.Req
+	if strings.TrimSpace(r.Script) == "" {
+		return SubmitResult{}, slurmerr.New(slurmerr.JobScriptMissing, "")
+	}
+	if len(r.Environment) == 0 {
+		return SubmitResult{}, slurmerr.New(slurmerr.EnvironmentMissing, "")
+	}
+	if sub.UserIDSet && r.UserID != who.UID && !c.privileged(who) {
+		return SubmitResult{}, slurmerr.New(slurmerr.AccessDenied, "only root may submit for another user")
+	}
+	if !sub.UserIDSet {
+		r.UserID, r.GroupID, r.UserName, r.GroupName = who.UID, who.GID, who.User, who.Group
+	}
+	if r.UserName == "" {
+		r.UserName = who.User
+	}
+	if r.GroupName == "" {
+		r.GroupName = who.Group
+	}
+
+	c.mu.RLock()
+	partName := r.Partition
+	if partName == "" {
+		partName = c.defPart
+	}
+	// "a,b" lists: the first existing partition is used for now.
+	if i := strings.IndexByte(partName, ','); i >= 0 {
+		partName = partName[:i]
+	}
+	part := c.parts[partName]
+	c.mu.RUnlock()
+	if partName == "" {
+		return SubmitResult{}, slurmerr.New(slurmerr.DefaultPartitionNotSet, "")
+	}
+	if part == nil {
+		return SubmitResult{}, slurmerr.New(slurmerr.InvalidPartitionName, "invalid partition specified: %s", partName)
+	}
+	if !part.AcceptsJobs() {
+		return SubmitResult{}, slurmerr.New(slurmerr.RequestedPartConfigUnavailable, "partition %s is %s", partName, part.State)
+	}
+	r.Partition = partName
+	if r.TimeLimit == 0 {
+		r.TimeLimit = part.DefaultTime
+		if r.TimeLimit == 0 {
+			r.TimeLimit = part.MaxTime
+		}
+		if r.TimeLimit == 0 {
+			r.TimeLimit = job.Infinite
+		}
+	}
+	if r.Name == "" {
+		r.Name = "sbatch"
+	}
+	if r.WorkDir == "" {
+		return SubmitResult{}, slurmerr.New(slurmerr.Unspecified, "current working directory is required")
+	}
+	if r.MaxNodes != 0 && r.MinNodes > r.MaxNodes {
+		return SubmitResult{}, slurmerr.New(slurmerr.InvalidNodeCount, "")
+	}
+	if r.MemPerNode > 0 && r.MemPerCPU > 0 {
+		return SubmitResult{}, slurmerr.New(slurmerr.InvalidTaskMemory, "--mem and --mem-per-cpu are mutually exclusive")
+	}
+	if len(r.Array.Tasks) > 0 {
+		if last := r.Array.Tasks[len(r.Array.Tasks)-1]; last >= c.cfg.MaxArraySize {
+			return SubmitResult{}, slurmerr.New(slurmerr.InvalidArray, "array index %d exceeds MaxArraySize %d", last, c.cfg.MaxArraySize)
+		}
+	}
+	if err := c.feasible(&r, part); err != nil {
+		return SubmitResult{}, err
+	}
+	// A job without a memory request gets the default, recorded as the
+	// job's own (slurmctld does the same, so SLURM_MEM_PER_CPU shows it).
+	if r.MemPerNode == 0 && r.MemPerCPU == 0 && !r.Exclusive {
+		switch {
+		case part.DefMemPerCPU > 0:
+			r.MemPerCPU = part.DefMemPerCPU
+		case part.DefMemPerNode > 0:
+			r.MemPerNode = part.DefMemPerNode
+		case c.cfg.Defaults.DefMemPerCPU > 0:
+			r.MemPerCPU = c.cfg.Defaults.DefMemPerCPU
+		case c.cfg.Defaults.DefMemPerNode > 0:
+			r.MemPerNode = c.cfg.Defaults.DefMemPerNode
+		}
+	}
+
+	hold := job.NotHeld
+	var warnings []string
+	if sub.Hold {
+		hold = job.HeldUser
+		msg := slurmerr.JobHeld.Message()
+		warnings = append(warnings, msg, msg)
+	}
+	c.mu.RLock()
+	prio := basePriority(c.st.SubmitSeq + 1)
+	c.mu.RUnlock()
+	if r.Nice != 0 {
+		prio = uint32(max(int64(prio)-int64(r.Nice), 1))
+	}
+	res, err := c.propose(ctx, &command{Op: opSubmit, Submit: &submitCmd{Req: r, Hold: hold, Priority: prio}})
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	c.Kick()
+	return SubmitResult{JobID: res.JobID, Warnings: warnings}, nil
+}
+
+// feasible refuses what no configured node could ever run.
+func (c *Controller) feasible(r *job.Request, part *partition.Partition) error {
+	c.mu.RLock()
+	nodes := make([]*node.Node, 0, len(c.nodeOrder))
+	for _, name := range c.nodeOrder {
+		nodes = append(nodes, c.nodeViewLocked(name))
+	}
+	c.mu.RUnlock()
+	for _, name := range append(slices.Clone(r.NodeList), r.Exclude...) {
+		if c.nodes[name] == nil {
+			return slurmerr.New(slurmerr.InvalidNodeName, "invalid node name specified: %s", name)
+		}
+	}
+	return sched.Feasible(r, part, nodes, c.cfg.Defaults)
+}
+
+func (c *Controller) privileged(who Identity) bool {
+	return who.UID == 0 || who.UID == c.cfg.SlurmUserID
+}
+
+// JobFilter selects jobs for listing.
+type JobFilter struct {
+	// ChangedSince keeps only records updated at or after this time.
+	ChangedSince time.Time
+}
+
+// Jobs returns copies of the job records, in id order, with the current
+// pending reasons.
+func (c *Controller) Jobs(f JobFilter) []*job.Job {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]*job.Job, 0, len(c.st.order))
+	for _, id := range c.st.order {
+		j := c.st.Jobs[id]
+		if !f.ChangedSince.IsZero() && j.LastUpdate.Before(f.ChangedSince) {
+			continue
+		}
+		out = append(out, c.viewLocked(j))
+	}
+	return out
+}
+
+// LastJobUpdate is when any job last changed.
+func (c *Controller) LastJobUpdate() time.Time {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.st.LastJobUpdate
+}
+
+func (c *Controller) viewLocked(j *job.Job) *job.Job {
+	v := j.Clone()
+	if v.State == job.Pending {
+		if r, ok := c.reasons[j.ID]; ok && v.Hold == job.NotHeld {
+			v.Reason = r
+		}
+	}
+	return v
+}
+
+// JobSelector names a job as users write it: "123", "123_4", "123_[1-3]".
+type JobSelector struct {
+	ID job.ID
+	// Tasks restricts an array to these task ids (nil: whole job/array).
+	Tasks []uint32
+}
+
+// Job returns the records a selector names: a plain job, or every record of
+// an array (meta-record first, then tasks), as GET /job/{id} answers.
+func (c *Controller) Job(sel JobSelector) ([]*job.Job, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	recs := c.resolveLocked(sel)
+	if len(recs) == 0 {
+		return nil, slurmerr.New(slurmerr.InvalidJobID, "")
+	}
+	out := make([]*job.Job, len(recs))
+	for i, j := range recs {
+		out[i] = c.viewLocked(j)
+	}
+	return out, nil
+}
+
+// resolveLocked finds the records a selector names.
+func (c *Controller) resolveLocked(sel JobSelector) []*job.Job {
+	j := c.st.Jobs[sel.ID]
+	if j == nil {
+		// A task id may be named through its array: 131_1 -> the split-off
+		// record, or the meta-record while still pending.
+		return nil
+	}
+	if !j.IsArray() || j.ArrayJobID != j.ID {
+		if sel.Tasks != nil && (!j.IsArray() || !slices.Contains(sel.Tasks, j.ArrayTaskID)) {
+			return nil
+		}
+		return []*job.Job{j}
+	}
+	// j is the array's own record: collect every task of the array.
+	var recs []*job.Job
+	for _, id := range c.st.order {
+		t := c.st.Jobs[id]
+		if t.ArrayJobID != j.ID {
+			continue
+		}
+		if sel.Tasks == nil {
+			recs = append(recs, t)
+			continue
+		}
+		if t.IsArrayMeta() {
+			for _, task := range sel.Tasks {
+				if slices.Contains(t.PendingTasks, task) {
+					recs = append(recs, t)
+					break
+				}
+			}
+		} else if slices.Contains(sel.Tasks, t.ArrayTaskID) {
+			recs = append(recs, t)
+		}
+	}
+	// The meta-record (array job id) first, as slurmctld lists it.
+	slices.SortStableFunc(recs, func(a, b *job.Job) int {
+		if a.ID == j.ID {
+			return -1
+		}
+		if b.ID == j.ID {
+			return 1
+		}
+		return 0
+	})
+	return recs
+}
+
+// CancelRequest describes scancel / DELETE /job.
+type CancelRequest struct {
+	Sel JobSelector
+	// Signal is 0 or SIGKILL for a full cancel; anything else is only
+	// delivered to the running job.
+	Signal    int32
+	BatchOnly bool
+}
+
+// Cancel cancels or signals a job. Unknown jobs give InvalidJobID; jobs
+// already finished give AlreadyDone, as slurmctld answers.
+func (c *Controller) Cancel(ctx context.Context, who Identity, req CancelRequest) error {
+	c.mu.RLock()
+	recs := c.resolveLocked(req.Sel)
+	type target struct {
+		id      job.ID
+		running bool
+		meta    bool
+	}
+	var targets []target
+	done := 0
+	for _, j := range recs {
+		if j.Req.UserID != who.UID && !c.privileged(who) {
+			c.mu.RUnlock()
+			return slurmerr.New(slurmerr.AccessDenied, "")
+		}
+		if j.State.Terminal() {
+			done++
+			continue
+		}
+		targets = append(targets, target{id: j.ID, running: j.State == job.Running, meta: j.IsArrayMeta()})
+	}
+	c.mu.RUnlock()
+	if len(recs) == 0 {
+		return slurmerr.New(slurmerr.InvalidJobID, "")
+	}
+	if len(targets) == 0 {
+		return slurmerr.New(slurmerr.AlreadyDone, "")
+	}
+	const sigKill = 9
+	if req.Signal != 0 && req.Signal != sigKill {
+		for _, t := range targets {
+			if t.running {
+				c.signal(t.id, req.Signal, req.BatchOnly)
+			}
+		}
+		return nil
+	}
+	cmd := &cancelCmd{UID: who.UID}
+	for _, t := range targets {
+		cmd.JobIDs = append(cmd.JobIDs, t.id)
+	}
+	if req.Sel.Tasks != nil {
+		cmd.Tasks = req.Sel.Tasks
+	}
+	if _, err := c.propose(ctx, &command{Op: opCancel, Cancel: cmd}); err != nil {
+		return err
+	}
+	for _, t := range targets {
+		if t.running {
+			c.terminate(t.id, nodeproto.EndCancelled)
+		}
+	}
+	c.Kick()
+	return nil
+}
+
+// JobUpdate lists the changes of scontrol update / POST /job/{id}; nil
+// fields are left alone.
+type JobUpdate struct {
+	TimeLimit *uint32
+	Partition *string
+	Name      *string
+	Comment   *string
+	Priority  *uint32
+	Nice      *int32
+	Hold      *bool
+	BeginTime *time.Time
+	MinNodes  *uint32
+	NumTasks  *uint32
+	Requeue   *bool
+}
+
+// Update changes a job, with slurmctld's rules: users may lower their own
+// job's limits and hold/release it; only privileged callers raise limits
+// or set priorities.
+func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, u JobUpdate) error {
+	c.mu.RLock()
+	recs := c.resolveLocked(sel)
+	var ids []job.ID
+	var err error
+	for _, j := range recs {
+		if j.Req.UserID != who.UID && !c.privileged(who) {
+			err = slurmerr.New(slurmerr.AccessDenied, "")
+			break
+		}
+		if j.State.Terminal() {
+			err = slurmerr.New(slurmerr.AlreadyDone, "")
+			break
+		}
+		if j.State != job.Pending && (u.Partition != nil || u.MinNodes != nil || u.NumTasks != nil || u.BeginTime != nil) {
+			err = slurmerr.New(slurmerr.JobNotPending, "")
+			break
+		}
+		if u.Hold != nil && j.State != job.Pending {
+			err = slurmerr.New(slurmerr.JobNotPending, "")
+			break
+		}
+		if u.TimeLimit != nil && !c.privileged(who) && (*u.TimeLimit == job.Infinite || *u.TimeLimit > j.Req.TimeLimit) {
+			err = slurmerr.New(slurmerr.AccessDenied, "only an operator may raise a time limit")
+			break
+		}
+		if u.Priority != nil && !c.privileged(who) {
+			err = slurmerr.New(slurmerr.AccessDenied, "")
+			break
+		}
+		if u.Partition != nil && c.parts[*u.Partition] == nil {
+			err = slurmerr.New(slurmerr.InvalidPartitionName, "invalid partition specified: %s", *u.Partition)
+			break
+		}
+		ids = append(ids, j.ID)
+	}
+	c.mu.RUnlock()
+	if len(recs) == 0 {
+		return slurmerr.New(slurmerr.InvalidJobID, "")
+	}
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		cmd := &updateCmd{JobID: id, TimeLimit: u.TimeLimit, Partition: u.Partition, Name: u.Name, Comment: u.Comment,
+			Priority: u.Priority, Nice: u.Nice, BeginTime: u.BeginTime, MinNodes: u.MinNodes, NumTasks: u.NumTasks, Requeue: u.Requeue}
+		if u.Hold != nil {
+			h := job.NotHeld
+			if *u.Hold {
+				h = job.HeldUser
+				if c.privileged(who) && who.UID != c.ownerOf(id) {
+					h = job.HeldAdmin
+				}
+			}
+			cmd.Hold = &h
+		}
+		if _, err := c.propose(ctx, &command{Op: opUpdate, Update: cmd}); err != nil {
+			return err
+		}
+	}
+	c.Kick()
+	return nil
+}
+
+func (c *Controller) ownerOf(id job.ID) uint32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if j := c.st.Jobs[id]; j != nil {
+		return j.Req.UserID
+	}
+	return 0
+}
+
+// Requeue puts a running or finished batch job back in the queue
+// (scontrol requeue), optionally held (requeuehold).
+func (c *Controller) Requeue(ctx context.Context, who Identity, sel JobSelector, hold bool) error {
+	c.mu.RLock()
+	recs := c.resolveLocked(sel)
+	var running, finished []job.ID
+	var err error
+	for _, j := range recs {
+		if j.Req.UserID != who.UID && !c.privileged(who) {
+			err = slurmerr.New(slurmerr.AccessDenied, "")
+			break
+		}
+		switch {
+		case j.State == job.Pending:
+			err = slurmerr.New(slurmerr.JobPending, "")
+		case j.State == job.Running && !j.Completing:
+			running = append(running, j.ID)
+		case j.State.Terminal() && !j.Completing:
+			finished = append(finished, j.ID)
+		default:
+			err = slurmerr.New(slurmerr.TransitionStateNoUpdate, "")
+		}
+	}
+	c.mu.RUnlock()
+	if len(recs) == 0 {
+		return slurmerr.New(slurmerr.InvalidJobID, "")
+	}
+	if err != nil {
+		return err
+	}
+	for _, id := range finished {
+		if _, err := c.propose(ctx, &command{Op: opRequeue, Requeue: &requeueCmd{JobID: id, Hold: hold}}); err != nil {
+			return err
+		}
+	}
+	for _, id := range running {
+		// The job is requeued once its processes are gone (jobDone sees
+		// the pending requeue).
+		c.mu.Lock()
+		c.pendingRequeue(id, hold)
+		c.mu.Unlock()
+		c.terminate(id, nodeproto.EndCancelled)
+	}
+	c.Kick()
+	return nil
+}
+
+// CheckPartition returns nil when a partition exists.
+func (c *Controller) CheckPartition(name string) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.parts[name] == nil {
+		return slurmerr.New(slurmerr.InvalidPartitionName, "invalid partition specified: %s", name)
+	}
+	return nil
+}

@@ -1,0 +1,362 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/node"
+	"github.com/droverhq/drover/internal/nodeproto"
+	"github.com/droverhq/drover/internal/partition"
+	"github.com/droverhq/drover/internal/slurmerr"
+)
+
+// NodeHandler serves the node daemons' protocol (/drover/v1/node/...).
+func (c *Controller) NodeHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+nodeproto.PathRegister, c.handleRegister)
+	mux.HandleFunc("POST "+nodeproto.PathHeartbeat, c.handleHeartbeat)
+	mux.HandleFunc("POST "+nodeproto.PathJobDone, c.handleJobDone)
+	return mux
+}
+
+// errUnregistered tells a node daemon to register again.
+var errUnregistered = errors.New("node must register")
+
+func (c *Controller) handleRegister(w http.ResponseWriter, r *http.Request) {
+	c.stats.CountRPC("REQUEST_NODE_REGISTRATION_STATUS")
+	var reg nodeproto.Register
+	if err := nodeproto.Decode(r, &reg); err != nil {
+		nodeproto.Fail(w, http.StatusBadRequest, err)
+		return
+	}
+	reply, err := c.Register(r.Context(), reg)
+	if err != nil {
+		nodeproto.Fail(w, http.StatusNotFound, err)
+		return
+	}
+	nodeproto.Reply(w, http.StatusOK, reply)
+}
+
+// Register records a node daemon's (re)registration and reconciles the jobs
+// it reports with what the controller believes it runs.
+func (c *Controller) Register(ctx context.Context, reg nodeproto.Register) (nodeproto.RegisterReply, error) {
+	now := c.now()
+	c.mu.Lock()
+	n := c.nodes[reg.Name]
+	if n == nil {
+		c.mu.Unlock()
+		return nodeproto.RegisterReply{}, slurmerr.New(slurmerr.InvalidNodeName, "node %s is not in slurm.conf", reg.Name)
+	}
+	n.Registered, n.Responding = true, true
+	n.LastHeartbeat = now
+	n.DaemonAddr = reg.Addr
+	n.BootTime, n.SlurmdStart = reg.BootTime, reg.Started
+	n.Version, n.Arch, n.OS = reg.Version, reg.Arch, reg.OS
+	n.FreeMemMB = reg.FreeMemMB
+	if len(reg.GPUs) > 0 || len(n.GPUs) == 0 {
+		n.GPUs = n.GPUs[:0]
+		for _, g := range reg.GPUs {
+			n.GPUs = append(n.GPUs, node.GPU{Index: g.Index, Type: g.Type, Minor: g.Minor, File: g.File, UUID: g.UUID, Cores: g.Cores})
+		}
+	}
+	reported := map[job.ID]nodeproto.JobStatus{}
+	for _, js := range reg.Jobs {
+		reported[job.ID(js.JobID)] = js
+	}
+	var relaunch, lost []job.ID
+	var done []nodeproto.JobDone
+	var kill []uint32
+	for _, id := range c.st.order {
+		j := c.st.Jobs[id]
+		if j.BatchHost != reg.Name || j.Alloc == nil || !(j.State == job.Running || j.Completing) {
+			continue
+		}
+		js, ok := reported[id]
+		delete(reported, id)
+		switch {
+		case !ok && j.State == job.Running:
+			relaunch = append(relaunch, id)
+		case !ok:
+			lost = append(lost, id)
+		case js.Done != nil:
+			done = append(done, *js.Done)
+		case js.Lost:
+			lost = append(lost, id)
+		}
+	}
+	for id, js := range reported {
+		if js.Done != nil {
+			// Finished jobs the controller no longer tracks: acknowledge.
+			done = append(done, *js.Done)
+			continue
+		}
+		kill = append(kill, uint32(id))
+	}
+	adm := c.st.Nodes[reg.Name]
+	returnToService := adm != nil && adm.Down && adm.Reason == "Not responding" && c.cfg.ReturnToService > 0
+	c.mu.Unlock()
+
+	if returnToService {
+		f := false
+		if _, err := c.propose(ctx, &command{Op: opNodeSet, NodeSet: &nodeSetCmd{Name: reg.Name, Down: &f}}); err != nil {
+			return nodeproto.RegisterReply{}, err
+		}
+	}
+	for _, d := range done {
+		if err := c.JobDone(ctx, d); err != nil && slurmerr.CodeOf(err) != slurmerr.InvalidJobID {
+			return nodeproto.RegisterReply{}, err
+		}
+	}
+	for _, id := range lost {
+		if _, err := c.propose(ctx, &command{Op: opEnd, End: &endCmd{JobID: id, State: job.NodeFail}}); err != nil {
+			return nodeproto.RegisterReply{}, err
+		}
+	}
+	for _, id := range relaunch {
+		c.launch(id)
+	}
+	c.logger.Info("node registered", "node", reg.Name, "addr", reg.Addr, "gpus", len(reg.GPUs), "jobs", len(reg.Jobs))
+	c.Kick()
+	return nodeproto.RegisterReply{Kill: kill, HeartbeatEvery: c.heartbeatEvery()}, nil
+}
+
+func (c *Controller) heartbeatEvery() time.Duration {
+	return min(max(c.cfg.SlurmdTimeout/3, 100*time.Millisecond), 30*time.Second)
+}
+
+func (c *Controller) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
+	c.stats.CountRPC("REQUEST_PING")
+	var hb nodeproto.Heartbeat
+	if err := nodeproto.Decode(r, &hb); err != nil {
+		nodeproto.Fail(w, http.StatusBadRequest, err)
+		return
+	}
+	c.mu.Lock()
+	n := c.nodes[hb.Name]
+	if n == nil || !n.Registered {
+		c.mu.Unlock()
+		nodeproto.Fail(w, http.StatusConflict, errUnregistered)
+		return
+	}
+	n.LastHeartbeat = c.now()
+	n.Responding = true
+	n.FreeMemMB, n.CPULoad = hb.FreeMemMB, hb.Load
+	c.mu.Unlock()
+	nodeproto.Reply(w, http.StatusOK, struct{}{})
+}
+
+func (c *Controller) handleJobDone(w http.ResponseWriter, r *http.Request) {
+	c.stats.CountRPC("REQUEST_COMPLETE_BATCH_SCRIPT")
+	var d nodeproto.JobDone
+	if err := nodeproto.Decode(r, &d); err != nil {
+		nodeproto.Fail(w, http.StatusBadRequest, err)
+		return
+	}
+	if err := c.JobDone(r.Context(), d); err != nil && slurmerr.CodeOf(err) != slurmerr.InvalidJobID {
+		nodeproto.Fail(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	nodeproto.Reply(w, http.StatusOK, struct{}{})
+}
+
+// JobDone records the end of a batch job's processes. It is idempotent: a
+// node daemon repeats the report until it is acknowledged.
+func (c *Controller) JobDone(ctx context.Context, d nodeproto.JobDone) error {
+	id := job.ID(d.JobID)
+	c.mu.Lock()
+	j := c.st.Jobs[id]
+	if j == nil || j.Alloc == nil || !(j.State == job.Running || j.Completing) {
+		c.mu.Unlock()
+		return nil
+	}
+	hold, requeue := c.requeueOnEnd[id]
+	delete(c.requeueOnEnd, id)
+	c.mu.Unlock()
+	var cmd *command
+	if requeue {
+		cmd = &command{Op: opRequeue, Requeue: &requeueCmd{JobID: id, Hold: hold}}
+	} else {
+		st := job.Completed
+		switch {
+		case d.Kind == nodeproto.EndTimeout:
+			st = job.Timeout
+		case d.Kind == nodeproto.EndCancelled:
+			st = job.Cancelled
+		case d.Kind == nodeproto.EndFailed, d.ExitCode != 0, d.Signal != 0:
+			st = job.Failed
+		}
+		cmd = &command{Op: opEnd, End: &endCmd{JobID: id, State: st, ExitCode: d.ExitCode, Signal: d.Signal}}
+	}
+	if !d.EndTime.IsZero() {
+		cmd.Time = d.EndTime
+	}
+	if _, err := c.propose(ctx, cmd); err != nil {
+		return err
+	}
+	c.Kick()
+	return nil
+}
+
+// NodeInfo is a node with its current usage, for listings.
+type NodeInfo struct {
+	Node       *node.Node
+	Used       node.Alloc
+	Completing bool
+	Partitions []string
+}
+
+// Nodes lists every node in configuration order.
+func (c *Controller) Nodes() []NodeInfo {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	used := c.usageLocked()
+	completing := c.completingLocked()
+	out := make([]NodeInfo, 0, len(c.nodeOrder))
+	for _, name := range c.nodeOrder {
+		out = append(out, NodeInfo{Node: c.nodeViewLocked(name), Used: used[name], Completing: completing[name], Partitions: c.partitionsOfLocked(name)})
+	}
+	return out
+}
+
+// Node returns one node.
+func (c *Controller) Node(name string) (NodeInfo, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.nodes[name] == nil {
+		return NodeInfo{}, slurmerr.New(slurmerr.InvalidNodeName, "Failure to query node %s", name)
+	}
+	used := c.usageLocked()
+	return NodeInfo{Node: c.nodeViewLocked(name), Used: used[name], Completing: c.completingLocked()[name], Partitions: c.partitionsOfLocked(name)}, nil
+}
+
+// LastNodeUpdate is when any node's durable state last changed.
+func (c *Controller) LastNodeUpdate() time.Time {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.st.LastNodeUpdate
+}
+
+func (c *Controller) completingLocked() map[string]bool {
+	out := map[string]bool{}
+	for _, id := range c.st.order {
+		j := c.st.Jobs[id]
+		if j.Completing && j.Alloc != nil {
+			for _, na := range j.Alloc.Nodes {
+				out[na.Node] = true
+			}
+		}
+	}
+	return out
+}
+
+func (c *Controller) partitionsOfLocked(name string) []string {
+	var out []string
+	for _, p := range c.partOrder {
+		if c.parts[p].HasNode(name) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// NodeStateChange is an administrative request (scontrol update NodeName=).
+type NodeStateChange int
+
+// Node state changes.
+const (
+	NodeNoChange NodeStateChange = iota
+	NodeDrain
+	NodeResume
+	NodeDown
+	NodeIdle
+	NodeUndrain
+)
+
+// UpdateNode drains, resumes or downs a node. Only privileged callers may;
+// DRAIN and DOWN need a reason, as scontrol insists.
+func (c *Controller) UpdateNode(ctx context.Context, who Identity, name string, change NodeStateChange, reason string) error {
+	if !c.privileged(who) {
+		return slurmerr.New(slurmerr.AccessDenied, "")
+	}
+	c.mu.RLock()
+	known := c.nodes[name] != nil
+	c.mu.RUnlock()
+	if !known {
+		return slurmerr.New(slurmerr.InvalidNodeName, "Invalid node name specified: %s", name)
+	}
+	t, f := true, false
+	cmd := &nodeSetCmd{Name: name, Reason: reason, UID: who.UID}
+	switch change {
+	case NodeNoChange:
+		return nil
+	case NodeDrain:
+		if reason == "" {
+			return slurmerr.New(slurmerr.InvalidNodeState, "You must specify a reason when DOWNING or DRAINING a node. Request denied")
+		}
+		cmd.Drain = &t
+	case NodeDown:
+		if reason == "" {
+			return slurmerr.New(slurmerr.InvalidNodeState, "You must specify a reason when DOWNING or DRAINING a node. Request denied")
+		}
+		cmd.Down = &t
+	case NodeResume, NodeIdle:
+		cmd.Drain, cmd.Down = &f, &f
+	case NodeUndrain:
+		cmd.Drain = &f
+	}
+	res, err := c.propose(ctx, &command{Op: opNodeSet, NodeSet: cmd})
+	if err != nil {
+		return err
+	}
+	if len(res.Ended) > 0 {
+		for _, id := range res.Ended {
+			c.terminate(id, nodeproto.EndCancelled)
+		}
+	}
+	c.Kick()
+	return nil
+}
+
+// PartitionInfo is a partition with derived counts.
+type PartitionInfo struct {
+	Partition *partition.Partition
+	TotalCPUs uint32
+	Nodes     int
+}
+
+// Partitions lists partitions in configuration order.
+func (c *Controller) Partitions() []PartitionInfo {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]PartitionInfo, 0, len(c.partOrder))
+	for _, name := range c.partOrder {
+		out = append(out, c.partitionInfoLocked(name))
+	}
+	return out
+}
+
+// Partition returns one partition.
+func (c *Controller) Partition(name string) (PartitionInfo, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.parts[name] == nil {
+		return PartitionInfo{}, slurmerr.New(slurmerr.InvalidPartitionName, "Unable to find partition %s", name)
+	}
+	return c.partitionInfoLocked(name), nil
+}
+
+func (c *Controller) partitionInfoLocked(name string) PartitionInfo {
+	p := *c.parts[name]
+	p.Nodes = slices.Clone(p.Nodes)
+	info := PartitionInfo{Partition: &p, Nodes: len(p.Nodes)}
+	for _, n := range p.Nodes {
+		if nd := c.nodes[n]; nd != nil {
+			info.TotalCPUs += nd.CPUs
+		}
+	}
+	return info
+}

@@ -1,0 +1,67 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+
+	"github.com/spf13/viper"
+
+	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/restapi"
+)
+
+// RunController runs a controller until ctx ends.
+func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, ready func(addr net.Addr)) error {
+	path := ConfPath(v.GetString("conf"))
+	sc, err := LoadConf(path, logger)
+	if err != nil {
+		return err
+	}
+	cfg, err := controller.ConfigFromSlurm(sc, path)
+	if err != nil {
+		return err
+	}
+	if d := v.GetString("state-dir"); d != "" {
+		cfg.StateDir = d
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return fmt.Errorf("create StateSaveLocation: %w", err)
+	}
+	ctl, err := controller.New(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer ctl.Close()
+	ctl.Start()
+	h, err := restapi.Handler(ctl, logger, restapi.Options{TrustLoopback: true})
+	if err != nil {
+		return err
+	}
+	listen := v.GetString("listen")
+	if listen == "" {
+		host := cfg.ControlAddr
+		if host == "" {
+			host = "0.0.0.0"
+		}
+		listen = net.JoinHostPort(host, strconv.Itoa(cfg.Port))
+	}
+	socket := SocketPath(v, sc)
+	addr, errc, err := restapi.Serve(ctx, h, listen, socket, logger)
+	if err != nil {
+		return err
+	}
+	logger.Info("controller ready", "cluster", cfg.ClusterName, "listen", addr.String(), "socket", socket, "state", cfg.StateDir)
+	if ready != nil {
+		ready(addr)
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errc:
+		return err
+	}
+}

@@ -1,0 +1,99 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/viper"
+
+	"github.com/droverhq/drover/internal/nodeagent"
+	"github.com/droverhq/drover/internal/slurmconf"
+)
+
+// Version is Drover's own version, set at build time.
+var Version = "0.1.0-dev"
+
+// RunNode runs a node daemon until ctx ends.
+func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
+	path := ConfPath(v.GetString("conf"))
+	sc, err := LoadConf(path, logger)
+	if err != nil {
+		return err
+	}
+	name := v.GetString("name")
+	if name == "" {
+		h, _ := os.Hostname()
+		name, _, _ = strings.Cut(h, ".")
+	}
+	nc := sc.Node(name)
+	if nc == nil {
+		return fmt.Errorf("node %s is not defined in %s", name, path)
+	}
+	port := int(nc.Port)
+	if port == 0 {
+		port = int(sc.SlurmdPort)
+	}
+	listen := v.GetString("listen")
+	if listen == "" {
+		listen = net.JoinHostPort(nodeAddr(nc), strconv.Itoa(port))
+	}
+	spool := strings.ReplaceAll(sc.SlurmdSpoolDir, "%n", name)
+	if d := v.GetString("spool-dir"); d != "" {
+		spool = d
+	}
+	gpus, source, err := nodeGPUs(ctx, v, sc, path, name, logger)
+	if err != nil {
+		return err
+	}
+	cfg := nodeagent.Config{
+		Name:          name,
+		ControllerURL: controllerURL(sc),
+		Listen:        listen,
+		SpoolDir:      spool,
+		CPUs:          uint32(nc.CPUs),
+		RealMemory:    nc.RealMemory,
+		GPUs:          gpus,
+		GPUSource:     source,
+		Version:       Version,
+		// Several clusters (tests, dev) may share a machine: the cgroup
+		// subtree names the cluster as well as the node.
+		CgroupRoot: "drover/" + sc.ClusterName + "/" + name,
+	}
+	if v.GetBool("no-cgroups") {
+		cfg.DisableCgroups = true
+	}
+	a, err := nodeagent.New(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return a.Run(ctx, nil)
+}
+
+func nodeAddr(n *slurmconf.Node) string {
+	if n.Addr != "" {
+		return n.Addr
+	}
+	return n.Name
+}
+
+// controllerURL is the controller's REST address from SlurmctldHost.
+func controllerURL(sc *slurmconf.Config) string {
+	host := "127.0.0.1"
+	if len(sc.SlurmctldHosts) > 0 {
+		host = sc.SlurmctldHosts[0].Name
+		if sc.SlurmctldHosts[0].Addr != "" {
+			host = sc.SlurmctldHosts[0].Addr
+		}
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort)))
+}
+
+// confDir is where gres.conf sits next to slurm.conf.
+func confDir(confPath string) string { return filepath.Dir(confPath) }

@@ -1,0 +1,86 @@
+// Package daemon holds the `drover controller` and `drover node` entry
+// points: reading slurm.conf and Drover's own settings, and running the
+// controller or node agent until a signal stops it.
+package daemon
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/viper"
+
+	"github.com/droverhq/drover/internal/slurmconf"
+)
+
+// Settings are Drover's own settings, on top of slurm.conf: flags,
+// DROVER_* environment variables and an optional drover.yaml, in that
+// order of precedence (viper).
+func Settings() *viper.Viper {
+	v := viper.New()
+	v.SetEnvPrefix("DROVER")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	v.SetConfigName("drover")
+	v.SetConfigType("yaml")
+	v.AddConfigPath("/etc/drover")
+	v.AddConfigPath(".")
+	v.SetDefault("log-level", "info")
+	return v
+}
+
+// ReadSettingsFile loads drover.yaml if there is one.
+func ReadSettingsFile(v *viper.Viper) error {
+	if err := v.ReadInConfig(); err != nil {
+		if _, ok := err.(viper.ConfigFileNotFoundError); ok {
+			return nil
+		}
+		return fmt.Errorf("read drover settings: %w", err)
+	}
+	return nil
+}
+
+// ConfPath resolves slurm.conf: the flag, then SLURM_CONF, then Slurm's
+// default location.
+func ConfPath(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if p := os.Getenv("SLURM_CONF"); p != "" {
+		return p
+	}
+	return "/etc/slurm/slurm.conf"
+}
+
+// LoadConf reads slurm.conf and logs its warnings once.
+func LoadConf(path string, logger *slog.Logger) (*slurmconf.Config, error) {
+	sc, err := slurmconf.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range sc.Warnings {
+		logger.Warn("slurm.conf", "warning", w.String())
+	}
+	return sc, nil
+}
+
+// Logger builds the daemon's logger at the configured level.
+func Logger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// SocketPath is where the controller's unix socket lives unless the
+// settings say otherwise.
+func SocketPath(v *viper.Viper, sc *slurmconf.Config) string {
+	if p := v.GetString("socket"); p != "" {
+		return p
+	}
+	return filepath.Join(sc.StateSaveLocation, "drover.sock")
+}

@@ -1,0 +1,232 @@
+// Package job holds the domain model of a batch job: what was asked for,
+// what was granted and how it ended. It does no I/O and knows nothing of the
+// wire format; bridge packages translate to and from it.
+package job
+
+import "time"
+
+// ID is a Slurm job id.
+type ID uint32
+
+// NoTask marks the absence of an array task id (Slurm's NO_VAL).
+const NoTask uint32 = 0xFFFFFFFE
+
+// Infinite is the time limit "UNLIMITED" (Slurm's INFINITE), in minutes.
+const Infinite uint32 = 0xFFFFFFFF
+
+// Request is what the submitter asked for. The controller fills defaults
+// (partition, time limit, memory) at submission, so a stored Request is
+// always complete.
+type Request struct {
+	Name        string
+	Partition   string
+	Script      string
+	Argv        []string
+	Environment []string
+	WorkDir     string
+	StdOut      string
+	StdErr      string
+	StdIn       string
+
+	UserID    uint32
+	GroupID   uint32
+	UserName  string
+	GroupName string
+
+	MinNodes     uint32
+	MaxNodes     uint32
+	NumTasks     uint32
+	TasksPerNode uint32 // 0: not given
+	CPUsPerTask  uint32
+	// MemPerNode and MemPerCPU are in MB; at most one is set (0: unset).
+	MemPerNode uint64
+	MemPerCPU  uint64
+	// GPUsPerNode comes from --gres=gpu[:type]:N or --gpus-per-node.
+	GPUsPerNode uint32
+	// GPUsPerJob comes from --gpus / -G.
+	GPUsPerJob uint32
+	// GPUType restricts GPUs to one type ("a100"); empty: any.
+	GPUType string
+	// Gres is the request as the user wrote it, for display.
+	Gres string
+
+	NodeList []string
+	Exclude  []string
+
+	// TimeLimit is in minutes (Infinite: no limit).
+	TimeLimit uint32
+	TimeMin   uint32
+	BeginTime time.Time
+
+	Exclusive  bool
+	Requeue    bool
+	Comment    string
+	Account    string
+	QOS        string
+	Nice       int32
+	Dependency string
+	SubmitLine string
+	// SubmitHost is the host sbatch ran on (SLURM_SUBMIT_HOST).
+	SubmitHost string
+	// OpenMode is "append" or "truncate" for the output files.
+	OpenMode string
+	Array    ArraySpec
+}
+
+// ArraySpec is the array part of a submission.
+type ArraySpec struct {
+	// Expr is the --array value as given ("0-9%2"); empty: not an array.
+	Expr string
+	// Tasks are the expanded task ids, sorted.
+	Tasks      []uint32
+	MaxRunning uint32
+}
+
+// Hold says who holds a pending job.
+type Hold uint8
+
+// Hold kinds: a user hold is released by the user, an admin hold only by an
+// operator (JobHeldUser / JobHeldAdmin).
+const (
+	NotHeld Hold = iota
+	HeldUser
+	HeldAdmin
+)
+
+// Allocation is what the scheduler granted, node by node.
+type Allocation struct {
+	Nodes []NodeAlloc
+}
+
+// NodeAlloc is the share of one node a job holds.
+type NodeAlloc struct {
+	Node  string
+	CPUs  uint32
+	MemMB uint64
+	// GPUs are device indices on the node (gres index order).
+	GPUs  []int
+	Tasks uint32
+}
+
+// NodeNames lists the allocated nodes in allocation order.
+func (a *Allocation) NodeNames() []string {
+	if a == nil {
+		return nil
+	}
+	out := make([]string, len(a.Nodes))
+	for i, n := range a.Nodes {
+		out[i] = n.Node
+	}
+	return out
+}
+
+// TotalCPUs sums the CPUs over the allocation.
+func (a *Allocation) TotalCPUs() uint32 {
+	if a == nil {
+		return 0
+	}
+	var n uint32
+	for _, na := range a.Nodes {
+		n += na.CPUs
+	}
+	return n
+}
+
+// TotalGPUs sums the GPUs over the allocation.
+func (a *Allocation) TotalGPUs() int {
+	if a == nil {
+		return 0
+	}
+	n := 0
+	for _, na := range a.Nodes {
+		n += len(na.GPUs)
+	}
+	return n
+}
+
+// Job is one job record as the controller holds it. An array whose tasks
+// have not all started is one record whose PendingTasks lists the rest, as
+// slurmctld keeps a single "meta" record.
+type Job struct {
+	ID  ID
+	Req Request
+
+	// ArrayJobID is the id of the array this job belongs to (0: none).
+	ArrayJobID ID
+	// ArrayTaskID is this record's task, or NoTask for the meta-record.
+	ArrayTaskID uint32
+	// PendingTasks are the array tasks not yet split off (meta-record).
+	PendingTasks []uint32
+
+	State  State
+	Reason Reason
+	Hold   Hold
+	// Priority is the scheduling priority (0 while held).
+	Priority uint32
+
+	SubmitTime   time.Time
+	EligibleTime time.Time
+	StartTime    time.Time
+	EndTime      time.Time
+	// PlannedStart is the scheduler's estimate for a pending job.
+	PlannedStart time.Time
+
+	Alloc *Allocation
+	// BatchHost runs the batch script (the first allocated node).
+	BatchHost string
+
+	// ExitCode and Signal describe how the batch script ended
+	// (ExitCode=2:0, 0:9 in scontrol).
+	ExitCode int32
+	Signal   int32
+	// Completing is set while a cancelled or timed-out job's processes are
+	// still being killed.
+	Completing bool
+	// CancelledBy is the uid that cancelled the job.
+	CancelledBy  uint32
+	RestartCount uint32
+	// LastUpdate changes whenever the record changes (REST update_time).
+	LastUpdate time.Time
+}
+
+// IsArray reports whether the job belongs to an array.
+func (j *Job) IsArray() bool { return j.ArrayJobID != 0 }
+
+// IsArrayMeta reports whether this record stands for not-yet-started tasks.
+func (j *Job) IsArrayMeta() bool { return j.ArrayJobID != 0 && j.ArrayTaskID == NoTask }
+
+// Pending reports whether the job is waiting to start.
+func (j *Job) Pending() bool { return j.State == Pending }
+
+// Clone returns a deep copy.
+func (j *Job) Clone() *Job {
+	c := *j
+	c.Req.Argv = append([]string(nil), j.Req.Argv...)
+	c.Req.Environment = append([]string(nil), j.Req.Environment...)
+	c.Req.NodeList = append([]string(nil), j.Req.NodeList...)
+	c.Req.Exclude = append([]string(nil), j.Req.Exclude...)
+	c.Req.Array.Tasks = append([]uint32(nil), j.Req.Array.Tasks...)
+	c.PendingTasks = append([]uint32(nil), j.PendingTasks...)
+	if j.Alloc != nil {
+		a := &Allocation{Nodes: make([]NodeAlloc, len(j.Alloc.Nodes))}
+		for i, n := range j.Alloc.Nodes {
+			n.GPUs = append([]int(nil), n.GPUs...)
+			a.Nodes[i] = n
+		}
+		c.Alloc = a
+	}
+	return &c
+}
+
+// TasksOnNodes returns how many tasks each node of a granted allocation
+// runs, in allocation order.
+func (j *Job) TasksOnNodes() []uint32 {
+	if j.Alloc == nil {
+		return nil
+	}
+	out := make([]uint32, len(j.Alloc.Nodes))
+	for i, n := range j.Alloc.Nodes {
+		out[i] = n.Tasks
+	}
+	return out
+}

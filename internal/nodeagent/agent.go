@@ -1,0 +1,377 @@
+// Package nodeagent is Drover's slurmd: it registers a node with the
+// controller, sends heartbeats, runs batch jobs as their users with Slurm's
+// environment and output files, enforces kill requests on whole process
+// trees, and reports how each job ended until the controller acknowledges.
+package nodeagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/droverhq/drover/internal/nodeproto"
+	"github.com/droverhq/drover/internal/proctrack"
+)
+
+// Config configures a node daemon.
+type Config struct {
+	Name string
+	// ControllerURL is the controller's base URL (http://host:port).
+	ControllerURL string
+	// Listen is the address to serve launches on (SlurmdPort).
+	Listen string
+	// Advertise is the address the controller should use (defaults to the
+	// listener's).
+	Advertise  string
+	SpoolDir   string
+	CPUs       uint32
+	RealMemory uint64
+	GPUs       []nodeproto.GPU
+	GPUSource  string
+	Version    string
+	// CgroupRoot names this daemon's cgroup subtree; empty disables
+	// cgroups (process groups only).
+	CgroupRoot     string
+	DisableCgroups bool
+}
+
+// Agent is a running node daemon.
+type Agent struct {
+	cfg     Config
+	logger  *slog.Logger
+	client  *http.Client
+	tracker *proctrack.Tracker
+	started time.Time
+
+	mu       sync.Mutex
+	jobs     map[uint32]*runningJob
+	done     map[uint32]nodeproto.JobDone // finished, not yet acknowledged
+	lost     map[uint32]bool
+	hbEvery  time.Duration
+	kickDone chan struct{}
+	needReg  chan struct{}
+
+	addr net.Addr
+}
+
+// New prepares an agent: spool folder, process tracking, and the jobs a
+// previous run of this daemon left behind.
+func New(cfg Config, logger *slog.Logger) (*Agent, error) {
+	if err := os.MkdirAll(cfg.SpoolDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create spool folder: %w", err)
+	}
+	tr, err := proctrack.New(proctrack.Options{Root: cgroupRoot(cfg), DisableCgroups: cfg.DisableCgroups || cfg.CgroupRoot == ""})
+	if err != nil {
+		return nil, fmt.Errorf("process tracking: %w", err)
+	}
+	a := &Agent{
+		cfg: cfg, logger: logger, tracker: tr,
+		client:   &http.Client{Timeout: 10 * time.Second},
+		started:  time.Now(),
+		jobs:     map[uint32]*runningJob{},
+		done:     map[uint32]nodeproto.JobDone{},
+		lost:     map[uint32]bool{},
+		hbEvery:  5 * time.Second,
+		kickDone: make(chan struct{}, 1),
+		needReg:  make(chan struct{}, 1),
+	}
+	if err := a.recoverSpool(); err != nil {
+		return nil, err
+	}
+	logger.Info("process tracking", "mode", tr.Mode())
+	return a, nil
+}
+
+func cgroupRoot(cfg Config) string {
+	if cfg.CgroupRoot != "" {
+		return cfg.CgroupRoot
+	}
+	return "drover/" + cfg.Name
+}
+
+// recoverSpool finds jobs a previous run left: finished ones are reported
+// again; ones without an exit status lost their processes with the daemon.
+func (a *Agent) recoverSpool() error {
+	entries, err := os.ReadDir(a.cfg.SpoolDir)
+	if err != nil {
+		return fmt.Errorf("read spool folder: %w", err)
+	}
+	for _, e := range entries {
+		id, ok := strings.CutPrefix(e.Name(), "job")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		n, err := strconv.ParseUint(id, 10, 32)
+		if err != nil {
+			continue
+		}
+		dir := filepath.Join(a.cfg.SpoolDir, e.Name())
+		var d nodeproto.JobDone
+		if data, err := os.ReadFile(filepath.Join(dir, "done.json")); err == nil && json.Unmarshal(data, &d) == nil {
+			a.done[uint32(n)] = d
+			continue
+		}
+		a.lost[uint32(n)] = true
+	}
+	// Processes of lost jobs may still run: end them.
+	if orphans, err := a.tracker.Orphans(); err == nil {
+		for _, name := range orphans {
+			if g, err := a.tracker.Adopt(name); err == nil {
+				_ = g.Kill()
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_ = g.Destroy(ctx)
+				cancel()
+			}
+		}
+	}
+	return nil
+}
+
+// Addr is where the agent listens (after Run started).
+func (a *Agent) Addr() net.Addr { return a.addr }
+
+// Run serves launches and keeps the controller informed until ctx ends.
+func (a *Agent) Run(ctx context.Context, ready chan<- net.Addr) error {
+	ln, err := net.Listen("tcp", a.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", a.cfg.Listen, err)
+	}
+	a.addr = ln.Addr()
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+nodeproto.PathLaunch, a.handleLaunch)
+	mux.HandleFunc("POST "+nodeproto.PathSignal, a.handleSignal)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	if ready != nil {
+		ready <- ln.Addr()
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); a.controllerLoop(ctx) }()
+	go func() { defer wg.Done(); a.reportLoop(ctx) }()
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	wg.Wait()
+	return err
+}
+
+func (a *Agent) advertise() string {
+	if a.cfg.Advertise != "" {
+		return a.cfg.Advertise
+	}
+	return a.addr.String()
+}
+
+// controllerLoop registers, then heartbeats; any sign that the controller
+// forgot the node (a restart) leads to a new registration.
+func (a *Agent) controllerLoop(ctx context.Context) {
+	registered := false
+	backoff := 100 * time.Millisecond
+	for {
+		if !registered {
+			if err := a.register(ctx); err != nil {
+				a.logger.Warn("registration failed, retrying", "err", err, "in", backoff)
+				if !sleep(ctx, backoff) {
+					return
+				}
+				backoff = min(backoff*2, 5*time.Second)
+				continue
+			}
+			registered, backoff = true, 100*time.Millisecond
+		}
+		a.mu.Lock()
+		every := a.hbEvery
+		a.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.needReg:
+			registered = false
+			continue
+		case <-time.After(every):
+		}
+		if err := a.heartbeat(ctx); err != nil {
+			var se *nodeproto.StatusError
+			if errors.As(err, &se) && se.Code == http.StatusConflict {
+				registered = false
+				continue
+			}
+			a.logger.Warn("heartbeat failed", "err", err)
+			registered = false
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+func (a *Agent) register(ctx context.Context) error {
+	reg := nodeproto.Register{
+		Name: a.cfg.Name, Addr: a.advertise(), CPUs: a.cfg.CPUs, RealMemory: a.cfg.RealMemory,
+		FreeMemMB: freeMemMB(), GPUs: a.cfg.GPUs, GPUSource: a.cfg.GPUSource,
+		BootTime: bootTime(), Started: a.started, Version: a.cfg.Version,
+		Arch: runtime.GOARCH, OS: osRelease(),
+	}
+	a.mu.Lock()
+	for id := range a.jobs {
+		reg.Jobs = append(reg.Jobs, nodeproto.JobStatus{JobID: id, Running: true})
+	}
+	for id, d := range a.done {
+		d := d
+		reg.Jobs = append(reg.Jobs, nodeproto.JobStatus{JobID: id, Done: &d})
+	}
+	for id := range a.lost {
+		reg.Jobs = append(reg.Jobs, nodeproto.JobStatus{JobID: id, Lost: true})
+	}
+	a.mu.Unlock()
+	var reply nodeproto.RegisterReply
+	if err := nodeproto.Post(ctx, a.client, a.cfg.ControllerURL+nodeproto.PathRegister, reg, &reply); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	if reply.HeartbeatEvery > 0 {
+		a.hbEvery = reply.HeartbeatEvery
+	}
+	// The controller has now seen these reports.
+	for _, js := range reg.Jobs {
+		if js.Done != nil || js.Lost {
+			delete(a.done, js.JobID)
+			delete(a.lost, js.JobID)
+			_ = os.RemoveAll(a.jobDir(js.JobID))
+		}
+	}
+	var kill []*runningJob
+	for _, id := range reply.Kill {
+		if j := a.jobs[id]; j != nil {
+			kill = append(kill, j)
+		}
+	}
+	a.mu.Unlock()
+	for _, j := range kill {
+		a.logger.Warn("controller does not know job, killing it", "job", j.id)
+		j.terminate(nodeproto.EndCancelled, 0)
+	}
+	a.logger.Info("registered with controller", "node", a.cfg.Name, "addr", reg.Addr)
+	return nil
+}
+
+func (a *Agent) heartbeat(ctx context.Context) error {
+	hb := nodeproto.Heartbeat{Name: a.cfg.Name, FreeMemMB: freeMemMB(), Load: loadAvg()}
+	a.mu.Lock()
+	for id := range a.jobs {
+		hb.Running = append(hb.Running, id)
+	}
+	a.mu.Unlock()
+	return nodeproto.Post(ctx, a.client, a.cfg.ControllerURL+nodeproto.PathHeartbeat, hb, nil)
+}
+
+// reportLoop delivers job ends until the controller acknowledges each.
+func (a *Agent) reportLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.kickDone:
+		case <-time.After(time.Second):
+		}
+		a.mu.Lock()
+		pending := make([]nodeproto.JobDone, 0, len(a.done))
+		for _, d := range a.done {
+			pending = append(pending, d)
+		}
+		a.mu.Unlock()
+		for _, d := range pending {
+			err := nodeproto.Post(ctx, a.client, a.cfg.ControllerURL+nodeproto.PathJobDone, d, nil)
+			if err != nil {
+				a.logger.Debug("job end report failed, will retry", "job", d.JobID, "err", err)
+				break
+			}
+			a.mu.Lock()
+			delete(a.done, d.JobID)
+			a.mu.Unlock()
+			_ = os.RemoveAll(a.jobDir(d.JobID))
+		}
+	}
+}
+
+func (a *Agent) jobDir(id uint32) string {
+	return filepath.Join(a.cfg.SpoolDir, "job"+strconv.FormatUint(uint64(id), 10))
+}
+
+func (a *Agent) handleLaunch(w http.ResponseWriter, r *http.Request) {
+	var l nodeproto.Launch
+	if err := nodeproto.Decode(r, &l); err != nil {
+		nodeproto.Fail(w, http.StatusBadRequest, err)
+		return
+	}
+	if err := a.launch(&l); err != nil {
+		nodeproto.Fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	nodeproto.Reply(w, http.StatusOK, struct{}{})
+}
+
+func (a *Agent) handleSignal(w http.ResponseWriter, r *http.Request) {
+	var s nodeproto.Signal
+	if err := nodeproto.Decode(r, &s); err != nil {
+		nodeproto.Fail(w, http.StatusBadRequest, err)
+		return
+	}
+	a.mu.Lock()
+	j := a.jobs[s.JobID]
+	a.mu.Unlock()
+	if j == nil {
+		nodeproto.Fail(w, http.StatusNotFound, fmt.Errorf("job %d is not running here", s.JobID))
+		return
+	}
+	if s.Terminate {
+		j.terminate(s.Kind, s.KillWait)
+	} else if err := j.signal(syscall.Signal(s.Signal), s.BatchOnly); err != nil {
+		nodeproto.Fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	nodeproto.Reply(w, http.StatusOK, struct{}{})
+}
+
+// finish records a job's end durably and queues its report.
+func (a *Agent) finish(d nodeproto.JobDone) {
+	data, _ := json.Marshal(d)
+	if err := os.WriteFile(filepath.Join(a.jobDir(d.JobID), "done.json"), data, 0o600); err != nil {
+		a.logger.Error("record job end", "job", d.JobID, "err", err)
+	}
+	a.mu.Lock()
+	delete(a.jobs, d.JobID)
+	a.done[d.JobID] = d
+	a.mu.Unlock()
+	select {
+	case a.kickDone <- struct{}{}:
+	default:
+	}
+}
+
+// Close removes this daemon's cgroup subtree.
+func (a *Agent) Close() error { return a.tracker.Cleanup() }

@@ -1,0 +1,274 @@
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/droverhq/drover/internal/nodeproto"
+	"github.com/droverhq/drover/internal/outpattern"
+	"github.com/droverhq/drover/internal/proctrack"
+	"github.com/droverhq/drover/internal/usercred"
+)
+
+// runningJob is one batch script and its process tree.
+type runningJob struct {
+	id    uint32
+	agent *Agent
+	group *proctrack.Group
+
+	mu   sync.Mutex
+	kind nodeproto.EndKind // set when we were asked to end it
+	// killTimer fires SIGKILL KillWait after SIGTERM.
+	killTimer *time.Timer
+}
+
+// launch starts a batch job. It is idempotent: a repeated launch of a job
+// that runs or ran here is acknowledged without starting it again.
+func (a *Agent) launch(l *nodeproto.Launch) error {
+	a.mu.Lock()
+	_, running := a.jobs[l.JobID]
+	_, done := a.done[l.JobID]
+	if running || done {
+		a.mu.Unlock()
+		return nil
+	}
+	j := &runningJob{id: l.JobID, agent: a}
+	a.jobs[l.JobID] = j
+	delete(a.lost, l.JobID)
+	a.mu.Unlock()
+
+	if err := j.start(l); err != nil {
+		a.logger.Error("batch launch failed", "job", l.JobID, "err", err)
+		a.finish(nodeproto.JobDone{Node: a.cfg.Name, JobID: l.JobID, Kind: nodeproto.EndFailed, ExitCode: 1, EndTime: time.Now(), Error: err.Error()})
+	}
+	return nil
+}
+
+// start writes the script, opens the output files as the job's user and
+// starts the script in its own process group and cgroup.
+func (j *runningJob) start(l *nodeproto.Launch) error {
+	a := j.agent
+	dir := a.jobDir(l.JobID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create job folder: %w", err)
+	}
+	script := filepath.Join(dir, "slurm_script")
+	if err := os.WriteFile(script, []byte(l.Script), 0o700); err != nil {
+		return fmt.Errorf("write batch script: %w", err)
+	}
+	switchUser := os.Geteuid() == 0
+	var id *usercred.Identity
+	if switchUser {
+		var err error
+		id, err = usercred.Lookup(l.UID)
+		if err != nil {
+			return fmt.Errorf("user %d: %w", l.UID, err)
+		}
+		// The user must be able to run the script (Slurm's slurmstepd
+		// makes the spool copy readable by the job's user).
+		for _, p := range []string{dir, script} {
+			if err := os.Chown(p, int(l.UID), int(l.GID)); err != nil {
+				return fmt.Errorf("chown %s: %w", p, err)
+			}
+		}
+	}
+
+	vals := outpattern.Values{
+		JobID: l.JobID, ArrayJobID: l.JobID, ArrayTaskID: l.ArrayTaskID, StepID: outpattern.BatchStep,
+		JobName: l.Name, User: l.UserName, NodeName: a.cfg.Name, NodeID: 0, TaskID: 0,
+	}
+	if l.ArrayJobID != 0 {
+		vals.ArrayJobID = l.ArrayJobID
+	}
+	outPat := l.StdOut
+	if outPat == "" {
+		outPat = outpattern.Default(l.ArrayJobID != 0)
+	}
+	workDir := l.WorkDir
+	if st, err := os.Stat(workDir); err != nil || !st.IsDir() {
+		// slurmstepd falls back to /tmp when the working folder is gone.
+		workDir = os.TempDir()
+	}
+	outPath := outpattern.Resolve(workDir, outpattern.Expand(outPat, vals))
+	stdout, err := openOutput(outPath, l.OpenAppend, l.UID, l.GID, switchUser)
+	if err != nil {
+		return err
+	}
+	defer stdout.Close()
+	stderr := stdout
+	if l.StdErr != "" {
+		errPath := outpattern.Resolve(workDir, outpattern.Expand(l.StdErr, vals))
+		if errPath != outPath {
+			stderr, err = openOutput(errPath, l.OpenAppend, l.UID, l.GID, switchUser)
+			if err != nil {
+				return err
+			}
+			defer stderr.Close()
+		}
+	}
+	inPath := "/dev/null"
+	if l.StdIn != "" {
+		inPath = outpattern.Resolve(workDir, outpattern.Expand(l.StdIn, vals))
+	}
+	stdin, err := os.Open(inPath)
+	if err != nil {
+		return fmt.Errorf("open input %s: %w", inPath, err)
+	}
+	defer stdin.Close()
+
+	env, prop := batchEnv(l, a.cfg.Name)
+	// A tiny shell prologue learns SLURM_TASK_PID (the script's own pid),
+	// sets the umask, waits until the daemon has applied the propagated
+	// limits to it, and then becomes the script.
+	prologue := `SLURM_TASK_PID=$$; export SLURM_TASK_PID; read -r _ <&3; exec 3<&-; `
+	if validUmask(prop.umask) {
+		prologue += "umask " + prop.umask + "; "
+	}
+	prologue += `exec "$0" "$@"`
+	// argv[0] of a submission is the script's name; the script runs as
+	// the spool copy, with the rest as its arguments.
+	var scriptArgs []string
+	if len(l.Argv) > 1 {
+		scriptArgs = l.Argv[1:]
+	}
+	args := append([]string{"-c", prologue, script}, scriptArgs...)
+	gate, release, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("create start pipe: %w", err)
+	}
+	defer gate.Close()
+	defer release.Close()
+	cmd := exec.Command("/bin/sh", args...)
+	cmd.Dir = workDir
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.ExtraFiles = []*os.File{gate}
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	if switchUser && id != nil {
+		cmd.SysProcAttr.Credential = id.Credential()
+		cmd.SysProcAttr.Credential.Gid = l.GID
+	}
+	var limits proctrack.Limits
+	if l.MemPerNode > 0 {
+		limits.MemoryBytes = int64(l.MemPerNode) << 20
+	}
+	g, err := a.tracker.Start(cmd, fmt.Sprintf("job_%d", l.JobID), limits)
+	if err != nil {
+		return fmt.Errorf("start batch script: %w", err)
+	}
+	if err := prop.apply(g.Pid()); err != nil {
+		a.logger.Warn("propagate resource limits", "job", l.JobID, "err", err)
+	}
+	release.WriteString("\n")
+	release.Close()
+	j.mu.Lock()
+	j.group = g
+	pending := j.kind
+	j.mu.Unlock()
+	if pending != "" {
+		j.terminate(pending, 0)
+	}
+	a.logger.Info("batch job started", "job", l.JobID, "pid", g.Pid(), "user", l.UserName)
+	go j.wait()
+	return nil
+}
+
+// openOutput creates an output file owned by the job's user.
+func openOutput(path string, appendMode bool, uid, gid uint32, chown bool) (*os.File, error) {
+	flags := os.O_WRONLY | os.O_CREATE
+	if appendMode {
+		flags |= os.O_APPEND
+	} else {
+		flags |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open output %s: %w", path, err)
+	}
+	if chown {
+		if err := f.Chown(int(uid), int(gid)); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("chown output %s: %w", path, err)
+		}
+	}
+	return f, nil
+}
+
+// wait collects the script's exit status, cleans up the process tree and
+// reports the end.
+func (j *runningJob) wait() {
+	st, err := j.group.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Children the script left behind die with the job, as Slurm's
+	// proctrack does at the end of a step.
+	if derr := j.group.Destroy(ctx); derr != nil {
+		j.agent.logger.Warn("clean up job processes", "job", j.id, "err", derr)
+	}
+	cancel()
+	j.mu.Lock()
+	kind := j.kind
+	if j.killTimer != nil {
+		j.killTimer.Stop()
+	}
+	j.mu.Unlock()
+	d := nodeproto.JobDone{Node: j.agent.cfg.Name, JobID: j.id, Kind: nodeproto.EndExited, EndTime: time.Now()}
+	if kind != "" {
+		d.Kind = kind
+	}
+	var ee *exec.ExitError
+	switch {
+	case st != nil:
+		ws := st.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			d.Signal = int32(ws.Signal())
+		} else {
+			d.ExitCode = int32(ws.ExitStatus())
+		}
+	case errors.As(err, &ee):
+		d.ExitCode = int32(ee.ExitCode())
+	case err != nil:
+		d.Kind, d.Error, d.ExitCode = nodeproto.EndFailed, err.Error(), 1
+	}
+	j.agent.logger.Info("batch job ended", "job", j.id, "kind", d.Kind, "exit", d.ExitCode, "signal", d.Signal)
+	j.agent.finish(d)
+}
+
+// terminate ends the job the way slurmd does: SIGCONT and SIGTERM to every
+// process, then SIGKILL after KillWait.
+func (j *runningJob) terminate(kind nodeproto.EndKind, killWait time.Duration) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.kind == "" {
+		j.kind = kind
+	}
+	if j.group == nil {
+		// Still starting: start() ends it as soon as it runs.
+		return
+	}
+	_ = j.group.Signal(syscall.SIGCONT)
+	_ = j.group.Signal(syscall.SIGTERM)
+	if j.killTimer == nil {
+		g := j.group
+		j.killTimer = time.AfterFunc(killWait, func() { _ = g.Kill() })
+	}
+}
+
+// signal delivers sig to the job (or only the batch shell).
+func (j *runningJob) signal(sig syscall.Signal, batchOnly bool) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.group == nil {
+		return fmt.Errorf("job %d has no processes", j.id)
+	}
+	if batchOnly {
+		return syscall.Kill(j.group.Pid(), sig)
+	}
+	return j.group.Signal(sig)
+}

@@ -1,0 +1,247 @@
+// Package nodeproto is the internal protocol between the controller and the
+// node daemons (Slurm's slurmctld <-> slurmd RPCs): JSON messages over HTTP
+// under /drover/v1/. It is not a public API; the slurmrestd wire format is.
+package nodeproto
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Paths served by the controller (node -> controller).
+const (
+	PathRegister  = "/drover/v1/node/register"
+	PathHeartbeat = "/drover/v1/node/heartbeat"
+	PathJobDone   = "/drover/v1/node/jobdone"
+)
+
+// Paths served by a node daemon (controller -> node).
+const (
+	PathLaunch = "/drover/v1/launch"
+	PathSignal = "/drover/v1/signal"
+)
+
+// GPU is a GPU a node daemon found.
+type GPU struct {
+	Index int    `json:"index"`
+	Type  string `json:"type"`
+	Minor int    `json:"minor"`
+	File  string `json:"file"`
+	UUID  string `json:"uuid"`
+	Cores string `json:"cores,omitempty"`
+}
+
+// Register is a node daemon's registration (REQUEST_NODE_REGISTRATION_STATUS).
+type Register struct {
+	Name string `json:"name"`
+	// Addr is where the daemon serves launches (host:port).
+	Addr       string    `json:"addr"`
+	CPUs       uint32    `json:"cpus"`
+	RealMemory uint64    `json:"real_memory"`
+	FreeMemMB  uint64    `json:"free_mem"`
+	GPUs       []GPU     `json:"gpus"`
+	GPUSource  string    `json:"gpu_source"`
+	BootTime   time.Time `json:"boot_time"`
+	Started    time.Time `json:"started"`
+	Version    string    `json:"version"`
+	Arch       string    `json:"arch"`
+	OS         string    `json:"os"`
+	// Jobs are every job the daemon still knows: running, or finished but
+	// not yet acknowledged.
+	Jobs []JobStatus `json:"jobs"`
+}
+
+// RegisterReply tells a node daemon what the controller expects.
+type RegisterReply struct {
+	// Kill lists jobs the node runs that the controller no longer wants.
+	Kill []uint32 `json:"kill,omitempty"`
+	// HeartbeatEvery is how often to send heartbeats.
+	HeartbeatEvery time.Duration `json:"heartbeat_every"`
+}
+
+// Heartbeat is a node daemon's periodic liveness report (ping).
+type Heartbeat struct {
+	Name      string   `json:"name"`
+	FreeMemMB uint64   `json:"free_mem"`
+	Load      float64  `json:"load"`
+	Running   []uint32 `json:"running"`
+}
+
+// JobStatus is what a node knows of a job.
+type JobStatus struct {
+	JobID uint32 `json:"job_id"`
+	// Running is true while the batch script runs.
+	Running bool `json:"running"`
+	// Lost is true when the daemon restarted while the job ran: its
+	// processes are gone and no exit status is known.
+	Lost bool `json:"lost,omitempty"`
+	// Done describes a finished job.
+	Done *JobDone `json:"done,omitempty"`
+}
+
+// EndKind says why a job's processes ended.
+type EndKind string
+
+// End kinds.
+const (
+	EndExited    EndKind = "exited"    // the script ended by itself
+	EndCancelled EndKind = "cancelled" // killed on request
+	EndTimeout   EndKind = "timeout"   // killed at its time limit
+	EndFailed    EndKind = "failed"    // could not be started
+)
+
+// JobDone reports the end of a batch job (REQUEST_COMPLETE_BATCH_SCRIPT).
+type JobDone struct {
+	Node  string  `json:"node"`
+	JobID uint32  `json:"job_id"`
+	Kind  EndKind `json:"kind"`
+	// ExitCode is the script's exit status; Signal the signal that ended it.
+	ExitCode int32     `json:"exit_code"`
+	Signal   int32     `json:"signal"`
+	EndTime  time.Time `json:"end_time"`
+	// Error explains EndFailed.
+	Error string `json:"error,omitempty"`
+}
+
+// Launch asks a node daemon to run a batch job (REQUEST_BATCH_JOB_LAUNCH).
+// It carries everything needed to build the job's environment without a
+// round trip.
+type Launch struct {
+	JobID       uint32   `json:"job_id"`
+	ArrayJobID  uint32   `json:"array_job_id"`
+	ArrayTaskID uint32   `json:"array_task_id"`
+	ArrayMin    uint32   `json:"array_min,omitempty"`
+	ArrayMax    uint32   `json:"array_max,omitempty"`
+	ArrayStep   uint32   `json:"array_step,omitempty"`
+	ArrayCount  uint32   `json:"array_count,omitempty"`
+	Name        string   `json:"name"`
+	Cluster     string   `json:"cluster"`
+	Partition   string   `json:"partition"`
+	Account     string   `json:"account"`
+	QOS         string   `json:"qos"`
+	UserName    string   `json:"user_name"`
+	UID         uint32   `json:"uid"`
+	GID         uint32   `json:"gid"`
+	WorkDir     string   `json:"work_dir"`
+	Script      string   `json:"script"`
+	Argv        []string `json:"argv"`
+	Environment []string `json:"environment"`
+	StdOut      string   `json:"stdout"`
+	StdErr      string   `json:"stderr"`
+	StdIn       string   `json:"stdin"`
+	OpenAppend  bool     `json:"open_append"`
+	SubmitHost  string   `json:"submit_host"`
+	SubmitDir   string   `json:"submit_dir"`
+	// Nodes lists every node of the allocation in order, with per-node
+	// CPUs and task counts.
+	Nodes        []string `json:"nodes"`
+	CPUsPerNode  []uint32 `json:"cpus_per_node"`
+	TasksPerNode []uint32 `json:"tasks_per_node"`
+	NumTasks     uint32   `json:"num_tasks"`
+	CPUsPerTask  uint32   `json:"cpus_per_task"`
+	// TasksPerNodeReq is --ntasks-per-node (0: not given).
+	TasksPerNodeReq uint32 `json:"ntasks_per_node_req"`
+	// MemPerNode / MemPerCPU (MB) as requested, for SLURM_MEM_PER_*.
+	MemPerNode uint64 `json:"mem_per_node"`
+	MemPerCPU  uint64 `json:"mem_per_cpu"`
+	// GPUs are the device indices on this (batch) node.
+	GPUs         []int     `json:"gpus"`
+	TimeLimitMin uint32    `json:"time_limit"`
+	StartTime    time.Time `json:"start_time"`
+	RestartCount uint32    `json:"restart_count"`
+	Nice         int32     `json:"nice"`
+	Exclusive    bool      `json:"exclusive"`
+	// ControllerHost/Port are for SLURM_WORKING_CLUSTER and SLURM_CONF.
+	ConfPath string `json:"conf_path"`
+}
+
+// Signal asks a node daemon to signal or end a job.
+type Signal struct {
+	JobID  uint32 `json:"job_id"`
+	Signal int32  `json:"signal"`
+	// Terminate ends the job: SIGCONT+SIGTERM, then SIGKILL after KillWait.
+	Terminate bool    `json:"terminate"`
+	Kind      EndKind `json:"kind"`
+	// BatchOnly signals just the batch shell, not its children (--batch).
+	BatchOnly bool          `json:"batch_only"`
+	KillWait  time.Duration `json:"kill_wait"`
+}
+
+// Error is an error answer.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// MaxBody caps request bodies on both sides (a batch script is at most a
+// few MB in Slurm too).
+const MaxBody = 16 << 20
+
+// Post sends v as JSON to url and decodes the answer into out (if non-nil).
+// A non-2xx answer becomes an error carrying the status and message.
+func Post(ctx context.Context, c *http.Client, url string, v, out any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode request: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
+	if err != nil {
+		return fmt.Errorf("read answer: %w", err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var e Error
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			return &StatusError{Code: resp.StatusCode, Msg: e.Error}
+		}
+		return &StatusError{Code: resp.StatusCode, Msg: string(data)}
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("decode answer: %w", err)
+		}
+	}
+	return nil
+}
+
+// StatusError is a non-2xx answer.
+type StatusError struct {
+	Code int
+	Msg  string
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Code, e.Msg) }
+
+// Decode reads a JSON request body into v with the size cap.
+func Decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, MaxBody))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decode %s: %w", r.URL.Path, err)
+	}
+	return nil
+}
+
+// Reply writes v as JSON with status.
+func Reply(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Fail writes an error answer.
+func Fail(w http.ResponseWriter, status int, err error) {
+	Reply(w, status, Error{Error: err.Error()})
+}

@@ -1,0 +1,276 @@
+// Package restapi is the controller's HTTP front: one mux for every API
+// version's bridge and for the node protocol, served on TCP and on a unix
+// socket, with authentication, body limits and slurmrestd's answers for
+// malformed requests and unknown paths.
+package restapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ogen-go/ogen/ogenerrors"
+
+	bridge44 "github.com/droverhq/drover/bridge/v0044"
+	"github.com/droverhq/drover/internal/authctx"
+	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/usercred"
+	api44 "github.com/droverhq/drover/openapi/v0044"
+)
+
+// MaxBody is the largest request body accepted (slurmctld refuses batch
+// scripts over 4 MB by default; environments add some).
+const MaxBody = 16 << 20
+
+// NotFoundText is slurmrestd's answer to an unknown path.
+const NotFoundText = "Unable to find requested URL endpoint. Please query the '/openapi/v3' endpoint or visit 'https://slurm.schedmd.com/rest_api.html' for the OpenAPI specification which includes a list of all possible slurmrestd endpoints."
+
+// Options configure the HTTP front.
+type Options struct {
+	// TrustHeaders accepts X-SLURM-USER-NAME on TCP connections from
+	// loopback without a token. Token authentication (auth/jwt) comes with
+	// the REST compatibility work; until then TCP access is for loopback
+	// clients only.
+	TrustLoopback bool
+}
+
+// Handler returns the controller's complete HTTP handler.
+func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (http.Handler, error) {
+	srv44, err := api44.NewServer(bridge44.NewServer(ctl), acceptAll{},
+		api44.WithErrorHandler(errorHandler),
+		api44.WithNotFound(notFound),
+		api44.WithMethodNotAllowed(func(w http.ResponseWriter, r *http.Request, allowed string) { notFound(w, r) }),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("v0.0.44 server: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/slurm/v0.0.44/", srv44)
+	mux.Handle("/slurmdb/v0.0.44/", srv44)
+	mux.Handle("POST /drover/v1/job/{job_id}/requeue", requeueHandler(ctl))
+	mux.Handle("/drover/v1/node/", ctl.NodeHandler())
+	mux.HandleFunc("/", notFound)
+	return &front{next: mux, logger: logger, opts: opts}, nil
+}
+
+type front struct {
+	next   http.Handler
+	logger *slog.Logger
+	opts   Options
+}
+
+type bodyKey struct{}
+
+func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength > MaxBody {
+		http.Error(w, "Request body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	var body []byte
+	if r.Body != nil && r.Method != http.MethodGet {
+		b, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+		if err != nil {
+			http.Error(w, "Failure during parsing", http.StatusBadRequest)
+			return
+		}
+		if len(b) > MaxBody {
+			http.Error(w, "Request body too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		body = b
+		r.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	caller, err := f.authenticate(r)
+	if err != nil {
+		writeAuthError(w, err)
+		return
+	}
+	ctx := authctx.With(r.Context(), caller)
+	ctx = context.WithValue(ctx, bodyKey{}, body)
+	f.next.ServeHTTP(w, r.WithContext(ctx))
+}
+
+type connKey struct{}
+
+// ConnContext records the connection so that requests on the unix socket
+// can be authenticated by the peer's credentials (SO_PEERCRED), as
+// slurmrestd's rest_auth/local does.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+var errAuth = errors.New("authentication failure")
+
+func (f *front) authenticate(r *http.Request) (authctx.Caller, error) {
+	conn, _ := r.Context().Value(connKey{}).(net.Conn)
+	if uc, ok := conn.(*net.UnixConn); ok {
+		cred, err := peerCred(uc)
+		if err != nil {
+			return authctx.Caller{}, fmt.Errorf("%w: %v", errAuth, err)
+		}
+		return identityFor(cred.Uid, cred.Gid, fmt.Sprintf("unix:pid=%d", cred.Pid))
+	}
+	// Node daemons and loopback tools over TCP.
+	host, port, _ := net.SplitHostPort(r.RemoteAddr)
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() || !f.opts.TrustLoopback {
+		if strings.HasPrefix(r.URL.Path, "/drover/v1/node/") && ip != nil && ip.IsLoopback() {
+			return authctx.Caller{Source: r.RemoteAddr}, nil
+		}
+		return authctx.Caller{}, fmt.Errorf("%w: TCP clients need a token (auth/jwt), or use the unix socket", errAuth)
+	}
+	name := r.Header.Get("X-SLURM-USER-NAME")
+	source := net.JoinHostPort(host, port)
+	if name == "" {
+		return identityFor(uint32(os.Getuid()), uint32(os.Getgid()), source)
+	}
+	id, err := usercred.LookupName(name)
+	if err != nil {
+		return authctx.Caller{}, fmt.Errorf("%w: %v", errAuth, err)
+	}
+	return identityFor(id.UID, id.GID, source)
+}
+
+func identityFor(uid, gid uint32, source string) (authctx.Caller, error) {
+	c := authctx.Caller{Identity: controller.Identity{UID: uid, GID: gid}, Source: source}
+	if id, err := usercred.Lookup(uid); err == nil {
+		c.User = id.Name
+	} else {
+		c.User = strconv.FormatUint(uint64(uid), 10)
+	}
+	c.Group = groupName(gid)
+	return c, nil
+}
+
+func peerCred(c *net.UnixConn) (*syscall.Ucred, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var cred *syscall.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return nil, err
+	}
+	return cred, credErr
+}
+
+func writeAuthError(w http.ResponseWriter, err error) {
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(http.StatusUnauthorized)
+	fmt.Fprintln(w, "Authentication failure:", err)
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(http.StatusNotFound)
+	io.WriteString(w, NotFoundText)
+}
+
+// errorHandler answers requests ogen could not decode the way slurmrestd
+// does: unparsable JSON is 400 "Failure during parsing"; well-formed JSON of
+// the wrong shape is 422 with an error envelope.
+func errorHandler(ctx context.Context, w http.ResponseWriter, r *http.Request, err error) {
+	var decodeErr *ogenerrors.DecodeRequestError
+	var paramsErr *ogenerrors.DecodeParamsError
+	switch {
+	case errors.As(err, &decodeErr):
+		body, _ := ctx.Value(bodyKey{}).([]byte)
+		if len(bytes.TrimSpace(body)) == 0 || !json.Valid(body) {
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, "Failure during parsing")
+			return
+		}
+		writeEnvelopeError(w, http.StatusUnprocessableEntity, 9202, "Unable to convert Data type", decodeErr.Err.Error(), "#/")
+	case errors.As(err, &paramsErr):
+		writeEnvelopeError(w, http.StatusUnprocessableEntity, 9000, "Query empty or not RFC7320 compliant", paramsErr.Err.Error(), "query")
+	case errors.Is(err, ogenerrors.ErrSecurityRequirementIsNotSatisfied):
+		writeAuthError(w, err)
+	default:
+		ogenerrors.DefaultErrorHandler(ctx, w, r, err)
+	}
+}
+
+// writeEnvelopeError writes a payload-less slurmrestd error body through
+// the generated encoder.
+func writeEnvelopeError(w http.ResponseWriter, status int, code int32, msg, desc, source string) {
+	resp := api44.V0044OpenapiResp{
+		Errors: api44.V0044OpenapiErrors{{
+			ErrorNumber: api44.NewOptInt32(code),
+			Error:       api44.NewOptString(msg),
+			Description: api44.NewOptString(desc),
+			Source:      api44.NewOptString(source),
+		}},
+		Warnings: api44.V0044OpenapiWarnings{},
+	}
+	data, err := resp.MarshalJSON()
+	if err != nil {
+		http.Error(w, "Unspecified error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(data)
+}
+
+// acceptAll lets every request through the generated security check:
+// authentication happened in front.ServeHTTP.
+type acceptAll struct{}
+
+func (acceptAll) HandleBearerAuth(ctx context.Context, _ api44.OperationName, _ api44.BearerAuth) (context.Context, error) {
+	return ctx, nil
+}
+func (acceptAll) HandleToken(ctx context.Context, _ api44.OperationName, _ api44.Token) (context.Context, error) {
+	return ctx, nil
+}
+func (acceptAll) HandleUser(ctx context.Context, _ api44.OperationName, _ api44.User) (context.Context, error) {
+	return ctx, nil
+}
+
+// Serve runs the handler on a TCP address and a unix socket until ctx ends.
+func Serve(ctx context.Context, h http.Handler, tcpAddr, socketPath string, logger *slog.Logger) (net.Addr, <-chan error, error) {
+	srv := &http.Server{Handler: h, ConnContext: ConnContext, ReadHeaderTimeout: 10 * time.Second}
+	tl, err := net.Listen("tcp", tcpAddr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen on %s: %w", tcpAddr, err)
+	}
+	var ul net.Listener
+	if socketPath != "" {
+		_ = os.Remove(socketPath)
+		ul, err = net.Listen("unix", socketPath)
+		if err != nil {
+			tl.Close()
+			return nil, nil, fmt.Errorf("listen on %s: %w", socketPath, err)
+		}
+		// Everyone may connect; the peer's credentials say who they are.
+		if err := os.Chmod(socketPath, 0o777); err != nil {
+			logger.Warn("chmod socket", "err", err)
+		}
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(tl) }()
+	if ul != nil {
+		go func() { errc <- srv.Serve(ul) }()
+	}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	return tl.Addr(), errc, nil
+}

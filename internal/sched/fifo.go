@@ -1,0 +1,256 @@
+package sched
+
+import (
+	"slices"
+
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/node"
+	"github.com/droverhq/drover/internal/partition"
+	"github.com/droverhq/drover/internal/slurmerr"
+)
+
+// Defaults carries the cluster-wide defaults that shape a request.
+type Defaults struct {
+	DefMemPerCPU  uint64
+	DefMemPerNode uint64
+}
+
+// FIFO is the first scheduler: per partition, jobs in priority order (then
+// submission order) start while they fit; the first job that does not fit
+// blocks the rest of its partition, which wait with reason Priority, as
+// slurmctld's main scheduling loop does without backfill.
+type FIFO struct {
+	Defaults Defaults
+}
+
+// Schedule implements Scheduler.
+func (f *FIFO) Schedule(s *Snapshot) *Plan {
+	plan := &Plan{Reasons: make(map[job.ID]job.Reason, len(s.Pending))}
+	order := slices.Clone(s.Pending)
+	slices.SortStableFunc(order, func(a, b *job.Job) int {
+		pa, pb := f.tier(s, a), f.tier(s, b)
+		if pa != pb {
+			return cmpDesc(pa, pb)
+		}
+		if a.Priority != b.Priority {
+			return cmpDesc(a.Priority, b.Priority)
+		}
+		if c := a.SubmitTime.Compare(b.SubmitTime); c != 0 {
+			return c
+		}
+		return cmpAsc(a.ID, b.ID)
+	})
+
+	// Working copy of node usage: starts in this cycle consume resources.
+	nodes := make([]*NodeState, len(s.Nodes))
+	byName := make(map[string]*NodeState, len(s.Nodes))
+	for i := range s.Nodes {
+		ns := s.Nodes[i]
+		used := make([]bool, max(len(ns.Node.GPUs), len(ns.Used.GPUs)))
+		copy(used, ns.Used.GPUs)
+		ns.Used.GPUs = used
+		nodes[i] = &ns
+		byName[ns.Node.Name] = &ns
+	}
+	blocked := map[string]bool{}
+	arrayRunning := map[job.ID]uint32{}
+	for k, v := range s.ArrayRunning {
+		arrayRunning[k] = v
+	}
+
+	for _, j := range order {
+		part := s.Partitions[j.Req.Partition]
+		if r, ok := f.ineligible(s, j, part); ok {
+			plan.Reasons[j.ID] = r
+			continue
+		}
+		if blocked[part.Name] {
+			plan.Reasons[j.ID] = job.ReasonPriority
+			continue
+		}
+		sh := shapeOf(&j.Req, f.defMemPerCPU(part), f.defMemPerNode(part))
+		cands, required, reqDown := candidates(nodes, byName, part, &j.Req)
+		if reqDown {
+			// Its own nodes are out of service: the job waits, the rest of
+			// the partition does not.
+			plan.Reasons[j.ID] = job.ReasonReqNodeNotAvail
+			continue
+		}
+		started := 0
+		for {
+			task := job.NoTask
+			if j.IsArrayMeta() {
+				if started >= len(j.PendingTasks) {
+					break
+				}
+				if j.Req.Array.MaxRunning > 0 && arrayRunning[j.ArrayJobID] >= j.Req.Array.MaxRunning {
+					plan.Reasons[j.ID] = job.ReasonArrayTaskLimit
+					break
+				}
+				task = j.PendingTasks[started]
+			} else if started > 0 {
+				break
+			}
+			alloc, ok := sh.place(cands, required)
+			if !ok {
+				plan.Reasons[j.ID] = job.ReasonResources
+				blocked[part.Name] = true
+				break
+			}
+			consume(byName, alloc)
+			plan.Starts = append(plan.Starts, Start{JobID: j.ID, Task: task, Alloc: *alloc})
+			started++
+			if j.IsArrayMeta() {
+				arrayRunning[j.ArrayJobID]++
+			}
+		}
+	}
+	return plan
+}
+
+func (f *FIFO) tier(s *Snapshot, j *job.Job) uint32 {
+	if p := s.Partitions[j.Req.Partition]; p != nil {
+		return p.PriorityTier
+	}
+	return 0
+}
+
+func (f *FIFO) defMemPerCPU(p *partition.Partition) uint64 {
+	if p.DefMemPerCPU > 0 || p.DefMemPerNode > 0 {
+		return p.DefMemPerCPU
+	}
+	return f.Defaults.DefMemPerCPU
+}
+
+func (f *FIFO) defMemPerNode(p *partition.Partition) uint64 {
+	if p.DefMemPerCPU > 0 || p.DefMemPerNode > 0 {
+		return p.DefMemPerNode
+	}
+	return f.Defaults.DefMemPerNode
+}
+
+// ineligible returns the reason a job cannot be considered at all.
+func (f *FIFO) ineligible(s *Snapshot, j *job.Job, part *partition.Partition) (job.Reason, bool) {
+	switch {
+	case j.Hold == job.HeldUser:
+		return job.ReasonHeldUser, true
+	case j.Hold == job.HeldAdmin:
+		return job.ReasonHeldAdmin, true
+	case part == nil:
+		return job.ReasonBadConstraints, true
+	case part.State == partition.Inactive:
+		return job.ReasonPartitionInactive, true
+	case !part.RunsJobs():
+		return job.ReasonPartitionDown, true
+	case !j.Req.BeginTime.IsZero() && j.Req.BeginTime.After(s.Now):
+		return job.ReasonBeginTime, true
+	case part.MaxTime != partition.Infinite && (j.Req.TimeLimit == job.Infinite || j.Req.TimeLimit > part.MaxTime):
+		return job.ReasonPartitionTimeLimit, true
+	case part.MaxNodes != 0 && part.MaxNodes != partition.Infinite && max(j.Req.MinNodes, 1) > part.MaxNodes:
+		return job.ReasonPartitionNodeLimit, true
+	}
+	return "", false
+}
+
+// candidates returns the partition's usable nodes minus excluded ones, the
+// set of required nodes, and whether a required node is unusable.
+func candidates(nodes []*NodeState, byName map[string]*NodeState, part *partition.Partition, r *job.Request) ([]*NodeState, map[string]bool, bool) {
+	excluded := make(map[string]bool, len(r.Exclude))
+	for _, n := range r.Exclude {
+		excluded[n] = true
+	}
+	var required map[string]bool
+	if len(r.NodeList) > 0 {
+		required = make(map[string]bool, len(r.NodeList))
+		for _, n := range r.NodeList {
+			ns := byName[n]
+			if ns == nil || !ns.Node.Usable() {
+				return nil, nil, true
+			}
+			required[n] = true
+		}
+	}
+	var out []*NodeState
+	for _, ns := range nodes {
+		if excluded[ns.Node.Name] || !ns.Node.Usable() || !part.HasNode(ns.Node.Name) {
+			continue
+		}
+		out = append(out, ns)
+	}
+	return out, required, false
+}
+
+func consume(byName map[string]*NodeState, a *job.Allocation) {
+	for _, na := range a.Nodes {
+		ns := byName[na.Node]
+		ns.Used.CPUs += na.CPUs
+		ns.Used.MemMB += na.MemMB
+		ns.Used.Jobs++
+		for _, g := range na.GPUs {
+			if g < len(ns.Used.GPUs) {
+				ns.Used.GPUs[g] = true
+			}
+		}
+	}
+}
+
+// Feasible reports whether a request could ever run in a partition, given
+// the configured nodes, and otherwise returns Slurm's refusal, as slurmctld
+// refuses at submission what no node configuration can satisfy.
+func Feasible(r *job.Request, part *partition.Partition, nodes []*node.Node, d Defaults) error {
+	defCPU, defNode := d.DefMemPerCPU, d.DefMemPerNode
+	if part.DefMemPerCPU > 0 || part.DefMemPerNode > 0 {
+		defCPU, defNode = part.DefMemPerCPU, part.DefMemPerNode
+	}
+	sh := shapeOf(r, defCPU, defNode)
+	inPart := make(map[string]*node.Node)
+	for _, n := range nodes {
+		if part.HasNode(n.Name) {
+			inPart[n.Name] = n
+		}
+	}
+	for _, name := range r.NodeList {
+		if _, ok := inPart[name]; !ok {
+			return slurmerr.New(slurmerr.RequestedNodesNotInPartition, "Requested nodes %s not in partition %s", name, part.Name)
+		}
+	}
+	if sh.nodes > len(inPart) {
+		return slurmerr.New(slurmerr.RequestedNodeConfigUnavailable, "")
+	}
+	if sh.tasks < uint32(sh.nodes) && r.NumTasks > 0 {
+		return slurmerr.New(slurmerr.InvalidNodeCount, "%d tasks cannot run on %d nodes", sh.tasks, sh.nodes)
+	}
+	excluded := map[string]bool{}
+	for _, n := range r.Exclude {
+		excluded[n] = true
+	}
+	var fit int
+	var totalTasks uint32
+	var totalGPUs uint32
+	for _, n := range nodes {
+		if inPart[n.Name] == nil || excluded[n.Name] || !sh.fitsConfig(n) {
+			continue
+		}
+		fit++
+		empty := NodeState{Node: n, Used: node.Alloc{GPUs: make([]bool, len(n.GPUs))}}
+		t, g := sh.capacity(&empty)
+		totalTasks += t
+		totalGPUs += uint32(len(g))
+	}
+	if fit < sh.nodes || totalTasks < sh.tasks || (sh.gpusPerJob > 0 && totalGPUs < sh.gpusPerJob) {
+		return slurmerr.New(slurmerr.RequestedNodeConfigUnavailable, "")
+	}
+	return nil
+}
+
+func cmpDesc[T ~uint32](a, b T) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
+}
+
+func cmpAsc[T ~uint32](a, b T) int { return -cmpDesc(a, b) }

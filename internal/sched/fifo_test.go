@@ -1,0 +1,166 @@
+package sched
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/node"
+	"github.com/droverhq/drover/internal/partition"
+	"github.com/droverhq/drover/internal/slurmerr"
+)
+
+func testNodes(n int, cpus uint32, gpus int) []*node.Node {
+	var out []*node.Node
+	for i := 1; i <= n; i++ {
+		nd := &node.Node{Name: "n" + string(rune('0'+i)), CPUs: cpus, RealMemory: 16000, Registered: true, Responding: true}
+		for g := 0; g < gpus; g++ {
+			nd.GPUs = append(nd.GPUs, node.GPU{Index: g, Type: "a100"})
+		}
+		out = append(out, nd)
+	}
+	return out
+}
+
+func snapshot(nodes []*node.Node, jobs ...*job.Job) *Snapshot {
+	p := &partition.Partition{Name: "gpu", MaxTime: partition.Infinite}
+	s := &Snapshot{Now: time.Unix(1000, 0), Partitions: map[string]*partition.Partition{"gpu": p}}
+	for _, n := range nodes {
+		p.Nodes = append(p.Nodes, n.Name)
+		s.Nodes = append(s.Nodes, NodeState{Node: n})
+	}
+	s.Pending = jobs
+	return s
+}
+
+func pending(id job.ID, r job.Request) *job.Job {
+	r.Partition = "gpu"
+	if r.TimeLimit == 0 {
+		r.TimeLimit = 60
+	}
+	return &job.Job{ID: id, Req: r, State: job.Pending, Priority: 100, SubmitTime: time.Unix(int64(id), 0), ArrayTaskID: job.NoTask}
+}
+
+func TestPlacementMatchesConsTres(t *testing.T) {
+	tests := map[string]struct {
+		req       job.Request
+		wantTasks []uint32
+		wantCPUs  []uint32
+	}{
+		"N2 n4 puts 3 then 1":     {job.Request{MinNodes: 2, NumTasks: 4}, []uint32{3, 1}, []uint32{3, 1}},
+		"N4 n8 gives 5,1(x3)":     {job.Request{MinNodes: 4, NumTasks: 8}, []uint32{5, 1, 1, 1}, []uint32{5, 1, 1, 1}},
+		"n2 c3 on one node":       {job.Request{NumTasks: 2, CPUsPerTask: 3}, []uint32{2}, []uint32{6}},
+		"ntasks-per-node spreads": {job.Request{MinNodes: 2, TasksPerNode: 2}, []uint32{2, 2}, []uint32{2, 2}},
+		"exclusive takes all":     {job.Request{Exclusive: true}, []uint32{1}, []uint32{8}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			f := &FIFO{Defaults: Defaults{DefMemPerCPU: 100}}
+			plan := f.Schedule(snapshot(testNodes(4, 8, 0), pending(1, tc.req)))
+			if len(plan.Starts) != 1 {
+				t.Fatalf("starts %v, reasons %v", plan.Starts, plan.Reasons)
+			}
+			var tasks, cpus []uint32
+			for _, na := range plan.Starts[0].Alloc.Nodes {
+				tasks = append(tasks, na.Tasks)
+				cpus = append(cpus, na.CPUs)
+			}
+			if d := cmp.Diff(tc.wantTasks, tasks); d != "" {
+				t.Errorf("tasks (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tc.wantCPUs, cpus); d != "" {
+				t.Errorf("cpus (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestFIFOBlocksPartitionAndSharesNodes(t *testing.T) {
+	f := &FIFO{Defaults: Defaults{DefMemPerCPU: 100}}
+	nodes := testNodes(1, 4, 8)
+	a := pending(1, job.Request{NumTasks: 2, GPUsPerNode: 2})
+	b := pending(2, job.Request{NumTasks: 2, GPUsPerNode: 3})
+	c := pending(3, job.Request{NumTasks: 1})
+	held := pending(4, job.Request{})
+	held.Hold = job.HeldUser
+	plan := f.Schedule(snapshot(nodes, a, b, c, held))
+	var started []job.ID
+	for _, s := range plan.Starts {
+		started = append(started, s.JobID)
+	}
+	if d := cmp.Diff([]job.ID{1, 2}, started); d != "" {
+		t.Errorf("started (-want +got):\n%s", d)
+	}
+	if got := plan.Starts[1].Alloc.Nodes[0].GPUs; !cmp.Equal(got, []int{2, 3, 4}) {
+		t.Errorf("second job GPUs %v, want the next free ones", got)
+	}
+	want := map[job.ID]job.Reason{3: job.ReasonResources, 4: job.ReasonHeldUser}
+	if d := cmp.Diff(want, plan.Reasons); d != "" {
+		t.Errorf("reasons (-want +got):\n%s", d)
+	}
+}
+
+func TestFIFOReasons(t *testing.T) {
+	f := &FIFO{Defaults: Defaults{DefMemPerCPU: 100}}
+	nodes := testNodes(2, 8, 0)
+	future := pending(1, job.Request{BeginTime: time.Unix(5000, 0)})
+	big := pending(2, job.Request{MinNodes: 2, NumTasks: 16})
+	after := pending(3, job.Request{})
+	down := testNodes(1, 8, 0)[0]
+	down.Name, down.Drain = "n9", true
+	s := snapshot(append(nodes, down), future, big, after)
+	s.Partitions["gpu"].MaxTime = 30
+	onDrained := pending(4, job.Request{NodeList: []string{"n9"}, TimeLimit: 10})
+	s.Pending = append(s.Pending, onDrained)
+	plan := f.Schedule(s)
+	want := map[job.ID]job.Reason{1: job.ReasonBeginTime, 2: job.ReasonPartitionTimeLimit, 3: job.ReasonPartitionTimeLimit, 4: job.ReasonReqNodeNotAvail}
+	if d := cmp.Diff(want, plan.Reasons); d != "" {
+		t.Errorf("reasons (-want +got):\n%s", d)
+	}
+}
+
+func TestFIFOArrayThrottle(t *testing.T) {
+	f := &FIFO{Defaults: Defaults{DefMemPerCPU: 100}}
+	arr := pending(1, job.Request{Array: job.ArraySpec{Tasks: []uint32{0, 1, 2, 3}, MaxRunning: 2}})
+	arr.ArrayJobID = 1
+	arr.PendingTasks = []uint32{0, 1, 2, 3}
+	plan := f.Schedule(snapshot(testNodes(1, 8, 0), arr))
+	if len(plan.Starts) != 2 || plan.Starts[0].Task != 0 || plan.Starts[1].Task != 1 {
+		t.Fatalf("starts %+v", plan.Starts)
+	}
+	if plan.Reasons[1] != job.ReasonArrayTaskLimit {
+		t.Errorf("reason %q", plan.Reasons[1])
+	}
+}
+
+func TestFeasible(t *testing.T) {
+	nodes := testNodes(2, 8, 4)
+	p := &partition.Partition{Name: "gpu", Nodes: []string{"n1", "n2"}, MaxTime: partition.Infinite}
+	tests := map[string]struct {
+		req  job.Request
+		code slurmerr.Code
+	}{
+		"fits":                {job.Request{GPUsPerNode: 4}, slurmerr.NoError},
+		"too many gpus":       {job.Request{GPUsPerNode: 5}, slurmerr.RequestedNodeConfigUnavailable},
+		"too many nodes":      {job.Request{MinNodes: 3}, slurmerr.RequestedNodeConfigUnavailable},
+		"too many cpus":       {job.Request{NumTasks: 17}, slurmerr.RequestedNodeConfigUnavailable},
+		"gpus per job spread": {job.Request{MinNodes: 2, GPUsPerJob: 8}, slurmerr.NoError},
+		"wrong gpu type":      {job.Request{GPUsPerNode: 1, GPUType: "h100"}, slurmerr.RequestedNodeConfigUnavailable},
+		"node not in part":    {job.Request{NodeList: []string{"n7"}}, slurmerr.RequestedNodesNotInPartition},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := Feasible(&tc.req, p, nodes, Defaults{DefMemPerCPU: 100})
+			if got := slurmerr.CodeOf(err); got != tc.code {
+				t.Errorf("code %d (%v), want %d", got, err, tc.code)
+			}
+			var se *slurmerr.Error
+			if err != nil && !errors.As(err, &se) {
+				t.Errorf("error %v is not a slurmerr.Error", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,55 @@
+// Package sched decides which pending jobs start where. A Scheduler is a
+// pure function of a read-only Snapshot (which carries the clock) to a Plan;
+// the controller validates the plan and commits it through the state log.
+// Nothing here reads the wall clock or does I/O, so the same code runs in
+// the controller and, later, in the trace simulator.
+package sched
+
+import (
+	"time"
+
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/node"
+	"github.com/droverhq/drover/internal/partition"
+)
+
+// Scheduler plans job starts.
+type Scheduler interface {
+	// Schedule returns the starts and pending reasons for one cycle. It must
+	// not modify anything the snapshot points to.
+	Schedule(s *Snapshot) *Plan
+}
+
+// Snapshot is the read-only state one scheduling cycle sees.
+type Snapshot struct {
+	Now time.Time
+	// Pending are the pending job records (array meta-records included).
+	Pending []*job.Job
+	// Nodes are all nodes, in configuration order, with what is in use.
+	Nodes []NodeState
+	// Partitions by name.
+	Partitions map[string]*partition.Partition
+	// ArrayRunning counts the running tasks of each array job id, for %N
+	// throttles.
+	ArrayRunning map[job.ID]uint32
+}
+
+// NodeState is a node and the share of it held by running jobs.
+type NodeState struct {
+	Node *node.Node
+	Used node.Alloc
+}
+
+// Start asks the controller to start one job, or one task of an array
+// meta-record (Task != job.NoTask), on Alloc.
+type Start struct {
+	JobID job.ID
+	Task  uint32
+	Alloc job.Allocation
+}
+
+// Plan is a scheduler's decision for one cycle.
+type Plan struct {
+	Starts  []Start
+	Reasons map[job.ID]job.Reason
+}

@@ -1,0 +1,253 @@
+package sched
+
+import (
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/node"
+)
+
+// shape is a job's resource request after defaults, per node.
+type shape struct {
+	nodes       int
+	tasks       uint32
+	cpusPerTask uint32
+	// tasksPerNode is fixed when --ntasks-per-node was given (0: free).
+	tasksPerNode uint32
+	exclusive    bool
+	memPerNode   uint64 // MB; 0 with memAll false: not tracked
+	memPerCPU    uint64
+	memAll       bool // take the node's whole memory (--mem=0, no default)
+	gpusPerNode  uint32
+	gpusPerJob   uint32
+	gpuType      string
+}
+
+// shapeOf derives the per-node request Slurm's cons_tres would compute.
+func shapeOf(r *job.Request, defMemPerCPU, defMemPerNode uint64) shape {
+	s := shape{
+		nodes:        int(max(r.MinNodes, 1)),
+		cpusPerTask:  max(r.CPUsPerTask, 1),
+		tasksPerNode: r.TasksPerNode,
+		exclusive:    r.Exclusive,
+		gpusPerNode:  r.GPUsPerNode,
+		gpusPerJob:   r.GPUsPerJob,
+		gpuType:      r.GPUType,
+	}
+	if len(r.NodeList) > s.nodes {
+		s.nodes = len(r.NodeList)
+	}
+	s.tasks = r.NumTasks
+	if s.tasks == 0 {
+		if s.tasksPerNode > 0 {
+			s.tasks = s.tasksPerNode * uint32(s.nodes)
+		} else {
+			s.tasks = uint32(s.nodes)
+		}
+	}
+	// More tasks than nodes with a fixed per-node count needs more nodes.
+	if s.tasksPerNode > 0 && r.MaxNodes == 0 && r.MinNodes == 0 {
+		need := int((s.tasks + s.tasksPerNode - 1) / s.tasksPerNode)
+		if need > s.nodes {
+			s.nodes = need
+		}
+	}
+	switch {
+	case r.MemPerNode > 0:
+		s.memPerNode = r.MemPerNode
+	case r.MemPerCPU > 0:
+		s.memPerCPU = r.MemPerCPU
+	case defMemPerCPU > 0:
+		s.memPerCPU = defMemPerCPU
+	case defMemPerNode > 0:
+		s.memPerNode = defMemPerNode
+	default:
+		s.memAll = true
+	}
+	return s
+}
+
+// minTasksOn is the fewest tasks a node of the job must run.
+func (s shape) minTasksOn() uint32 {
+	if s.tasksPerNode > 0 {
+		return s.tasksPerNode
+	}
+	return 1
+}
+
+// memFor returns the memory a node share needs for cpus CPUs.
+func (s shape) memFor(n *node.Node, cpus uint32) uint64 {
+	switch {
+	case s.memAll || s.exclusive && s.memPerNode == 0 && s.memPerCPU == 0:
+		return n.RealMemory
+	case s.memPerNode > 0:
+		return s.memPerNode
+	default:
+		return s.memPerCPU * uint64(cpus)
+	}
+}
+
+// gpusOn lists the free GPUs of the requested type on a node.
+func freeGPUs(n *node.Node, used []bool, gpuType string) []int {
+	var out []int
+	for _, g := range n.GPUs {
+		if gpuType != "" && g.Type != gpuType {
+			continue
+		}
+		if g.Index < len(used) && used[g.Index] {
+			continue
+		}
+		out = append(out, g.Index)
+	}
+	return out
+}
+
+// capacity is how many tasks a node can take now, and the GPUs it offers.
+func (s shape) capacity(ns *NodeState) (tasks uint32, gpus []int) {
+	n := ns.Node
+	if s.exclusive && ns.Used.Jobs > 0 {
+		return 0, nil
+	}
+	freeCPU := n.CPUs - min(ns.Used.CPUs, n.CPUs)
+	tasks = freeCPU / s.cpusPerTask
+	if s.tasksPerNode > 0 {
+		tasks = min(tasks, s.tasksPerNode)
+	}
+	if tasks < s.minTasksOn() {
+		return 0, nil
+	}
+	// Memory bounds the CPUs, and hence tasks, a node can give.
+	freeMem := n.RealMemory - min(ns.Used.MemMB, n.RealMemory)
+	switch {
+	case s.memAll || (s.exclusive && s.memPerNode == 0 && s.memPerCPU == 0):
+		if ns.Used.MemMB > 0 {
+			return 0, nil
+		}
+	case s.memPerNode > 0:
+		if s.memPerNode > freeMem {
+			return 0, nil
+		}
+	case s.memPerCPU > 0:
+		tasks = min(tasks, uint32(freeMem/(s.memPerCPU*uint64(s.cpusPerTask))))
+		if tasks < s.minTasksOn() {
+			return 0, nil
+		}
+	}
+	gpus = freeGPUs(n, ns.Used.GPUs, s.gpuType)
+	if uint32(len(gpus)) < s.gpusPerNode {
+		return 0, nil
+	}
+	if s.gpusPerJob > 0 && len(gpus) == 0 {
+		return 0, nil
+	}
+	return tasks, gpus
+}
+
+// fits reports whether the node's configuration could ever host one share
+// of the job (ignoring what is in use), for submit-time refusal.
+func (s shape) fitsConfig(n *node.Node) bool {
+	empty := NodeState{Node: n, Used: node.Alloc{GPUs: make([]bool, len(n.GPUs))}}
+	t, _ := s.capacity(&empty)
+	return t >= s.minTasksOn()
+}
+
+// place chooses nodes for the job among candidates (in order; required
+// first) and lays tasks out as cons_tres does by default: every node gets
+// its minimum, then the remaining tasks fill the first nodes as far as
+// they fit (so -N4 -n8 on 8-CPU nodes gives 5,1,1,1).
+func (s shape) place(cands []*NodeState, required map[string]bool) (*job.Allocation, bool) {
+	type pick struct {
+		ns    *NodeState
+		cap   uint32
+		gpus  []int
+		tasks uint32
+	}
+	var picks []pick
+	// Required nodes must all be usable and fit.
+	for _, ns := range cands {
+		if !required[ns.Node.Name] {
+			continue
+		}
+		c, g := s.capacity(ns)
+		if c == 0 {
+			return nil, false
+		}
+		picks = append(picks, pick{ns: ns, cap: c, gpus: g})
+	}
+	for _, ns := range cands {
+		if len(picks) >= s.nodes {
+			break
+		}
+		if required[ns.Node.Name] {
+			continue
+		}
+		c, g := s.capacity(ns)
+		if c == 0 {
+			continue
+		}
+		picks = append(picks, pick{ns: ns, cap: c, gpus: g})
+	}
+	if len(picks) < s.nodes {
+		return nil, false
+	}
+	picks = picks[:s.nodes]
+	// Minimum tasks everywhere, then fill in order.
+	var placed uint32
+	for i := range picks {
+		picks[i].tasks = s.minTasksOn()
+		placed += picks[i].tasks
+	}
+	if placed > s.tasks && s.tasksPerNode == 0 {
+		// Fewer tasks than nodes: Slurm refuses such a request at submit;
+		// here it cannot happen because tasks defaults to the node count.
+		return nil, false
+	}
+	for i := range picks {
+		if placed >= s.tasks {
+			break
+		}
+		room := picks[i].cap - picks[i].tasks
+		add := min(room, s.tasks-placed)
+		picks[i].tasks += add
+		placed += add
+	}
+	if placed < s.tasks {
+		return nil, false
+	}
+	// GPUs per job are spread over the chosen nodes in order.
+	gpuLeft := s.gpusPerJob
+	alloc := &job.Allocation{Nodes: make([]job.NodeAlloc, len(picks))}
+	for i, p := range picks {
+		n := p.ns.Node
+		cpus := p.tasks * s.cpusPerTask
+		if s.exclusive {
+			cpus = n.CPUs
+		}
+		na := job.NodeAlloc{Node: n.Name, CPUs: cpus, MemMB: s.memFor(n, cpus), Tasks: p.tasks}
+		want := s.gpusPerNode
+		if s.gpusPerJob > 0 {
+			// Leave at least one GPU for each later node when possible.
+			laterNodes := uint32(len(picks) - i - 1)
+			take := min(uint32(len(p.gpus)), gpuLeft)
+			if gpuLeft > laterNodes && take > gpuLeft-laterNodes {
+				take = gpuLeft - laterNodes
+			}
+			if take == 0 && gpuLeft > 0 {
+				take = 1
+			}
+			want = max(want, take)
+			gpuLeft -= min(take, gpuLeft)
+		}
+		if s.exclusive && want == 0 && s.gpusPerJob == 0 {
+			// Whole-node allocations get every GPU, as --exclusive does.
+			want = uint32(len(p.gpus))
+		}
+		if uint32(len(p.gpus)) < want {
+			return nil, false
+		}
+		na.GPUs = append([]int(nil), p.gpus[:want]...)
+		alloc.Nodes[i] = na
+	}
+	if gpuLeft > 0 {
+		return nil, false
+	}
+	return alloc, true
+}

@@ -1,0 +1,133 @@
+// Package slurmerr carries Slurm's error numbers and their fixed messages,
+// so that a REST error envelope and a shim's "sbatch: error: ..." line come
+// from the same value (slurm_errno.h numbering, slurm_strerror wording).
+package slurmerr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a Slurm error number.
+type Code int32
+
+// Error numbers used by Drover, with Slurm's values.
+const (
+	NoError                        Code = 0
+	Unspecified                    Code = 1
+	InvalidPartitionName           Code = 2000
+	DefaultPartitionNotSet         Code = 2001
+	AccessDenied                   Code = 2002
+	RequestedNodesNotInPartition   Code = 2004
+	TooManyRequestedCPUs           Code = 2005
+	InvalidNodeCount               Code = 2006
+	JobScriptMissing               Code = 2009
+	RequestedNodeConfigUnavailable Code = 2014
+	RequestedPartConfigUnavailable Code = 2015
+	NodesBusy                      Code = 2016
+	InvalidJobID                   Code = 2017
+	InvalidNodeName                Code = 2018
+	TransitionStateNoUpdate        Code = 2020
+	AlreadyDone                    Code = 2021
+	InvalidTimeLimit               Code = 2051
+	Disabled                       Code = 2037
+	InvalidTimeValue               Code = 2054
+	JobHeld                        Code = 2042
+	InvalidGRES                    Code = 2072
+	InvalidArray                   Code = 2081
+	InvalidDependency              Code = 2038
+	JobNotPending                  Code = 2073
+	JobPending                     Code = 2024
+	BatchOnly                      Code = 2039
+	EnvironmentMissing             Code = 2127
+	InvalidNodeState               Code = 2028
+	InvalidTaskMemory              Code = 2044
+	InvalidQuery                   Code = 9000
+	DataConvFailed                 Code = 9202
+)
+
+var messages = map[Code]string{
+	NoError:                        "No error",
+	Unspecified:                    "Unspecified error",
+	InvalidPartitionName:           "Invalid partition name specified",
+	DefaultPartitionNotSet:         "No partition specified or system default partition",
+	AccessDenied:                   "Access/permission denied",
+	RequestedNodesNotInPartition:   "Requested nodes not in this partition",
+	TooManyRequestedCPUs:           "More processors requested than permitted",
+	InvalidNodeCount:               "Node count specification invalid",
+	JobScriptMissing:               "Job script not specified",
+	RequestedNodeConfigUnavailable: "Requested node configuration is not available",
+	RequestedPartConfigUnavailable: "Requested partition configuration not available now",
+	NodesBusy:                      "Requested nodes are busy",
+	InvalidJobID:                   "Invalid job id specified",
+	InvalidNodeName:                "Invalid node name specified",
+	TransitionStateNoUpdate:        "Job can not be altered now, try again later",
+	AlreadyDone:                    "Job/step already completing or completed",
+	InvalidTimeLimit:               "Requested time limit is invalid (missing or exceeds some limit)",
+	Disabled:                       "Requested operation is presently disabled",
+	InvalidTimeValue:               "Invalid time specified",
+	JobHeld:                        "Job is in held state, pending scheduler release",
+	InvalidGRES:                    "Invalid generic resource (gres) specification",
+	InvalidArray:                   "Invalid job array specification",
+	InvalidDependency:              "Job dependency problem",
+	JobNotPending:                  "Job is no longer pending execution",
+	JobPending:                     "Job is pending execution",
+	BatchOnly:                      "Only batch jobs are accepted or processed",
+	EnvironmentMissing:             "Environment is missing in job",
+	InvalidNodeState:               "Invalid node state specified",
+	InvalidTaskMemory:              "Memory required by task is not available",
+	InvalidQuery:                   "Query empty or not RFC7320 compliant",
+	DataConvFailed:                 "Unable to convert Data type",
+}
+
+// Message returns Slurm's fixed text for code (slurm_strerror).
+func (c Code) Message() string {
+	if m, ok := messages[c]; ok {
+		return m
+	}
+	return fmt.Sprintf("Unknown error %d", int32(c))
+}
+
+// Error is a failure with a Slurm error number. Detail is the
+// request-specific explanation slurmrestd puts in "description" and the
+// commands print before the generic message ("invalid partition specified:
+// nosuch").
+type Error struct {
+	Code   Code
+	Detail string
+}
+
+// New returns an *Error for code with a formatted detail.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	if e.Detail == "" {
+		return e.Code.Message()
+	}
+	return e.Detail + ": " + e.Code.Message()
+}
+
+// Is makes errors.Is(err, slurmerr.InvalidJobID) style matching possible on
+// the code alone.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code && t.Detail == ""
+}
+
+// CodeOf returns the Slurm error number carried by err, or Unspecified.
+func CodeOf(err error) Code {
+	if err == nil {
+		return NoError
+	}
+	var se *Error
+	if errors.As(err, &se) {
+		return se.Code
+	}
+	return Unspecified
+}
+
+// Sentinel returns a matchable error value for code (errors.Is target).
+func Sentinel(code Code) error { return &Error{Code: code} }

@@ -1,0 +1,11 @@
+// Package openapi holds the slurmrestd OpenAPI documents Drover speaks and the
+// ogen code generated from them: one package per API version (v0044, ...).
+//
+// The upstream documents under spec/ are never edited; normalize/ renames the
+// few schemas ogen cannot accept, and the result is generated here. The
+// generated packages are committed; TestGeneratedIsFresh fails when they no
+// longer match what `go generate ./openapi` produces.
+package openapi
+
+//go:generate go run ./normalize -in spec/slurmrestd-v0.0.44.json -out .normalized/slurmrestd-v0.0.44.json
+//go:generate go tool ogen --target v0044 --package v0044 --clean .normalized/slurmrestd-v0.0.44.json

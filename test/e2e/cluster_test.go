@@ -1,0 +1,424 @@
+// Package e2e runs Drover as users run it: the real drover binary started
+// as a controller and node daemons in their own processes, driven by the
+// drop-in commands (the same binary under Slurm's names).
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/internal/cli/connect"
+	v0044 "github.com/droverhq/drover/openapi/v0044"
+)
+
+var (
+	droverBin string
+	binDir    string
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "drover-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	droverBin = filepath.Join(dir, "drover")
+	build := exec.Command("go", "build", "-o", droverBin, "github.com/droverhq/drover/cmd/drover")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build drover:", err)
+		os.Exit(1)
+	}
+	nvml := exec.Command("go", "build", "-o", filepath.Join(dir, "drover-gres-nvml"), "github.com/droverhq/drover/cmd/drover-gres-nvml")
+	nvml.Env = append(os.Environ(), "CGO_ENABLED=1")
+	nvml.Stdout, nvml.Stderr = os.Stderr, os.Stderr
+	if err := nvml.Run(); err != nil {
+		// Without a C compiler the GPU tests use gres.conf devices.
+		fmt.Fprintln(os.Stderr, "build drover-gres-nvml (GPU detection tests will use gres.conf):", err)
+	}
+	if out, err := exec.Command(droverBin, "install-shims", filepath.Join(dir, "shims")).CombinedOutput(); err != nil {
+		fmt.Fprintln(os.Stderr, "install shims:", err, string(out))
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// ClusterOptions shape a test cluster.
+type ClusterOptions struct {
+	Nodes int
+	CPUs  int
+	GPUs  int
+	// NVML makes the nodes detect mock GPUs through drover-gres-nvml.
+	NVML bool
+	// Extra is appended to slurm.conf.
+	Extra string
+}
+
+// Cluster is a running controller and node daemons.
+type Cluster struct {
+	t testing.TB
+	// Name is the cluster's ClusterName, unique per test cluster so that
+	// clusters running side by side keep apart (cgroups, logs).
+	Name     string
+	Dir      string
+	Conf     string
+	CtlPort  int
+	ctl      *exec.Cmd
+	nodes    map[string]*exec.Cmd
+	mu       sync.Mutex
+	opts     ClusterOptions
+	WorkDir  string
+	shimPath string
+}
+
+// NewCluster writes a configuration and starts the daemons; everything
+// is stopped when the test ends.
+func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
+	t.Helper()
+	if o.Nodes == 0 {
+		o.Nodes = 2
+	}
+	if o.CPUs == 0 {
+		o.CPUs = 8
+	}
+	dir := t.TempDir()
+	c := &Cluster{t: t, Dir: dir, nodes: map[string]*exec.Cmd{}, opts: o, shimPath: filepath.Join(binDir, "shims")}
+	c.WorkDir = filepath.Join(dir, "work")
+	must(t, os.MkdirAll(c.WorkDir, 0o755))
+	ports := freePorts(t, o.Nodes+1)
+	c.CtlPort = ports[0]
+	c.Name = "e2e" + strconv.Itoa(ports[0])
+	var b strings.Builder
+	fmt.Fprintf(&b, "ClusterName=%s\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%d\n", c.Name, ports[0])
+	fmt.Fprintf(&b, "StateSaveLocation=%s/state\nSlurmdSpoolDir=%s/spool/%%n\n", dir, dir)
+	b.WriteString("SlurmdTimeout=10\nKillWait=2\nMinJobAge=300\nReturnToService=2\nDefMemPerCPU=100\n")
+	for i := 1; i <= o.Nodes; i++ {
+		fmt.Fprintf(&b, "NodeName=n%d NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d", i, ports[i], o.CPUs, 1000*o.CPUs)
+		if o.GPUs > 0 {
+			fmt.Fprintf(&b, " Gres=gpu:%d", o.GPUs)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "PartitionName=batch Nodes=n[1-%d] Default=YES MaxTime=INFINITE State=UP\n", o.Nodes)
+	fmt.Fprintf(&b, "PartitionName=short Nodes=n1 MaxTime=30 DefaultTime=5 State=UP\n")
+	b.WriteString(o.Extra)
+	must(t, os.MkdirAll(filepath.Join(dir, "etc"), 0o755))
+	c.Conf = filepath.Join(dir, "etc", "slurm.conf")
+	must(t, os.WriteFile(c.Conf, []byte(b.String()), 0o644))
+	gres := ""
+	if o.GPUs > 0 {
+		if o.NVML {
+			gres = "AutoDetect=nvml\n"
+		} else {
+			gres = fmt.Sprintf("Name=gpu File=/dev/nvidia[0-%d]\n", o.GPUs-1)
+		}
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "etc", "gres.conf"), []byte(gres), 0o644))
+
+	c.StartController()
+	for i := 1; i <= o.Nodes; i++ {
+		c.StartNode("n" + strconv.Itoa(i))
+	}
+	c.WaitNodesUp()
+	t.Cleanup(c.Stop)
+	return c
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ls []net.Listener
+	var out []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		must(t, err)
+		ls = append(ls, l)
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return out
+}
+
+func (c *Cluster) daemon(name string, args ...string) *exec.Cmd {
+	logPath := filepath.Join(c.Dir, name+".log")
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	must(c.t, err)
+	cmd := exec.Command(droverBin, args...)
+	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.Conf)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	must(c.t, cmd.Start())
+	go func() { _ = cmd.Wait(); f.Close() }()
+	return cmd
+}
+
+// StartController starts (or restarts) the controller process.
+func (c *Cluster) StartController() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ctl = c.daemon("controller", "controller", "--conf", c.Conf)
+	c.waitPort(c.CtlPort)
+}
+
+// KillController kills the controller with SIGKILL.
+func (c *Cluster) KillController() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctl != nil && c.ctl.Process != nil {
+		_ = c.ctl.Process.Signal(syscall.SIGKILL)
+		for i := 0; i < 100; i++ {
+			if c.ctl.ProcessState != nil || syscall.Kill(c.ctl.Process.Pid, 0) != nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// StartNode starts a node daemon.
+func (c *Cluster) StartNode(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	args := []string{"node", "--conf", c.Conf, "--name", name}
+	if c.opts.NVML {
+		args = append(args, "--nvml-mock", "dgxa100", "--gres-nvml", filepath.Join(binDir, "drover-gres-nvml"))
+	}
+	c.nodes[name] = c.daemon(name, args...)
+}
+
+// KillNode kills a node daemon with SIGKILL.
+func (c *Cluster) KillNode(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cmd := c.nodes[name]; cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+	}
+}
+
+// Stop ends every daemon and shows their logs when the test failed.
+func (c *Cluster) Stop() {
+	c.mu.Lock()
+	procs := []*exec.Cmd{c.ctl}
+	for _, n := range c.nodes {
+		procs = append(procs, n)
+	}
+	c.mu.Unlock()
+	for _, p := range procs {
+		if p != nil && p.Process != nil {
+			_ = p.Process.Signal(syscall.SIGTERM)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, p := range procs {
+		for p != nil && p.Process != nil && time.Now().Before(deadline) && syscall.Kill(p.Process.Pid, 0) == nil && p.ProcessState == nil {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if p != nil && p.Process != nil {
+			_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
+		}
+	}
+	killJobProcesses(c.Conf)
+	if c.t.Failed() {
+		logs, _ := filepath.Glob(filepath.Join(c.Dir, "*.log"))
+		for _, l := range logs {
+			data, _ := os.ReadFile(l)
+			if len(data) > 8000 {
+				data = data[len(data)-8000:]
+			}
+			c.t.Logf("==== %s ====\n%s", filepath.Base(l), data)
+		}
+	}
+}
+
+func (c *Cluster) waitPort(port int) {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		conn, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 200*time.Millisecond)
+		if err == nil {
+			conn.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.t.Fatalf("nothing listens on port %d", port)
+}
+
+// Result is a command's outcome.
+type Result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// Run runs a drop-in command (sbatch, squeue...) against the cluster.
+func (c *Cluster) Run(stdin string, prog string, args ...string) Result {
+	c.t.Helper()
+	return c.RunEnv(nil, stdin, prog, args...)
+}
+
+// RunEnv is Run with extra environment variables.
+func (c *Cluster) RunEnv(env []string, stdin string, prog string, args ...string) Result {
+	c.t.Helper()
+	cmd := exec.Command(filepath.Join(c.shimPath, prog), args...)
+	cmd.Dir = c.WorkDir
+	cmd.Env = append(append(os.Environ(), "SLURM_CONF="+c.Conf, "PATH="+c.shimPath+":"+os.Getenv("PATH")), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		c.t.Fatalf("run %s: %v", prog, err)
+	}
+	return Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
+
+// MustRun runs a command that must succeed.
+func (c *Cluster) MustRun(stdin, prog string, args ...string) string {
+	c.t.Helper()
+	r := c.Run(stdin, prog, args...)
+	if r.Code != 0 {
+		c.t.Fatalf("%s %v: exit %d\nstdout: %s\nstderr: %s", prog, args, r.Code, r.Stdout, r.Stderr)
+	}
+	return r.Stdout
+}
+
+// Submit submits with sbatch --parsable and returns the job id.
+func (c *Cluster) Submit(stdin string, args ...string) string {
+	c.t.Helper()
+	out := c.MustRun(stdin, "sbatch", append([]string{"--parsable"}, args...)...)
+	return strings.TrimSpace(out)
+}
+
+// Client returns a REST client to the controller.
+func (c *Cluster) Client() *v0044.Client {
+	c.t.Helper()
+	cl, err := connect.Client(connect.Target{Socket: filepath.Join(c.Dir, "state", "drover.sock")}, "root")
+	must(c.t, err)
+	return cl
+}
+
+// Job fetches a job record over REST (nil if unknown).
+func (c *Cluster) Job(id string) *v0044.V0044JobInfo {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := c.Client().SlurmV0044GetJob(ctx, v0044.SlurmV0044GetJobParams{JobID: id})
+	if err != nil {
+		return nil
+	}
+	if r, ok := res.(*v0044.V0044OpenapiJobInfoResp); ok && len(r.Jobs) > 0 {
+		return &r.Jobs[len(r.Jobs)-1]
+	}
+	return nil
+}
+
+// State returns a job's state list joined by "+" ("" if unknown).
+func (c *Cluster) State(id string) string {
+	j := c.Job(id)
+	if j == nil {
+		return ""
+	}
+	var s []string
+	for _, st := range j.JobState {
+		s = append(s, string(st))
+	}
+	return strings.Join(s, "+")
+}
+
+// WaitState polls until the job reaches state, or fails the test.
+func (c *Cluster) WaitState(id, state string, timeout time.Duration) *v0044.V0044JobInfo {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		if last = c.State(id); last == state {
+			return c.Job(id)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("job %s: state %q after %v, want %q", id, last, timeout, state)
+	return nil
+}
+
+// WaitNodesUp waits until every node registered.
+func (c *Cluster) WaitNodesUp() {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		res, err := c.Client().SlurmV0044GetNodes(ctx, v0044.SlurmV0044GetNodesParams{})
+		cancel()
+		if err == nil {
+			if r, ok := res.(*v0044.V0044OpenapiNodesResp); ok {
+				up := 0
+				for _, n := range r.Nodes {
+					if len(n.State) > 0 && n.State[0] != "UNKNOWN" && n.State[0] != "DOWN" {
+						up++
+					}
+				}
+				if up == c.opts.Nodes {
+					return
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("nodes did not all register within 30s")
+}
+
+// ReadFile reads a file under the work folder, waiting for it to appear.
+func (c *Cluster) ReadFile(name string) string {
+	c.t.Helper()
+	path := name
+	if !filepath.IsAbs(name) {
+		path = filepath.Join(c.WorkDir, name)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		c.t.Fatalf("read %s: %v", path, err)
+	}
+	return string(data)
+}
+
+// killJobProcesses ends the jobs a test left running: job processes
+// outlive their node daemon, as slurmstepd does, so the harness finds them
+// by the SLURM_CONF in their environment.
+func killJobProcesses(conf string) {
+	marker := []byte("SLURM_CONF=" + conf + "\x00")
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && bytes.Contains(env, marker) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
