@@ -346,8 +346,11 @@ func (c *Controller) snapshot() *sched.Snapshot {
 	for _, id := range c.st.order {
 		j := c.st.Jobs[id]
 		switch {
+		case j.State == job.Pending && j.Hold != job.NotHeld:
+			// Held jobs keep the reason their hold gave them; leaving them
+			// out keeps cycles cheap when thousands are held.
 		case j.State == job.Pending:
-			s.Pending = append(s.Pending, j.Clone())
+			s.Pending = append(s.Pending, shallowCopy(j))
 		case j.State == job.Running && j.IsArray():
 			s.ArrayRunning[j.ArrayJobID]++
 		}
@@ -421,7 +424,8 @@ func (c *Controller) enforceTimeLimits(ctx context.Context) {
 	c.mu.RLock()
 	for _, id := range c.st.order {
 		j := c.st.Jobs[id]
-		if j.State == job.Running && !j.EndTime.IsZero() && !now.Before(j.EndTime) {
+		limited := j.Req.TimeLimit != job.Infinite && j.Req.TimeLimit != 0
+		if j.State == job.Running && limited && !now.Before(j.EndTime) {
 			due = append(due, id)
 		}
 	}

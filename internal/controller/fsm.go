@@ -291,10 +291,12 @@ func (s *fsm) applyStart(c *command) applyResult {
 	return res
 }
 
-// endTime is when a job started at start hits its limit (zero: never).
+// endTime is when a job started at start hits its limit. A job without a
+// limit shows an end a year away, as slurmctld reports it; such jobs are
+// never timed out (enforceTimeLimits skips them).
 func endTime(start time.Time, limitMin uint32) time.Time {
 	if limitMin == job.Infinite || limitMin == 0 {
-		return time.Time{}
+		return start.Add(365 * 24 * time.Hour)
 	}
 	return start.Add(time.Duration(limitMin) * time.Minute)
 }

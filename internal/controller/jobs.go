@@ -187,8 +187,11 @@ func (c *Controller) LastJobUpdate() time.Time {
 	return c.st.LastJobUpdate
 }
 
+// viewLocked copies a job record for a reader. The copy is shallow: the
+// state machine replaces slices and the allocation rather than changing
+// them in place, except PendingTasks, which is copied.
 func (c *Controller) viewLocked(j *job.Job) *job.Job {
-	v := j.Clone()
+	v := shallowCopy(j)
 	if v.State == job.Pending {
 		if r, ok := c.reasons[j.ID]; ok && v.Hold == job.NotHeld {
 			v.Reason = r
@@ -483,4 +486,10 @@ func (c *Controller) CheckPartition(name string) error {
 		return slurmerr.New(slurmerr.InvalidPartitionName, "invalid partition specified: %s", name)
 	}
 	return nil
+}
+
+func shallowCopy(j *job.Job) *job.Job {
+	v := *j
+	v.PendingTasks = slices.Clone(j.PendingTasks)
+	return &v
 }

@@ -78,9 +78,13 @@ func batchEnv(l *nodeproto.Launch, nodeName string) ([]string, propagated) {
 	set("SLURM_RESTART_COUNT", u(l.RestartCount))
 	set("SLURM_OOM_KILL_STEP", "0")
 	set("SLURM_JOB_START_TIME", strconv.FormatInt(l.StartTime.Unix(), 10))
+	// An unlimited job "ends" a year after it starts, as slurmctld
+	// computes end_time for INFINITE limits.
+	limit := int64(365 * 24 * 60)
 	if l.TimeLimitMin != 0 && l.TimeLimitMin != 0xFFFFFFFF {
-		set("SLURM_JOB_END_TIME", strconv.FormatInt(l.StartTime.Unix()+int64(l.TimeLimitMin)*60, 10))
+		limit = int64(l.TimeLimitMin)
 	}
+	set("SLURM_JOB_END_TIME", strconv.FormatInt(l.StartTime.Unix()+limit*60, 10))
 	if l.Exclusive {
 		set("SLURM_JOB_EXCLUSIVE", "YES")
 	} else {
