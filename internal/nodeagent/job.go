@@ -97,59 +97,50 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 		workDir = os.TempDir()
 	}
 	outPath := outpattern.Resolve(workDir, outpattern.Expand(outPat, vals))
-	stdout, err := openOutput(outPath, l.OpenAppend, l.UID, l.GID, switchUser)
-	if err != nil {
-		return err
-	}
-	defer stdout.Close()
-	stderr := stdout
+	errPath := outPath
 	if l.StdErr != "" {
-		errPath := outpattern.Resolve(workDir, outpattern.Expand(l.StdErr, vals))
-		if errPath != outPath {
-			stderr, err = openOutput(errPath, l.OpenAppend, l.UID, l.GID, switchUser)
-			if err != nil {
-				return err
-			}
-			defer stderr.Close()
-		}
+		errPath = outpattern.Resolve(workDir, outpattern.Expand(l.StdErr, vals))
 	}
 	inPath := "/dev/null"
 	if l.StdIn != "" {
 		inPath = outpattern.Resolve(workDir, outpattern.Expand(l.StdIn, vals))
 	}
-	stdin, err := os.Open(inPath)
-	if err != nil {
-		return fmt.Errorf("open input %s: %w", inPath, err)
-	}
-	defer stdin.Close()
 
 	env, prop := batchEnv(l, a.cfg.Name)
-	// A tiny shell prologue learns SLURM_TASK_PID (the script's own pid),
-	// sets the umask, waits until the daemon has applied the propagated
-	// limits to it, and then becomes the script.
-	prologue := `SLURM_TASK_PID=$$; export SLURM_TASK_PID; read -r _ <&3; exec 3<&-; `
+	// A tiny shell prologue, already running as the job's user, learns
+	// SLURM_TASK_PID (the script's own pid), applies the propagated limits
+	// and umask, opens the output files (so the user creates them, with
+	// the user's rights, as slurmstepd does), enters the working folder,
+	// and then becomes the script. The paths come as positional
+	// parameters, so nothing extra reaches the environment.
+	prologue := `SLURM_TASK_PID=$$; export SLURM_TASK_PID; ` + prop.shell()
 	if validUmask(prop.umask) {
 		prologue += "umask " + prop.umask + "; "
 	}
-	prologue += `exec "$0" "$@"`
+	redirect := ">"
+	if l.OpenAppend {
+		redirect = ">>"
+	}
+	prologue += `o=$1; e=$2; i=$3; w=$4; exec ` + redirect + `"$o" <"$i"; `
+	if errPath == outPath {
+		prologue += `exec 2>&1; `
+	} else {
+		prologue += `exec 2` + redirect + `"$e"; `
+	}
+	// The working folder is entered as the user too; like slurmstepd,
+	// fall back to /tmp when that fails.
+	prologue += "shift 4; cd -- \"$w\" 2>/dev/null || { echo \"slurmstepd: error: couldn't chdir to \\`$w': Permission denied: going to /tmp instead\" >&2; cd /tmp; }; "
+	prologue += `unset o e i w; exec "$0" "$@"`
 	// argv[0] of a submission is the script's name; the script runs as
 	// the spool copy, with the rest as its arguments.
 	var scriptArgs []string
 	if len(l.Argv) > 1 {
 		scriptArgs = l.Argv[1:]
 	}
-	args := append([]string{"-c", prologue, script}, scriptArgs...)
-	gate, release, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("create start pipe: %w", err)
-	}
-	defer gate.Close()
-	defer release.Close()
+	args := append([]string{"-c", prologue, script, outPath, errPath, inPath, workDir}, scriptArgs...)
 	cmd := exec.Command("/bin/sh", args...)
-	cmd.Dir = workDir
+	cmd.Dir = "/"
 	cmd.Env = env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	cmd.ExtraFiles = []*os.File{gate}
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	if switchUser && id != nil {
 		cmd.SysProcAttr.Credential = id.Credential()
@@ -163,11 +154,6 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 	if err != nil {
 		return fmt.Errorf("start batch script: %w", err)
 	}
-	if err := prop.apply(g.Pid()); err != nil {
-		a.logger.Warn("propagate resource limits", "job", l.JobID, "err", err)
-	}
-	release.WriteString("\n")
-	release.Close()
 	j.mu.Lock()
 	j.group = g
 	pending := j.kind
@@ -178,27 +164,6 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 	a.logger.Info("batch job started", "job", l.JobID, "pid", g.Pid(), "user", l.UserName)
 	go j.wait()
 	return nil
-}
-
-// openOutput creates an output file owned by the job's user.
-func openOutput(path string, appendMode bool, uid, gid uint32, chown bool) (*os.File, error) {
-	flags := os.O_WRONLY | os.O_CREATE
-	if appendMode {
-		flags |= os.O_APPEND
-	} else {
-		flags |= os.O_TRUNC
-	}
-	f, err := os.OpenFile(path, flags, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open output %s: %w", path, err)
-	}
-	if chown {
-		if err := f.Chown(int(uid), int(gid)); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("chown output %s: %w", path, err)
-		}
-	}
-	return f, nil
 }
 
 // wait collects the script's exit status, cleans up the process tree and

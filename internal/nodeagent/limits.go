@@ -49,31 +49,44 @@ func takePropagated(env *envList) propagated {
 	return p
 }
 
-// apply sets the job's soft limits, never above the hard limits the node
-// daemon runs with, as slurmstepd does for PropagateResourceLimits.
-func (p propagated) apply(pid int) error {
-	var first error
+// ulimitFlags are dash's and bash's `ulimit` options per resource, with
+// the unit each takes (bytes per unit).
+var ulimitFlags = map[int]struct {
+	flag string
+	unit uint64
+}{
+	unix.RLIMIT_CPU: {"-t", 1}, unix.RLIMIT_FSIZE: {"-f", 512}, unix.RLIMIT_DATA: {"-d", 1024},
+	unix.RLIMIT_STACK: {"-s", 1024}, unix.RLIMIT_CORE: {"-c", 512}, unix.RLIMIT_RSS: {"-m", 1024},
+	unix.RLIMIT_NPROC: {"-p", 1}, unix.RLIMIT_NOFILE: {"-n", 1}, unix.RLIMIT_MEMLOCK: {"-l", 1024},
+	unix.RLIMIT_AS: {"-v", 1024},
+}
+
+// shell returns `ulimit -S` commands that set the job's soft limits,
+// never above the hard limits the node daemon passes on, as slurmstepd
+// does for PropagateResourceLimits. They run in the job's own shell
+// prologue, after it became the user, so no privilege is involved.
+func (p propagated) shell() string {
+	var b strings.Builder
 	for res, want := range p.limits {
-		var cur unix.Rlimit
-		if err := unix.Prlimit(pid, res, nil, &cur); err != nil {
-			if first == nil {
-				first = err
-			}
+		f, ok := ulimitFlags[res]
+		if !ok {
 			continue
 		}
-		soft := want
-		if soft > cur.Max {
-			soft = cur.Max
+		var cur unix.Rlimit
+		if err := unix.Getrlimit(res, &cur); err != nil {
+			continue
 		}
+		soft := min(want, cur.Max)
 		if soft == cur.Cur {
 			continue
 		}
-		nl := unix.Rlimit{Cur: soft, Max: cur.Max}
-		if err := unix.Prlimit(pid, res, &nl, nil); err != nil && first == nil {
-			first = err
+		val := "unlimited"
+		if soft != unix.RLIM_INFINITY {
+			val = strconv.FormatUint(soft/f.unit, 10)
 		}
+		b.WriteString("ulimit -S " + f.flag + " " + val + " 2>/dev/null; ")
 	}
-	return first
+	return b.String()
 }
 
 // validUmask accepts an octal umask such as "0022".

@@ -3,9 +3,11 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -54,9 +56,32 @@ func TestBatchOutputAndEnvironment(t *testing.T) {
 	if env["SLURM_TASK_PID"] == "" || env["SLURM_SUBMIT_HOST"] == "" {
 		t.Errorf("SLURM_TASK_PID=%q SLURM_SUBMIT_HOST=%q, want both set", env["SLURM_TASK_PID"], env["SLURM_SUBMIT_HOST"])
 	}
-	// The submitted environment reaches the job (--export=ALL).
+	// The submitted environment reaches the job (--export=ALL); the
+	// propagated limits and umask are applied, not passed on.
 	if env["PATH"] == "" {
 		t.Errorf("PATH not exported to the job")
+	}
+	for k := range env {
+		if strings.HasPrefix(k, "SLURM_RLIMIT_") || k == "SLURM_UMASK" {
+			t.Errorf("%s reached the job's environment", k)
+		}
+	}
+}
+
+func TestLimitsPropagate(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1})
+	sh := exec.Command("sh", "-c", "ulimit -S -n 77; ulimit -S -c 0; umask 027; exec sbatch --parsable -o lim.out --wrap 'ulimit -n; ulimit -c; umask'")
+	sh.Dir = c.WorkDir
+	sh.Env = append(os.Environ(), "SLURM_CONF="+c.Conf, "PATH="+c.shimPath+":"+os.Getenv("PATH"))
+	out, err := sh.Output()
+	if err != nil {
+		t.Fatalf("sbatch: %v", err)
+	}
+	id := strings.TrimSpace(string(out))
+	c.WaitState(id, "COMPLETED", 20*time.Second)
+	if got := c.ReadFile("lim.out"); got != "77\n0\n0027\n" {
+		t.Errorf("limits in the job: %q, want nofile 77, core 0, umask 0027", got)
 	}
 }
 
@@ -214,5 +239,40 @@ func TestTimeLimit(t *testing.T) {
 	j := c.WaitState(id, "TIMEOUT", 90*time.Second)
 	if j.StateReason.Value != "TimeLimit" {
 		t.Errorf("reason %q", j.StateReason.Value)
+	}
+}
+
+// TestJobRunsAsItsUser submits for another user (sbatch --uid, allowed to
+// root) and checks the script's identity and the output file's owner.
+func TestJobRunsAsItsUser(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1})
+	// The test's folders must be reachable by nobody.
+	for _, d := range []string{filepath.Dir(c.Dir), c.Dir, c.WorkDir} {
+		must(t, os.Chmod(d, 0o755))
+	}
+	dir := filepath.Join(c.WorkDir, "nobody")
+	must(t, os.MkdirAll(dir, 0o777))
+	must(t, os.Chmod(dir, 0o777))
+	id := c.Submit("", "--uid=nobody", "-D", dir, "-o", "out-%u.txt", "--wrap", "id -u; id -g; touch made-by-job")
+	c.WaitState(id, "COMPLETED", 20*time.Second)
+	out := filepath.Join(dir, "out-nobody.txt")
+	st, err := os.Stat(out)
+	must(t, err)
+	uid := st.Sys().(*syscall.Stat_t).Uid
+	if got := strings.TrimSpace(c.ReadFile(out)); !strings.HasPrefix(got, fmt.Sprint(uid)+"\n") || uid == 0 {
+		t.Errorf("job printed %q, output owned by uid %d; want the job to run as nobody and own its output", got, uid)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "made-by-job")); err != nil || st.Sys().(*syscall.Stat_t).Uid != uid {
+		t.Errorf("file made by the job: %v", err)
+	}
+	// The user cannot write where only root may: the job fails instead of
+	// root creating the file for it.
+	locked := filepath.Join(c.WorkDir, "locked")
+	must(t, os.MkdirAll(locked, 0o755))
+	bad := c.Submit("", "--uid=nobody", "-D", dir, "-o", filepath.Join(locked, "x.out"), "--wrap", "true")
+	c.WaitState(bad, "FAILED", 20*time.Second)
+	if _, err := os.Stat(filepath.Join(locked, "x.out")); err == nil {
+		t.Errorf("output created in a folder the user cannot write to")
 	}
 }

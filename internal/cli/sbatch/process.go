@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -68,11 +69,34 @@ func (hostProcess) rlimit(name string) (uint64, bool) {
 	if !ok {
 		return 0, false
 	}
+	if res == unix.RLIMIT_NOFILE {
+		// The Go runtime raises its own open-files limit to the hard one
+		// at start and keeps the caller's value only for its children: ask
+		// a child what the caller gave us.
+		if n, ok := inheritedNofile(); ok {
+			return n, true
+		}
+	}
 	var rl unix.Rlimit
 	if err := unix.Getrlimit(res, &rl); err != nil {
 		return 0, false
 	}
 	return rl.Cur, true
+}
+
+// inheritedNofile reads the open-files soft limit sbatch was started
+// with, through a child shell (children get the original limit back).
+func inheritedNofile() (uint64, bool) {
+	out, err := exec.Command("/bin/sh", "-c", "ulimit -S -n").Output()
+	if err != nil {
+		return 0, false
+	}
+	v := strings.TrimSpace(string(out))
+	if v == "unlimited" {
+		return unix.RLIM_INFINITY, true
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	return n, err == nil
 }
 
 func (hostProcess) sleep(ctx context.Context, d time.Duration) error {
