@@ -46,7 +46,7 @@ func (c *Controller) launch(id job.ID) {
 			n.Responding = false
 		}
 		c.mu.Unlock()
-		if _, err := c.propose(context.Background(), &command{Op: opRequeue, Requeue: &requeueCmd{JobID: id, Reason: job.ReasonJobLaunchFailure}}); err != nil {
+		if _, err := c.propose(context.Background(), &command{Op: opRequeue, Requeue: &requeueCmd{JobID: id, Reason: job.ReasonJobLaunchFailure, IfRunning: true}}); err != nil {
 			c.logger.Error("requeue after launch failure", "job", id, "err", err)
 		}
 		c.Kick()

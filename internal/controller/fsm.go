@@ -18,6 +18,11 @@ import (
 type command struct {
 	Op   string    `json:"op"`
 	Time time.Time `json:"time"`
+	// MinJobID is FirstJobId when the command was proposed: ids assigned
+	// from then on are at least this. It travels in every command rather
+	// than seeding the state from the configuration, so that replaying
+	// the log after FirstJobId changed gives every job the id it had.
+	MinJobID job.ID `json:"min_job_id,omitempty"`
 
 	Submit   *submitCmd   `json:"submit,omitempty"`
 	Start    *startCmd    `json:"start,omitempty"`
@@ -98,6 +103,9 @@ type requeueCmd struct {
 	JobID  job.ID     `json:"job_id"`
 	Hold   bool       `json:"hold"`
 	Reason job.Reason `json:"reason"`
+	// IfRunning requeues only a job that still runs and was not asked to
+	// end: a failed launch must not bring back a job cancelled meanwhile.
+	IfRunning bool `json:"if_running,omitempty"`
 }
 
 // nodeSetCmd is an administrative node change (scontrol update NodeName=).
@@ -168,6 +176,9 @@ type applyResult struct {
 }
 
 func (s *fsm) apply(c *command) applyResult {
+	if s.NextJobID < c.MinJobID {
+		s.NextJobID = c.MinJobID
+	}
 	switch c.Op {
 	case opSubmit:
 		return s.applySubmit(c)
@@ -354,16 +365,22 @@ func (s *fsm) applyCancel(c *command) applyResult {
 			continue
 		}
 		if j.IsArrayMeta() && len(c.Cancel.Tasks) > 0 {
+			last := job.NoTask
 			j.PendingTasks = slices.DeleteFunc(j.PendingTasks, func(t uint32) bool {
-				return slices.Contains(c.Cancel.Tasks, t)
+				if slices.Contains(c.Cancel.Tasks, t) {
+					last = t
+					return true
+				}
+				return false
 			})
 			s.touch(j, c.Time)
-			if len(j.PendingTasks) > 0 {
+			if len(j.PendingTasks) > 0 || last == job.NoTask {
 				continue
 			}
 			// Nothing left pending: the record ends as cancelled, showing
-			// the last task id it stood for.
-			j.ArrayTaskID = c.Cancel.Tasks[len(c.Cancel.Tasks)-1]
+			// the last task id it stood for (not one the request named
+			// that never existed).
+			j.ArrayTaskID = last
 		}
 		j.CancelledBy = c.Cancel.UID
 		j.EndTime = c.Time
@@ -410,9 +427,16 @@ func (s *fsm) applyUpdate(c *command) applyResult {
 	}
 	if u.Priority != nil {
 		j.Priority = *u.Priority
-		if *u.Priority == 0 && j.State == job.Pending {
+		switch {
+		case j.State != job.Pending:
+		case *u.Priority == 0:
 			j.Hold = job.HeldAdmin
 			j.Reason = job.ReasonHeldAdmin
+		case j.Hold != job.NotHeld:
+			// A held job is one with priority 0: giving it a priority
+			// releases it, as in slurmctld.
+			j.Hold = job.NotHeld
+			j.Reason = job.ReasonNone
 		}
 	}
 	if u.Hold != nil {
@@ -450,6 +474,14 @@ func (s *fsm) applyRequeue(c *command) applyResult {
 	j := s.Jobs[c.Requeue.JobID]
 	if j == nil {
 		return applyResult{Err: slurmerr.New(slurmerr.InvalidJobID, "")}
+	}
+	if c.Requeue.IfRunning && j.State != job.Running {
+		if j.Completing {
+			// It was ending anyway: it ended without running.
+			j.Completing = false
+			s.touch(j, c.Time)
+		}
+		return applyResult{JobID: j.ID}
 	}
 	j.State = job.Pending
 	j.Alloc = nil
@@ -551,8 +583,12 @@ func (s *fsm) applyPurge(c *command) applyResult {
 }
 
 // basePriority mimics priority/basic: earlier submissions rank higher.
+// slurmctld counts down from 0xffff0000, but v0.0.44 carries priorities as
+// int32 (uint32_no_val_struct's number is format int32), so a priority at
+// or above 2^31 would reach REST clients negative or not at all; Drover
+// counts down from 0x7fff0000 instead, which keeps the order.
 func basePriority(seq uint64) uint32 {
-	const top = 0xFFFF0000
+	const top = 0x7FFF0000
 	if seq >= top {
 		return 1
 	}

@@ -55,10 +55,13 @@ type Agent struct {
 	tracker *proctrack.Tracker
 	started time.Time
 
-	mu       sync.Mutex
-	jobs     map[uint32]*runningJob
-	done     map[uint32]nodeproto.JobDone // finished, not yet acknowledged
-	lost     map[uint32]bool
+	mu   sync.Mutex
+	jobs map[uint32]*runningJob
+	done map[uint32]nodeproto.JobDone // finished, not yet acknowledged
+	lost map[uint32]bool
+	// ended lists jobs told to end before their launch arrived (the two
+	// requests race); their launch is answered by an immediate end.
+	ended    map[uint32]nodeproto.EndKind
 	hbEvery  time.Duration
 	kickDone chan struct{}
 	needReg  chan struct{}
@@ -83,6 +86,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 		jobs:     map[uint32]*runningJob{},
 		done:     map[uint32]nodeproto.JobDone{},
 		lost:     map[uint32]bool{},
+		ended:    map[uint32]nodeproto.EndKind{},
 		hbEvery:  5 * time.Second,
 		kickDone: make(chan struct{}, 1),
 		needReg:  make(chan struct{}, 1),
@@ -343,8 +347,18 @@ func (a *Agent) handleSignal(w http.ResponseWriter, r *http.Request) {
 	}
 	a.mu.Lock()
 	j := a.jobs[s.JobID]
+	_, finished := a.done[s.JobID]
+	if j == nil && s.Terminate && !finished {
+		a.ended[s.JobID] = s.Kind
+	}
 	a.mu.Unlock()
 	if j == nil {
+		if s.Terminate {
+			// Ended before it started here: the launch, when it comes,
+			// is not run.
+			nodeproto.Reply(w, http.StatusOK, struct{}{})
+			return
+		}
 		nodeproto.Fail(w, http.StatusNotFound, fmt.Errorf("job %d is not running here", s.JobID))
 		return
 	}

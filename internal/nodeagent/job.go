@@ -39,6 +39,14 @@ func (a *Agent) launch(l *nodeproto.Launch) error {
 		a.mu.Unlock()
 		return nil
 	}
+	if kind, ok := a.ended[l.JobID]; ok {
+		delete(a.ended, l.JobID)
+		a.mu.Unlock()
+		a.logger.Info("job ended before its launch arrived", "job", l.JobID, "kind", kind)
+		_ = os.MkdirAll(a.jobDir(l.JobID), 0o700)
+		a.finish(nodeproto.JobDone{Node: a.cfg.Name, JobID: l.JobID, Kind: kind, EndTime: time.Now()})
+		return nil
+	}
 	j := &runningJob{id: l.JobID, agent: a}
 	a.jobs[l.JobID] = j
 	delete(a.lost, l.JobID)

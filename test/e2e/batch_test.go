@@ -276,3 +276,23 @@ func TestJobRunsAsItsUser(t *testing.T) {
 		t.Errorf("output created in a folder the user cannot write to")
 	}
 }
+
+// TestCancelRacesLaunch cancels jobs the instant they are RUNNING, which is
+// committed before the launch reaches the node: none of them may keep
+// running.
+func TestCancelRacesLaunch(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1})
+	var ids []string
+	for i := 0; i < 5; i++ {
+		id := c.Submit("", "--wrap", "sleep 300")
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		c.WaitState(id, "RUNNING", 20*time.Second)
+		c.MustRun("", "scancel", id)
+	}
+	for _, id := range ids {
+		c.WaitState(id, "CANCELLED", 20*time.Second)
+	}
+}

@@ -139,3 +139,30 @@ func TestBadInput(t *testing.T) {
 	id := c.Submit("", "--wrap", "true")
 	c.WaitState(id, "COMPLETED", 20*time.Second)
 }
+
+// TestNodeFailure kills a node daemon with SIGKILL: after SlurmdTimeout the
+// node is DOWN ("Not responding") and its job ends NODE_FAIL; the daemon
+// comes back, registers, and the node returns to service
+// (ReturnToService=2); the killed job's processes are gone.
+func TestNodeFailure(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 2})
+	id := c.Submit("", "-w", "n2", "--wrap", "touch started; sleep 600")
+	c.WaitState(id, "RUNNING", 20*time.Second)
+	// RUNNING is committed before the launch reaches the node: wait for
+	// the script itself.
+	c.WaitFile("started", 20*time.Second)
+	c.KillNode("n2")
+	j := c.WaitState(id, "NODE_FAIL", 40*time.Second)
+	if j.StateReason.Value != "NodeDown" {
+		t.Errorf("reason %q, want NodeDown", j.StateReason.Value)
+	}
+	out := c.MustRun("", "sinfo", "-h", "-N", "-o", "%N %t %E")
+	if !strings.Contains(out, "n2 down* Not responding") && !strings.Contains(out, "n2 down Not responding") {
+		t.Errorf("sinfo after the node died:\n%s", out)
+	}
+	c.StartNode("n2")
+	c.WaitNodesUp()
+	next := c.Submit("", "-w", "n2", "--wrap", "true")
+	c.WaitState(next, "COMPLETED", 20*time.Second)
+}
