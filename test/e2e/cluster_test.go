@@ -171,7 +171,11 @@ func (c *Cluster) daemon(name string, args ...string) *exec.Cmd {
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	must(c.t, cmd.Start())
-	go func() { _ = cmd.Wait(); f.Close() }()
+	go func() {
+		err := cmd.Wait()
+		fmt.Fprintf(f, "harness: %s exited: %v\n", name, err)
+		f.Close()
+	}()
 	return cmd
 }
 
@@ -421,4 +425,21 @@ func killJobProcesses(conf string) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
+}
+
+// WaitFile waits until a file (relative to the work folder) exists.
+func (c *Cluster) WaitFile(name string, timeout time.Duration) {
+	c.t.Helper()
+	path := name
+	if !filepath.IsAbs(name) {
+		path = filepath.Join(c.WorkDir, name)
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.t.Fatalf("%s did not appear within %v", path, timeout)
 }
