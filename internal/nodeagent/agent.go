@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -238,7 +237,7 @@ func (a *Agent) register(ctx context.Context) error {
 		Name: a.cfg.Name, Addr: a.advertise(), CPUs: a.cfg.CPUs, RealMemory: a.cfg.RealMemory,
 		FreeMemMB: freeMemMB(), GPUs: a.cfg.GPUs, GPUSource: a.cfg.GPUSource,
 		BootTime: bootTime(), Started: a.started, Version: a.cfg.Version,
-		Arch: runtime.GOARCH, OS: osRelease(),
+		Arch: machine(), OS: osRelease(),
 	}
 	a.mu.Lock()
 	for id := range a.jobs {

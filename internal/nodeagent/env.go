@@ -46,7 +46,7 @@ func batchEnv(l *nodeproto.Launch, nodeName string) ([]string, propagated) {
 		set("SLURM_SUBMIT_HOST", l.SubmitHost)
 	}
 	set("SLURM_JOB_CPUS_PER_NODE", perNode(l.CPUsPerNode))
-	set("SLURM_TASKS_PER_NODE", perNode(l.TasksPerNode))
+	set("SLURM_TASKS_PER_NODE", perNode(tasksPerNode(l)))
 	if len(l.CPUsPerNode) > 0 {
 		set("SLURM_CPUS_ON_NODE", u(l.CPUsPerNode[0]))
 	}
@@ -123,6 +123,19 @@ func batchEnv(l *nodeproto.Launch, nodeName string) ([]string, propagated) {
 		set("TMPDIR", "/tmp")
 	}
 	return env.list(), prop
+}
+
+// tasksPerNode is the layout of the tasks asked for; without -n, Slurm
+// counts what each node's CPUs can hold at --cpus-per-task each.
+func tasksPerNode(l *nodeproto.Launch) []uint32 {
+	if l.NumTasks > 0 || l.TasksPerNodeReq > 0 {
+		return l.TasksPerNode
+	}
+	out := make([]uint32, len(l.CPUsPerNode))
+	for i, c := range l.CPUsPerNode {
+		out[i] = max(c/max(l.CPUsPerTask, 1), 1)
+	}
+	return out
 }
 
 func u(n uint32) string { return strconv.FormatUint(uint64(n), 10) }

@@ -55,3 +55,12 @@ func osRelease() string {
 	}
 	return unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
 }
+
+// machine is the hardware name as uname -m prints it (slurmd's Arch).
+func machine() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "unknown"
+	}
+	return unix.ByteSliceToString(u.Machine[:])
+}
