@@ -7,6 +7,7 @@ tool github.com/ogen-go/ogen/cmd/ogen
 require (
 	github.com/NVIDIA/go-nvml v0.13.4-1
 	github.com/containerd/cgroups/v3 v3.1.3
+	github.com/getkin/kin-openapi v0.153.0
 	github.com/go-faster/errors v0.8.0
 	github.com/go-faster/jx v1.2.0
 	github.com/google/go-cmp v0.7.0
@@ -31,7 +32,6 @@ require (
 	github.com/docker/go-units v0.5.0 // indirect
 	github.com/fatih/color v1.19.0 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
-	github.com/getkin/kin-openapi v0.153.0 // indirect
 	github.com/ghodss/yaml v1.0.0 // indirect
 	github.com/go-faster/yaml v0.4.6 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect

@@ -35,13 +35,18 @@ func (s *Server) SlurmV0044PostJobSubmit(ctx context.Context, req api.OptV0044Jo
 	}
 	r, ok := req.Get()
 	desc, hasJob := r.Job.Get()
+	if hasJob && desc.Script.Or("") == "" && r.Script.Or("") != "" {
+		// The top-level "script" stands for the job's own, as the
+		// document says and slurmrestd accepts.
+		desc.Script = r.Script
+	}
 	if !ok || !hasJob || desc.Script.Or("") == "" {
 		if ok && len(r.Jobs) > 0 {
 			return fail(422, slurmerr.New(slurmerr.InvalidQuery, "heterogeneous jobs are not supported"), "_job_post")
 		}
 		return fail(422, slurmerr.New(slurmerr.InvalidQuery, `Populated "script" field is required for job submission`), "_job_post")
 	}
-	sub, err := submissionFromWire(&desc, s.now())
+	sub, err := submissionFromWire(&desc, s.ctl.MaxArraySize())
 	if err != nil {
 		return fail(422, err, "_job_post")
 	}
@@ -56,13 +61,21 @@ func (s *Server) SlurmV0044PostJobSubmit(ctx context.Context, req api.OptV0044Jo
 			Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{},
 		}}, nil
 	}
+	warnings := warningsOf(res.Warnings, "_job_post")
+	if res.RC != slurmerr.NoError {
+		// slurmrestd reports a submission that succeeded with a return
+		// code (a held job) twice: once as the call's result, once as
+		// the controller's message.
+		msg := res.RC.Message()
+		warnings = append(warnings, warningsOf([]string{"Job submission resulted in non-zero return code: " + msg, msg}, "slurm_submit_batch_job()")...)
+	}
 	return &api.V0044OpenapiJobSubmitResponse{
 		JobID:            api.NewOptInt32(int32(res.JobID)),
 		StepID:           api.NewOptString("batch"),
 		JobSubmitUserMsg: api.NewOptString(""),
 		Meta:             s.meta(ctx),
 		Errors:           api.V0044OpenapiErrors{},
-		Warnings:         warningsOf(res.Warnings, "_job_post"),
+		Warnings:         warnings,
 	}, nil
 }
 
@@ -74,8 +87,9 @@ func detailOf(err error) string {
 	return ""
 }
 
-// submissionFromWire translates a job description into the domain request.
-func submissionFromWire(d *api.V0044JobDescMsg, now time.Time) (controller.Submission, error) {
+// submissionFromWire translates a job description into the domain request;
+// array indices must be below maxArraySize (slurm.conf MaxArraySize).
+func submissionFromWire(d *api.V0044JobDescMsg, maxArraySize uint32) (controller.Submission, error) {
 	r := job.Request{
 		Name:         d.Name.Or(""),
 		Partition:    d.Partition.Or(""),
@@ -159,7 +173,10 @@ func submissionFromWire(d *api.V0044JobDescMsg, now time.Time) (controller.Submi
 		return controller.Submission{}, err
 	}
 	if a := d.Array.Or(""); a != "" {
-		spec, err := arrayspec.Parse(a, 1<<31)
+		// The configured bound, not a larger one: the expression expands
+		// to a list of every index, so "0-2000000000" must be refused
+		// before it is built.
+		spec, err := arrayspec.Parse(a, maxArraySize)
 		if err != nil {
 			return controller.Submission{}, slurmerr.New(slurmerr.InvalidArray, "%v", err)
 		}
@@ -179,7 +196,14 @@ func submissionFromWire(d *api.V0044JobDescMsg, now time.Time) (controller.Submi
 		sub.Req.UserID = uint32(n)
 		sub.UserIDSet = true
 	}
-	_ = now
+	if gid := d.GroupID.Or(""); gid != "" {
+		n, err := strconv.ParseUint(gid, 10, 32)
+		if err != nil {
+			return controller.Submission{}, slurmerr.New(slurmerr.InvalidQuery, "invalid group_id %q", gid)
+		}
+		sub.Req.GroupID = uint32(n)
+		sub.GroupIDSet = true
+	}
 	return sub, nil
 }
 
@@ -314,7 +338,7 @@ func (s *Server) jobToWire(j *job.Job) api.V0044JobInfo {
 		Shared:                  []api.V0044JobInfoSharedItem{},
 		StandardError:           api.NewOptString(r.StdErr),
 		StandardInput:           api.NewOptString(stdinOf(r)),
-		StandardOutput:          api.NewOptString(r.StdOut),
+		StandardOutput:          api.NewOptString(stdoutOf(j)),
 		StartTime:               api.NewOptV0044Uint64NoValStruct(u64(unix(startTimeOf(j)))),
 		StateDescription:        api.NewOptString(""),
 		StateReason:             api.NewOptString(string(j.Reason)),
@@ -615,8 +639,9 @@ func jobResources(j *job.Job) api.V0044JobRes {
 	return res
 }
 
-// parseSelector reads "123", "123_4", "123_[1-3]".
-func parseSelector(s string) (controller.JobSelector, error) {
+// parseSelector reads "123", "123_4", "123_[1-3]"; task ids must be below
+// maxArraySize, which also bounds the list a selector expands to.
+func parseSelector(s string, maxArraySize uint32) (controller.JobSelector, error) {
 	idPart, taskPart, hasTask := strings.Cut(strings.TrimSpace(s), "_")
 	id, err := strconv.ParseUint(idPart, 10, 32)
 	if err != nil || id == 0 {
@@ -625,7 +650,7 @@ func parseSelector(s string) (controller.JobSelector, error) {
 	sel := controller.JobSelector{ID: job.ID(id)}
 	if hasTask {
 		expr := strings.TrimSuffix(strings.TrimPrefix(taskPart, "["), "]")
-		spec, err := arrayspec.Parse(expr, 1<<31)
+		spec, err := arrayspec.Parse(expr, maxArraySize)
 		if err != nil {
 			return controller.JobSelector{}, slurmerr.New(slurmerr.InvalidJobID, "Invalid job id: %s", s)
 		}
@@ -637,7 +662,7 @@ func parseSelector(s string) (controller.JobSelector, error) {
 // SlurmV0044GetJob implements GET /job/{job_id}.
 func (s *Server) SlurmV0044GetJob(ctx context.Context, params api.SlurmV0044GetJobParams) (api.SlurmV0044GetJobRes, error) {
 	s.count("REQUEST_JOB_INFO_SINGLE")
-	sel, err := parseSelector(params.JobID)
+	sel, err := parseSelector(params.JobID, s.ctl.MaxArraySize())
 	var jobs []*job.Job
 	if err == nil {
 		jobs, err = s.ctl.Job(sel)
@@ -668,7 +693,8 @@ func narrowTasks(jobs []*job.Job, _ []uint32) []*job.Job { return jobs }
 // SlurmV0044GetJobs implements GET /jobs/.
 func (s *Server) SlurmV0044GetJobs(ctx context.Context, params api.SlurmV0044GetJobsParams) (api.SlurmV0044GetJobsRes, error) {
 	s.count("REQUEST_JOB_INFO")
-	f := controller.JobFilter{}
+	last := unix(s.ctl.LastJobUpdate())
+	unchanged := false
 	if t, ok := params.UpdateTime.Get(); ok && t != "" {
 		n, err := strconv.ParseInt(t, 10, 64)
 		if err != nil {
@@ -677,14 +703,19 @@ func (s *Server) SlurmV0044GetJobs(ctx context.Context, params api.SlurmV0044Get
 				Meta: s.meta(ctx), Errors: errorsOf(slurmerr.New(slurmerr.DataConvFailed, "invalid update_time %q", t), "update_time"), Warnings: api.V0044OpenapiWarnings{},
 			}}, nil
 		}
-		f.ChangedSince = time.Unix(n, 0)
+		// As slurm_load_jobs(update_time): nothing when no job changed
+		// since then (slurmctld's "no change in data"), otherwise every
+		// job, not only the changed ones, so that a client polling with
+		// the last_update it was given can replace its whole list.
+		unchanged = last < n
 	}
-	jobs := s.ctl.Jobs(f)
-	out := make(api.V0044JobInfoMsg, 0, len(jobs))
-	for _, j := range jobs {
-		out = append(out, s.jobToWire(j))
+	out := api.V0044JobInfoMsg{}
+	if !unchanged {
+		for _, j := range s.ctl.Jobs(controller.JobFilter{}) {
+			out = append(out, s.jobToWire(j))
+		}
 	}
-	return &api.V0044OpenapiJobInfoResp{Jobs: out, LastBackfill: u64(0), LastUpdate: u64(unix(s.ctl.LastJobUpdate())),
+	return &api.V0044OpenapiJobInfoResp{Jobs: out, LastBackfill: u64(0), LastUpdate: u64(last),
 		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
 }
 
@@ -705,8 +736,13 @@ func (s *Server) SlurmV0044DeleteJob(ctx context.Context, params api.SlurmV0044D
 	if f, ok := params.Flags.Get(); ok && f == api.SlurmV0044DeleteJobFlagsBATCHJOB {
 		batchOnly = true
 	}
-	status := s.cancelOne(ctx, params.JobID, sig, batchOnly)
-	return &api.V0044OpenapiKillJobResp{Status: api.V0044KillJobsRespMsg{status}, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+	out := api.V0044KillJobsRespMsg{}
+	// slurmrestd lists only failures here: a successful cancel answers
+	// an empty status[].
+	if st := s.cancelOne(ctx, params.JobID, sig, batchOnly); st.Error.Value.Code.Or(0) != 0 {
+		out = append(out, st)
+	}
+	return &api.V0044OpenapiKillJobResp{Status: out, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
 }
 
 func (s *Server) cancelOne(ctx context.Context, id string, sig int32, batchOnly bool) api.V0044KillJobsRespJob {
@@ -716,7 +752,7 @@ func (s *Server) cancelOne(ctx context.Context, id string, sig int32, batchOnly 
 		Federation: api.NewOptV0044KillJobsRespJobFederation(api.V0044KillJobsRespJobFederation{Sibling: api.NewOptString("")}),
 		Error:      api.NewOptV0044KillJobsRespJobError(api.V0044KillJobsRespJobError{Code: api.NewOptInt32(0), String: api.NewOptString("No error"), Message: api.NewOptString("No error")}),
 	}
-	sel, err := parseSelector(id)
+	sel, err := parseSelector(id, s.ctl.MaxArraySize())
 	if err == nil {
 		st.JobID = u32(uint32(sel.ID))
 		err = s.ctl.Cancel(ctx, caller(ctx), controller.CancelRequest{Sel: sel, Signal: sig, BatchOnly: batchOnly})
@@ -792,21 +828,27 @@ func (s *Server) SlurmV0044DeleteJobs(ctx context.Context, req api.OptV0044KillJ
 // SlurmV0044PostJob implements POST /job/{job_id} (update).
 func (s *Server) SlurmV0044PostJob(ctx context.Context, req api.OptV0044JobDescMsg, params api.SlurmV0044PostJobParams) (api.SlurmV0044PostJobRes, error) {
 	s.count("REQUEST_UPDATE_JOB")
-	fail := func(err error) (api.SlurmV0044PostJobRes, error) {
+	fail := func(err error, source string) (api.SlurmV0044PostJobRes, error) {
+		e := apiError(err, source)
+		if !e.Description.IsSet() || e.Description.Value == "" {
+			e.Description = api.NewOptString("Job update requested failed")
+		}
 		return &api.V0044OpenapiJobPostResponseStatusCode{StatusCode: httpStatus(err), Response: api.V0044OpenapiJobPostResponse{
-			Meta: s.meta(ctx), Errors: errorsOf(err, "_job_post_update"), Warnings: api.V0044OpenapiWarnings{}}}, nil
+			Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{}}}, nil
 	}
-	sel, err := parseSelector(params.JobID)
+	sel, err := parseSelector(params.JobID, s.ctl.MaxArraySize())
 	if err != nil {
-		return fail(err)
+		return fail(err, "_job_post_update")
 	}
 	d, _ := req.Get()
 	u, err := updateFromWire(&d)
 	if err != nil {
-		return fail(err)
+		return fail(err, "_job_post_update")
 	}
 	if err := s.ctl.Update(ctx, caller(ctx), sel, u); err != nil {
-		return fail(err)
+		// The controller's refusal, as slurmrestd reports what
+		// slurm_update_job2() answered.
+		return fail(err, "slurm_update_job2()")
 	}
 	return &api.V0044OpenapiJobPostResponse{Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
 }

@@ -52,6 +52,10 @@ type Config struct {
 	SchedInterval time.Duration
 	// StoreOptions tune the state log.
 	StoreOptions state.Options
+	// Now, when set, replaces time.Now as the controller's clock, so that
+	// tests (and later the trace simulator) can drive time limits, node
+	// timeouts and purges without waiting.
+	Now func() time.Time
 }
 
 // Identity is the authenticated caller of a service.
@@ -137,12 +141,15 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 		now:     time.Now,
 		sched:   &sched.FIFO{Defaults: cfg.Defaults},
 		client:  &http.Client{Timeout: 10 * time.Second},
-		st:      newFSM(job.ID(cfg.FirstJobID)),
+		st:      newFSM(1),
 		nodes:   map[string]*node.Node{},
 		parts:   map[string]*partition.Partition{},
 		reasons: map[job.ID]job.Reason{},
 		kick:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
+	}
+	if cfg.Now != nil {
+		c.now = cfg.Now
 	}
 	for i := range cfg.Nodes {
 		n := cfg.Nodes[i]
@@ -162,12 +169,6 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 		return nil, fmt.Errorf("open controller state: %w", err)
 	}
 	c.log = l
-	// Ids keep increasing across restarts even when FirstJobId grows.
-	c.mu.Lock()
-	if c.st.NextJobID < job.ID(cfg.FirstJobID) {
-		c.st.NextJobID = job.ID(cfg.FirstJobID)
-	}
-	c.mu.Unlock()
 	return c, nil
 }
 
@@ -204,6 +205,9 @@ func (c *Controller) propose(ctx context.Context, cmd *command) (applyResult, er
 	if cmd.Time.IsZero() {
 		cmd.Time = c.now()
 	}
+	// Ids keep increasing across restarts, and jump up when FirstJobId
+	// grows (see command.MinJobID).
+	cmd.MinJobID = job.ID(c.cfg.FirstJobID)
 	rec, err := json.Marshal(cmd)
 	if err != nil {
 		return applyResult{}, fmt.Errorf("encode %s command: %w", cmd.Op, err)
@@ -252,6 +256,10 @@ func (c *Controller) Kick() {
 
 // ClusterName returns the cluster's name.
 func (c *Controller) ClusterName() string { return c.cfg.ClusterName }
+
+// MaxArraySize is slurm.conf's MaxArraySize: array indices must be below
+// it.
+func (c *Controller) MaxArraySize() uint32 { return c.cfg.MaxArraySize }
 
 // ControlHost returns the controller's host name.
 func (c *Controller) ControlHost() string { return c.cfg.ControlHost }
@@ -410,11 +418,18 @@ func (c *Controller) housekeepingLoop() {
 		c.checkNodes(ctx)
 		if now := c.now(); now.Sub(lastPurge) >= 30*time.Second {
 			lastPurge = now
-			if _, err := c.propose(ctx, &command{Op: opPurge, Purge: &purgeCmd{Before: now.Add(-c.cfg.MinJobAge)}}); err != nil {
+			if err := c.purge(ctx, now); err != nil {
 				c.logger.Error("purge old jobs", "err", err)
 			}
 		}
 	}
+}
+
+// purge forgets jobs that finished more than MinJobAge before now, as
+// slurmctld's purge_old_job does.
+func (c *Controller) purge(ctx context.Context, now time.Time) error {
+	_, err := c.propose(ctx, &command{Op: opPurge, Purge: &purgeCmd{Before: now.Add(-c.cfg.MinJobAge)}})
+	return err
 }
 
 // enforceTimeLimits ends running jobs past their limit with TIMEOUT.

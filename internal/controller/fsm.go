@@ -406,6 +406,16 @@ func (s *fsm) applyUpdate(c *command) applyResult {
 	if j == nil {
 		return applyResult{Err: slurmerr.New(slurmerr.InvalidJobID, "")}
 	}
+	// The proposer checked these rules against the state it saw; the job
+	// may have started or ended since (a scheduling cycle commits starts
+	// concurrently), so they are checked again in log order, where the
+	// answer is final: a hold must never land on a running job.
+	if j.State.Terminal() {
+		return applyResult{Err: slurmerr.New(slurmerr.AlreadyDone, "")}
+	}
+	if j.State != job.Pending && (u.Hold != nil || u.Partition != nil || u.MinNodes != nil || u.NumTasks != nil || u.BeginTime != nil) {
+		return applyResult{Err: slurmerr.New(slurmerr.JobNotPending, "")}
+	}
 	if u.TimeLimit != nil {
 		j.Req.TimeLimit = *u.TimeLimit
 		if j.State == job.Running {

@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"os/user"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/droverhq/drover/internal/partition"
 	"github.com/droverhq/drover/internal/sched"
 	"github.com/droverhq/drover/internal/slurmerr"
+	"github.com/droverhq/drover/internal/usercred"
 )
 
 // Submission is a job submission after the bridge decoded it.
@@ -19,13 +22,21 @@ type Submission struct {
 	Req  job.Request
 	Hold bool
 	// UserIDSet means the request named a user (sbatch --uid); only root
-	// and SlurmUser may do so.
+	// and SlurmUser may name another one.
 	UserIDSet bool
+	// GroupIDSet means the request named a group (sbatch --gid), with the
+	// same rule.
+	GroupIDSet bool
 }
 
 // SubmitResult is the answer to a submission.
 type SubmitResult struct {
-	JobID    job.ID
+	JobID job.ID
+	// RC is the non-zero return code slurmctld pairs with some successful
+	// submissions (JobHeld for a held job), which slurmrestd turns into
+	// warnings.
+	RC slurmerr.Code
+	// Warnings are other remarks on an accepted submission.
 	Warnings []string
 }
 
@@ -39,17 +50,8 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	if len(r.Environment) == 0 {
 		return SubmitResult{}, slurmerr.New(slurmerr.EnvironmentMissing, "")
 	}
-	if sub.UserIDSet && r.UserID != who.UID && !c.privileged(who) {
-		return SubmitResult{}, slurmerr.New(slurmerr.AccessDenied, "only root may submit for another user")
-	}
-	if !sub.UserIDSet {
-		r.UserID, r.GroupID, r.UserName, r.GroupName = who.UID, who.GID, who.User, who.Group
-	}
-	if r.UserName == "" {
-		r.UserName = who.User
-	}
-	if r.GroupName == "" {
-		r.GroupName = who.Group
+	if err := c.setOwner(who, sub, &r); err != nil {
+		return SubmitResult{}, err
 	}
 
 	c.mu.RLock()
@@ -118,11 +120,10 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	}
 
 	hold := job.NotHeld
-	var warnings []string
+	rc := slurmerr.NoError
 	if sub.Hold {
 		hold = job.HeldUser
-		msg := slurmerr.JobHeld.Message()
-		warnings = append(warnings, msg, msg)
+		rc = slurmerr.JobHeld
 	}
 	c.mu.RLock()
 	prio := basePriority(c.st.SubmitSeq + 1)
@@ -135,7 +136,43 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 		return SubmitResult{}, err
 	}
 	c.Kick()
-	return SubmitResult{JobID: res.JobID, Warnings: warnings}, nil
+	return SubmitResult{JobID: res.JobID, RC: rc}, nil
+}
+
+// setOwner decides whom a job runs as. The request's own names never
+// count (a caller cannot pass as someone else by naming them); only root
+// and SlurmUser may name another uid or gid (sbatch --uid/--gid), and then
+// the job gets that account's name and, unless a gid was named too, its
+// primary group, as slurmctld resolves them.
+func (c *Controller) setOwner(who Identity, sub Submission, r *job.Request) error {
+	otherUser := sub.UserIDSet && r.UserID != who.UID
+	otherGroup := sub.GroupIDSet && r.GroupID != who.GID
+	if (otherUser || otherGroup) && !c.privileged(who) {
+		return slurmerr.New(slurmerr.AccessDenied, "only root may submit for another user or group")
+	}
+	if !otherUser {
+		r.UserID, r.UserName = who.UID, who.User
+		if !sub.GroupIDSet {
+			r.GroupID = who.GID
+		}
+	} else {
+		id, err := usercred.Lookup(r.UserID)
+		if err != nil {
+			return slurmerr.New(slurmerr.AccessDenied, "invalid user id %d", r.UserID)
+		}
+		r.UserName = id.Name
+		if !sub.GroupIDSet {
+			r.GroupID = id.GID
+		}
+	}
+	r.GroupName = who.Group
+	if r.GroupID != who.GID {
+		r.GroupName = strconv.FormatUint(uint64(r.GroupID), 10)
+		if g, err := user.LookupGroupId(r.GroupName); err == nil {
+			r.GroupName = g.Name
+		}
+	}
+	return nil
 }
 
 // feasible refuses what no configured node could ever run.
@@ -289,7 +326,6 @@ func (c *Controller) Cancel(ctx context.Context, who Identity, req CancelRequest
 	type target struct {
 		id      job.ID
 		running bool
-		meta    bool
 	}
 	var targets []target
 	done := 0
@@ -302,7 +338,7 @@ func (c *Controller) Cancel(ctx context.Context, who Identity, req CancelRequest
 			done++
 			continue
 		}
-		targets = append(targets, target{id: j.ID, running: j.State == job.Running, meta: j.IsArrayMeta()})
+		targets = append(targets, target{id: j.ID, running: j.State == job.Running})
 	}
 	c.mu.RUnlock()
 	if len(recs) == 0 {
@@ -327,13 +363,23 @@ func (c *Controller) Cancel(ctx context.Context, who Identity, req CancelRequest
 	if req.Sel.Tasks != nil {
 		cmd.Tasks = req.Sel.Tasks
 	}
-	if _, err := c.propose(ctx, &command{Op: opCancel, Cancel: cmd}); err != nil {
+	res, err := c.propose(ctx, &command{Op: opCancel, Cancel: cmd})
+	if err != nil {
 		return err
 	}
-	for _, t := range targets {
-		if t.running {
-			c.terminate(t.id, nodeproto.EndCancelled)
+	// Which jobs to kill is decided by the state the cancel was applied
+	// to, not the one checked above: a job that started in between is
+	// completing now and must be told to end.
+	var kill []job.ID
+	c.mu.RLock()
+	for _, id := range res.Ended {
+		if j := c.st.Jobs[id]; j != nil && j.Completing {
+			kill = append(kill, id)
 		}
+	}
+	c.mu.RUnlock()
+	for _, id := range kill {
+		c.terminate(id, nodeproto.EndCancelled)
 	}
 	c.Kick()
 	return nil
@@ -380,6 +426,11 @@ func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, 
 			err = slurmerr.New(slurmerr.JobNotPending, "")
 			break
 		}
+		if u.Hold != nil && !*u.Hold && j.Hold == job.HeldAdmin && !c.privileged(who) {
+			// Only an operator releases what an operator held.
+			err = slurmerr.New(slurmerr.AccessDenied, "")
+			break
+		}
 		if u.TimeLimit != nil && !c.privileged(who) && (*u.TimeLimit == job.Infinite || *u.TimeLimit > j.Req.TimeLimit) {
 			err = slurmerr.New(slurmerr.AccessDenied, "only an operator may raise a time limit")
 			break
@@ -405,10 +456,13 @@ func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, 
 		cmd := &updateCmd{JobID: id, TimeLimit: u.TimeLimit, Partition: u.Partition, Name: u.Name, Comment: u.Comment,
 			Priority: u.Priority, Nice: u.Nice, BeginTime: u.BeginTime, MinNodes: u.MinNodes, NumTasks: u.NumTasks, Requeue: u.Requeue}
 		if u.Hold != nil {
+			// An operator's hold is an administrator hold, even on the
+			// operator's own job (slurmrestd shows JobHeldAdmin after
+			// root holds root's job); a user's hold is a user hold.
 			h := job.NotHeld
 			if *u.Hold {
 				h = job.HeldUser
-				if c.privileged(who) && who.UID != c.ownerOf(id) {
+				if c.privileged(who) {
 					h = job.HeldAdmin
 				}
 			}
@@ -420,15 +474,6 @@ func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, 
 	}
 	c.Kick()
 	return nil
-}
-
-func (c *Controller) ownerOf(id job.ID) uint32 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if j := c.st.Jobs[id]; j != nil {
-		return j.Req.UserID
-	}
-	return 0
 }
 
 // Requeue puts a running or finished batch job back in the queue

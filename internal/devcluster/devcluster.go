@@ -5,6 +5,8 @@ package devcluster
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/spf13/viper"
 
@@ -107,38 +110,124 @@ func envLines(l layout, port int) string {
 	return fmt.Sprintf("export PATH=%s:$PATH\nexport SLURM_CONF=%s\nexport DROVER_REST_URL=http://127.0.0.1:%d\n", l.bin, l.conf, port)
 }
 
+// EnvLines returns the environment lines of the dev cluster in
+// o.StateDir without starting anything (drover dev --print-env). An
+// existing configuration, maybe that of a cluster running in another
+// shell, is read and left as it is, whatever the options say; only a
+// state folder without one is prepared as Run would.
+func EnvLines(o *Options) (string, error) {
+	if err := defaults(o); err != nil {
+		return "", err
+	}
+	l := layoutOf(o.StateDir)
+	port, _ := confPorts(l.conf)
+	if port == 0 {
+		return Prepare(o)
+	}
+	if _, err := os.Stat(filepath.Join(l.bin, "sbatch")); err != nil {
+		install := o.InstallShims
+		if install == nil {
+			install = installSelf
+		}
+		if err := os.MkdirAll(l.bin, 0o755); err != nil {
+			return "", fmt.Errorf("create %s: %w", l.bin, err)
+		}
+		if err := install(l.bin); err != nil {
+			return "", err
+		}
+	}
+	return envLines(l, port), nil
+}
+
+// lock takes the state folder for this process, so that a second drover
+// dev on the same folder fails before it rewrites the configuration of
+// the running one. The lock goes with the process.
+func lock(dir string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "dev.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another drover dev is running with state folder %s", dir)
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return f, nil
+}
 
 // ports reuses the ports of an existing configuration, so that a second
-// run serves the same addresses; otherwise it picks free ones.
+// run serves the same addresses (DROVER_REST_URL stays valid even when
+// --nodes changed); ports still missing are picked free.
 func ports(conf string, nodes int) (int, []int, error) {
-	if data, err := os.ReadFile(conf); err == nil {
-		ctl := 0
-		var np []int
-		for _, line := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(line, "SlurmctldPort="); ok {
-				ctl, _ = strconv.Atoi(strings.TrimSpace(v))
-			}
-			if strings.HasPrefix(line, "NodeName=") {
-				for _, f := range strings.Fields(line) {
-					if v, ok := strings.CutPrefix(f, "Port="); ok {
-						p, _ := strconv.Atoi(v)
+	ctl, np := confPorts(conf)
+	if len(np) > nodes {
+		np = np[:nodes]
+	}
+	need := nodes - len(np)
+	if ctl == 0 {
+		need++
+	}
+	if need == 0 {
+		return ctl, np, nil
+	}
+	taken := map[int]bool{ctl: true}
+	for _, p := range np {
+		taken[p] = true
+	}
+	fresh, err := freePorts(need, taken)
+	if err != nil {
+		return 0, nil, err
+	}
+	if ctl == 0 {
+		ctl, fresh = fresh[0], fresh[1:]
+	}
+	return ctl, append(np, fresh...), nil
+}
+
+// confPorts reads the controller port and the node ports, in node order,
+// of a configuration written by drover dev (zero and none when absent).
+func confPorts(conf string) (int, []int) {
+	data, err := os.ReadFile(conf)
+	if err != nil {
+		return 0, nil
+	}
+	return parsePorts(data)
+}
+
+// parsePorts reads SlurmctldPort and the NodeName lines' Port= values.
+func parsePorts(data []byte) (int, []int) {
+	ctl := 0
+	var np []int
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "SlurmctldPort="); ok {
+			ctl, _ = strconv.Atoi(strings.TrimSpace(v))
+		}
+		if strings.HasPrefix(line, "NodeName=") {
+			for _, f := range strings.Fields(line) {
+				if v, ok := strings.CutPrefix(f, "Port="); ok {
+					if p, err := strconv.Atoi(v); err == nil && p > 0 {
 						np = append(np, p)
 					}
 				}
 			}
 		}
-		if ctl != 0 && len(np) == nodes {
-			return ctl, np, nil
-		}
 	}
-	all, err := freePorts(nodes + 1)
-	if err != nil {
-		return 0, nil, err
+	if ctl < 0 {
+		ctl = 0
 	}
-	return all[0], all[1:], nil
+	return ctl, np
 }
 
-func freePorts(n int) ([]int, error) {
+// freePorts picks n ports nothing listens on, avoiding those in taken
+// (ports of the configuration that are free only because the cluster is
+// not running).
+func freePorts(n int, taken map[int]bool) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
@@ -146,13 +235,15 @@ func freePorts(n int) ([]int, error) {
 		}
 	}()
 	var out []int
-	for i := 0; i < n; i++ {
+	for len(out) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("find a free port: %w", err)
 		}
 		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
+		if p := l.Addr().(*net.TCPAddr).Port; !taken[p] {
+			out = append(out, p)
+		}
 	}
 	return out, nil
 }
@@ -160,7 +251,7 @@ func freePorts(n int) ([]int, error) {
 func writeConf(l layout, o *Options, ctlPort int, nodePorts []int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by drover dev. Edits are kept only for ports.\n")
-	fmt.Fprintf(&b, "ClusterName=dev\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%d\n", ctlPort)
+	fmt.Fprintf(&b, "ClusterName=%s\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%d\n", clusterName(l.dir), ctlPort)
 	fmt.Fprintf(&b, "StateSaveLocation=%s\nSlurmdSpoolDir=%s/%%n\n", l.state, l.spool)
 	b.WriteString("SlurmdTimeout=30\nKillWait=5\nMinJobAge=300\nReturnToService=2\n")
 	b.WriteString("SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\nDefMemPerCPU=1000\n")
@@ -206,6 +297,19 @@ func writeConf(l layout, o *Options, ctlPort int, nodePorts []int) error {
 	return nil
 }
 
+// clusterName is "dev" for the default state folder and "dev-" plus a
+// digest of the folder for any other: the node daemons name their job
+// cgroups after the cluster (drover/<cluster>/<node>), so two dev
+// clusters running side by side (a test's next to a developer's) must
+// not share a name, or the jobs of one could be killed by the other.
+func clusterName(dir string) string {
+	if home, err := os.UserHomeDir(); err == nil && dir == filepath.Join(home, ".drover", "dev") {
+		return "dev"
+	}
+	sum := sha256.Sum256([]byte(dir))
+	return "dev-" + hex.EncodeToString(sum[:4])
+}
+
 func helper(name string) string {
 	exe, err := os.Executable()
 	if err != nil {
@@ -236,6 +340,14 @@ func realGPUs() bool {
 // Run prepares the cluster, prints the environment lines and runs the
 // controller and node daemons until ctx ends.
 func Run(ctx context.Context, o Options, out io.Writer) error {
+	if err := defaults(&o); err != nil {
+		return err
+	}
+	lk, err := lock(o.StateDir)
+	if err != nil {
+		return err
+	}
+	defer lk.Close()
 	lines, err := Prepare(&o)
 	if err != nil {
 		return err
@@ -288,7 +400,11 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		}()
 	}
 	fmt.Fprint(out, lines)
-	fmt.Fprintf(out, "# Drover dev cluster: %d nodes, state and logs in %s. Ctrl-C stops it.\n", o.Nodes, o.StateDir)
+	noun := "nodes"
+	if o.Nodes == 1 {
+		noun = "node"
+	}
+	fmt.Fprintf(out, "# Drover dev cluster: %d %s, state and logs in %s. Ctrl-C stops it.\n", o.Nodes, noun, o.StateDir)
 	var runErr error
 	select {
 	case <-ctx.Done():

@@ -61,6 +61,11 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 	mux.Handle("POST /drover/v1/job/{job_id}/requeue", requeueHandler(ctl))
 	mux.Handle("/drover/v1/node/", ctl.NodeHandler())
 	mux.HandleFunc("/", notFound)
+	// Without these, ServeMux answers a subtree's name without its slash
+	// ("/slurm/v0.0.44") with an HTML redirect; slurmrestd says 404.
+	for _, p := range []string{"/slurm/v0.0.44", "/slurmdb/v0.0.44", "/drover/v1/node"} {
+		mux.HandleFunc(p, notFound)
+	}
 	return &front{next: mux, logger: logger, opts: opts}, nil
 }
 
@@ -88,8 +93,14 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Request body too large", http.StatusRequestEntityTooLarge)
 			return
 		}
-		body = b
-		r.Body = io.NopCloser(bytes.NewReader(b))
+		if len(bytes.TrimSpace(b)) == 0 {
+			// Only white space is no body at all, as slurmrestd reads it
+			// (a submission without one lacks its script).
+			b = nil
+		}
+		body = bridge44.NormalizeBody(r.Method, r.URL.Path, b)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
 	}
 	caller, err := f.authenticate(r)
 	if err != nil {
@@ -195,6 +206,25 @@ func errorHandler(ctx context.Context, w http.ResponseWriter, r *http.Request, e
 			io.WriteString(w, "Failure during parsing")
 			return
 		}
+		if kind := jsonKind(body); kind != "dictionary" {
+			// A body that is JSON but not an object: slurmrestd 25.11
+			// answers 500 with its parser's complaint.
+			writeEnvelopeError(w, http.StatusInternalServerError, 9209, "Data parser expected a dictionary or object",
+				"Rejecting "+kind+" when dictionary expected", "#/")
+			return
+		}
+		if isJobUpdate(r) {
+			// slurmrestd 25.11 refuses a job update it cannot parse with
+			// 500 and two errors: the field's, then the request's.
+			writeEnvelopeErrors(w, http.StatusInternalServerError,
+				envelopeError{9202, "Unable to convert Data type", decodeErr.Err.Error(), "#/"},
+				envelopeError{9000, "Query empty or not RFC7320 compliant", "Rejecting request. Failure parsing job update request.", "_job_post_update"})
+			return
+		}
+		// A submission with a field of the wrong type. slurmrestd 25.11
+		// answers 200 with only a warning and no job_id, which clients
+		// (sbatch's "Submitted batch job" path included) can mistake for
+		// a success; Drover refuses it plainly with 422 and the error.
 		writeEnvelopeError(w, http.StatusUnprocessableEntity, 9202, "Unable to convert Data type", decodeErr.Err.Error(), "#/")
 	case errors.As(err, &paramsErr):
 		writeEnvelopeError(w, http.StatusUnprocessableEntity, 9000, "Query empty or not RFC7320 compliant", paramsErr.Err.Error(), "query")
@@ -205,17 +235,56 @@ func errorHandler(ctx context.Context, w http.ResponseWriter, r *http.Request, e
 	}
 }
 
+// jsonKind names the type of a valid JSON document's top-level value as
+// slurmrestd's data parser does ("dictionary", "list", "string"...).
+func jsonKind(body []byte) string {
+	switch b := bytes.TrimSpace(body); b[0] {
+	case '{':
+		return "dictionary"
+	case '[':
+		return "list"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	default:
+		if bytes.ContainsAny(b, ".eE") {
+			return "floating point number"
+		}
+		return "integer"
+	}
+}
+
+// isJobUpdate reports whether r is POST /slurm/v0.0.44/job/{job_id}.
+func isJobUpdate(r *http.Request) bool {
+	id, ok := strings.CutPrefix(r.URL.Path, "/slurm/v0.0.44/job/")
+	return ok && r.Method == http.MethodPost && id != "" && id != "submit" && id != "allocate" && !strings.Contains(id, "/")
+}
+
+// envelopeError is one entry of errors[].
+type envelopeError struct {
+	code              int32
+	msg, desc, source string
+}
+
 // writeEnvelopeError writes a payload-less slurmrestd error body through
 // the generated encoder.
 func writeEnvelopeError(w http.ResponseWriter, status int, code int32, msg, desc, source string) {
-	resp := api44.V0044OpenapiResp{
-		Errors: api44.V0044OpenapiErrors{{
-			ErrorNumber: api44.NewOptInt32(code),
-			Error:       api44.NewOptString(msg),
-			Description: api44.NewOptString(desc),
-			Source:      api44.NewOptString(source),
-		}},
-		Warnings: api44.V0044OpenapiWarnings{},
+	writeEnvelopeErrors(w, status, envelopeError{code, msg, desc, source})
+}
+
+// writeEnvelopeErrors writes a payload-less body listing errs.
+func writeEnvelopeErrors(w http.ResponseWriter, status int, errs ...envelopeError) {
+	resp := api44.V0044OpenapiResp{Errors: api44.V0044OpenapiErrors{}, Warnings: api44.V0044OpenapiWarnings{}}
+	for _, e := range errs {
+		resp.Errors = append(resp.Errors, api44.V0044OpenapiError{
+			ErrorNumber: api44.NewOptInt32(e.code),
+			Error:       api44.NewOptString(e.msg),
+			Description: api44.NewOptString(e.desc),
+			Source:      api44.NewOptString(e.source),
+		})
 	}
 	data, err := resp.MarshalJSON()
 	if err != nil {

@@ -72,6 +72,21 @@ func TestJobDesc(t *testing.T) {
 				Flags: []v0044.V0044JobDescMsgFlagsItem{"EXACT_TASK_COUNT_REQUESTED"},
 			},
 		},
+		"tasks per node fix the task count": {
+			args: []string{"-N2", "--ntasks-per-node=3"},
+			want: v0044.V0044JobDescMsg{
+				CurrentWorkingDirectory: cwd, StandardInput: stdin, Tasks: i32(6), TasksPerNode: i32(3),
+				MinimumNodes: i32(2), MaximumNodes: i32(2), MinimumCpus: i32(6),
+				Flags: []v0044.V0044JobDescMsgFlagsItem{"EXACT_TASK_COUNT_REQUESTED"},
+			},
+		},
+		"tasks per node with a node range leave the task count open": {
+			args: []string{"-N1-3", "--ntasks-per-node=2"},
+			want: v0044.V0044JobDescMsg{
+				CurrentWorkingDirectory: cwd, StandardInput: stdin, TasksPerNode: i32(2),
+				MinimumNodes: i32(1), MaximumNodes: i32(3), MinimumCpus: i32(1),
+			},
+		},
 		"gpus and misc": {
 			args: []string{"-G", "2", "--gpus-per-node=a100:1", "--gres=nic", "--mem-per-gpu=1G", "--cpus-per-gpu=3",
 				"--exclusive", "--nice=-10", "--priority=5", "-t", "UNLIMITED", "--begin=now+60",

@@ -481,6 +481,13 @@ func (p *Parser) finishCounts() error {
 		}
 		o.Nodes.Val = nodes
 	}
+	// --ntasks-per-node without --ntasks fixes the task count when the
+	// node count is fixed, as sbatch's _opt_verify does: the job then
+	// carries SLURM_NTASKS=nodes*ntasks-per-node.
+	if o.NtasksPerNode.Set && o.NtasksPerNode.Val > 0 && !o.Ntasks.Set &&
+		(nodes.Max == 0 || nodes.Min == nodes.Max) {
+		o.Ntasks = Some(max(nodes.Min, 1) * o.NtasksPerNode.Val)
+	}
 	if o.Distribution == "arbitrary" && (!o.Nodes.Set || !o.Ntasks.Set) && !strings.Contains(o.NodeList, "{") {
 		if o.NodeList == "" {
 			return verifyErrorf("With Arbitrary distribution you need to specify a nodelist or hostfile with the -w option")

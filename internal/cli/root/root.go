@@ -141,7 +141,7 @@ func devCmd() *cobra.Command {
 		Short: "run a local cluster: a controller and four node daemons",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if printEnv {
-				lines, err := devcluster.Prepare(&opts)
+				lines, err := devcluster.EnvLines(&opts)
 				if err != nil {
 					return err
 				}
@@ -157,7 +157,7 @@ func devCmd() *cobra.Command {
 	cmd.Flags().IntVar(&opts.Nodes, "nodes", 4, "number of node daemons")
 	cmd.Flags().IntVar(&opts.CPUs, "cpus", 8, "CPUs per node")
 	cmd.Flags().IntVar(&opts.GPUs, "gpus", 8, "GPUs per node")
-	cmd.Flags().BoolVar(&printEnv, "print-env", false, "write the configuration and print the environment lines, without starting")
+	cmd.Flags().BoolVar(&printEnv, "print-env", false, "print the environment lines of the cluster in --state-dir (preparing the folder when new), without starting anything")
 	return cmd
 }
 

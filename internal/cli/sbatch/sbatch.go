@@ -273,12 +273,19 @@ func readAll(r io.Reader) ([]byte, error) {
 	return b, err
 }
 
-// findScript resolves the script operand as sbatch does: a name starting
-// with '.' or '/' is used as given; another name is looked for in the
-// working directory, then in $PATH, and replaced by the path found.
+// findScript resolves the script operand as sbatch does: an absolute name
+// is used as given, one starting with '.' is put after the working
+// directory; another name is looked for in the working directory, then in
+// $PATH, and replaced by the path found.
 func (c *cmd) findScript(name string) string {
-	if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "/") {
+	if strings.HasPrefix(name, "/") {
 		return name
+	}
+	// "./job.sh" and "../job.sh" are taken from the working folder, the
+	// path kept as written after it, as sbatch's search_path does: the
+	// job's argv[0] (its Command) is then absolute.
+	if strings.HasPrefix(name, ".") {
+		return c.env.Cwd + "/" + name
 	}
 	dirs := []string{c.env.Cwd}
 	for d := range strings.SplitSeq(c.getenv("PATH"), ":") {

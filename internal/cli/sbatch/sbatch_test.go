@@ -165,9 +165,9 @@ func TestScriptSources(t *testing.T) {
 			files: map[string]string{"job.sh": body}, args: []string{"-N1", "job.sh", "-N2", "--x"},
 			wantName: "job.sh", wantArgv: []string{"$CWD/job.sh", "-N2", "--x"}, wantBody: body,
 		},
-		"relative path kept": {
+		"dot path taken from cwd": {
 			files: map[string]string{"sub/job.sh": body}, args: []string{"./sub/job.sh"},
-			wantName: "job.sh", wantArgv: []string{"./sub/job.sh"}, wantBody: body,
+			wantName: "job.sh", wantArgv: []string{"$CWD/./sub/job.sh"}, wantBody: body,
 		},
 		"found in PATH": {
 			files: map[string]string{"/bin/tool.sh": body}, args: []string{"tool.sh"},

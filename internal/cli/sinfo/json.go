@@ -1,257 +1,47 @@
 package sinfo
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/go-faster/jx"
 
+	"github.com/droverhq/drover/internal/cli/slurmjson"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
-// jsonField is one member of a JSON object, kept in order: Slurm's
-// serializer writes members in its data parser's order, which the output
-// must follow byte for byte.
-type jsonField struct {
-	key string
-	val any
-}
-
-// jsonObject is an ordered JSON object; jsonArray a JSON array; jsonRaw a
-// number, boolean or null literal; a Go string a JSON string.
+// The JSON tree types are slurmjson's, under the names this package
+// grew up with.
 type (
-	jsonObject []jsonField
-	jsonArray  []any
-	jsonRaw    string
+	jsonField  = slurmjson.Field
+	jsonObject = slurmjson.Object
+	jsonArray  = slurmjson.Array
+	jsonRaw    = slurmjson.Raw
 )
 
-func num[T int | int32 | int64 | uint64](v T) jsonRaw { return jsonRaw(fmt.Sprint(v)) }
+func num[T int | int32 | int64 | uint64](v T) jsonRaw { return slurmjson.Num(v) }
 
-func jbool(b bool) jsonRaw {
-	if b {
-		return "true"
-	}
-	return "false"
-}
-
-// writeJSON prints v as Slurm's JSON serializer does: two-space
-// indentation, "key": value, "/" escaped as "\/", and empty arrays and
-// objects with their closing bracket on its own line.
-func writeJSON(b *strings.Builder, v any, indent int) {
-	pad := strings.Repeat("  ", indent)
-	switch t := v.(type) {
-	case jsonObject:
-		b.WriteString("{\n")
-		for i, f := range t {
-			b.WriteString(pad + "  ")
-			writeString(b, f.key)
-			b.WriteString(": ")
-			writeJSON(b, f.val, indent+1)
-			if i < len(t)-1 {
-				b.WriteString(",")
-			}
-			b.WriteString("\n")
-		}
-		b.WriteString(pad + "}")
-	case jsonArray:
-		b.WriteString("[\n")
-		for i, e := range t {
-			b.WriteString(pad + "  ")
-			writeJSON(b, e, indent+1)
-			if i < len(t)-1 {
-				b.WriteString(",")
-			}
-			b.WriteString("\n")
-		}
-		b.WriteString(pad + "]")
-	case string:
-		writeString(b, t)
-	case jsonRaw:
-		b.WriteString(string(t))
-	default:
-		b.WriteString("null")
-	}
-}
-
-// writeString escapes s as Slurm's serializer does.
-func writeString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '/':
-			b.WriteString(`\/`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			if c < 0x20 {
-				fmt.Fprintf(b, `\u%04x`, c)
-			} else {
-				b.WriteByte(c)
-			}
-		}
-	}
-	b.WriteByte('"')
-}
-
-// decodeTree reads JSON into the ordered tree types.
-func decodeTree(d *jx.Decoder) (any, error) {
-	switch d.Next() {
-	case jx.Object:
-		var obj jsonObject
-		err := d.Obj(func(d *jx.Decoder, key string) error {
-			v, err := decodeTree(d)
-			if err != nil {
-				return err
-			}
-			obj = append(obj, jsonField{key: key, val: v})
-			return nil
-		})
-		if obj == nil {
-			obj = jsonObject{}
-		}
-		return obj, err
-	case jx.Array:
-		arr := jsonArray{}
-		err := d.Arr(func(d *jx.Decoder) error {
-			v, err := decodeTree(d)
-			if err != nil {
-				return err
-			}
-			arr = append(arr, v)
-			return nil
-		})
-		return arr, err
-	case jx.String:
-		return d.Str()
-	default:
-		raw, err := d.Raw()
-		return jsonRaw(strings.TrimSpace(raw.String())), err
-	}
-}
-
-// partitionKeyOrder is the member order of slurmrestd's partition_info
-// (data parser v0.0.44), by path; the generated encoder writes members
-// alphabetically.
-var partitionKeyOrder = map[string][]string{
-	"": {"nodes", "accounts", "groups", "qos", "alternate", "tres", "cluster",
-		"select_type", "cpus", "defaults", "grace_time", "maximums", "minimums",
-		"name", "node_sets", "priority", "timeouts", "topology", "partition",
-		"suspend_time"},
-	"nodes":    {"allowed_allocation", "configured", "total"},
-	"accounts": {"allowed", "deny"},
-	"groups":   {"allowed"},
-	"qos":      {"allowed", "deny", "assigned"},
-	"tres":     {"billing_weights", "configured"},
-	"cpus":     {"task_binding", "total"},
-	"defaults": {"memory_per_cpu", "partition_memory_per_cpu", "partition_memory_per_node", "time", "job"},
-	"maximums": {"cpus_per_node", "cpus_per_socket", "memory_per_cpu", "partition_memory_per_cpu",
-		"partition_memory_per_node", "nodes", "shares", "oversubscribe", "time", "over_time_limit"},
-	"maximums/oversubscribe": {"jobs", "flags"},
-	"minimums":               {"nodes"},
-	"priority":               {"job_factor", "tier"},
-	"timeouts":               {"resume", "suspend"},
-	"partition":              {"state"},
-}
-
-// noValOrder is the member order of the v0.0.44 number structs.
-var noValOrder = []string{"set", "infinite", "number"}
-
-// reorder sorts the members of v's objects by order (per path); number
-// structs get set/infinite/number; unknown members keep their place after
-// the known ones.
-func reorder(v any, path string, order map[string][]string) any {
-	switch t := v.(type) {
-	case jsonObject:
-		want, ok := order[path]
-		if !ok && isNoValStruct(t) {
-			want, ok = noValOrder, true
-		}
-		out := make(jsonObject, 0, len(t))
-		if ok {
-			for _, k := range want {
-				for _, f := range t {
-					if f.key == k {
-						out = append(out, f)
-					}
-				}
-			}
-		}
-		for _, f := range t {
-			if ok && contains(want, f.key) {
-				continue
-			}
-			out = append(out, f)
-		}
-		for i := range out {
-			p := out[i].key
-			if path != "" {
-				p = path + "/" + p
-			}
-			out[i].val = reorder(out[i].val, p, order)
-		}
-		return out
-	case jsonArray:
-		for i := range t {
-			t[i] = reorder(t[i], path, order)
-		}
-		return t
-	}
-	return v
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func isNoValStruct(o jsonObject) bool {
-	if len(o) == 0 || len(o) > 3 {
-		return false
-	}
-	for _, f := range o {
-		if !contains(noValOrder, f.key) {
-			return false
-		}
-	}
-	return true
-}
+func jbool(b bool) jsonRaw { return slurmjson.Bool(b) }
 
 // partitionJSON renders a partition as slurmrestd's data parser dumps it:
-// the generated encoder writes the values, reorder restores Slurm's member
-// order.
+// the generated encoder writes the values, slurmjson restores Slurm's
+// member order.
 func partitionJSON(p *v0044.V0044PartitionInfo) any {
 	if p == nil {
 		return jsonRaw("null")
 	}
 	var e jx.Encoder
 	p.Encode(&e)
-	tree, err := decodeTree(jx.DecodeBytes(e.Bytes()))
+	tree, err := slurmjson.Decode(jx.DecodeBytes(e.Bytes()))
 	if err != nil {
 		// The generated encoder wrote it; it always parses.
 		return jsonRaw("null")
 	}
-	return reorder(tree, "", partitionKeyOrder)
+	return slurmjson.Reorder(tree, "", slurmjson.PartitionInfo)
 }
 
 // noValJSON renders a number struct as slurmrestd does.
 func noValJSON(set, inf bool, n int64) jsonObject {
-	return jsonObject{{"set", jbool(set)}, {"infinite", jbool(inf)}, {"number", num(n)}}
+	return jsonObject{{Key: "set", Val: jbool(set)}, {Key: "infinite", Val: jbool(inf)}, {Key: "number", Val: num(n)}}
 }
 
 func u32JSON(o v0044.OptV0044Uint32NoValStruct) jsonObject {
@@ -298,51 +88,51 @@ func recordJSON(r *record) jsonObject {
 	}
 	state := strArray(r.restState)
 	return jsonObject{
-		{"port", num(r.port)},
-		{"node", jsonObject{{"state", state}}},
-		{"nodes", jsonObject{
-			{"allocated", num(r.nodesAlloc)},
-			{"idle", num(r.nodesIdle)},
-			{"other", num(r.nodesOther)},
-			{"total", num(r.nodesTotal)},
-			{"hostnames", expandedHosts(r.hostnms)},
-			{"addresses", expandedHosts(r.nodeAddr)},
-			{"nodes", expandedHosts(r.nodes)},
+		{Key: "port", Val: num(r.port)},
+		{Key: "node", Val: jsonObject{{Key: "state", Val: state}}},
+		{Key: "nodes", Val: jsonObject{
+			{Key: "allocated", Val: num(r.nodesAlloc)},
+			{Key: "idle", Val: num(r.nodesIdle)},
+			{Key: "other", Val: num(r.nodesOther)},
+			{Key: "total", Val: num(r.nodesTotal)},
+			{Key: "hostnames", Val: expandedHosts(r.hostnms)},
+			{Key: "addresses", Val: expandedHosts(r.nodeAddr)},
+			{Key: "nodes", Val: expandedHosts(r.nodes)},
 		}},
-		{"cpus", jsonObject{
-			{"allocated", num(r.cpusAlloc)},
-			{"idle", num(r.cpusIdle)},
-			{"other", num(r.cpusOther)},
-			{"total", num(r.cpusTotal)},
-			{"minimum", num(r.minCPUs)},
-			{"maximum", num(r.maxCPUs)},
-			{"load", jsonObject{{"minimum", num(r.minCPULoad)}, {"maximum", num(r.maxCPULoad)}}},
-			{"per_node", jsonObject{{"max", maxPerNode}}},
+		{Key: "cpus", Val: jsonObject{
+			{Key: "allocated", Val: num(r.cpusAlloc)},
+			{Key: "idle", Val: num(r.cpusIdle)},
+			{Key: "other", Val: num(r.cpusOther)},
+			{Key: "total", Val: num(r.cpusTotal)},
+			{Key: "minimum", Val: num(r.minCPUs)},
+			{Key: "maximum", Val: num(r.maxCPUs)},
+			{Key: "load", Val: jsonObject{{Key: "minimum", Val: num(r.minCPULoad)}, {Key: "maximum", Val: num(r.maxCPULoad)}}},
+			{Key: "per_node", Val: jsonObject{{Key: "max", Val: maxPerNode}}},
 		}},
-		{"sockets", jsonObject{{"minimum", num(r.minSockets)}, {"maximum", num(r.maxSockets)}}},
-		{"cores", jsonObject{{"minimum", num(r.minCores)}, {"maximum", num(r.maxCores)}}},
-		{"threads", jsonObject{{"minimum", num(r.minThreads)}, {"maximum", num(r.maxThreads)}}},
-		{"disk", jsonObject{{"minimum", num(r.minDisk)}, {"maximum", num(r.maxDisk)}}},
-		{"memory", jsonObject{
-			{"minimum", num(r.minMem)},
-			{"maximum", num(r.maxMem)},
-			{"free", jsonObject{{"minimum", freeMin}, {"maximum", freeMax}}},
-			{"allocated", num(r.allocMem)},
+		{Key: "sockets", Val: jsonObject{{Key: "minimum", Val: num(r.minSockets)}, {Key: "maximum", Val: num(r.maxSockets)}}},
+		{Key: "cores", Val: jsonObject{{Key: "minimum", Val: num(r.minCores)}, {Key: "maximum", Val: num(r.maxCores)}}},
+		{Key: "threads", Val: jsonObject{{Key: "minimum", Val: num(r.minThreads)}, {Key: "maximum", Val: num(r.maxThreads)}}},
+		{Key: "disk", Val: jsonObject{{Key: "minimum", Val: num(r.minDisk)}, {Key: "maximum", Val: num(r.maxDisk)}}},
+		{Key: "memory", Val: jsonObject{
+			{Key: "minimum", Val: num(r.minMem)},
+			{Key: "maximum", Val: num(r.maxMem)},
+			{Key: "free", Val: jsonObject{{Key: "minimum", Val: freeMin}, {Key: "maximum", Val: freeMax}}},
+			{Key: "allocated", Val: num(r.allocMem)},
 		}},
-		{"weight", jsonObject{{"minimum", num(r.minWeight)}, {"maximum", num(r.maxWeight)}}},
-		{"features", jsonObject{{"total", r.features}, {"active", r.featuresAct}}},
-		{"gres", jsonObject{{"total", r.gres}, {"used", r.gresUsed}}},
-		{"cluster", ""},
-		{"comment", r.comment},
-		{"extra", r.extra},
-		{"reason", jsonObject{
-			{"description", r.reason},
-			{"time", num(r.reasonTime)},
-			{"user", r.reasonUser},
+		{Key: "weight", Val: jsonObject{{Key: "minimum", Val: num(r.minWeight)}, {Key: "maximum", Val: num(r.maxWeight)}}},
+		{Key: "features", Val: jsonObject{{Key: "total", Val: r.features}, {Key: "active", Val: r.featuresAct}}},
+		{Key: "gres", Val: jsonObject{{Key: "total", Val: r.gres}, {Key: "used", Val: r.gresUsed}}},
+		{Key: "cluster", Val: ""},
+		{Key: "comment", Val: r.comment},
+		{Key: "extra", Val: r.extra},
+		{Key: "reason", Val: jsonObject{
+			{Key: "description", Val: r.reason},
+			{Key: "time", Val: num(r.reasonTime)},
+			{Key: "user", Val: r.reasonUser},
 		}},
-		{"reservation", r.resvName},
-		{"resource_spec", jsonObject{{"cpus", r.cpuSpecList}, {"memory", num(r.memSpecLimit)}}},
-		{"partition", part},
+		{Key: "reservation", Val: r.resvName},
+		{Key: "resource_spec", Val: jsonObject{{Key: "cpus", Val: r.cpuSpecList}, {Key: "memory", Val: num(r.memSpecLimit)}}},
+		{Key: "partition", Val: part},
 	}
 }
 
@@ -359,18 +149,18 @@ type jsonMeta struct {
 
 func (m jsonMeta) tree() jsonObject {
 	return jsonObject{
-		{"plugin", jsonObject{
-			{"type", ""},
-			{"name", ""},
-			{"data_parser", "data_parser/v0.0.44"},
-			{"accounting_storage", m.accountingStorage},
+		{Key: "plugin", Val: jsonObject{
+			{Key: "type", Val: ""},
+			{Key: "name", Val: ""},
+			{Key: "data_parser", Val: "data_parser/v0.0.44"},
+			{Key: "accounting_storage", Val: m.accountingStorage},
 		}},
-		{"client", jsonObject{{"source", ""}, {"user", m.user}, {"group", m.group}}},
-		{"command", strArray(m.command)},
-		{"slurm", jsonObject{
-			{"version", jsonObject{{"major", m.major}, {"micro", m.micro}, {"minor", m.minor}}},
-			{"release", m.release},
-			{"cluster", m.cluster},
+		{Key: "client", Val: jsonObject{{Key: "source", Val: ""}, {Key: "user", Val: m.user}, {Key: "group", Val: m.group}}},
+		{Key: "command", Val: strArray(m.command)},
+		{Key: "slurm", Val: jsonObject{
+			{Key: "version", Val: jsonObject{{Key: "major", Val: m.major}, {Key: "micro", Val: m.micro}, {Key: "minor", Val: m.minor}}},
+			{Key: "release", Val: m.release},
+			{Key: "cluster", Val: m.cluster},
 		}},
 	}
 }
@@ -382,13 +172,13 @@ func sinfoJSON(recs []*record, meta jsonMeta) string {
 		list = append(list, recordJSON(r))
 	}
 	doc := jsonObject{
-		{"sinfo", list},
-		{"meta", meta.tree()},
-		{"errors", jsonArray{}},
-		{"warnings", jsonArray{}},
+		{Key: "sinfo", Val: list},
+		{Key: "meta", Val: meta.tree()},
+		{Key: "errors", Val: jsonArray{}},
+		{Key: "warnings", Val: jsonArray{}},
 	}
 	var b strings.Builder
-	writeJSON(&b, doc, 0)
+	slurmjson.Write(&b, doc, 0)
 	b.WriteString("\n")
 	return b.String()
 }

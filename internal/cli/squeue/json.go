@@ -1,21 +1,20 @@
 package squeue
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
-
-	"github.com/go-faster/jx"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/slurmjson"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // printJSON writes the v0.0.44 job list response for the jobs that pass
 // squeue's filters, in the controller's order and unfolded, as squeue
-// --json does. The meta block describes this command, not the server.
+// --json does, laid out as Slurm's serializer writes it. The meta block
+// describes this command, not the server.
 func (q *queue) printJSON(resp *v0044.V0044OpenapiJobInfoResp) error {
 	now := q.env.Now()
 	out := *resp
@@ -33,15 +32,13 @@ func (q *queue) printJSON(resp *v0044.V0044OpenapiJobInfoResp) error {
 	out.Errors = v0044.V0044OpenapiErrors{}
 	out.Warnings = v0044.V0044OpenapiWarnings{}
 
-	var e jx.Encoder
-	out.Encode(&e)
-	// Pretty-print as slurmrestd does (two-space indent, "key": value).
-	var b bytes.Buffer
-	if err := json.Indent(&b, e.Bytes(), "", "  "); err != nil {
-		return fmt.Errorf("indent JSON: %w", err)
+	// Slurm's serializer: the data parser's member order, "\/", and its
+	// layout of empty arrays.
+	text, err := slurmjson.Format(&out, slurmjson.JobInfoResp)
+	if err != nil {
+		return err
 	}
-	b.WriteByte('\n')
-	if _, err := q.env.Stdout.Write(b.Bytes()); err != nil {
+	if _, err := io.WriteString(q.env.Stdout, text); err != nil {
 		return fmt.Errorf("write JSON: %w", err)
 	}
 	return nil

@@ -1,0 +1,39 @@
+package controller
+
+import (
+	"context"
+)
+
+// Hooks for the external tests: each runs one step of a background loop
+// synchronously, so that tests decide when the scheduler, the node timeout
+// check, time limits and the purge happen.
+
+// ScheduleOnce runs one scheduling cycle.
+func (c *Controller) ScheduleOnce(ctx context.Context) error { return c.scheduleOnce(ctx) }
+
+// CheckNodes runs the node timeout check.
+func (c *Controller) CheckNodes(ctx context.Context) { c.checkNodes(ctx) }
+
+// EnforceTimeLimits ends jobs past their time limit.
+func (c *Controller) EnforceTimeLimits(ctx context.Context) { c.enforceTimeLimits(ctx) }
+
+// Purge forgets jobs that ended more than MinJobAge ago.
+func (c *Controller) Purge(ctx context.Context) error { return c.purge(ctx, c.now()) }
+
+// StateJSON returns the durable state as a snapshot would store it.
+func (c *Controller) StateJSON() ([]byte, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.st.snapshot()
+}
+
+// JobOrder returns the ids in listing order, as the state keeps them.
+func (c *Controller) JobOrder() []uint32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]uint32, len(c.st.order))
+	for i, id := range c.st.order {
+		out[i] = uint32(id)
+	}
+	return out
+}

