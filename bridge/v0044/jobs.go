@@ -386,11 +386,23 @@ func (s *Server) jobToWire(j *job.Job) api.V0044JobInfo {
 		w.Nodes = api.NewOptString("")
 	}
 	w.StdoutExpanded = api.NewOptString(s.expand(j, stdoutOf(j)))
+	// Without -e, stderr goes to the stdout file, and slurmctld reports
+	// standard_error and stderr_expanded empty.
 	w.StderrExpanded = api.NewOptString(s.expand(j, r.StdErr))
 	w.StdinExpanded = api.NewOptString(s.expand(j, stdinOf(r)))
-	if r.StdErr == "" {
-		w.StderrExpanded = api.NewOptString(s.expand(j, stdoutOf(j)))
+	if j.Hold != job.NotHeld {
+		// A held job has never been eligible: slurmctld reports 0.
+		w.EligibleTime = api.NewOptV0044Uint64NoValStruct(u64(0))
+		w.AccrueTime = api.NewOptV0044Uint64NoValStruct(u64(0))
 	}
+	maxNodes := r.MaxNodes
+	if j.State == job.Pending && maxNodes == 0 {
+		maxNodes = nodeCount(j)
+	}
+	w.MaxNodes = api.NewOptV0044Uint32NoValStruct(u32(maxNodes))
+	w.TasksPerBoard = api.NewOptV0044Uint16NoValStruct(u16(0))
+	w.CoreSpec = api.NewOptInt32(0)
+	w.ThreadSpec = api.NewOptInt32(32766)
 	return w
 }
 
@@ -408,8 +420,13 @@ func startTimeOf(j *job.Job) time.Time {
 	return j.StartTime
 }
 
+// commandOf is the script's path as submitted (argv[0]); --wrap and stdin
+// scripts have none.
 func commandOf(r *job.Request) string {
-	return ""
+	if len(r.Argv) == 0 {
+		return ""
+	}
+	return r.Argv[0]
 }
 
 func stdinOf(r *job.Request) string {
@@ -732,20 +749,21 @@ func (s *Server) SlurmV0044DeleteJob(ctx context.Context, params api.SlurmV0044D
 		}
 		sig = n
 	}
-	batchOnly := false
-	if f, ok := params.Flags.Get(); ok && f == api.SlurmV0044DeleteJobFlagsBATCHJOB {
-		batchOnly = true
+	var kf controller.KillFlags
+	if f, ok := params.Flags.Get(); ok {
+		kf.Batch = f == api.SlurmV0044DeleteJobFlagsBATCHJOB
+		kf.Full = f == api.SlurmV0044DeleteJobFlagsFULLJOB
 	}
 	out := api.V0044KillJobsRespMsg{}
 	// slurmrestd lists only failures here: a successful cancel answers
 	// an empty status[].
-	if st := s.cancelOne(ctx, params.JobID, sig, batchOnly); st.Error.Value.Code.Or(0) != 0 {
+	if st := s.cancelOne(ctx, params.JobID, sig, kf); st.Error.Value.Code.Or(0) != 0 {
 		out = append(out, st)
 	}
 	return &api.V0044OpenapiKillJobResp{Status: out, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
 }
 
-func (s *Server) cancelOne(ctx context.Context, id string, sig int32, batchOnly bool) api.V0044KillJobsRespJob {
+func (s *Server) cancelOne(ctx context.Context, id string, sig int32, kf controller.KillFlags) api.V0044KillJobsRespJob {
 	st := api.V0044KillJobsRespJob{
 		StepID:     id,
 		JobID:      u32Unset(),
@@ -755,7 +773,7 @@ func (s *Server) cancelOne(ctx context.Context, id string, sig int32, batchOnly 
 	sel, err := parseSelector(id, s.ctl.MaxArraySize())
 	if err == nil {
 		st.JobID = u32(uint32(sel.ID))
-		err = s.ctl.Cancel(ctx, caller(ctx), controller.CancelRequest{Sel: sel, Signal: sig, BatchOnly: batchOnly})
+		err = s.ctl.Cancel(ctx, caller(ctx), controller.CancelRequest{Sel: sel, Signal: sig, Flags: kf})
 	}
 	if err != nil {
 		code := slurmerr.CodeOf(err)
@@ -794,6 +812,15 @@ func (s *Server) SlurmV0044DeleteJobs(ctx context.Context, req api.OptV0044KillJ
 		}
 		sig = n
 	}
+	var kf controller.KillFlags
+	for _, f := range m.Flags {
+		switch f {
+		case api.V0044KillJobsMsgFlagsItemBATCHJOB:
+			kf.Batch = true
+		case api.V0044KillJobsMsgFlagsItemFULLJOB:
+			kf.Full = true
+		}
+	}
 	ids := []string(m.Jobs)
 	if len(ids) == 0 {
 		// Filters select jobs from the current list.
@@ -811,7 +838,7 @@ func (s *Server) SlurmV0044DeleteJobs(ctx context.Context, req api.OptV0044KillJ
 			if n, ok := m.JobName.Get(); ok && n != "" && n != j.Req.Name {
 				continue
 			}
-			if j.Req.UserID != who.UID && who.UID != 0 {
+			if j.Req.UserID != who.UID && !s.ctl.Privileged(who) {
 				continue
 			}
 			ids = append(ids, strconv.FormatUint(uint64(j.ID), 10))
@@ -820,7 +847,7 @@ func (s *Server) SlurmV0044DeleteJobs(ctx context.Context, req api.OptV0044KillJ
 	sort.Strings(ids)
 	out := api.V0044KillJobsRespMsg{}
 	for _, id := range ids {
-		out = append(out, s.cancelOne(ctx, id, sig, false))
+		out = append(out, s.cancelOne(ctx, id, sig, kf))
 	}
 	return &api.V0044OpenapiKillJobsResp{Status: out, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
 }

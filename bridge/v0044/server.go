@@ -341,6 +341,22 @@ func (s *Server) SlurmV0044GetPartition(ctx context.Context, params api.SlurmV00
 	return &api.V0044OpenapiPartitionResp{Partitions: api.V0044PartitionInfoMsg{s.partitionToWire(p)}, LastUpdate: u64(s.ctl.StartTime().Unix()), Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
 }
 
+// memDefault encodes a partition memory setting as slurmrestd does: unset
+// when 0, except where slurmctld reports an explicit 0 (per-node values
+// when no per-CPU default is set).
+func memDefault(mb uint64, zeroIsSet bool) api.V0044Uint64NoValStruct {
+	if mb == 0 && !zeroIsSet {
+		return u64Unset()
+	}
+	return u64(int64(mb))
+}
+
+// partitionTRES is the partition's configured TRES, summed over its nodes
+// ("cpu=2,mem=4000M,node=1,billing=2,gres/gpu=2").
+func partitionTRES(pi controller.PartitionInfo) string {
+	return tresString(pi.TotalCPUs, pi.TotalMemMB, uint32(pi.Nodes), uint64(pi.TotalGPUs))
+}
+
 func minutes(v uint32) api.V0044Uint32NoValStruct {
 	if v == partition.Infinite {
 		return u32Inf()
@@ -377,8 +393,8 @@ func (s *Server) partitionToWire(pi controller.PartitionInfo) api.V0044Partition
 		Defaults: api.NewOptV0044PartitionInfoDefaults(api.V0044PartitionInfoDefaults{
 			Time:                   api.NewOptV0044Uint32NoValStruct(defTime),
 			MemoryPerCPU:           api.NewOptInt64(int64(p.DefMemPerCPU)),
-			PartitionMemoryPerCPU:  api.NewOptV0044Uint64NoValStruct(u64(int64(p.DefMemPerCPU))),
-			PartitionMemoryPerNode: api.NewOptV0044Uint64NoValStruct(u64(int64(p.DefMemPerNode))),
+			PartitionMemoryPerCPU:  api.NewOptV0044Uint64NoValStruct(memDefault(p.DefMemPerCPU, false)),
+			PartitionMemoryPerNode: api.NewOptV0044Uint64NoValStruct(memDefault(p.DefMemPerNode, p.DefMemPerCPU == 0)),
 			Job:                    api.NewOptString(""),
 		}),
 		Maximums: api.NewOptV0044PartitionInfoMaximums(api.V0044PartitionInfoMaximums{
@@ -386,13 +402,29 @@ func (s *Server) partitionToWire(pi controller.PartitionInfo) api.V0044Partition
 			Nodes:                  api.NewOptV0044Uint32NoValStruct(maxNodes),
 			CpusPerNode:            api.NewOptV0044Uint32NoValStruct(u32Inf()),
 			CpusPerSocket:          api.NewOptV0044Uint32NoValStruct(u32Inf()),
-			PartitionMemoryPerNode: api.NewOptV0044Uint64NoValStruct(u64Unset()),
+			PartitionMemoryPerNode: api.NewOptV0044Uint64NoValStruct(memDefault(p.MaxMemPerNode, true)),
 			PartitionMemoryPerCPU:  api.NewOptV0044Uint64NoValStruct(u64Unset()),
+			MemoryPerCPU:           api.NewOptInt64(0),
 			Shares:                 api.NewOptInt32(1),
+			Oversubscribe: api.NewOptV0044PartitionInfoMaximumsOversubscribe(api.V0044PartitionInfoMaximumsOversubscribe{
+				Jobs: api.NewOptInt32(1), Flags: []api.V0044PartitionInfoMaximumsOversubscribeFlagsItem{},
+			}),
+			OverTimeLimit: api.NewOptV0044Uint16NoValStruct(u16Unset()),
 		}),
-		Minimums:   api.NewOptV0044PartitionInfoMinimums(api.V0044PartitionInfoMinimums{Nodes: api.NewOptInt32(int32(p.MinNodes))}),
-		SelectType: []api.V0044PartitionInfoSelectTypeItem{},
-		GraceTime:  api.NewOptInt32(0),
+		Accounts:  api.NewOptV0044PartitionInfoAccounts(api.V0044PartitionInfoAccounts{Allowed: api.NewOptString(""), Deny: api.NewOptString("")}),
+		Groups:    api.NewOptV0044PartitionInfoGroups(api.V0044PartitionInfoGroups{Allowed: api.NewOptString("")}),
+		Qos:       api.NewOptV0044PartitionInfoQos(api.V0044PartitionInfoQos{Allowed: api.NewOptString(""), Deny: api.NewOptString(""), Assigned: api.NewOptString("")}),
+		Alternate: api.NewOptString(""),
+		Tres:      api.NewOptV0044PartitionInfoTres(api.V0044PartitionInfoTres{BillingWeights: api.NewOptString(""), Configured: api.NewOptString(partitionTRES(pi))}),
+		Timeouts: api.NewOptV0044PartitionInfoTimeouts(api.V0044PartitionInfoTimeouts{
+			Resume: api.NewOptV0044Uint16NoValStruct(u16Unset()), Suspend: api.NewOptV0044Uint16NoValStruct(u16Unset()),
+		}),
+		SuspendTime: api.NewOptV0044Uint32NoValStruct(u32Unset()),
+		NodeSets:    api.NewOptString(""),
+		Topology:    api.NewOptString(""),
+		Minimums:    api.NewOptV0044PartitionInfoMinimums(api.V0044PartitionInfoMinimums{Nodes: api.NewOptInt32(int32(p.MinNodes))}),
+		SelectType:  []api.V0044PartitionInfoSelectTypeItem{},
+		GraceTime:   api.NewOptInt32(0),
 	}
 	_ = flags
 	return w

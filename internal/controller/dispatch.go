@@ -137,9 +137,10 @@ func (c *Controller) terminate(id job.ID, kind nodeproto.EndKind) {
 	c.sendSignal(id, nodeproto.Signal{JobID: uint32(id), Signal: int32(syscall.SIGTERM), Terminate: true, Kind: kind, KillWait: c.cfg.KillWait})
 }
 
-// signal delivers a signal to a running job without ending it.
-func (c *Controller) signal(id job.ID, sig int32, batchOnly bool) {
-	c.sendSignal(id, nodeproto.Signal{JobID: uint32(id), Signal: sig, BatchOnly: batchOnly})
+// signal delivers a signal to a running job's batch step (its whole
+// process tree) without ending the job.
+func (c *Controller) signal(id job.ID, sig int32) {
+	c.sendSignal(id, nodeproto.Signal{JobID: uint32(id), Signal: sig})
 }
 
 func (c *Controller) sendSignal(id job.ID, msg nodeproto.Signal) {

@@ -75,6 +75,16 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 			ExclusiveUser:     p.ExclusiveUser,
 			OverSubscribe:     strings.ToUpper(p.OverSubscribe.String()),
 		}
+		// A partition without memory settings takes the cluster's, as
+		// slurmctld fills part_record from slurm.conf's globals.
+		pt.DefMemPerCPU, pt.DefMemPerNode = p.DefMemPerCPU, p.DefMemPerNode
+		if pt.DefMemPerCPU == 0 && pt.DefMemPerNode == 0 {
+			pt.DefMemPerCPU, pt.DefMemPerNode = sc.DefMemPerCPU, sc.DefMemPerNode
+		}
+		pt.MaxMemPerNode = p.MaxMemPerNode
+		if pt.MaxMemPerNode == 0 {
+			pt.MaxMemPerNode = sc.MaxMemPerNode
+		}
 		if p.HasDefaultTime {
 			pt.DefaultTime = limitMinutes(p.DefaultTime)
 		}

@@ -33,6 +33,7 @@ type command struct {
 	NodeSet  *nodeSetCmd  `json:"node_set,omitempty"`
 	NodeFail *nodeFailCmd `json:"node_fail,omitempty"`
 	Purge    *purgeCmd    `json:"purge,omitempty"`
+	Split    *splitCmd    `json:"split,omitempty"`
 }
 
 const (
@@ -45,6 +46,7 @@ const (
 	opNodeSet  = "node_set"
 	opNodeFail = "node_fail"
 	opPurge    = "purge"
+	opSplit    = "split"
 )
 
 type submitCmd struct {
@@ -123,6 +125,13 @@ type nodeFailCmd struct {
 	Reason string `json:"reason"`
 }
 
+// splitCmd gives pending array tasks records of their own, so that one
+// task can be changed alone (scontrol release 12_3).
+type splitCmd struct {
+	JobID job.ID   `json:"job_id"`
+	Tasks []uint32 `json:"tasks"`
+}
+
 type purgeCmd struct {
 	Before time.Time `json:"before"`
 }
@@ -172,6 +181,8 @@ type applyResult struct {
 	Started []startEntry
 	// Ended lists the jobs a command moved to a terminal state.
 	Ended []job.ID
+	// Split lists the records a split produced.
+	Split []job.ID
 	Err   error
 }
 
@@ -198,6 +209,8 @@ func (s *fsm) apply(c *command) applyResult {
 		return s.applyNodeFail(c)
 	case opPurge:
 		return s.applyPurge(c)
+	case opSplit:
+		return s.applySplit(c)
 	}
 	return applyResult{Err: fmt.Errorf("unknown command %q", c.Op)}
 }
@@ -264,25 +277,11 @@ func (s *fsm) applyStart(c *command) applyResult {
 		}
 		target := j
 		if st.Task != job.NoTask {
-			idx := slices.Index(j.PendingTasks, st.Task)
-			if !j.IsArrayMeta() || idx < 0 {
+			if !j.IsArrayMeta() {
 				continue
 			}
-			if len(j.PendingTasks) == 1 {
-				// The last task takes over the array's own record, as
-				// slurmctld does.
-				j.PendingTasks = nil
-				j.ArrayTaskID = st.Task
-			} else {
-				t := j.Clone()
-				t.ID = s.NextJobID
-				s.NextJobID++
-				t.ArrayTaskID = st.Task
-				t.PendingTasks = nil
-				j.PendingTasks = slices.Delete(j.PendingTasks, idx, idx+1)
-				s.touch(j, c.Time)
-				s.insert(t)
-				target = t
+			if target = s.splitTask(j, st.Task, c.Time); target == nil {
+				continue
 			}
 		}
 		alloc := st.Alloc
@@ -300,6 +299,32 @@ func (s *fsm) applyStart(c *command) applyResult {
 		res.Started = append(res.Started, startEntry{JobID: target.ID, Task: st.Task, Alloc: alloc})
 	}
 	return res
+}
+
+// splitTask gives a pending array task its own record, as slurmctld splits
+// a task off the array's pending record when it starts, is cancelled or
+// is updated on its own. The last pending task takes over the array's own
+// record. It returns nil when the task is not pending in meta.
+func (s *fsm) splitTask(meta *job.Job, task uint32, t time.Time) *job.Job {
+	idx := slices.Index(meta.PendingTasks, task)
+	if idx < 0 {
+		return nil
+	}
+	s.touch(meta, t)
+	if len(meta.PendingTasks) == 1 {
+		meta.PendingTasks = nil
+		meta.ArrayTaskID = task
+		return meta
+	}
+	rec := meta.Clone()
+	rec.ID = s.NextJobID
+	s.NextJobID++
+	rec.ArrayTaskID = task
+	rec.PendingTasks = nil
+	meta.PendingTasks = slices.Delete(meta.PendingTasks, idx, idx+1)
+	s.touch(rec, t)
+	s.insert(rec)
+	return rec
 }
 
 // endTime is when a job started at start hits its limit. A job without a
@@ -330,6 +355,9 @@ func (s *fsm) applyEnd(c *command) applyResult {
 	}
 	j.ExitCode, j.Signal = e.ExitCode, e.Signal
 	switch {
+	case j.State == job.Failed && e.Signal != 0:
+		// slurmctld's FAIL_SIGNAL: the script died of a signal.
+		j.Reason = job.ReasonRaisedSignal
 	case j.State == job.Failed:
 		j.Reason = job.ReasonNonZeroExitCode
 	case j.State == job.Timeout:
@@ -365,39 +393,37 @@ func (s *fsm) applyCancel(c *command) applyResult {
 			continue
 		}
 		if j.IsArrayMeta() && len(c.Cancel.Tasks) > 0 {
-			last := job.NoTask
-			j.PendingTasks = slices.DeleteFunc(j.PendingTasks, func(t uint32) bool {
-				if slices.Contains(c.Cancel.Tasks, t) {
-					last = t
-					return true
+			// Each cancelled pending task becomes a CANCELLED record of
+			// its own, as squeue -t all shows them.
+			for _, task := range c.Cancel.Tasks {
+				if rec := s.splitTask(j, task, c.Time); rec != nil {
+					s.cancelRecord(rec, c, state)
+					res.Ended = append(res.Ended, rec.ID)
 				}
-				return false
-			})
-			s.touch(j, c.Time)
-			if len(j.PendingTasks) > 0 || last == job.NoTask {
-				continue
 			}
-			// Nothing left pending: the record ends as cancelled, showing
-			// the last task id it stood for (not one the request named
-			// that never existed).
-			j.ArrayTaskID = last
+			continue
 		}
-		j.CancelledBy = c.Cancel.UID
-		j.EndTime = c.Time
-		if j.State == job.Running {
-			j.Completing = true
-		} else {
-			j.PendingTasks = nil
-		}
-		j.State = state
-		if c.Cancel.Reason != "" {
-			j.Reason = c.Cancel.Reason
-		}
-		s.count(state)
-		s.touch(j, c.Time)
+		s.cancelRecord(j, c, state)
 		res.Ended = append(res.Ended, id)
 	}
 	return res
+}
+
+// cancelRecord ends one record: a pending one at once (an array's pending
+// record keeps its task list, shown as N_[a-b] CANCELLED), a running one
+// once its processes are gone (completing).
+func (s *fsm) cancelRecord(j *job.Job, c *command, state job.State) {
+	j.CancelledBy = c.Cancel.UID
+	j.EndTime = c.Time
+	if j.State == job.Running {
+		j.Completing = true
+	}
+	j.State = state
+	if c.Cancel.Reason != "" {
+		j.Reason = c.Cancel.Reason
+	}
+	s.count(state)
+	s.touch(j, c.Time)
 }
 
 func (s *fsm) applyUpdate(c *command) applyResult {
@@ -576,6 +602,20 @@ func (s *fsm) failJobsOn(name string, t time.Time) []job.ID {
 		ended = append(ended, id)
 	}
 	return ended
+}
+
+func (s *fsm) applySplit(c *command) applyResult {
+	meta := s.Jobs[c.Split.JobID]
+	if meta == nil || !meta.IsArrayMeta() || meta.State != job.Pending {
+		return applyResult{Err: slurmerr.New(slurmerr.InvalidJobID, "")}
+	}
+	var res applyResult
+	for _, t := range c.Split.Tasks {
+		if rec := s.splitTask(meta, t, c.Time); rec != nil {
+			res.Split = append(res.Split, rec.ID)
+		}
+	}
+	return res
 }
 
 func (s *fsm) applyPurge(c *command) applyResult {

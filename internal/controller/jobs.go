@@ -191,6 +191,9 @@ func (c *Controller) feasible(r *job.Request, part *partition.Partition) error {
 	return sched.Feasible(r, part, nodes, c.cfg.Defaults)
 }
 
+// Privileged reports whether who may act on every job (root, SlurmUser).
+func (c *Controller) Privileged(who Identity) bool { return c.privileged(who) }
+
 func (c *Controller) privileged(who Identity) bool {
 	return who.UID == 0 || who.UID == c.cfg.SlurmUserID
 }
@@ -312,10 +315,19 @@ func (c *Controller) resolveLocked(sel JobSelector) []*job.Job {
 // CancelRequest describes scancel / DELETE /job.
 type CancelRequest struct {
 	Sel JobSelector
-	// Signal is 0 or SIGKILL for a full cancel; anything else is only
-	// delivered to the running job.
-	Signal    int32
-	BatchOnly bool
+	// Signal is 0 or SIGKILL for a cancel (unless Flags.Batch); anything
+	// else is only delivered to the running job.
+	Signal int32
+	Flags  KillFlags
+}
+
+// KillFlags say which steps a signal reaches, as scancel's --batch and
+// --full: without either, slurmctld signals every step but the batch one
+// (KILL_STEPS_ONLY); --batch signals only the batch step (even SIGKILL,
+// which then does not cancel the job); --full signals all steps.
+type KillFlags struct {
+	Batch bool
+	Full  bool
 }
 
 // Cancel cancels or signals a job. Unknown jobs give InvalidJobID; jobs
@@ -348,10 +360,18 @@ func (c *Controller) Cancel(ctx context.Context, who Identity, req CancelRequest
 		return slurmerr.New(slurmerr.AlreadyDone, "")
 	}
 	const sigKill = 9
-	if req.Signal != 0 && req.Signal != sigKill {
-		for _, t := range targets {
-			if t.running {
-				c.signal(t.id, req.Signal, req.BatchOnly)
+	if (req.Signal != 0 && req.Signal != sigKill) || req.Flags.Batch {
+		sig := req.Signal
+		if sig == 0 {
+			sig = sigKill
+		}
+		// Batch jobs run no other steps yet (srun comes with its own
+		// issue), so only --batch and --full reach a process.
+		if req.Flags.Batch || req.Flags.Full {
+			for _, t := range targets {
+				if t.running {
+					c.signal(t.id, sig)
+				}
 			}
 		}
 		return nil
@@ -409,6 +429,7 @@ func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, 
 	recs := c.resolveLocked(sel)
 	var ids []job.ID
 	var err error
+	var metas []job.ID
 	for _, j := range recs {
 		if j.Req.UserID != who.UID && !c.privileged(who) {
 			err = slurmerr.New(slurmerr.AccessDenied, "")
@@ -443,6 +464,12 @@ func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, 
 			err = slurmerr.New(slurmerr.InvalidPartitionName, "invalid partition specified: %s", *u.Partition)
 			break
 		}
+		if j.IsArrayMeta() && sel.Tasks != nil {
+			// Only the named tasks change: they get records of their own
+			// first, as slurmctld splits them off.
+			metas = append(metas, j.ID)
+			continue
+		}
 		ids = append(ids, j.ID)
 	}
 	c.mu.RUnlock()
@@ -451,6 +478,13 @@ func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, 
 	}
 	if err != nil {
 		return err
+	}
+	for _, meta := range metas {
+		res, err := c.propose(ctx, &command{Op: opSplit, Split: &splitCmd{JobID: meta, Tasks: sel.Tasks}})
+		if err != nil {
+			return err
+		}
+		ids = append(ids, res.Split...)
 	}
 	for _, id := range ids {
 		cmd := &updateCmd{JobID: id, TimeLimit: u.TimeLimit, Partition: u.Partition, Name: u.Name, Comment: u.Comment,

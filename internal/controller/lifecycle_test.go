@@ -176,15 +176,33 @@ func TestCancel(t *testing.T) {
 		id := c.Submit(ctltest.Alice, ctltest.Request())
 		pending := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.NodeList = []string{"n1"}; r.CPUsPerTask = 8 }))
 		schedule(t, c)
-		if err := c.Ctl.Cancel(ctx, ctltest.Alice, controller.CancelRequest{Sel: controller.JobSelector{ID: id}, Signal: int32(syscall.SIGUSR1), BatchOnly: true}); err != nil {
+		if err := c.Ctl.Cancel(ctx, ctltest.Alice, controller.CancelRequest{Sel: controller.JobSelector{ID: id}, Signal: int32(syscall.SIGUSR1), Flags: controller.KillFlags{Batch: true}}); err != nil {
 			t.Fatal(err)
 		}
 		sig := c.Node.WaitSignals(t, 1)[0]
-		if diff := cmp.Diff(nodeproto.Signal{JobID: uint32(id), Signal: int32(syscall.SIGUSR1), BatchOnly: true}, sig); diff != "" {
+		if diff := cmp.Diff(nodeproto.Signal{JobID: uint32(id), Signal: int32(syscall.SIGUSR1)}, sig); diff != "" {
 			t.Errorf("signal (-want +got):\n%s", diff)
 		}
 		if st := c.Job(id).State; st != job.Running {
 			t.Errorf("signalled job %v, want RUNNING", st)
+		}
+		// Without --batch or --full a signal reaches only the job's
+		// steps other than the batch one: none here, so nothing is sent.
+		if err := c.Ctl.Cancel(ctx, ctltest.Alice, controller.CancelRequest{Sel: controller.JobSelector{ID: id}, Signal: int32(syscall.SIGUSR2)}); err != nil {
+			t.Fatal(err)
+		}
+		// --batch with SIGKILL kills the batch step without cancelling.
+		if err := c.Ctl.Cancel(ctx, ctltest.Alice, controller.CancelRequest{Sel: controller.JobSelector{ID: id}, Flags: controller.KillFlags{Batch: true}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Node.WaitSignals(t, 2)[1]; got.Signal != int32(syscall.SIGKILL) || got.Terminate {
+			t.Errorf("--batch KILL sent %+v", got)
+		}
+		if n := len(c.Node.Signals()); n != 2 {
+			t.Errorf("%d signals sent, want 2 (USR2 without flags reaches no step)", n)
+		}
+		if st := c.Job(id).State; st != job.Running {
+			t.Errorf("job after --batch KILL: %v, want RUNNING until its script ends", st)
 		}
 		// A signal other than KILL leaves a pending job alone.
 		if err := c.Ctl.Cancel(ctx, ctltest.Alice, controller.CancelRequest{Sel: controller.JobSelector{ID: pending}, Signal: int32(syscall.SIGUSR1)}); err != nil {
@@ -234,11 +252,15 @@ func TestCancelArrayTasks(t *testing.T) {
 		want  []rec
 	}{
 		{
+			// Each cancelled pending task gets a CANCELLED record of its own.
 			name: "pending subset", tasks: []uint32{2, 3, 4},
 			want: []rec{
 				{ID: 1, Array: 1, Task: job.NoTask, State: job.Pending, Pending: []uint32{5, 6, 7, 8, 9}},
 				{ID: 2, Array: 1, Task: 0, State: job.Running},
 				{ID: 3, Array: 1, Task: 1, State: job.Running},
+				{ID: 4, Array: 1, Task: 2, State: job.Cancelled},
+				{ID: 5, Array: 1, Task: 3, State: job.Cancelled},
+				{ID: 6, Array: 1, Task: 4, State: job.Cancelled},
 			},
 		},
 		{
@@ -247,17 +269,28 @@ func TestCancelArrayTasks(t *testing.T) {
 				{ID: 1, Array: 1, Task: job.NoTask, State: job.Pending, Pending: []uint32{5, 6, 7, 8, 9}},
 				{ID: 2, Array: 1, Task: 0, State: job.Running},
 				{ID: 3, Array: 1, Task: 1, State: job.Cancelled},
+				{ID: 4, Array: 1, Task: 2, State: job.Cancelled},
+				{ID: 5, Array: 1, Task: 3, State: job.Cancelled},
+				{ID: 6, Array: 1, Task: 4, State: job.Cancelled},
 			},
 		},
 		{name: "tasks already cancelled", tasks: []uint32{1}, err: slurmerr.AlreadyDone},
+		{name: "a pending task already cancelled", tasks: []uint32{3}, err: slurmerr.AlreadyDone},
 		{name: "tasks that do not exist", tasks: []uint32{42}, err: slurmerr.InvalidJobID},
 		{
-			// The record ends showing the last task it stood for.
+			// The last pending task takes over the array's own record.
 			name: "the rest of the pending tasks", tasks: []uint32{5, 6, 7, 8, 9, 10},
 			want: []rec{
 				{ID: 1, Array: 1, Task: 9, State: job.Cancelled},
 				{ID: 2, Array: 1, Task: 0, State: job.Running},
 				{ID: 3, Array: 1, Task: 1, State: job.Cancelled},
+				{ID: 4, Array: 1, Task: 2, State: job.Cancelled},
+				{ID: 5, Array: 1, Task: 3, State: job.Cancelled},
+				{ID: 6, Array: 1, Task: 4, State: job.Cancelled},
+				{ID: 7, Array: 1, Task: 5, State: job.Cancelled},
+				{ID: 8, Array: 1, Task: 6, State: job.Cancelled},
+				{ID: 9, Array: 1, Task: 7, State: job.Cancelled},
+				{ID: 10, Array: 1, Task: 8, State: job.Cancelled},
 			},
 		},
 		{
@@ -266,6 +299,13 @@ func TestCancelArrayTasks(t *testing.T) {
 				{ID: 1, Array: 1, Task: 9, State: job.Cancelled},
 				{ID: 2, Array: 1, Task: 0, State: job.Cancelled},
 				{ID: 3, Array: 1, Task: 1, State: job.Cancelled},
+				{ID: 4, Array: 1, Task: 2, State: job.Cancelled},
+				{ID: 5, Array: 1, Task: 3, State: job.Cancelled},
+				{ID: 6, Array: 1, Task: 4, State: job.Cancelled},
+				{ID: 7, Array: 1, Task: 5, State: job.Cancelled},
+				{ID: 8, Array: 1, Task: 6, State: job.Cancelled},
+				{ID: 9, Array: 1, Task: 7, State: job.Cancelled},
+				{ID: 10, Array: 1, Task: 8, State: job.Cancelled},
 			},
 		},
 		{name: "the whole array again", err: slurmerr.AlreadyDone},
@@ -543,5 +583,34 @@ func TestLaunchFailureRequeues(t *testing.T) {
 	}
 	if ni, _ := c.Ctl.Node("n1"); ni.Node.Responding {
 		t.Errorf("n1 still responding after a failed launch")
+	}
+}
+
+// TestUpdateArrayTask releases one task of a held array: the task gets a
+// record of its own and only it is released, as scontrol release 1_2 does.
+func TestUpdateArrayTask(t *testing.T) {
+	c := ctltest.New(t)
+	res, err := c.Ctl.Submit(ctx, ctltest.Alice, controller.Submission{Req: ctltest.Request(array(0, 0, 1, 2, 3)), Hold: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := false
+	if err := c.Ctl.Update(ctx, ctltest.Alice, controller.JobSelector{ID: res.JobID, Tasks: []uint32{2}}, controller.JobUpdate{Hold: &release}); err != nil {
+		t.Fatal(err)
+	}
+	type held struct {
+		Rec  rec
+		Hold job.Hold
+	}
+	var got []held
+	for _, j := range c.Ctl.Jobs(controller.JobFilter{}) {
+		got = append(got, held{rec{ID: j.ID, Array: j.ArrayJobID, Task: j.ArrayTaskID, State: j.State, Pending: j.PendingTasks}, j.Hold})
+	}
+	want := []held{
+		{rec{ID: 1, Array: 1, Task: job.NoTask, State: job.Pending, Pending: []uint32{0, 1, 3}}, job.HeldUser},
+		{rec{ID: 2, Array: 1, Task: 2, State: job.Pending}, job.NotHeld},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("records (-want +got):\n%s", d)
 	}
 }

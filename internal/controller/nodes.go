@@ -323,9 +323,11 @@ func (c *Controller) UpdateNode(ctx context.Context, who Identity, name string, 
 
 // PartitionInfo is a partition with derived counts.
 type PartitionInfo struct {
-	Partition *partition.Partition
-	TotalCPUs uint32
-	Nodes     int
+	Partition  *partition.Partition
+	TotalCPUs  uint32
+	TotalMemMB uint64
+	TotalGPUs  int
+	Nodes      int
 }
 
 // Partitions lists partitions in configuration order.
@@ -356,6 +358,8 @@ func (c *Controller) partitionInfoLocked(name string) PartitionInfo {
 	for _, n := range p.Nodes {
 		if nd := c.nodes[n]; nd != nil {
 			info.TotalCPUs += nd.CPUs
+			info.TotalMemMB += nd.RealMemory
+			info.TotalGPUs += len(nd.GPUs)
 		}
 	}
 	return info

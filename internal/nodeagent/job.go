@@ -233,15 +233,12 @@ func (j *runningJob) terminate(kind nodeproto.EndKind, killWait time.Duration) {
 	}
 }
 
-// signal delivers sig to the job (or only the batch shell).
-func (j *runningJob) signal(sig syscall.Signal, batchOnly bool) error {
+// signal delivers sig to every process of the batch step.
+func (j *runningJob) signal(sig syscall.Signal) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.group == nil {
 		return fmt.Errorf("job %d has no processes", j.id)
-	}
-	if batchOnly {
-		return syscall.Kill(j.group.Pid(), sig)
 	}
 	return j.group.Signal(sig)
 }

@@ -165,10 +165,8 @@ type Signal struct {
 	JobID  uint32 `json:"job_id"`
 	Signal int32  `json:"signal"`
 	// Terminate ends the job: SIGCONT+SIGTERM, then SIGKILL after KillWait.
-	Terminate bool    `json:"terminate"`
-	Kind      EndKind `json:"kind"`
-	// BatchOnly signals just the batch shell, not its children (--batch).
-	BatchOnly bool          `json:"batch_only"`
+	Terminate bool          `json:"terminate"`
+	Kind      EndKind       `json:"kind"`
 	KillWait  time.Duration `json:"kill_wait"`
 }
 

@@ -81,24 +81,36 @@ func (g *Group) Pids() ([]int, error) {
 	return slices.Compact(pids), nil
 }
 
-// Signal sends sig to every process of the tree: every process in the
-// cgroup, which catches those that called setsid(2), or without a cgroup the
-// members of the process group and their descendants, and then the process
-// group itself. Processes are listed before any is signalled, so that a
-// parent's death cannot hide its children by reparenting them. A tree with
-// no process left is not an error: the signal has nobody to reach, as when
-// scancel races with the end of a job.
+// Signal sends sig to every process of the tree exactly once: the
+// process group with one kill(2), then every other process found in the
+// cgroup (those that called setsid(2)) or, without a cgroup, among the
+// group's descendants. Processes are listed before any is signalled, so
+// that a parent's death cannot hide its children by reparenting them. A
+// process must not get the signal twice: a handler (a USR1 trap) would
+// run twice. A tree with no process left is not an error: the signal has
+// nobody to reach, as when scancel races with the end of a job.
 func (g *Group) Signal(sig syscall.Signal) error {
 	pids, err := g.members()
 	if err != nil {
 		err = fmt.Errorf("list processes: %w", err)
 	}
-	errs := []error{err, signalAll(pids, sig)}
-	if pgid := g.groupID(); pgid > 0 {
+	pgid := g.groupID()
+	others := pids[:0]
+	for _, p := range pids {
+		if pgid > 0 {
+			if pg, gerr := syscall.Getpgid(p); gerr == nil && pg == pgid {
+				continue // reached through the process group
+			}
+		}
+		others = append(others, p)
+	}
+	errs := []error{err}
+	if pgid > 0 {
 		if err := ignoreGone(syscall.Kill(-pgid, sig)); err != nil {
 			errs = append(errs, fmt.Errorf("signal process group %d: %w", pgid, err))
 		}
 	}
+	errs = append(errs, signalAll(others, sig))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("proctrack: signal %s with %s: %w", g.name, sig, err)
 	}

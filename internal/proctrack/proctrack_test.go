@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -48,6 +49,19 @@ func TestMain(m *testing.M) {
 			os.Exit(0)
 		}
 		time.Sleep(time.Hour)
+	case "count-usr1":
+		// Count every SIGUSR1 the kernel delivers, appending a line per
+		// signal to the pid file's path + ".count".
+		ch := make(chan os.Signal, 64)
+		signal.Notify(ch, syscall.SIGUSR1)
+		writePidFile(os.Getenv(pidFileEnv), os.Getpid())
+		f, err := os.OpenFile(os.Getenv(pidFileEnv)+".count", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			os.Exit(2)
+		}
+		for range ch {
+			f.WriteString("USR1\n")
+		}
 	default:
 		fmt.Fprintln(os.Stderr, "unknown helper", os.Getenv(helperEnv))
 		os.Exit(2)
@@ -265,6 +279,34 @@ func TestSignalReachesShellTrap(t *testing.T) {
 			if diff := cmp.Diff("TERM\n", string(b)); diff != "" {
 				t.Errorf("trap output (-want +got):\n%s", diff)
 			}
+		})
+	}
+}
+
+// TestSignalOnce checks that a signal reaches each process once: a
+// handler must not run twice because a process is both in the cgroup and
+// in the process group. The helper counts deliveries as the Go runtime
+// sees them.
+func TestSignalOnce(t *testing.T) {
+	for _, opts := range modes(t) {
+		t.Run(modeName(opts), func(t *testing.T) {
+			tr := newTracker(t, opts)
+			cmd, pidFile := helperCmd(t, "count-usr1")
+			g := startGroup(t, tr, cmd, "job_once", Limits{})
+			readPid(t, pidFile)
+			count := func() int { b, _ := os.ReadFile(pidFile + ".count"); return strings.Count(string(b), "USR1") }
+			for i := 1; i <= 5; i++ {
+				if err := g.Signal(syscall.SIGUSR1); err != nil {
+					t.Fatalf("Signal(SIGUSR1): %v", err)
+				}
+				waitFor(t, "the signal", func() bool { return count() >= i })
+				time.Sleep(50 * time.Millisecond)
+				if n := count(); n != i {
+					t.Fatalf("after %d signals the process saw %d", i, n)
+				}
+			}
+			_ = g.Kill()
+			_, _ = g.Wait()
 		})
 	}
 }

@@ -105,9 +105,10 @@ func TestScancelArrayTasks(t *testing.T) {
 	}
 }
 
-// TestScancelSignals sends USR1 to a job that traps it: --full reaches the
-// script, --batch only the shell; neither ends the job. Then --batch
-// without a signal kills it.
+// TestScancelSignals sends USR1 to a job that traps it: --full and --batch
+// reach the script, a plain --signal does not (it goes to steps other than
+// the batch one); none ends the job. Then --batch without a signal kills
+// the script.
 func TestScancelSignals(t *testing.T) {
 	t.Parallel()
 	c := NewCluster(t, ClusterOptions{Nodes: 1})
@@ -140,6 +141,12 @@ func TestScancelSignals(t *testing.T) {
 			t.Skipf("blocked on signal delivery (a DELETE /job without flags signals the batch script's whole process group; Slurm leaves the batch step alone): the trap ran %d times, want 2", n)
 		}
 	})
+	// --batch without a signal sends SIGKILL to the batch step only: the
+	// job is not cancelled, its script dies of the signal, and slurmctld
+	// records that as FAILED (RaisedSignal).
 	c.MustRun("", "scancel", "--batch", id)
-	c.WaitState(id, "CANCELLED", 20*time.Second)
+	j := c.WaitState(id, "FAILED", 20*time.Second)
+	if j.StateReason.Value != "RaisedSignal" {
+		t.Errorf("reason %q, want RaisedSignal", j.StateReason.Value)
+	}
 }
