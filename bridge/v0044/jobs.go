@@ -287,76 +287,84 @@ func applyTRES(r *job.Request, perNode, perJob string) error {
 	return nil
 }
 
+// jobTemplate is a job answer with every member present and empty; each
+// answer starts from a copy of it (see fillUnset). A pending job has no
+// job_resources (slurmrestd sends null there), so that one stays unset.
+var jobTemplate = func() api.V0044JobInfo {
+	w := filled[api.V0044JobInfo]()
+	w.JobResources.Reset()
+	return w
+}()
+
 // jobToWire renders a job record as slurmrestd shows it.
 func (s *Server) jobToWire(j *job.Job) api.V0044JobInfo {
 	r := &j.Req
-	w := api.V0044JobInfo{
-		Account:                 api.NewOptString(r.Account),
-		AccrueTime:              api.NewOptV0044Uint64NoValStruct(u64(unix(j.EligibleTime))),
-		AdminComment:            api.NewOptString(""),
-		AllocatingNode:          api.NewOptString(r.SubmitHost),
-		ArrayJobID:              api.NewOptV0044Uint32NoValStruct(u32(uint32(j.ArrayJobID))),
-		ArrayTaskID:             api.NewOptV0044Uint32NoValStruct(u32Unset()),
-		ArrayMaxTasks:           api.NewOptV0044Uint32NoValStruct(u32(r.Array.MaxRunning)),
-		ArrayTaskString:         api.NewOptString(""),
-		BatchFlag:               api.NewOptBool(true),
-		BatchHost:               api.NewOptString(j.BatchHost),
-		Cluster:                 api.NewOptString(s.ctl.ClusterName()),
-		Command:                 api.NewOptString(commandOf(r)),
-		Comment:                 api.NewOptString(r.Comment),
-		Contiguous:              api.NewOptBool(false),
-		CpusPerTask:             api.NewOptV0044Uint16NoValStruct(u16(max(r.CPUsPerTask, 1))),
-		CurrentWorkingDirectory: api.NewOptString(r.WorkDir),
-		Dependency:              api.NewOptString(r.Dependency),
-		EligibleTime:            api.NewOptV0044Uint64NoValStruct(u64(unix(j.EligibleTime))),
-		EndTime:                 api.NewOptV0044Uint64NoValStruct(u64(unix(j.EndTime))),
-		ExcludedNodes:           api.NewOptString(hostlist.Compress(r.Exclude)),
-		ExitCode:                api.NewOptV0044ProcessExitCodeVerbose(exitCode(j)),
-		DerivedExitCode:         api.NewOptV0044ProcessExitCodeVerbose(exitCode(j)),
-		Flags:                   []api.V0044JobInfoFlagsItem{},
-		GresDetail:              api.V0044JobInfoGresDetail{},
-		GroupID:                 api.NewOptInt32(int32(r.GroupID)),
-		GroupName:               api.NewOptString(r.GroupName),
-		Hold:                    api.NewOptBool(j.Hold != job.NotHeld),
-		JobID:                   api.NewOptInt32(int32(j.ID)),
-		JobSizeStr:              api.V0044CsvString{},
-		JobState:                jobStateItems(j),
-		LastSchedEvaluation:     api.NewOptV0044Uint64NoValStruct(u64(0)),
-		MailType:                []api.V0044JobInfoMailTypeItem{},
-		MailUser:                api.NewOptString(r.UserName),
-		MaxNodes:                api.NewOptV0044Uint32NoValStruct(u32(r.MaxNodes)),
-		Name:                    api.NewOptString(r.Name),
-		Nice:                    api.NewOptInt32(r.Nice),
-		Partition:               api.NewOptString(r.Partition),
-		Priority:                api.NewOptV0044Uint32NoValStruct(u32(j.Priority)),
-		PriorityByPartition:     api.V0044PriorityByPartition{},
-		Profile:                 []api.V0044JobInfoProfileItem{api.V0044JobInfoProfileItemNOTSET},
-		Qos:                     api.NewOptString(r.QOS),
-		Requeue:                 api.NewOptBool(r.Requeue),
-		RequiredNodes:           api.NewOptString(hostlist.Compress(r.NodeList)),
-		RestartCnt:              api.NewOptInt32(int32(j.RestartCount)),
-		Shared:                  []api.V0044JobInfoSharedItem{},
-		StandardError:           api.NewOptString(r.StdErr),
-		StandardInput:           api.NewOptString(stdinOf(r)),
-		StandardOutput:          api.NewOptString(stdoutOf(j)),
-		StartTime:               api.NewOptV0044Uint64NoValStruct(u64(unix(startTimeOf(j)))),
-		StateDescription:        api.NewOptString(""),
-		StateReason:             api.NewOptString(string(j.Reason)),
-		SubmitTime:              api.NewOptV0044Uint64NoValStruct(u64(unix(j.SubmitTime))),
-		SuspendTime:             api.NewOptV0044Uint64NoValStruct(u64(0)),
-		Tasks:                   api.NewOptV0044Uint32NoValStruct(u32(tasksOf(j))),
-		TasksPerNode:            api.NewOptV0044Uint16NoValStruct(u16(r.TasksPerNode)),
-		TimeMinimum:             api.NewOptV0044Uint32NoValStruct(u32(r.TimeMin)),
-		TresPerNode:             api.NewOptString(tresPerNode(r)),
-		TresPerJob:              api.NewOptString(tresPerJob(r)),
-		TresReqStr:              api.NewOptString(tresReq(j)),
-		TresAllocStr:            api.NewOptString(tresAlloc(j)),
-		UserID:                  api.NewOptInt32(int32(r.UserID)),
-		UserName:                api.NewOptString(r.UserName),
-		NodeCount:               api.NewOptV0044Uint32NoValStruct(u32(nodeCount(j))),
-		Cpus:                    api.NewOptV0044Uint32NoValStruct(u32(cpusOf(j))),
-		MinimumCpusPerNode:      api.NewOptV0044Uint16NoValStruct(u16(max(r.CPUsPerTask, 1))),
-	}
+	w := jobTemplate
+	w.Account = api.NewOptString(r.Account)
+	w.AccrueTime = api.NewOptV0044Uint64NoValStruct(u64(unix(j.EligibleTime)))
+	w.AdminComment = api.NewOptString("")
+	w.AllocatingNode = api.NewOptString(r.SubmitHost)
+	w.ArrayJobID = api.NewOptV0044Uint32NoValStruct(u32(uint32(j.ArrayJobID)))
+	w.ArrayTaskID = api.NewOptV0044Uint32NoValStruct(u32Unset())
+	w.ArrayMaxTasks = api.NewOptV0044Uint32NoValStruct(u32(r.Array.MaxRunning))
+	w.ArrayTaskString = api.NewOptString("")
+	w.BatchFlag = api.NewOptBool(true)
+	w.BatchHost = api.NewOptString(j.BatchHost)
+	w.Cluster = api.NewOptString(s.ctl.ClusterName())
+	w.Command = api.NewOptString(commandOf(r))
+	w.Comment = api.NewOptString(r.Comment)
+	w.Contiguous = api.NewOptBool(false)
+	w.CpusPerTask = api.NewOptV0044Uint16NoValStruct(u16(max(r.CPUsPerTask, 1)))
+	w.CurrentWorkingDirectory = api.NewOptString(r.WorkDir)
+	w.Dependency = api.NewOptString(r.Dependency)
+	w.EligibleTime = api.NewOptV0044Uint64NoValStruct(u64(unix(j.EligibleTime)))
+	w.EndTime = api.NewOptV0044Uint64NoValStruct(u64(unix(j.EndTime)))
+	w.ExcludedNodes = api.NewOptString(hostlist.Compress(r.Exclude))
+	w.ExitCode = api.NewOptV0044ProcessExitCodeVerbose(exitCode(j))
+	w.DerivedExitCode = api.NewOptV0044ProcessExitCodeVerbose(exitCode(j))
+	w.Flags = []api.V0044JobInfoFlagsItem{}
+	w.GresDetail = api.V0044JobInfoGresDetail{}
+	w.GroupID = api.NewOptInt32(int32(r.GroupID))
+	w.GroupName = api.NewOptString(r.GroupName)
+	w.Hold = api.NewOptBool(j.Hold != job.NotHeld)
+	w.JobID = api.NewOptInt32(int32(j.ID))
+	w.JobSizeStr = api.V0044CsvString{}
+	w.JobState = jobStateItems(j)
+	w.LastSchedEvaluation = api.NewOptV0044Uint64NoValStruct(u64(0))
+	w.MailType = []api.V0044JobInfoMailTypeItem{}
+	w.MailUser = api.NewOptString(r.UserName)
+	w.MaxNodes = api.NewOptV0044Uint32NoValStruct(u32(r.MaxNodes))
+	w.Name = api.NewOptString(r.Name)
+	w.Nice = api.NewOptInt32(r.Nice)
+	w.Partition = api.NewOptString(r.Partition)
+	w.Priority = api.NewOptV0044Uint32NoValStruct(u32(j.Priority))
+	w.PriorityByPartition = api.V0044PriorityByPartition{}
+	w.Profile = []api.V0044JobInfoProfileItem{api.V0044JobInfoProfileItemNOTSET}
+	w.Qos = api.NewOptString(r.QOS)
+	w.Requeue = api.NewOptBool(r.Requeue)
+	w.RequiredNodes = api.NewOptString(hostlist.Compress(r.NodeList))
+	w.RestartCnt = api.NewOptInt32(int32(j.RestartCount))
+	w.Shared = []api.V0044JobInfoSharedItem{}
+	w.StandardError = api.NewOptString(r.StdErr)
+	w.StandardInput = api.NewOptString(stdinOf(r))
+	w.StandardOutput = api.NewOptString(stdoutOf(j))
+	w.StartTime = api.NewOptV0044Uint64NoValStruct(u64(unix(startTimeOf(j))))
+	w.StateDescription = api.NewOptString("")
+	w.StateReason = api.NewOptString(string(j.Reason))
+	w.SubmitTime = api.NewOptV0044Uint64NoValStruct(u64(unix(j.SubmitTime)))
+	w.SuspendTime = api.NewOptV0044Uint64NoValStruct(u64(0))
+	w.Tasks = api.NewOptV0044Uint32NoValStruct(u32(tasksOf(j)))
+	w.TasksPerNode = api.NewOptV0044Uint16NoValStruct(u16(r.TasksPerNode))
+	w.TimeMinimum = api.NewOptV0044Uint32NoValStruct(u32(r.TimeMin))
+	w.TresPerNode = api.NewOptString(tresPerNode(r))
+	w.TresPerJob = api.NewOptString(tresPerJob(r))
+	w.TresReqStr = api.NewOptString(tresReq(j))
+	w.TresAllocStr = api.NewOptString(tresAlloc(j))
+	w.UserID = api.NewOptInt32(int32(r.UserID))
+	w.UserName = api.NewOptString(r.UserName)
+	w.NodeCount = api.NewOptV0044Uint32NoValStruct(u32(nodeCount(j)))
+	w.Cpus = api.NewOptV0044Uint32NoValStruct(u32(cpusOf(j)))
+	w.MinimumCpusPerNode = api.NewOptV0044Uint16NoValStruct(u16(max(r.CPUsPerTask, 1)))
 	if r.TimeLimit == job.Infinite {
 		w.TimeLimit = api.NewOptV0044Uint32NoValStruct(u32Inf())
 	} else {

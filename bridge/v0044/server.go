@@ -135,6 +135,19 @@ func (s *Server) SlurmV0044GetNode(ctx context.Context, params api.SlurmV0044Get
 	return &api.V0044OpenapiNodesResp{Nodes: api.V0044Nodes{s.nodeToWire(ni)}, LastUpdate: u64(unix(s.ctl.LastNodeUpdate())), Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
 }
 
+// nodeTemplate and partitionTemplate are answers with every member present
+// and empty; each answer starts from a copy (see fillUnset).
+var (
+	nodeTemplate      = filled[api.V0044Node]()
+	partitionTemplate = filled[api.V0044PartitionInfo]()
+)
+
+func filled[T any]() T {
+	var v T
+	fillUnset(&v)
+	return v
+}
+
 func (s *Server) nodeToWire(ni controller.NodeInfo) api.V0044Node {
 	n := ni.Node
 	flags := n.StateFlags(ni.Used, ni.Completing)
@@ -148,47 +161,46 @@ func (s *Server) nodeToWire(ni controller.NodeInfo) api.V0044Node {
 			usedGPUs++
 		}
 	}
-	w := api.V0044Node{
-		Name:                 api.NewOptString(n.Name),
-		Address:              api.NewOptString(n.Addr),
-		Hostname:             api.NewOptString(n.Hostname),
-		Port:                 api.NewOptInt32(int32(n.Port)),
-		Architecture:         api.NewOptString(n.Arch),
-		OperatingSystem:      api.NewOptString(n.OS),
-		Version:              api.NewOptString(n.Version),
-		Boards:               api.NewOptInt32(int32(max(n.Boards, 1))),
-		Sockets:              api.NewOptInt32(int32(n.Sockets)),
-		Cores:                api.NewOptInt32(int32(n.CoresPerSocket)),
-		Threads:              api.NewOptInt32(int32(n.ThreadsPerCore)),
-		Cpus:                 api.NewOptInt32(int32(n.CPUs)),
-		EffectiveCpus:        api.NewOptInt32(int32(n.CPUs)),
-		CPULoad:              api.NewOptInt32(int32(n.CPULoad * 100)),
-		RealMemory:           api.NewOptInt64(int64(n.RealMemory)),
-		FreeMem:              api.NewOptV0044Uint64NoValStruct(u64(int64(n.FreeMemMB))),
-		AllocCpus:            api.NewOptInt32(int32(ni.Used.CPUs)),
-		AllocIdleCpus:        api.NewOptInt32(int32(n.CPUs - min(ni.Used.CPUs, n.CPUs))),
-		AllocMemory:          api.NewOptInt64(int64(ni.Used.MemMB)),
-		BootTime:             api.NewOptV0044Uint64NoValStruct(u64(unix(n.BootTime))),
-		SlurmdStartTime:      api.NewOptV0044Uint64NoValStruct(u64(unix(n.SlurmdStart))),
-		LastBusy:             api.NewOptV0044Uint64NoValStruct(u64(0)),
-		Features:             api.V0044CsvString(n.Features),
-		ActiveFeatures:       api.V0044CsvString(n.Features),
-		Partitions:           api.V0044CsvString(ni.Partitions),
-		Gres:                 api.NewOptString(gresString(n)),
-		GresUsed:             api.NewOptString(gresUsed(n, usedGPUs)),
-		GresDrained:          api.NewOptString("N/A"),
-		State:                states,
-		Reason:               api.NewOptString(n.Reason),
-		ReasonChangedAt:      api.NewOptV0044Uint64NoValStruct(u64(unix(n.ReasonTime))),
-		ReasonSetByUser:      api.NewOptString(reasonUser(n)),
-		Weight:               api.NewOptInt32(int32(max(n.Weight, 1))),
-		Tres:                 api.NewOptString(nodeTRES(n)),
-		TresUsed:             api.NewOptString(nodeTRESUsed(ni, usedGPUs)),
-		ClusterName:          api.NewOptString(""),
-		CertFlags:            []api.V0044NodeCertFlagsItem{},
-		NextStateAfterReboot: []api.V0044NodeNextStateAfterRebootItem{api.V0044NodeNextStateAfterRebootItemINVALID},
-		ResumeAfter:          api.NewOptV0044Uint64NoValStruct(u64(0)),
-	}
+	w := nodeTemplate
+	w.Name = api.NewOptString(n.Name)
+	w.Address = api.NewOptString(n.Addr)
+	w.Hostname = api.NewOptString(n.Hostname)
+	w.Port = api.NewOptInt32(int32(n.Port))
+	w.Architecture = api.NewOptString(n.Arch)
+	w.OperatingSystem = api.NewOptString(n.OS)
+	w.Version = api.NewOptString(n.Version)
+	w.Boards = api.NewOptInt32(int32(max(n.Boards, 1)))
+	w.Sockets = api.NewOptInt32(int32(n.Sockets))
+	w.Cores = api.NewOptInt32(int32(n.CoresPerSocket))
+	w.Threads = api.NewOptInt32(int32(n.ThreadsPerCore))
+	w.Cpus = api.NewOptInt32(int32(n.CPUs))
+	w.EffectiveCpus = api.NewOptInt32(int32(n.CPUs))
+	w.CPULoad = api.NewOptInt32(int32(n.CPULoad * 100))
+	w.RealMemory = api.NewOptInt64(int64(n.RealMemory))
+	w.FreeMem = api.NewOptV0044Uint64NoValStruct(u64(int64(n.FreeMemMB)))
+	w.AllocCpus = api.NewOptInt32(int32(ni.Used.CPUs))
+	w.AllocIdleCpus = api.NewOptInt32(int32(n.CPUs - min(ni.Used.CPUs, n.CPUs)))
+	w.AllocMemory = api.NewOptInt64(int64(ni.Used.MemMB))
+	w.BootTime = api.NewOptV0044Uint64NoValStruct(u64(unix(n.BootTime)))
+	w.SlurmdStartTime = api.NewOptV0044Uint64NoValStruct(u64(unix(n.SlurmdStart)))
+	w.LastBusy = api.NewOptV0044Uint64NoValStruct(u64(0))
+	w.Features = api.V0044CsvString(n.Features)
+	w.ActiveFeatures = api.V0044CsvString(n.Features)
+	w.Partitions = api.V0044CsvString(ni.Partitions)
+	w.Gres = api.NewOptString(gresString(n))
+	w.GresUsed = api.NewOptString(gresUsed(n, usedGPUs))
+	w.GresDrained = api.NewOptString("N/A")
+	w.State = states
+	w.Reason = api.NewOptString(n.Reason)
+	w.ReasonChangedAt = api.NewOptV0044Uint64NoValStruct(u64(unix(n.ReasonTime)))
+	w.ReasonSetByUser = api.NewOptString(reasonUser(n))
+	w.Weight = api.NewOptInt32(int32(max(n.Weight, 1)))
+	w.Tres = api.NewOptString(nodeTRES(n))
+	w.TresUsed = api.NewOptString(nodeTRESUsed(ni, usedGPUs))
+	w.ClusterName = api.NewOptString("")
+	w.CertFlags = []api.V0044NodeCertFlagsItem{}
+	w.NextStateAfterReboot = []api.V0044NodeNextStateAfterRebootItem{api.V0044NodeNextStateAfterRebootItemINVALID}
+	w.ResumeAfter = api.NewOptV0044Uint64NoValStruct(u64(0))
 	return w
 }
 
@@ -379,53 +391,52 @@ func (s *Server) partitionToWire(pi controller.PartitionInfo) api.V0044Partition
 	if p.MaxNodes != 0 && p.MaxNodes != partition.Infinite {
 		maxNodes = u32(p.MaxNodes)
 	}
-	w := api.V0044PartitionInfo{
-		Name:    api.NewOptString(p.Name),
-		Cluster: api.NewOptString(s.ctl.ClusterName()),
-		Nodes: api.NewOptV0044PartitionInfoNodes(api.V0044PartitionInfoNodes{
-			AllowedAllocation: api.NewOptString(""),
-			Configured:        api.NewOptString(hostlist.Compress(p.Nodes)),
-			Total:             api.NewOptInt32(int32(pi.Nodes)),
+	w := partitionTemplate
+	w.Name = api.NewOptString(p.Name)
+	w.Cluster = api.NewOptString(s.ctl.ClusterName())
+	w.Nodes = api.NewOptV0044PartitionInfoNodes(api.V0044PartitionInfoNodes{
+		AllowedAllocation: api.NewOptString(""),
+		Configured:        api.NewOptString(hostlist.Compress(p.Nodes)),
+		Total:             api.NewOptInt32(int32(pi.Nodes)),
+	})
+	w.Cpus = api.NewOptV0044PartitionInfoCpus(api.V0044PartitionInfoCpus{TaskBinding: api.NewOptInt32(0), Total: api.NewOptInt32(int32(pi.TotalCPUs))})
+	w.Partition = api.NewOptV0044PartitionInfoPartition(api.V0044PartitionInfoPartition{State: states})
+	w.Priority = api.NewOptV0044PartitionInfoPriority(api.V0044PartitionInfoPriority{JobFactor: api.NewOptInt32(int32(max(p.PriorityJobFactor, 1))), Tier: api.NewOptInt32(int32(max(p.PriorityTier, 1)))})
+	w.Defaults = api.NewOptV0044PartitionInfoDefaults(api.V0044PartitionInfoDefaults{
+		Time:                   api.NewOptV0044Uint32NoValStruct(defTime),
+		MemoryPerCPU:           api.NewOptInt64(int64(p.DefMemPerCPU)),
+		PartitionMemoryPerCPU:  api.NewOptV0044Uint64NoValStruct(memDefault(p.DefMemPerCPU, false)),
+		PartitionMemoryPerNode: api.NewOptV0044Uint64NoValStruct(memDefault(p.DefMemPerNode, p.DefMemPerCPU == 0)),
+		Job:                    api.NewOptString(""),
+	})
+	w.Maximums = api.NewOptV0044PartitionInfoMaximums(api.V0044PartitionInfoMaximums{
+		Time:                   api.NewOptV0044Uint32NoValStruct(minutes(p.MaxTime)),
+		Nodes:                  api.NewOptV0044Uint32NoValStruct(maxNodes),
+		CpusPerNode:            api.NewOptV0044Uint32NoValStruct(u32Inf()),
+		CpusPerSocket:          api.NewOptV0044Uint32NoValStruct(u32Inf()),
+		PartitionMemoryPerNode: api.NewOptV0044Uint64NoValStruct(memDefault(p.MaxMemPerNode, true)),
+		PartitionMemoryPerCPU:  api.NewOptV0044Uint64NoValStruct(u64Unset()),
+		MemoryPerCPU:           api.NewOptInt64(0),
+		Shares:                 api.NewOptInt32(1),
+		Oversubscribe: api.NewOptV0044PartitionInfoMaximumsOversubscribe(api.V0044PartitionInfoMaximumsOversubscribe{
+			Jobs: api.NewOptInt32(1), Flags: []api.V0044PartitionInfoMaximumsOversubscribeFlagsItem{},
 		}),
-		Cpus:      api.NewOptV0044PartitionInfoCpus(api.V0044PartitionInfoCpus{TaskBinding: api.NewOptInt32(0), Total: api.NewOptInt32(int32(pi.TotalCPUs))}),
-		Partition: api.NewOptV0044PartitionInfoPartition(api.V0044PartitionInfoPartition{State: states}),
-		Priority:  api.NewOptV0044PartitionInfoPriority(api.V0044PartitionInfoPriority{JobFactor: api.NewOptInt32(int32(max(p.PriorityJobFactor, 1))), Tier: api.NewOptInt32(int32(max(p.PriorityTier, 1)))}),
-		Defaults: api.NewOptV0044PartitionInfoDefaults(api.V0044PartitionInfoDefaults{
-			Time:                   api.NewOptV0044Uint32NoValStruct(defTime),
-			MemoryPerCPU:           api.NewOptInt64(int64(p.DefMemPerCPU)),
-			PartitionMemoryPerCPU:  api.NewOptV0044Uint64NoValStruct(memDefault(p.DefMemPerCPU, false)),
-			PartitionMemoryPerNode: api.NewOptV0044Uint64NoValStruct(memDefault(p.DefMemPerNode, p.DefMemPerCPU == 0)),
-			Job:                    api.NewOptString(""),
-		}),
-		Maximums: api.NewOptV0044PartitionInfoMaximums(api.V0044PartitionInfoMaximums{
-			Time:                   api.NewOptV0044Uint32NoValStruct(minutes(p.MaxTime)),
-			Nodes:                  api.NewOptV0044Uint32NoValStruct(maxNodes),
-			CpusPerNode:            api.NewOptV0044Uint32NoValStruct(u32Inf()),
-			CpusPerSocket:          api.NewOptV0044Uint32NoValStruct(u32Inf()),
-			PartitionMemoryPerNode: api.NewOptV0044Uint64NoValStruct(memDefault(p.MaxMemPerNode, true)),
-			PartitionMemoryPerCPU:  api.NewOptV0044Uint64NoValStruct(u64Unset()),
-			MemoryPerCPU:           api.NewOptInt64(0),
-			Shares:                 api.NewOptInt32(1),
-			Oversubscribe: api.NewOptV0044PartitionInfoMaximumsOversubscribe(api.V0044PartitionInfoMaximumsOversubscribe{
-				Jobs: api.NewOptInt32(1), Flags: []api.V0044PartitionInfoMaximumsOversubscribeFlagsItem{},
-			}),
-			OverTimeLimit: api.NewOptV0044Uint16NoValStruct(u16Unset()),
-		}),
-		Accounts:  api.NewOptV0044PartitionInfoAccounts(api.V0044PartitionInfoAccounts{Allowed: api.NewOptString(""), Deny: api.NewOptString("")}),
-		Groups:    api.NewOptV0044PartitionInfoGroups(api.V0044PartitionInfoGroups{Allowed: api.NewOptString("")}),
-		Qos:       api.NewOptV0044PartitionInfoQos(api.V0044PartitionInfoQos{Allowed: api.NewOptString(""), Deny: api.NewOptString(""), Assigned: api.NewOptString("")}),
-		Alternate: api.NewOptString(""),
-		Tres:      api.NewOptV0044PartitionInfoTres(api.V0044PartitionInfoTres{BillingWeights: api.NewOptString(""), Configured: api.NewOptString(partitionTRES(pi))}),
-		Timeouts: api.NewOptV0044PartitionInfoTimeouts(api.V0044PartitionInfoTimeouts{
-			Resume: api.NewOptV0044Uint16NoValStruct(u16Unset()), Suspend: api.NewOptV0044Uint16NoValStruct(u16Unset()),
-		}),
-		SuspendTime: api.NewOptV0044Uint32NoValStruct(u32Unset()),
-		NodeSets:    api.NewOptString(""),
-		Topology:    api.NewOptString(""),
-		Minimums:    api.NewOptV0044PartitionInfoMinimums(api.V0044PartitionInfoMinimums{Nodes: api.NewOptInt32(int32(p.MinNodes))}),
-		SelectType:  []api.V0044PartitionInfoSelectTypeItem{},
-		GraceTime:   api.NewOptInt32(0),
-	}
+		OverTimeLimit: api.NewOptV0044Uint16NoValStruct(u16Unset()),
+	})
+	w.Accounts = api.NewOptV0044PartitionInfoAccounts(api.V0044PartitionInfoAccounts{Allowed: api.NewOptString(""), Deny: api.NewOptString("")})
+	w.Groups = api.NewOptV0044PartitionInfoGroups(api.V0044PartitionInfoGroups{Allowed: api.NewOptString("")})
+	w.Qos = api.NewOptV0044PartitionInfoQos(api.V0044PartitionInfoQos{Allowed: api.NewOptString(""), Deny: api.NewOptString(""), Assigned: api.NewOptString("")})
+	w.Alternate = api.NewOptString("")
+	w.Tres = api.NewOptV0044PartitionInfoTres(api.V0044PartitionInfoTres{BillingWeights: api.NewOptString(""), Configured: api.NewOptString(partitionTRES(pi))})
+	w.Timeouts = api.NewOptV0044PartitionInfoTimeouts(api.V0044PartitionInfoTimeouts{
+		Resume: api.NewOptV0044Uint16NoValStruct(u16Unset()), Suspend: api.NewOptV0044Uint16NoValStruct(u16Unset()),
+	})
+	w.SuspendTime = api.NewOptV0044Uint32NoValStruct(u32Unset())
+	w.NodeSets = api.NewOptString("")
+	w.Topology = api.NewOptString("")
+	w.Minimums = api.NewOptV0044PartitionInfoMinimums(api.V0044PartitionInfoMinimums{Nodes: api.NewOptInt32(int32(p.MinNodes))})
+	w.SelectType = []api.V0044PartitionInfoSelectTypeItem{}
+	w.GraceTime = api.NewOptInt32(0)
 	_ = flags
 	return w
 }
