@@ -43,7 +43,10 @@ type item struct {
 // as the next word, short options may be grouped ("-Hv") and take their
 // argument attached ("-N2") or as the next word. pflag differs from getopt
 // on abbreviations, on grouped options with optional arguments and on its
-// messages, which is why the scanning is done here.
+// messages, which is why the scanning is done here. internal/cli/getopt,
+// which squeue, scancel, sinfo and scontrol use, does not fit sbatch: it
+// permutes operands, stops at the first error, and lists ambiguous
+// possibilities by name rather than by behaviour.
 type scanner struct {
 	longs  []*spec
 	shorts map[byte]*spec

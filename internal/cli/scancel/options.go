@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/getopt"
 	"github.com/droverhq/drover/internal/cli/jobfmt"
 	"github.com/droverhq/drover/internal/hostlist"
 )
@@ -123,13 +124,9 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 	flag("verbose", "v", func() { o.verbose++ })
 	show("version", "V", func(w io.Writer) { fmt.Fprintln(w, "slurm "+clienv.SlurmVersion) })
 	str("wckey", "", func(v string) error { o.wckey = v; return nil })
-	for alias, target := range optionAliases {
-		t := fs.Lookup(target)
-		f := fs.VarPF(t.Value, alias, "", "")
-		f.NoOptDefVal = t.NoOptDefVal
-	}
+	getopt.DefineAliases(fs, optionAliases)
 
-	tokens, operands, gerr := normalize(fs, args, optionAliases)
+	tokens, operands, gerr := getopt.Normalize(fs, args, optionAliases)
 	if err := fs.Parse(tokens); err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {
@@ -138,7 +135,7 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 		return nil, fmt.Errorf("parse options: %w", err)
 	}
 	if gerr != nil {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", prog, gerr.msg)
+		fmt.Fprintln(env.Stderr, getopt.Message(prog, gerr))
 		fmt.Fprintf(env.Stderr, "Try \"%s --help\" for more information\n", prog)
 		return nil, &exitError{1}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/getopt"
 )
 
 // RequeueFunc requeues one job (jobID as the user wrote it: "123",
@@ -118,12 +119,12 @@ func (c *cmd) main(ctx context.Context, args []string) int {
 	fs.StringVar(&yamlArg, "yaml", "", "")
 	fs.Lookup("yaml").NoOptDefVal = " "
 
-	argv, err := expandLongOptions(args, longOptions)
+	argv, err := getopt.ExpandLong(args, longOptions, aliases)
 	if err == nil {
 		err = fs.Parse(argv)
 	}
 	if err != nil {
-		fmt.Fprintln(c.env.Stderr, getoptMessage(c.prog, err))
+		fmt.Fprintln(c.env.Stderr, getopt.Message(c.prog, err))
 		fmt.Fprintf(c.env.Stderr, "Try \"%s --help\" for more information\n", c.prog)
 		return 1
 	}

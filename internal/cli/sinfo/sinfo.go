@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/getopt"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/internal/timefmt"
@@ -186,12 +187,12 @@ func (c *cmd) parse(args []string) (opts options, code int, done bool) {
 	fs.StringVar(&yamlArg, "yaml", "", "")
 	fs.Lookup("yaml").NoOptDefVal = " "
 
-	argv, err := expandLongOptions(args, longOptions)
+	argv, err := getopt.ExpandLong(args, longOptions, aliases)
 	if err == nil {
 		err = fs.Parse(argv)
 	}
 	if err != nil {
-		fmt.Fprintln(c.env.Stderr, getoptMessage(c.prog, err))
+		fmt.Fprintln(c.env.Stderr, getopt.Message(c.prog, err))
 		fmt.Fprintf(c.env.Stderr, "Try \"%s --help\" for more information\n", c.prog)
 		return opts, 1, true
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/getopt"
 	"github.com/droverhq/drover/internal/cli/jobfmt"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/timefmt"
@@ -124,7 +125,7 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 	}
 	optional := func(name, short string, fn func(string) error) {
 		fs.FuncP(name, short, "", fn)
-		fs.Lookup(name).NoOptDefVal = optionalArg
+		fs.Lookup(name).NoOptDefVal = getopt.OptionalArg
 	}
 	flag := func(name, short string, fn func()) {
 		fs.BoolFuncP(name, short, "", func(string) error { fn(); return nil })
@@ -136,7 +137,7 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 	str("accounts", "A", func(v string) error { o.accounts = splitList(v); return nil })
 	// -U is an old spelling of -A with no long form.
 	str("accounts-U", "U", func(v string) error { o.accounts = splitList(v); return nil })
-	markShortOnly(fs, "accounts-U")
+	getopt.MarkShortOnly(fs, "accounts-U")
 	flag("all", "a", func() { o.all = true })
 	flag("array", "r", func() { o.array = true })
 	flag("expand-patterns", "", func() { o.expand = true })
@@ -176,7 +177,7 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 		return nil
 	})
 	optional("jobs", "j", func(v string) error {
-		if v != optionalArg {
+		if v != getopt.OptionalArg {
 			jobs, bad := parseJobList(v)
 			if bad != "" {
 				errorf("Invalid job id: %s", bad)
@@ -253,7 +254,7 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 	show("version", "V", func(w io.Writer) { fmt.Fprintln(w, "slurm "+clienv.SlurmVersion) })
 	optional("json", "", func(v string) error {
 		o.json = true
-		if v != optionalArg && v != "v0.0.44" && v != "data_parser/v0.0.44" {
+		if v != getopt.OptionalArg && v != "v0.0.44" && v != "data_parser/v0.0.44" {
 			errorf("JSON output is only available with data parser v0.0.44, not %s", v)
 			return &exitError{1}
 		}
@@ -263,13 +264,9 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 		errorf("YAML output is not supported")
 		return &exitError{1}
 	})
-	for alias, target := range optionAliases {
-		t := fs.Lookup(target)
-		f := fs.VarPF(t.Value, alias, "", "")
-		f.NoOptDefVal = t.NoOptDefVal
-	}
+	getopt.DefineAliases(fs, optionAliases)
 
-	tokens, operands, gerr := normalize(fs, args, optionAliases)
+	tokens, operands, gerr := getopt.Normalize(fs, args, optionAliases)
 	if err := fs.Parse(tokens); err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {
@@ -278,7 +275,7 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 		return nil, fmt.Errorf("parse options: %w", err)
 	}
 	if gerr != nil {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", prog, gerr.msg)
+		fmt.Fprintln(env.Stderr, getopt.Message(prog, gerr))
 		fmt.Fprintf(env.Stderr, "Try \"%s --help\" for more information\n", prog)
 		return nil, &exitError{1}
 	}
