@@ -140,7 +140,7 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 		logger:  logger,
 		now:     time.Now,
 		sched:   &sched.FIFO{Defaults: cfg.Defaults},
-		client:  &http.Client{Timeout: 10 * time.Second},
+		client:  nodeproto.NewClient(),
 		st:      newFSM(1),
 		nodes:   map[string]*node.Node{},
 		parts:   map[string]*partition.Partition{},

@@ -80,7 +80,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg: cfg, logger: logger, tracker: tr,
-		client:   &http.Client{Timeout: 10 * time.Second},
+		client:   nodeproto.NewClient(),
 		started:  time.Now(),
 		jobs:     map[uint32]*runningJob{},
 		done:     map[uint32]nodeproto.JobDone{},

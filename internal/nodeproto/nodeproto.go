@@ -179,6 +179,17 @@ type Error struct {
 // few MB in Slurm too).
 const MaxBody = 16 << 20
 
+// NewClient returns the HTTP client both sides use: connections are kept
+// and reused per peer (a controller launching hundreds of jobs a second
+// to the same node daemon would otherwise open, and leave in TIME_WAIT, a
+// connection per request).
+func NewClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 1024
+	t.MaxIdleConnsPerHost = 64
+	return &http.Client{Timeout: 10 * time.Second, Transport: t}
+}
+
 // Post sends v as JSON to url and decodes the answer into out (if non-nil).
 // A non-2xx answer becomes an error carrying the status and message.
 func Post(ctx context.Context, c *http.Client, url string, v, out any) error {
