@@ -90,6 +90,10 @@ func (f *FIFO) Schedule(s *Snapshot) *Plan {
 				task = j.PendingTasks[started]
 			} else if started > 0 {
 				break
+			} else if j.IsArray() && j.Req.Array.MaxRunning > 0 && arrayRunning[j.ArrayJobID] >= j.Req.Array.MaxRunning {
+				// A task split off its array still counts against %N.
+				plan.Reasons[j.ID] = job.ReasonArrayTaskLimit
+				break
 			}
 			alloc, ok := sh.place(cands, required)
 			if !ok {
@@ -100,7 +104,7 @@ func (f *FIFO) Schedule(s *Snapshot) *Plan {
 			consume(byName, alloc)
 			plan.Starts = append(plan.Starts, Start{JobID: j.ID, Task: task, Alloc: *alloc})
 			started++
-			if j.IsArrayMeta() {
+			if j.IsArray() {
 				arrayRunning[j.ArrayJobID]++
 			}
 		}
