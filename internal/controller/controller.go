@@ -202,6 +202,11 @@ func (a *fsmAdapter) Restore(data []byte) error {
 
 // propose commits cmd durably and applies it.
 func (c *Controller) propose(ctx context.Context, cmd *command) (applyResult, error) {
+	return c.proposeWithBlobs(ctx, cmd, nil)
+}
+
+// proposeWithBlobs commits cmd together with bulky data it refers to.
+func (c *Controller) proposeWithBlobs(ctx context.Context, cmd *command, blobs []state.Blob) (applyResult, error) {
 	if cmd.Time.IsZero() {
 		cmd.Time = c.now()
 	}
@@ -212,7 +217,7 @@ func (c *Controller) propose(ctx context.Context, cmd *command) (applyResult, er
 	if err != nil {
 		return applyResult{}, fmt.Errorf("encode %s command: %w", cmd.Op, err)
 	}
-	out, err := c.log.Apply(ctx, rec)
+	out, err := c.log.ApplyWithBlobs(ctx, rec, blobs)
 	if err != nil {
 		return applyResult{}, fmt.Errorf("commit %s: %w", cmd.Op, err)
 	}
@@ -222,6 +227,9 @@ func (c *Controller) propose(ctx context.Context, cmd *command) (applyResult, er
 
 // Start runs the scheduler and housekeeping loops.
 func (c *Controller) Start() {
+	if err := c.deleteOrphanScripts(); err != nil {
+		c.logger.Warn("clean up scripts of purged jobs", "err", err)
+	}
 	c.started = c.now()
 	c.mu.Lock()
 	for _, n := range c.nodes {
@@ -428,8 +436,11 @@ func (c *Controller) housekeepingLoop() {
 // purge forgets jobs that finished more than MinJobAge before now, as
 // slurmctld's purge_old_job does.
 func (c *Controller) purge(ctx context.Context, now time.Time) error {
-	_, err := c.propose(ctx, &command{Op: opPurge, Purge: &purgeCmd{Before: now.Add(-c.cfg.MinJobAge)}})
-	return err
+	res, err := c.propose(ctx, &command{Op: opPurge, Purge: &purgeCmd{Before: now.Add(-c.cfg.MinJobAge)}})
+	if err != nil {
+		return err
+	}
+	return c.deleteScripts(res.Unreferenced)
 }
 
 // enforceTimeLimits ends running jobs past their limit with TIMEOUT.

@@ -20,6 +20,7 @@ func (c *Controller) launch(id job.ID) {
 		return
 	}
 	msg := c.launchMessageLocked(j)
+	rec := shallowCopy(j)
 	host := c.nodes[j.BatchHost]
 	addr := ""
 	if host != nil {
@@ -30,7 +31,17 @@ func (c *Controller) launch(id job.ID) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
-		var err error
+		script, env, err := c.loadScript(rec)
+		if err != nil {
+			// Without its script the job can never run.
+			c.logger.Error("batch script missing, failing job", "job", id, "err", err)
+			if _, err := c.propose(context.Background(), &command{Op: opEnd, End: &endCmd{JobID: id, State: job.Failed, ExitCode: 1}}); err != nil {
+				c.logger.Error("fail job without script", "job", id, "err", err)
+			}
+			c.Kick()
+			return
+		}
+		msg.Script, msg.Environment = script, env
 		if addr == "" {
 			err = errNoAddr
 		} else {

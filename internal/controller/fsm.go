@@ -50,7 +50,8 @@ const (
 )
 
 type submitCmd struct {
-	Req      job.Request `json:"req"`
+	Req       job.Request `json:"req"`
+	ScriptKey string      `json:"script_key,omitempty"`
 	Hold     job.Hold    `json:"hold"`
 	Priority uint32      `json:"priority"`
 }
@@ -183,6 +184,8 @@ type applyResult struct {
 	Ended []job.ID
 	// Split lists the records a split produced.
 	Split []job.ID
+	// Unreferenced lists script keys no job refers to any more.
+	Unreferenced []string
 	Err   error
 }
 
@@ -240,6 +243,7 @@ func (s *fsm) applySubmit(c *command) applyResult {
 	j := &job.Job{
 		ID:           id,
 		Req:          c.Submit.Req,
+		ScriptKey:    c.Submit.ScriptKey,
 		State:        job.Pending,
 		Reason:       job.ReasonNone,
 		Hold:         c.Submit.Hold,
@@ -620,16 +624,43 @@ func (s *fsm) applySplit(c *command) applyResult {
 
 func (s *fsm) applyPurge(c *command) applyResult {
 	kept := s.order[:0]
+	purgedKeys := map[string]bool{}
 	for _, id := range s.order {
 		j := s.Jobs[id]
 		if j.State.Terminal() && !j.Completing && j.EndTime.Before(c.Purge.Before) {
+			if j.ScriptKey != "" {
+				purgedKeys[j.ScriptKey] = true
+			}
 			delete(s.Jobs, id)
 			continue
 		}
 		kept = append(kept, id)
 	}
 	s.order = kept
-	return applyResult{}
+	if len(purgedKeys) == 0 {
+		return applyResult{}
+	}
+	// Tasks of an array share one script: it goes with the last of them.
+	for _, id := range s.order {
+		delete(purgedKeys, s.Jobs[id].ScriptKey)
+	}
+	res := applyResult{}
+	for k := range purgedKeys {
+		res.Unreferenced = append(res.Unreferenced, k)
+	}
+	slices.Sort(res.Unreferenced)
+	return res
+}
+
+// scriptKeys lists the script keys jobs refer to.
+func (s *fsm) scriptKeys() map[string]bool {
+	out := map[string]bool{}
+	for _, j := range s.Jobs {
+		if j.ScriptKey != "" {
+			out[j.ScriptKey] = true
+		}
+	}
+	return out
 }
 
 // basePriority mimics priority/basic: earlier submissions rank higher.

@@ -150,6 +150,10 @@ func (a *Allocation) TotalGPUs() int {
 type Job struct {
 	ID  ID
 	Req Request
+	// ScriptKey names where the script and environment are stored (the
+	// state store's blobs): they stay out of memory until a launch needs
+	// them, as slurmctld keeps them in files. Empty when Req carries them.
+	ScriptKey string
 
 	// ArrayJobID is the id of the array this job belongs to (0: none).
 	ArrayJobID ID

@@ -21,6 +21,10 @@ var (
 	bucketMeta     = []byte("meta")
 	bucketLog      = []byte("log")
 	bucketSnapshot = []byte("snapshot")
+	// bucketBlobs holds bulky data that records refer to by key (a job's
+	// script and environment), written in the transaction of the record
+	// that introduces it, so that neither memory nor snapshots carry it.
+	bucketBlobs = []byte("blobs")
 
 	keyVersion       = []byte("version")
 	keySnapshotIndex = []byte("index")
@@ -80,7 +84,7 @@ func initFormat(tx *bolt.Tx) error {
 	if version != FormatVersion {
 		return fmt.Errorf("%w %d (this build reads version %d)", ErrUnknownFormat, version, FormatVersion)
 	}
-	for _, name := range [][]byte{bucketLog, bucketSnapshot} {
+	for _, name := range [][]byte{bucketLog, bucketSnapshot, bucketBlobs} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create %q bucket: %w", name, err)
 		}

@@ -105,7 +105,18 @@ type Log struct {
 
 type request struct {
 	record []byte
+	blobs  []Blob
 	done   chan result
+}
+
+// Blob is data kept beside the log under a key: written durably in the
+// same transaction as the record proposed with it, read back on demand,
+// and deleted when no longer needed. Records stay small (and so do the FSM
+// and its snapshots) while bulky data stays on disk, as slurmctld keeps
+// job scripts and environments in files under StateSaveLocation.
+type Blob struct {
+	Key  string
+	Data []byte
 }
 
 type result struct {
@@ -231,6 +242,17 @@ func clone(b []byte) []byte {
 // would tempt a caller to propose the record twice. The log keeps record
 // without copying it: the caller must not modify it after the call.
 func (l *Log) Apply(ctx context.Context, record []byte) (any, error) {
+	return l.ApplyWithBlobs(ctx, record, nil)
+}
+
+// ApplyWithBlobs is Apply that also stores blobs, in the record's own
+// transaction: once the record is applied, its blobs are durable.
+func (l *Log) ApplyWithBlobs(ctx context.Context, record []byte, blobs []Blob) (any, error) {
+	for _, b := range blobs {
+		if b.Key == "" || len(b.Data) > MaxRecordSize {
+			return nil, fmt.Errorf("state: apply: blob %q of %d bytes: empty key or over the %d byte limit", b.Key, len(b.Data), MaxRecordSize)
+		}
+	}
 	if len(record) > MaxRecordSize {
 		return nil, fmt.Errorf("state: apply: record of %d bytes exceeds the %d byte limit", len(record), MaxRecordSize)
 	}
@@ -247,7 +269,7 @@ func (l *Log) Apply(ctx context.Context, record []byte) (any, error) {
 		return nil, fmt.Errorf("state: apply: %w", ErrClosed)
 	default:
 	}
-	req := &request{record: record, done: make(chan result, 1)}
+	req := &request{record: record, blobs: blobs, done: make(chan result, 1)}
 	select {
 	case l.reqs <- req:
 	case <-ctx.Done():
@@ -370,11 +392,17 @@ func (l *Log) commit(batch []*request) {
 		b := tx.Bucket(bucketLog)
 		// Keys only ever grow, so full pages are never split again.
 		b.FillPercent = 1.0
+		blobs := tx.Bucket(bucketBlobs)
 		for i, req := range batch {
 			key := keys[8*i : 8*i+8 : 8*i+8]
 			binary.BigEndian.PutUint64(key, first+uint64(i))
 			if err := b.Put(key, req.record); err != nil {
 				return fmt.Errorf("append record %d: %w", first+uint64(i), err)
+			}
+			for _, blob := range req.blobs {
+				if err := blobs.Put([]byte(blob.Key), blob.Data); err != nil {
+					return fmt.Errorf("store blob %q of record %d: %w", blob.Key, first+uint64(i), err)
+				}
 			}
 		}
 		return nil
@@ -478,4 +506,62 @@ func truncate(tx *bolt.Tx, index uint64) error {
 		}
 	}
 	return nil
+}
+
+// Blob returns a copy of the blob stored under key, or ErrNoBlob.
+func (l *Log) Blob(key string) ([]byte, error) {
+	var out []byte
+	err := l.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketBlobs).Get([]byte(key))
+		if v == nil {
+			return ErrNoBlob
+		}
+		out = clone(v)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("state: blob %q: %w", key, err)
+	}
+	return out, nil
+}
+
+// ErrNoBlob is returned for a key no blob is stored under.
+var ErrNoBlob = errors.New("no such blob")
+
+// DeleteBlobs removes blobs (missing keys are ignored). Deletion need not
+// be ordered with the log: a blob is deleted only once no record can need
+// it, and a crash before the deletion leaves an orphan that BlobKeys lets
+// the owner find and delete.
+func (l *Log) DeleteBlobs(keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	err := l.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketBlobs)
+		for _, k := range keys {
+			if err := b.Delete([]byte(k)); err != nil {
+				return fmt.Errorf("delete blob %q: %w", k, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	return nil
+}
+
+// BlobKeys lists the keys of every stored blob.
+func (l *Log) BlobKeys() ([]string, error) {
+	var out []string
+	err := l.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketBlobs).ForEach(func(k, _ []byte) error {
+			out = append(out, string(k))
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("state: list blobs: %w", err)
+	}
+	return out, nil
 }
