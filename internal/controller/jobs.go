@@ -131,11 +131,20 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	if r.Nice != 0 {
 		prio = uint32(max(int64(prio)-int64(r.Nice), 1))
 	}
-	res, err := c.propose(ctx, &command{Op: opSubmit, Submit: &submitCmd{Req: r, Hold: hold, Priority: prio}})
+	// The script and environment go to the store beside the log, not into
+	// the record (and the in-memory state): see state.Blob.
+	key, blobs := scriptBlobs(r.Script, r.Environment)
+	r.Script, r.Environment = "", nil
+	res, err := c.proposeWithBlobs(ctx, &command{Op: opSubmit, Submit: &submitCmd{Req: r, Hold: hold, Priority: prio, ScriptKey: key}}, blobs)
 	if err != nil {
 		return SubmitResult{}, err
 	}
-	c.Kick()
+	// A held job cannot start and the scheduler leaves it out, so a cycle
+	// would change nothing: skipping it keeps a burst of held submissions
+	// from running one full scan of the queue each (docs/BENCHMARKS.md).
+	if hold == job.NotHeld {
+		c.Kick()
+	}
 	return SubmitResult{JobID: res.JobID, RC: rc}, nil
 }
 
