@@ -31,6 +31,7 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return fmt.Errorf("create StateSaveLocation: %w", err)
 	}
+	servePprof(ctx, v, logger)
 	ctl, err := controller.New(cfg, logger)
 	if err != nil {
 		return err

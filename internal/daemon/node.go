@@ -68,6 +68,7 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	if v.GetBool("no-cgroups") {
 		cfg.DisableCgroups = true
 	}
+	servePprof(ctx, v, logger)
 	a, err := nodeagent.New(cfg, logger)
 	if err != nil {
 		return err

@@ -86,6 +86,27 @@ func (b *v1Backend) opts() []cgroup1.InitOpts {
 	}
 }
 
+// optsFor limits a new job cgroup to the hierarchies it needs: the one
+// that tracks processes (freezer), and memory or cpuset only for a limit.
+// Creating and removing a directory in every mounted hierarchy for every
+// job was most of a short job's cost on the node.
+func (b *v1Backend) optsFor(limits Limits) []cgroup1.InitOpts {
+	all, _ := b.hierarchy()
+	var subs []cgroup1.Subsystem
+	for _, s := range all {
+		switch {
+		case s.Name() == b.track,
+			s.Name() == cgroup1.Memory && limits.MemoryBytes > 0,
+			s.Name() == cgroup1.Cpuset && limits.CPUs != "":
+			subs = append(subs, s)
+		}
+	}
+	return []cgroup1.InitOpts{
+		cgroup1.WithHierarchy(func() ([]cgroup1.Subsystem, error) { return subs, nil }),
+		func(c *cgroup1.InitConfig) error { c.InitCheck = cgroup1.AllowAny; return nil },
+	}
+}
+
 func (b *v1Backend) has(n cgroup1.Name) bool {
 	subs, _ := b.hierarchy()
 	return slices.ContainsFunc(subs, func(s cgroup1.Subsystem) bool { return s.Name() == n })
@@ -118,7 +139,7 @@ func (b *v1Backend) create(name string, limits Limits) (cgroupHandle, error) {
 	if limits.CPUs != "" {
 		res.CPU = &specs.LinuxCPU{Cpus: limits.CPUs}
 	}
-	cg, err := cgroup1.New(cgroup1.StaticPath(b.path(name)), res, b.opts()...)
+	cg, err := cgroup1.New(cgroup1.StaticPath(b.path(name)), res, b.optsFor(limits)...)
 	if err != nil {
 		err = fmt.Errorf("create cgroup %s: %w", b.path(name), err)
 		if cg, lerr := cgroup1.Load(cgroup1.StaticPath(b.path(name)), b.opts()...); lerr == nil {
@@ -252,16 +273,11 @@ func (c *v1Cgroup) startOnThread(cmd *exec.Cmd) (clean bool, err error) {
 }
 
 func (c *v1Cgroup) procs() ([]int, error) {
-	ps, err := c.cg.Processes(c.b.track, true)
+	// A job cgroup has no child cgroups: its own cgroup.procs is the
+	// whole tree (no directory walk).
+	pids, err := readProcs(c.b.dir(c.b.track, c.name))
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, cgroup1.ErrCgroupDeleted) {
-			return nil, nil
-		}
 		return nil, fmt.Errorf("list %s: %w", c, err)
-	}
-	pids := make([]int, 0, len(ps))
-	for _, p := range ps {
-		pids = append(pids, p.Pid)
 	}
 	// cgroup.procs on v1 may repeat a pid and is not sorted.
 	slices.Sort(pids)
@@ -304,12 +320,27 @@ func freezeV1(state string) bool {
 	return true
 }
 
+// remove deletes the (empty) job cgroup from every hierarchy it exists in,
+// with rmdir(2) alone: the library's Delete walks each hierarchy first.
 func (c *v1Cgroup) remove() error {
-	err := c.cg.Delete()
-	if err == nil || errors.Is(err, cgroup1.ErrCgroupDeleted) {
-		return nil
+	subs, _ := c.b.hierarchy()
+	var errs []error
+	for _, sub := range subs {
+		dir := c.b.dir(sub.Name(), c.name)
+		err := unix.Rmdir(dir)
+		for try := 0; errors.Is(err, unix.EBUSY) && try < 50; try++ {
+			// The last task may still be leaving the cgroup.
+			time.Sleep(2 * time.Millisecond)
+			err = unix.Rmdir(dir)
+		}
+		if err != nil && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, fmt.Errorf("rmdir %s: %w", dir, err))
+		}
 	}
-	return fmt.Errorf("remove %s: %w", c, err)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("remove %s: %w", c, err)
+	}
+	return nil
 }
 
 // readProcs reads the pids in one cgroup.procs file; a missing cgroup has

@@ -76,16 +76,17 @@ func signalContext() (context.Context, context.CancelFunc) {
 
 func daemonFlags(cmd *cobra.Command, v *viper.Viper, names ...string) {
 	help := map[string]string{
-		"conf":       "slurm.conf to read (default $SLURM_CONF or /etc/slurm/slurm.conf)",
-		"listen":     "address to listen on (default from slurm.conf)",
-		"socket":     "controller unix socket (default StateSaveLocation/drover.sock)",
-		"state-dir":  "override StateSaveLocation",
-		"name":       "this node's NodeName (default: short host name)",
-		"spool-dir":  "override SlurmdSpoolDir",
-		"gres-nvml":  "path of the drover-gres-nvml discovery helper",
-		"nvml-mock":  "use go-nvml's mock machine (dgxa100, dgxh100) for AutoDetect=nvml",
-		"log-level":  "debug, info, warn or error",
-		"no-cgroups": "track job processes by process group only",
+		"conf":         "slurm.conf to read (default $SLURM_CONF or /etc/slurm/slurm.conf)",
+		"listen":       "address to listen on (default from slurm.conf)",
+		"socket":       "controller unix socket (default StateSaveLocation/drover.sock)",
+		"state-dir":    "override StateSaveLocation",
+		"name":         "this node's NodeName (default: short host name)",
+		"spool-dir":    "override SlurmdSpoolDir",
+		"gres-nvml":    "path of the drover-gres-nvml discovery helper",
+		"nvml-mock":    "use go-nvml's mock machine (dgxa100, dgxh100) for AutoDetect=nvml",
+		"log-level":    "debug, info, warn or error",
+		"no-cgroups":   "track job processes by process group only",
+		"pprof-listen": "serve Go's profiler (/debug/pprof/) on this address (off by default)",
 	}
 	for _, n := range names {
 		if n == "no-cgroups" {
@@ -111,7 +112,7 @@ func controllerCmd() *cobra.Command {
 			return daemon.RunController(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")), nil)
 		},
 	}
-	daemonFlags(cmd, v, "conf", "listen", "socket", "state-dir", "log-level")
+	daemonFlags(cmd, v, "conf", "listen", "socket", "state-dir", "log-level", "pprof-listen")
 	return cmd
 }
 
@@ -129,7 +130,7 @@ func nodeCmd() *cobra.Command {
 			return daemon.RunNode(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")))
 		},
 	}
-	daemonFlags(cmd, v, "conf", "listen", "name", "spool-dir", "gres-nvml", "nvml-mock", "log-level", "no-cgroups")
+	daemonFlags(cmd, v, "conf", "listen", "name", "spool-dir", "gres-nvml", "nvml-mock", "log-level", "no-cgroups", "pprof-listen")
 	return cmd
 }
 
