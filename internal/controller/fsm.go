@@ -52,8 +52,8 @@ const (
 type submitCmd struct {
 	Req       job.Request `json:"req"`
 	ScriptKey string      `json:"script_key,omitempty"`
-	Hold     job.Hold    `json:"hold"`
-	Priority uint32      `json:"priority"`
+	Hold      job.Hold    `json:"hold"`
+	Priority  uint32      `json:"priority"`
 }
 
 type startCmd struct {
@@ -186,7 +186,7 @@ type applyResult struct {
 	Split []job.ID
 	// Unreferenced lists script keys no job refers to any more.
 	Unreferenced []string
-	Err   error
+	Err          error
 }
 
 func (s *fsm) apply(c *command) applyResult {
