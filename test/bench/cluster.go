@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	v0044 "github.com/droverhq/drover/openapi/v0044"
+)
+
+// cluster is a Drover cluster as users run it: one `drover controller`
+// process and one `drover node` process per node, each in its own process
+// group, with a slurm.conf shaped like `drover dev`'s (the harness of
+// test/e2e, returning errors instead of failing a test).
+type cluster struct {
+	dir     string
+	conf    string
+	socket  string
+	ctlPort int
+	nodes   int
+	drover  string
+	shims   string
+	workDir string
+	ctl     *exec.Cmd
+	node    []*exec.Cmd
+	// pprofAddr is where the controller serves /debug/pprof/ ("" if not).
+	pprofAddr string
+}
+
+// clusterOptions shape a bench cluster.
+type clusterOptions struct {
+	// Nodes and CPUs per node; the dev cluster's 4 x 8 by default.
+	Nodes, CPUs int
+	// Env is added to the controller's environment (GODEBUG settings,
+	// say, when investigating).
+	Env []string
+	// NoCgroups runs the node daemons with --no-cgroups.
+	NoCgroups bool
+	// Pprof serves the controller's profiler (--pprof-listen) on a free
+	// loopback port, for heap readings and profiles of the real process.
+	Pprof bool
+}
+
+// startCluster writes a dev-like slurm.conf under dir and starts the
+// daemons; it returns once every node has registered.
+func startCluster(dir, drover, shims string, o clusterOptions) (*cluster, error) {
+	if o.Nodes == 0 {
+		o.Nodes = 4
+	}
+	if o.CPUs == 0 {
+		o.CPUs = 8
+	}
+	c := &cluster{dir: dir, drover: drover, shims: shims, nodes: o.Nodes, workDir: filepath.Join(dir, "work")}
+	for _, d := range []string{"etc", "state", "work", "log"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("create cluster folder: %w", err)
+		}
+	}
+	ports, err := freePorts(o.Nodes + 2)
+	if err != nil {
+		return nil, err
+	}
+	c.ctlPort = ports[0]
+	c.socket = filepath.Join(dir, "state", "drover.sock")
+	// The same settings as `drover dev` writes (internal/devcluster),
+	// without GPUs: the jobs measured here ask for none.
+	var b strings.Builder
+	fmt.Fprintf(&b, "ClusterName=bench%d\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%d\n", ports[0], ports[0])
+	fmt.Fprintf(&b, "StateSaveLocation=%s/state\nSlurmdSpoolDir=%s/spool/%%n\n", dir, dir)
+	b.WriteString("SlurmdTimeout=30\nKillWait=5\nMinJobAge=300\nReturnToService=2\n")
+	b.WriteString("SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\nDefMemPerCPU=1000\n")
+	for i := 1; i <= o.Nodes; i++ {
+		fmt.Fprintf(&b, "NodeName=n%d NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d State=UNKNOWN\n", i, ports[i], o.CPUs, 2000*o.CPUs)
+	}
+	fmt.Fprintf(&b, "PartitionName=gpu Nodes=n[1-%d] Default=YES MaxTime=INFINITE State=UP\n", o.Nodes)
+	c.conf = filepath.Join(dir, "etc", "slurm.conf")
+	if err := os.WriteFile(c.conf, []byte(b.String()), 0o644); err != nil {
+		return nil, fmt.Errorf("write slurm.conf: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "etc", "gres.conf"), nil, 0o644); err != nil {
+		return nil, fmt.Errorf("write gres.conf: %w", err)
+	}
+	ctlArgs := []string{"controller", "--conf", c.conf}
+	if o.Pprof {
+		c.pprofAddr = "127.0.0.1:" + strconv.Itoa(ports[o.Nodes+1])
+		ctlArgs = append(ctlArgs, "--pprof-listen", c.pprofAddr)
+	}
+	if c.ctl, err = c.daemon("controller", o.Env, ctlArgs...); err != nil {
+		return nil, err
+	}
+	if err := waitPort(c.ctlPort, 20*time.Second); err != nil {
+		c.stop()
+		return nil, err
+	}
+	for i := 1; i <= o.Nodes; i++ {
+		name := "n" + strconv.Itoa(i)
+		args := []string{"node", "--conf", c.conf, "--name", name}
+		if o.NoCgroups {
+			args = append(args, "--no-cgroups")
+		}
+		cmd, err := c.daemon(name, nil, args...)
+		if err != nil {
+			c.stop()
+			return nil, err
+		}
+		c.node = append(c.node, cmd)
+	}
+	if err := c.waitNodesUp(30 * time.Second); err != nil {
+		c.stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *cluster) daemon(name string, env []string, args ...string) (*exec.Cmd, error) {
+	f, err := os.OpenFile(filepath.Join(c.dir, "log", name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s log: %w", name, err)
+	}
+	cmd := exec.Command(c.drover, args...)
+	cmd.Env = append(append(os.Environ(), "SLURM_CONF="+c.conf), env...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	go func() { _ = cmd.Wait(); f.Close() }()
+	return cmd, nil
+}
+
+// env is the environment of a drop-in command run against the cluster:
+// Drover's shims first on PATH.
+func (c *cluster) env() []string {
+	return append(os.Environ(), "SLURM_CONF="+c.conf, "PATH="+c.shims+":"+os.Getenv("PATH"))
+}
+
+// controllerPID is the controller process's id, for /proc readings.
+func (c *cluster) controllerPID() int { return c.ctl.Process.Pid }
+
+// heapAlloc asks the controller's profiler for the Go heap in use after
+// two forced collections (the second lets go of what sync.Pools held,
+// encoding/json's buffers among them).
+func (c *cluster) heapAlloc() (int64, error) {
+	if c.pprofAddr == "" {
+		return 0, errors.New("controller serves no profiler")
+	}
+	var heap int64 = -1
+	for range 2 {
+		resp, err := http.Get("http://" + c.pprofAddr + "/debug/pprof/heap?debug=1&gc=1")
+		if err != nil {
+			return 0, fmt.Errorf("heap profile: %w", err)
+		}
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return 0, fmt.Errorf("heap profile: %w", err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "# HeapAlloc = "); ok {
+				heap, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				if err != nil {
+					return 0, fmt.Errorf("heap profile: %q: %w", line, err)
+				}
+			}
+		}
+	}
+	if heap < 0 {
+		return 0, errors.New("heap profile without HeapAlloc")
+	}
+	return heap, nil
+}
+
+// stop ends every daemon (SIGTERM, then SIGKILL to the process group) and
+// the job processes they left.
+func (c *cluster) stop() {
+	procs := append([]*exec.Cmd{c.ctl}, c.node...)
+	for _, p := range procs {
+		if p != nil && p.Process != nil {
+			_ = p.Process.Signal(syscall.SIGTERM)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, p := range procs {
+		if p == nil || p.Process == nil {
+			continue
+		}
+		for time.Now().Before(deadline) && p.ProcessState == nil && syscall.Kill(p.Process.Pid, 0) == nil {
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
+	}
+	killJobProcesses(c.conf)
+}
+
+// client returns a REST client to the controller's unix socket, for the
+// harness's own polling.
+func (c *cluster) client() (*v0044.Client, error) {
+	return droverClient(transportUnix, c.socket, c.ctlPort)
+}
+
+func (c *cluster) waitNodesUp(timeout time.Duration) error {
+	cl, err := c.client()
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		res, err := cl.SlurmV0044GetNodes(ctx, v0044.SlurmV0044GetNodesParams{})
+		cancel()
+		if r, ok := res.(*v0044.V0044OpenapiNodesResp); err == nil && ok {
+			up := 0
+			for _, n := range r.Nodes {
+				if len(n.State) > 0 && n.State[0] != "UNKNOWN" && n.State[0] != "DOWN" {
+					up++
+				}
+			}
+			if up == c.nodes {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("nodes did not all register within %v (logs in %s)", timeout, filepath.Join(c.dir, "log"))
+}
+
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var out []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		ls = append(ls, l)
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
+}
+
+func waitPort(port int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		conn, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 200*time.Millisecond)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return errors.New("controller does not listen on port " + strconv.Itoa(port))
+}
+
+// killJobProcesses ends job processes a cluster left behind: they outlive
+// their node daemon, as slurmstepd does, so they are found by the
+// SLURM_CONF in their environment (as test/e2e does).
+func killJobProcesses(conf string) {
+	marker := []byte("SLURM_CONF=" + conf + "\x00")
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && bytes.Contains(env, marker) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}

@@ -1,0 +1,429 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// sizes are the job counts of the figures.
+type sizes struct {
+	// Runs is how many times each figure is measured (the median is
+	// quoted).
+	Runs int
+	// RESTJobs is the number of submissions of one REST run.
+	RESTJobs int
+	// Clients is the number of concurrent REST clients.
+	Clients int
+	// SbatchJobs is the length of the sbatch loop.
+	SbatchJobs int
+	// TrivialJobs is the number of trivial jobs run to completion.
+	TrivialJobs int
+	// Queue lists the queue lengths squeue is timed on and the
+	// controller's memory read at, in growing order.
+	Queue []int
+	// CommandRuns is how many times squeue is timed on each queue.
+	CommandRuns int
+}
+
+// result is one figure measured on one system.
+type result struct {
+	Figure  string `json:"figure"`
+	Title   string `json:"title"`
+	Command string `json:"command,omitempty"`
+	System  string `json:"system"`
+	Unit    string `json:"unit"`
+	// Better is "higher" or "lower": which way is an improvement.
+	Better  string    `json:"better"`
+	Samples []float64 `json:"samples"`
+	Median  float64   `json:"median"`
+	Note    string    `json:"note,omitempty"`
+}
+
+// figure describes a row of the table.
+type figure struct {
+	Key     string
+	Title   string
+	Unit    string
+	Higher  bool // a higher value is better
+	Command string
+}
+
+// recorder collects results and reports progress.
+type recorder struct {
+	results []result
+	log     func(format string, args ...any)
+}
+
+func (r *recorder) add(f figure, system string, samples []float64, note string) {
+	if len(samples) == 0 {
+		return
+	}
+	better := "lower"
+	if f.Higher {
+		better = "higher"
+	}
+	res := result{Figure: f.Key, Title: f.Title, Command: f.Command, System: system, Unit: f.Unit, Better: better,
+		Samples: samples, Median: median(samples), Note: note}
+	r.results = append(r.results, res)
+	r.log("%-28s %-6s median %s %s  samples %s %s", f.Key, system, fmtValue(res.Median), f.Unit, fmtSamples(samples), note)
+}
+
+// measureREST is figure 1: submissions per second from concurrent REST
+// clients, durable (each answer means the job is on disk).
+func measureREST(ctx context.Context, sys system, sz sizes, rec *recorder) error {
+	for _, v := range []struct {
+		t    transport
+		hold bool
+	}{{transportUnix, true}, {transportTCP, true}, {transportUnix, false}, {transportTCP, false}} {
+		f := restFigure(v.t, v.hold, sz)
+		var samples []float64
+		for range sz.Runs {
+			in, err := sys.Fresh(ctx, freshOptions{})
+			if err != nil {
+				return err
+			}
+			subs, err := in.Submitters(v.t, sz.Clients, v.hold)
+			if err != nil || subs == nil {
+				in.Close()
+				if err != nil {
+					return err
+				}
+				break // no REST over this transport
+			}
+			wall, ids, err := submitLoad(ctx, subs, sz.RESTJobs)
+			in.Close()
+			if err != nil {
+				return fmt.Errorf("%s on %s: %w", f.Key, sys.Name(), err)
+			}
+			samples = append(samples, float64(len(ids))/wall.Seconds())
+		}
+		rec.add(f, sys.Name(), samples, "")
+	}
+	return nil
+}
+
+func restFigure(t transport, hold bool, sz sizes) figure {
+	key := "rest-submit-" + string(t)
+	title := fmt.Sprintf("REST submissions/s, %d clients, %s", sz.Clients, t)
+	if t == transportTCP {
+		title += " (X-SLURM-USER-NAME)"
+	}
+	if hold {
+		key += "-held"
+		title += ", held"
+	} else {
+		title += ", not held (jobs run)"
+	}
+	return figure{Key: key, Title: title, Unit: "jobs/s", Higher: true,
+		Command: fmt.Sprintf("POST /slurm/v0.0.44/job/submit x %d from %d clients", sz.RESTJobs, sz.Clients)}
+}
+
+// sbatchLoop is the shell loop of figures 2 and 3.
+func sbatchLoop(n int) string {
+	return fmt.Sprintf("for i in $(seq %d); do sbatch --wrap true >/dev/null || exit 1; done", n)
+}
+
+// runShell runs a bash command line against an instance and returns its
+// wall time.
+func runShell(ctx context.Context, in instance, script string) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir = in.WorkDir()
+	cmd.Env = in.Env()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	begin := time.Now()
+	err := cmd.Run()
+	wall := time.Since(begin)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w: %s", script, err, stderr.String())
+	}
+	return wall, nil
+}
+
+// measureSbatch is figure 2: a shell loop of sbatch --wrap true.
+func measureSbatch(ctx context.Context, sys system, sz sizes, rec *recorder) error {
+	wallF := figure{Key: "sbatch-loop-wall", Title: fmt.Sprintf("sbatch loop, wall time for %d", sz.SbatchJobs), Unit: "s", Command: sbatchLoop(sz.SbatchJobs)}
+	rateF := figure{Key: "sbatch-loop-rate", Title: "sbatch loop, submissions/s", Unit: "jobs/s", Higher: true, Command: sbatchLoop(sz.SbatchJobs)}
+	var walls, rates []float64
+	for range sz.Runs {
+		in, err := sys.Fresh(ctx, freshOptions{})
+		if err != nil {
+			return err
+		}
+		wall, err := runShell(ctx, in, sbatchLoop(sz.SbatchJobs))
+		in.Close()
+		if err != nil {
+			return err
+		}
+		walls = append(walls, wall.Seconds())
+		rates = append(rates, float64(sz.SbatchJobs)/wall.Seconds())
+	}
+	rec.add(wallF, sys.Name(), walls, "")
+	rec.add(rateF, sys.Name(), rates, "")
+	return nil
+}
+
+// measureTrivial is figure 3: trivial jobs from the first submission until
+// every one has completed, submitted by REST clients and by the sbatch
+// loop.
+func measureTrivial(ctx context.Context, sys system, sz sizes, rec *recorder) error {
+	restF := figure{Key: "trivial-rest", Title: fmt.Sprintf("%d trivial jobs, first submission to all completed (REST, %d clients)", sz.TrivialJobs, sz.Clients), Unit: "s",
+		Command: fmt.Sprintf("%d x POST job/submit (script: true) from %d clients, then poll until none is pending/running/completing", sz.TrivialJobs, sz.Clients)}
+	loopF := figure{Key: "trivial-sbatch", Title: fmt.Sprintf("%d trivial jobs, first submission to all completed (sbatch loop)", sz.TrivialJobs), Unit: "s",
+		Command: sbatchLoop(sz.TrivialJobs) + "; then poll until none is pending/running/completing"}
+	pgidF := figure{Key: "trivial-rest-pgid", Title: restF.Title + ", node daemons without cgroups (--no-cgroups, like proctrack/pgid)", Unit: "s", Command: restF.Command}
+	var viaREST, viaLoop, viaPGID []float64
+	for range sz.Runs {
+		if sys.Name() == "Drover" {
+			t, err := trivialREST(ctx, sys, freshOptions{NoCgroups: true}, sz)
+			if err != nil {
+				return err
+			}
+			viaPGID = append(viaPGID, t)
+		}
+		t, err := trivialREST(ctx, sys, freshOptions{}, sz)
+		if err != nil {
+			return err
+		}
+		if t > 0 {
+			viaREST = append(viaREST, t)
+		}
+
+		in, err := sys.Fresh(ctx, freshOptions{})
+		if err != nil {
+			return err
+		}
+		begin := time.Now()
+		if _, err := runShell(ctx, in, sbatchLoop(sz.TrivialJobs)); err != nil {
+			in.Close()
+			return err
+		}
+		if err := waitIdle(ctx, in, 15*time.Minute); err != nil {
+			in.Close()
+			return fmt.Errorf("trivial jobs on %s: %w", sys.Name(), err)
+		}
+		viaLoop = append(viaLoop, time.Since(begin).Seconds())
+		in.Close()
+	}
+	rec.add(restF, sys.Name(), viaREST, "")
+	rec.add(pgidF, sys.Name(), viaPGID, "")
+	rec.add(loopF, sys.Name(), viaLoop, "")
+	return nil
+}
+
+// trivialREST runs TrivialJobs submitted by REST clients on a fresh
+// instance and returns the seconds from the first submission until none is
+// active (0 when the system has no REST API).
+func trivialREST(ctx context.Context, sys system, o freshOptions, sz sizes) (float64, error) {
+	in, err := sys.Fresh(ctx, o)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	subs, err := in.Submitters(transportUnix, sz.Clients, false)
+	if err != nil || subs == nil {
+		return 0, err
+	}
+	begin := time.Now()
+	if _, _, err := submitLoad(ctx, subs, sz.TrivialJobs); err != nil {
+		return 0, fmt.Errorf("trivial jobs on %s: %w", sys.Name(), err)
+	}
+	if err := waitIdle(ctx, in, 15*time.Minute); err != nil {
+		return 0, fmt.Errorf("trivial jobs on %s: %w", sys.Name(), err)
+	}
+	return time.Since(begin).Seconds(), nil
+}
+
+// timeCommand runs a command CommandRuns times (after one unmeasured run
+// that warms the page cache) with its output to /dev/null, and returns the
+// wall times in milliseconds.
+func timeCommand(ctx context.Context, in instance, runs int, name string, args ...string) ([]float64, error) {
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer devNull.Close()
+	var out []float64
+	for i := -1; i < runs; i++ {
+		cmd := exec.CommandContext(ctx, in.Command(name), args...)
+		cmd.Dir = in.WorkDir()
+		cmd.Env = in.Env()
+		cmd.Stdout = devNull
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		begin := time.Now()
+		err := cmd.Run()
+		wall := time.Since(begin)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, stderr.String())
+		}
+		if i >= 0 {
+			out = append(out, float64(wall.Microseconds())/1000)
+		}
+	}
+	return out, nil
+}
+
+// fill submits held jobs until the instance holds want of them.
+func fill(ctx context.Context, in instance, sz sizes, have, want int) error {
+	if want <= have {
+		return nil
+	}
+	subs, err := in.Submitters(transportUnix, sz.Clients, true)
+	if err != nil {
+		return err
+	}
+	if subs == nil {
+		// No REST API: the sbatch loop, held.
+		_, err := runShell(ctx, in, fmt.Sprintf("for i in $(seq %d); do sbatch --hold --wrap true >/dev/null || exit 1; done", want-have))
+		return err
+	}
+	_, _, err = submitLoad(ctx, subs, want-have)
+	return err
+}
+
+// growQueue adds held jobs until the instance holds n of them (it holds
+// have), records the submission rate on the way and returns n.
+func growQueue(ctx context.Context, in instance, sys system, sz sizes, key string, have, n int, rec *recorder) (int, error) {
+	begin := time.Now()
+	if err := fill(ctx, in, sz, have, n); err != nil {
+		return have, fmt.Errorf("queue %d held jobs on %s: %w", n, sys.Name(), err)
+	}
+	took := time.Since(begin)
+	rec.add(figure{Key: fmt.Sprintf("%s-fill-to-%d", key, n), Title: fmt.Sprintf("held REST submissions/s (8 clients) while the queue grows from %d to %d", have, n), Unit: "jobs/s", Higher: true},
+		sys.Name(), []float64{float64(n-have) / took.Seconds()}, fmt.Sprintf("%d held jobs added in %.1f s", n-have, took.Seconds()))
+	return n, nil
+}
+
+// measureMemory is figure 5: the controller's resident memory (and, for
+// Drover, its live Go heap) as held jobs accumulate. Nothing else runs on
+// the instance, so the readings hold no command's answers.
+func measureMemory(ctx context.Context, sys system, sz sizes, lengths []int, rec *recorder) error {
+	in, err := sys.Fresh(ctx, freshOptions{Pprof: true, Settle: true})
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	pid := in.ControllerPID()
+	if pid == 0 {
+		return errors.New("no controller pid")
+	}
+	// Let start-up allocations settle before the baseline.
+	time.Sleep(2 * time.Second)
+	prev, err := readMemory(pid)
+	if err != nil {
+		return err
+	}
+	records, err := in.Records(ctx)
+	if err != nil {
+		return err
+	}
+	rec.add(figure{Key: "controller-rss-0", Title: "controller RSS, no job", Unit: "MiB", Command: "VmRSS of /proc/<pid>/status"},
+		sys.Name(), []float64{mib(prev.RSS)}, fmt.Sprintf("%d job records; %s", records, prev))
+	have := 0
+	for _, n := range lengths {
+		if n <= have {
+			continue
+		}
+		from := have
+		if have, err = growQueue(ctx, in, sys, sz, "memory", have, n, rec); err != nil {
+			return err
+		}
+		// The state log snapshots every 10,000 records, so one has just
+		// begun: let it finish (and a few scheduling cycles pass) first.
+		time.Sleep(10 * time.Second)
+		mem, err := readMemory(pid)
+		if err != nil {
+			return err
+		}
+		rec.add(figure{Key: fmt.Sprintf("controller-rss-%d", n), Title: fmt.Sprintf("controller RSS with %d held jobs", n), Unit: "MiB",
+			Command: "VmRSS of /proc/<pid>/status"}, sys.Name(), []float64{mib(mem.RSS)}, mem.String())
+		if h, ok := in.LiveHeap(); ok {
+			rec.add(figure{Key: fmt.Sprintf("controller-heap-%d", n), Title: fmt.Sprintf("controller Go heap with %d held jobs", n), Unit: "MiB",
+				Command: "HeapAlloc of /debug/pprof/heap?debug=1&gc=1, twice"}, sys.Name(), []float64{mib(h)}, "")
+		}
+		per := float64(mem.RSS-prev.RSS) * 100000 / float64(n-from)
+		rec.add(figure{Key: fmt.Sprintf("controller-rss-growth-%d-%d", from, n), Title: fmt.Sprintf("controller RSS growth from %d to %d held jobs, per 100,000 jobs", from, n), Unit: "MiB"},
+			sys.Name(), []float64{mib(int64(per))}, "")
+		prev = mem
+	}
+	// What a queue of held jobs costs an otherwise idle controller.
+	cpu0, err := cpuSeconds(pid)
+	if err != nil {
+		return err
+	}
+	const idle = 10 * time.Second
+	time.Sleep(idle)
+	cpu1, err := cpuSeconds(pid)
+	if err != nil {
+		return err
+	}
+	rec.add(figure{Key: fmt.Sprintf("controller-idle-cpu-%d", have), Title: fmt.Sprintf("controller CPU while idle with %d held jobs", have), Unit: "%CPU"},
+		sys.Name(), []float64{100 * (cpu1 - cpu0) / idle.Seconds()}, fmt.Sprintf("over %v", idle))
+	return nil
+}
+
+// measureQueue is figure 4: squeue and squeue --json over queues of held
+// jobs of growing lengths.
+func measureQueue(ctx context.Context, sys system, sz sizes, lengths []int, rec *recorder) error {
+	in, err := sys.Fresh(ctx, freshOptions{Settle: true})
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	have := 0
+	for _, n := range lengths {
+		if n <= have {
+			continue
+		}
+		if have, err = growQueue(ctx, in, sys, sz, "queue", have, n, rec); err != nil {
+			return err
+		}
+		records, err := in.Records(ctx)
+		if err != nil {
+			return err
+		}
+		note := fmt.Sprintf("%d job records in the controller", records)
+		runs := max(sz.CommandRuns, 3)
+		if n > 20000 {
+			runs = max(sz.Runs, 3)
+		}
+		for _, c := range []struct {
+			key  string
+			args []string
+		}{{"squeue", nil}, {"squeue-json", []string{"--json"}}} {
+			ms, err := timeCommand(ctx, in, runs, "squeue", c.args...)
+			if err != nil {
+				return err
+			}
+			f := figure{Key: fmt.Sprintf("%s-%d", c.key, n), Title: fmt.Sprintf("`squeue %s` wall time, %d held jobs", strings.Join(c.args, " "), n), Unit: "ms",
+				Command: strings.TrimSpace("squeue " + strings.Join(c.args, " ") + " >/dev/null")}
+			rec.add(f, sys.Name(), ms, note)
+		}
+	}
+	return nil
+}
+
+// measureStartup is the floor under every command figure: starting the
+// command and printing its version, without reaching the controller.
+func measureStartup(ctx context.Context, sys system, sz sizes, rec *recorder) error {
+	in, err := sys.Fresh(ctx, freshOptions{})
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	ms, err := timeCommand(ctx, in, max(sz.CommandRuns, 3)*5, "sbatch", "--version")
+	if err != nil {
+		return err
+	}
+	rec.add(figure{Key: "command-startup", Title: "`sbatch --version` wall time (command start-up)", Unit: "ms", Command: "sbatch --version >/dev/null"},
+		sys.Name(), ms, "")
+	return nil
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
