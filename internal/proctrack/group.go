@@ -70,7 +70,7 @@ func (g *Group) Pids() ([]int, error) {
 		}
 		pids = p
 	}
-	if pgid := g.groupID(); pgid > 0 {
+	if pgid := g.groupID(); pgid > 0 && !groupGone(pgid) {
 		procs, err := scanProcs()
 		if err != nil {
 			return nil, fmt.Errorf("proctrack: list processes of %s: %w", g.name, err)
@@ -127,7 +127,7 @@ func (g *Group) members() ([]int, error) {
 		return g.cg.procs()
 	}
 	pgid := g.groupID()
-	if pgid <= 0 {
+	if pgid <= 0 || groupGone(pgid) {
 		return nil, nil
 	}
 	procs, err := scanProcs()
@@ -262,6 +262,15 @@ func (g *Group) Destroy(ctx context.Context) error {
 			return fmt.Errorf("proctrack: destroy %s: %w", g.name, errors.Join(err, werr))
 		}
 	}
+}
+
+// groupGone reports whether process group pgid has no process left, not
+// even a zombie. The tree is then empty too: treeMembers reaches other
+// processes only as descendants of a member, so with no member there is
+// nothing to find, and the scan of the whole process table (the cost of
+// ending a job in process-group mode) can be skipped.
+func groupGone(pgid int) bool {
+	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
 }
 
 // signalAll sends sig to each pid, ignoring those that are already gone.

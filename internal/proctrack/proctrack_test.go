@@ -705,3 +705,33 @@ func contains(s []int, v int) bool {
 	}
 	return false
 }
+
+func TestGroupGone(t *testing.T) {
+	if groupGone(syscall.Getpgrp()) {
+		t.Fatal("our own process group reported gone")
+	}
+	cmd := exec.Command("sh", "-c", "exit 0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	// Unreaped, the leader is a zombie and still holds its group.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pgid))
+		if err == nil && strings.Contains(string(data), ") Z ") {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if groupGone(pgid) {
+		t.Fatal("group of an unreaped zombie reported gone")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if !groupGone(pgid) {
+		t.Fatal("group of a reaped leader still reported present")
+	}
+}
