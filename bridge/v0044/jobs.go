@@ -13,6 +13,7 @@ import (
 	"github.com/droverhq/drover/internal/arrayspec"
 	"github.com/droverhq/drover/internal/authctx"
 	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/fieldsel"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/outpattern"
@@ -285,133 +286,6 @@ func applyTRES(r *job.Request, perNode, perJob string) error {
 		}
 	}
 	return nil
-}
-
-// jobTemplate is a job answer with every member present and empty; each
-// answer starts from a copy of it (see fillUnset). A pending job has no
-// job_resources (slurmrestd sends null there), so that one stays unset.
-var jobTemplate = func() api.V0044JobInfo {
-	w := filled[api.V0044JobInfo]()
-	w.JobResources.Reset()
-	return w
-}()
-
-// jobToWire renders a job record as slurmrestd shows it.
-func (s *Server) jobToWire(j *job.Job) api.V0044JobInfo {
-	r := &j.Req
-	w := jobTemplate
-	w.Account = api.NewOptString(r.Account)
-	w.AccrueTime = api.NewOptV0044Uint64NoValStruct(u64(unix(j.EligibleTime)))
-	w.AdminComment = api.NewOptString("")
-	w.AllocatingNode = api.NewOptString(r.SubmitHost)
-	w.ArrayJobID = api.NewOptV0044Uint32NoValStruct(u32(uint32(j.ArrayJobID)))
-	w.ArrayTaskID = api.NewOptV0044Uint32NoValStruct(u32Unset())
-	w.ArrayMaxTasks = api.NewOptV0044Uint32NoValStruct(u32(r.Array.MaxRunning))
-	w.ArrayTaskString = api.NewOptString("")
-	w.BatchFlag = api.NewOptBool(true)
-	w.BatchHost = api.NewOptString(j.BatchHost)
-	w.Cluster = api.NewOptString(s.ctl.ClusterName())
-	w.Command = api.NewOptString(commandOf(r))
-	w.Comment = api.NewOptString(r.Comment)
-	w.Contiguous = api.NewOptBool(false)
-	w.CpusPerTask = api.NewOptV0044Uint16NoValStruct(u16(max(r.CPUsPerTask, 1)))
-	w.CurrentWorkingDirectory = api.NewOptString(r.WorkDir)
-	w.Dependency = api.NewOptString(r.Dependency)
-	w.EligibleTime = api.NewOptV0044Uint64NoValStruct(u64(unix(j.EligibleTime)))
-	w.EndTime = api.NewOptV0044Uint64NoValStruct(u64(unix(j.EndTime)))
-	w.ExcludedNodes = api.NewOptString(hostlist.Compress(r.Exclude))
-	w.ExitCode = api.NewOptV0044ProcessExitCodeVerbose(exitCode(j))
-	w.DerivedExitCode = api.NewOptV0044ProcessExitCodeVerbose(exitCode(j))
-	w.Flags = []api.V0044JobInfoFlagsItem{}
-	w.GresDetail = api.V0044JobInfoGresDetail{}
-	w.GroupID = api.NewOptInt32(int32(r.GroupID))
-	w.GroupName = api.NewOptString(r.GroupName)
-	w.Hold = api.NewOptBool(j.Hold != job.NotHeld)
-	w.JobID = api.NewOptInt32(int32(j.ID))
-	w.JobSizeStr = api.V0044CsvString{}
-	w.JobState = jobStateItems(j)
-	w.LastSchedEvaluation = api.NewOptV0044Uint64NoValStruct(u64(0))
-	w.MailType = []api.V0044JobInfoMailTypeItem{}
-	w.MailUser = api.NewOptString(r.UserName)
-	w.MaxNodes = api.NewOptV0044Uint32NoValStruct(u32(r.MaxNodes))
-	w.Name = api.NewOptString(r.Name)
-	w.Nice = api.NewOptInt32(r.Nice)
-	w.Partition = api.NewOptString(r.Partition)
-	w.Priority = api.NewOptV0044Uint32NoValStruct(u32(j.Priority))
-	w.PriorityByPartition = api.V0044PriorityByPartition{}
-	w.Profile = []api.V0044JobInfoProfileItem{api.V0044JobInfoProfileItemNOTSET}
-	w.Qos = api.NewOptString(r.QOS)
-	w.Requeue = api.NewOptBool(r.Requeue)
-	w.RequiredNodes = api.NewOptString(hostlist.Compress(r.NodeList))
-	w.RestartCnt = api.NewOptInt32(int32(j.RestartCount))
-	w.Shared = []api.V0044JobInfoSharedItem{}
-	w.StandardError = api.NewOptString(r.StdErr)
-	w.StandardInput = api.NewOptString(stdinOf(r))
-	w.StandardOutput = api.NewOptString(stdoutOf(j))
-	w.StartTime = api.NewOptV0044Uint64NoValStruct(u64(unix(startTimeOf(j))))
-	w.StateDescription = api.NewOptString("")
-	w.StateReason = api.NewOptString(string(j.Reason))
-	w.SubmitTime = api.NewOptV0044Uint64NoValStruct(u64(unix(j.SubmitTime)))
-	w.SuspendTime = api.NewOptV0044Uint64NoValStruct(u64(0))
-	w.Tasks = api.NewOptV0044Uint32NoValStruct(u32(tasksOf(j)))
-	w.TasksPerNode = api.NewOptV0044Uint16NoValStruct(u16(r.TasksPerNode))
-	w.TimeMinimum = api.NewOptV0044Uint32NoValStruct(u32(r.TimeMin))
-	w.TresPerNode = api.NewOptString(tresPerNode(r))
-	w.TresPerJob = api.NewOptString(tresPerJob(r))
-	w.TresReqStr = api.NewOptString(tresReq(j))
-	w.TresAllocStr = api.NewOptString(tresAlloc(j))
-	w.UserID = api.NewOptInt32(int32(r.UserID))
-	w.UserName = api.NewOptString(r.UserName)
-	w.NodeCount = api.NewOptV0044Uint32NoValStruct(u32(nodeCount(j)))
-	w.Cpus = api.NewOptV0044Uint32NoValStruct(u32(cpusOf(j)))
-	w.MinimumCpusPerNode = api.NewOptV0044Uint16NoValStruct(u16(max(r.CPUsPerTask, 1)))
-	if r.TimeLimit == job.Infinite {
-		w.TimeLimit = api.NewOptV0044Uint32NoValStruct(u32Inf())
-	} else {
-		w.TimeLimit = api.NewOptV0044Uint32NoValStruct(u32(r.TimeLimit))
-	}
-	if r.MemPerCPU > 0 {
-		w.MemoryPerCPU = api.NewOptV0044Uint64NoValStruct(u64(int64(r.MemPerCPU)))
-		w.MemoryPerNode = api.NewOptV0044Uint64NoValStruct(u64Unset())
-	} else {
-		w.MemoryPerCPU = api.NewOptV0044Uint64NoValStruct(u64Unset())
-		w.MemoryPerNode = api.NewOptV0044Uint64NoValStruct(u64(int64(memPerNode(j))))
-	}
-	if r.Exclusive {
-		w.Shared = []api.V0044JobInfoSharedItem{}
-	}
-	if j.IsArray() {
-		if j.IsArrayMeta() {
-			w.ArrayTaskString = api.NewOptString(arrayspec.Format(j.PendingTasks, r.Array.MaxRunning))
-		} else {
-			w.ArrayTaskID = api.NewOptV0044Uint32NoValStruct(u32(j.ArrayTaskID))
-		}
-	}
-	if j.Alloc != nil {
-		w.Nodes = api.NewOptString(hostlist.Compress(j.Alloc.NodeNames()))
-		w.JobResources = api.NewOptV0044JobRes(jobResources(j))
-	} else {
-		w.Nodes = api.NewOptString("")
-	}
-	w.StdoutExpanded = api.NewOptString(s.expand(j, stdoutOf(j)))
-	// Without -e, stderr goes to the stdout file, and slurmctld reports
-	// standard_error and stderr_expanded empty.
-	w.StderrExpanded = api.NewOptString(s.expand(j, r.StdErr))
-	w.StdinExpanded = api.NewOptString(s.expand(j, stdinOf(r)))
-	if j.Hold != job.NotHeld {
-		// A held job has never been eligible: slurmctld reports 0.
-		w.EligibleTime = api.NewOptV0044Uint64NoValStruct(u64(0))
-		w.AccrueTime = api.NewOptV0044Uint64NoValStruct(u64(0))
-	}
-	maxNodes := r.MaxNodes
-	if j.State == job.Pending && maxNodes == 0 {
-		maxNodes = nodeCount(j)
-	}
-	w.MaxNodes = api.NewOptV0044Uint32NoValStruct(u32(maxNodes))
-	w.TasksPerBoard = api.NewOptV0044Uint16NoValStruct(u16(0))
-	w.CoreSpec = api.NewOptInt32(0)
-	w.ThreadSpec = api.NewOptInt32(32766)
-	return w
 }
 
 func unix(t time.Time) int64 {
@@ -703,9 +577,10 @@ func (s *Server) SlurmV0044GetJob(ctx context.Context, params api.SlurmV0044GetJ
 			Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{},
 		}}, nil
 	}
-	out := api.V0044JobInfoMsg{}
+	jw := s.jobWriter(fieldsel.From(ctx))
+	out := make(api.V0044JobInfoMsg, 0, len(jobs))
 	for _, j := range jobs {
-		out = append(out, s.jobToWire(j))
+		out = append(out, jw.write(j))
 	}
 	return &api.V0044OpenapiJobInfoResp{Jobs: out, LastBackfill: u64(0), LastUpdate: u64(unix(s.ctl.LastJobUpdate())),
 		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
@@ -736,8 +611,11 @@ func (s *Server) SlurmV0044GetJobs(ctx context.Context, params api.SlurmV0044Get
 	}
 	out := api.V0044JobInfoMsg{}
 	if !unchanged {
-		for _, j := range s.ctl.Jobs(controller.JobFilter{}) {
-			out = append(out, s.jobToWire(j))
+		jobs := s.ctl.Jobs(controller.JobFilter{})
+		jw := s.jobWriter(fieldsel.From(ctx))
+		out = make(api.V0044JobInfoMsg, 0, len(jobs))
+		for _, j := range jobs {
+			out = append(out, jw.write(j))
 		}
 	}
 	return &api.V0044OpenapiJobInfoResp{Jobs: out, LastBackfill: u64(0), LastUpdate: u64(last),

@@ -25,6 +25,7 @@ import (
 	bridge44 "github.com/droverhq/drover/bridge/v0044"
 	"github.com/droverhq/drover/internal/authctx"
 	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/fieldsel"
 	"github.com/droverhq/drover/internal/usercred"
 	api44 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -108,6 +109,9 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := authctx.With(r.Context(), caller)
+	if h := r.Header.Get(fieldsel.Header); h != "" && r.Method == http.MethodGet {
+		ctx = fieldsel.WithSet(ctx, fieldsel.Parse(h))
+	}
 	ctx = context.WithValue(ctx, bodyKey{}, body)
 	f.next.ServeHTTP(w, r.WithContext(ctx))
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/squeue"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/daemon"
@@ -176,7 +177,8 @@ func BenchmarkSqueue(b *testing.B) {
 		p.fill(b, n)
 		for _, args := range [][]string{nil, {"--json"}} {
 			b.Run(fmt.Sprintf("jobs=%d/args=%s", n, strings.Join(args, "_")), func(b *testing.B) {
-				cl, err := droverClient(transportUnix, p.socket, p.port)
+				// The shipped commands' client, field selection included.
+				cl, err := connect.Client(connect.Target{URL: "http://127.0.0.1:" + strconv.Itoa(p.port), Socket: p.socket}, "root")
 				if err != nil {
 					b.Fatal(err)
 				}

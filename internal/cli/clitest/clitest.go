@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/ogen-go/ogen/ogenerrors"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/fieldsel"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -47,9 +49,14 @@ func New(t testing.TB, h v0044.Handler, now time.Time) *Harness {
 	if err != nil {
 		t.Fatalf("new server: %v", err)
 	}
-	ts := httptest.NewServer(srv)
+	// The harness honours a field selection as Drover's controller
+	// does, so that commands are tested on the records they would get.
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := fieldsel.WithSet(r.Context(), fieldsel.Parse(r.Header.Get(fieldsel.Header)))
+		srv.ServeHTTP(w, r.WithContext(ctx))
+	}))
 	t.Cleanup(ts.Close)
-	client, err := v0044.NewClient(ts.URL, anonymous{})
+	client, err := v0044.NewClient(ts.URL, anonymous{}, v0044.WithClient(&http.Client{Transport: fieldsel.Transport(nil)}))
 	if err != nil {
 		t.Fatalf("new client: %v", err)
 	}
@@ -159,6 +166,39 @@ func dropNulls(v any) any {
 		}
 	}
 	return v
+}
+
+// ProjectJob keeps only the members of w in sel (every member when sel
+// is nil), as Drover's controller answers a field selection.
+func ProjectJob(t testing.TB, w *v0044.V0044JobInfo, sel fieldsel.Set) v0044.V0044JobInfo {
+	t.Helper()
+	if sel == nil {
+		return *w
+	}
+	var e jx.Encoder
+	w.Encode(&e)
+	var kept jx.Encoder
+	kept.ObjStart()
+	err := jx.DecodeBytes(e.Bytes()).ObjBytes(func(d *jx.Decoder, key []byte) error {
+		raw, err := d.Raw()
+		if err != nil {
+			return err
+		}
+		if sel.Has(string(key)) {
+			kept.FieldStart(string(key))
+			kept.Raw(raw)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("project job record: %v", err)
+	}
+	kept.ObjEnd()
+	var out v0044.V0044JobInfo
+	if err := out.Decode(jx.DecodeBytes(kept.Bytes())); err != nil {
+		t.Fatalf("decode projected record: %v\n%s", err, kept.Bytes())
+	}
+	return out
 }
 
 type noSecurity struct{}

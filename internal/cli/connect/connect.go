@@ -23,6 +23,7 @@ import (
 	"github.com/ogen-go/ogen/ogenerrors"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/fieldsel"
 	"github.com/droverhq/drover/internal/slurmconf"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -79,6 +80,7 @@ func Client(t Target, userName string) (*v0044.Client, error) {
 		}
 		url = "http://localhost"
 	}
+	hc.Transport = fieldsel.Transport(hc.Transport)
 	return v0044.NewClient(url, userSource{name: userName, socket: t.Socket != ""}, v0044.WithClient(hc))
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/clitest"
+	"github.com/droverhq/drover/internal/fieldsel"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -28,11 +29,20 @@ type fakeController struct {
 	jobs  v0044.V0044OpenapiJobInfoResp
 	byID  map[string]string // GET /job/{id} answered from a capture file
 	calls []string
+	// selections are the field selections of the GET /jobs asked, nil
+	// for whole records.
+	selections []fieldsel.Set
 }
 
-func (f *fakeController) SlurmV0044GetJobs(_ context.Context, p v0044.SlurmV0044GetJobsParams) (v0044.SlurmV0044GetJobsRes, error) {
+func (f *fakeController) SlurmV0044GetJobs(ctx context.Context, p v0044.SlurmV0044GetJobsParams) (v0044.SlurmV0044GetJobsRes, error) {
 	f.calls = append(f.calls, "GET /jobs"+flagSuffix(string(p.Flags.Or(""))))
+	sel := fieldsel.From(ctx)
+	f.selections = append(f.selections, sel)
 	resp := f.jobs
+	resp.Jobs = make([]v0044.V0044JobInfo, len(f.jobs.Jobs))
+	for i := range f.jobs.Jobs {
+		resp.Jobs[i] = clitest.ProjectJob(f.t, &f.jobs.Jobs[i], sel)
+	}
 	return &resp, nil
 }
 

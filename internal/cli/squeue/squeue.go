@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/fieldsel"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -113,11 +115,16 @@ func (q *queue) once(ctx context.Context) int {
 // parseFormat builds the column list from the options, reporting unknown
 // fields as squeue does (and keeping their places).
 func (q *queue) parseFormat() *jobfmt.Format {
-	o, env := q.opts, q.env
-	var (
-		f       jobfmt.Format
-		invalid []string
-	)
+	f, invalid := q.columns()
+	for _, bad := range invalid {
+		fmt.Fprintf(q.env.Stderr, "%s: error: Invalid job format specification: %s\n", q.env.Prog, bad)
+	}
+	return &f
+}
+
+// columns parses the format the options select.
+func (q *queue) columns() (f jobfmt.Format, invalid []string) {
+	o := q.opts
 	switch {
 	case o.format != nil:
 		f, invalid = jobfmt.ParseFormat(*o.format)
@@ -130,10 +137,67 @@ func (q *queue) parseFormat() *jobfmt.Format {
 	default:
 		f, invalid = jobfmt.ParseLongFormat(defaultFormat)
 	}
-	for _, bad := range invalid {
-		fmt.Fprintf(env.Stderr, "%s: error: Invalid job format specification: %s\n", env.Prog, bad)
+	return f, invalid
+}
+
+// members lists the job record members this squeue reads (its columns,
+// sort keys and filters), or nil when it needs whole records: for --json,
+// and for fields and keys without a member list (jobfmt.LetterMembers).
+// The controller may then send only those (fieldsel); a slurmrestd that
+// ignores the hint sends whole records, which print the same.
+func (q *queue) members() []string {
+	o := q.opts
+	if o.json {
+		return nil
 	}
-	return &f
+	f, _ := q.columns()
+	out, ok := f.Members()
+	if !ok {
+		return nil
+	}
+	// Always read: the records' identity, the array task merging
+	// (name, partition, state, reason), the first sort pass (start time)
+	// and the default sort (partition, state, priority).
+	out = append(out, jobfmt.IDMembers...)
+	out = append(out, "name", "partition", "job_state", "state_reason", "state_description", "start_time", "priority")
+	sortSpec := defaultSort
+	if o.sort != nil {
+		sortSpec = *o.sort
+	}
+	if strings.Contains(strings.ToLower(sortSpec), "cluster") {
+		return nil
+	}
+	for i := 0; i < len(sortSpec); i++ {
+		c := sortSpec[i]
+		switch c {
+		case ',', '+', '-':
+			continue
+		}
+		m, ok := jobfmt.LetterMembers(c)
+		if !ok {
+			return nil
+		}
+		out = append(out, m...)
+	}
+	filters := []struct {
+		on      bool
+		members []string
+	}{
+		{o.licenses != nil, []string{"licenses"}},
+		{o.accounts != nil, []string{"account"}},
+		{o.qos != nil, []string{"qos"}},
+		{o.nodes != nil, []string{"nodes"}},
+		{o.notMe || o.users != nil, []string{"user_id", "user_name"}},
+		{o.reservation != "", []string{"resv_name"}},
+		{o.runOver != 0 || o.runUnder != 0, []string{"end_time", "suspend_time", "pre_sus_time"}},
+	}
+	for _, fl := range filters {
+		if fl.on {
+			out = append(out, fl.members...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // load asks the controller for the jobs: GET /job/{id} when exactly one
@@ -158,6 +222,7 @@ func (q *queue) load(ctx context.Context) (*v0044.V0044OpenapiJobInfoResp, error
 		}
 		res, err = q.env.Client.SlurmV0044GetJob(ctx, p)
 	} else {
+		ctx = fieldsel.With(ctx, q.members())
 		res, err = q.env.Client.SlurmV0044GetJobs(ctx, v0044.SlurmV0044GetJobsParams{Flags: flags})
 	}
 	if err != nil {

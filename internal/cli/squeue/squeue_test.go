@@ -345,3 +345,54 @@ func TestIterate(t *testing.T) {
 		t.Errorf("waits (-want +got):\n%s", diff)
 	}
 }
+
+// TestFieldSelection checks what squeue asks the controller for: the
+// members its columns, sort keys and filters read, or whole records when
+// one of them has no member list, and for --json.
+func TestFieldSelection(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		// want lists members that must be asked for; nil wants whole
+		// records.
+		want []string
+	}{
+		"default":         {nil, []string{"job_id", "partition", "name", "user_name", "job_state", "start_time", "end_time", "node_count", "nodes", "state_reason", "priority"}},
+		"format":          {[]string{"-h", "-o", "%i %t"}, []string{"job_id", "job_state", "array_task_string"}},
+		"user filter":     {[]string{"-u", "root", "-o", "%i"}, []string{"user_id", "user_name"}},
+		"sort by submit":  {[]string{"-S", "V", "-o", "%i"}, []string{"submit_time"}},
+		"json":            {[]string{"--json"}, nil},
+		"field w/o list":  {[]string{"-O", "JobId,Reboot"}, nil},
+		"sort w/o list":   {[]string{"-S", "z", "-o", "%i"}, nil},
+		"sort by cluster": {[]string{"-S", "cluster", "-o", "%i"}, nil},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ctl := jobsController(t)
+			h := clitest.New(t, ctl, captureNow)
+			if got := h.Run(Run, "squeue", "", tc.args...); got.Code != 0 {
+				t.Fatalf("squeue %v: exit %d: %s", tc.args, got.Code, got.Stderr)
+			}
+			if len(ctl.selections) != 1 {
+				t.Fatalf("%d listings asked", len(ctl.selections))
+			}
+			sel := ctl.selections[0]
+			if tc.want == nil {
+				if sel != nil {
+					t.Errorf("asked for %v, want whole records", sel)
+				}
+				return
+			}
+			if sel == nil {
+				t.Fatalf("asked for whole records, want a selection with %v", tc.want)
+			}
+			for _, m := range tc.want {
+				if !sel.Has(m) {
+					t.Errorf("selection %v lacks %s", sel, m)
+				}
+			}
+			if len(sel) > 30 {
+				t.Errorf("selection of %d members: %v", len(sel), sel)
+			}
+		})
+	}
+}
