@@ -121,3 +121,26 @@ func Count(expr string) (int, error) {
 	}
 	return int(total.hosts), nil
 }
+
+// Intersects reports whether any of names is in the host list expr, as
+// the -w/--nodelist filters of squeue and scancel test a job's nodes. An
+// empty or malformed list holds no host.
+func Intersects(names []string, expr string) bool {
+	if expr == "" || len(names) == 0 {
+		return false
+	}
+	have, err := Expand(expr)
+	if err != nil {
+		return false
+	}
+	set := make(map[string]bool, len(have))
+	for _, h := range have {
+		set[h] = true
+	}
+	for _, n := range names {
+		if set[n] {
+			return true
+		}
+	}
+	return false
+}

@@ -286,3 +286,25 @@ func TestCompareTotalOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestIntersects(t *testing.T) {
+	tests := []struct {
+		names []string
+		expr  string
+		want  bool
+	}{
+		{[]string{"n3"}, "n[1-4]", true},
+		{[]string{"n5", "n2"}, "n[1-2],m1", true},
+		{[]string{"n5"}, "n[1-4]", false},
+		{[]string{"n1"}, "", false},
+		{nil, "n1", false},
+		{[]string{"n1"}, "n[1-", false},
+		{[]string{"n007"}, "n[001-010]", true},
+		{[]string{"n7"}, "n[001-010]", false},
+	}
+	for _, tc := range tests {
+		if got := Intersects(tc.names, tc.expr); got != tc.want {
+			t.Errorf("Intersects(%q, %q) = %v, want %v", tc.names, tc.expr, got, tc.want)
+		}
+	}
+}

@@ -144,7 +144,7 @@ func (c *canceller) filter(s *selection) {
 		keep = keep && (o.reservation == "" || j.Reservation == o.reservation)
 		keep = keep && (!o.hasState || base == o.state)
 		keep = keep && (o.user == "" || userMatches(o.user, j))
-		keep = keep && (o.nodelist == nil || intersects(o.nodelist, j.Nodes))
+		keep = keep && (o.nodelist == nil || hostlist.Intersects(o.nodelist, j.Nodes))
 		keep = keep && (o.wckey == "" || wckeyMatches(o.wckey, j.WCKey))
 		s.live[i] = keep
 		if keep {
@@ -171,26 +171,6 @@ func wckeyMatches(want, have string) bool {
 		have = strings.TrimPrefix(have, "*")
 	}
 	return want == have
-}
-
-func intersects(want []string, jobNodes string) bool {
-	if jobNodes == "" {
-		return false
-	}
-	have, err := hostlist.Expand(jobNodes)
-	if err != nil {
-		return false
-	}
-	set := make(map[string]bool, len(have))
-	for _, h := range have {
-		set[h] = true
-	}
-	for _, w := range want {
-		if set[w] {
-			return true
-		}
-	}
-	return false
 }
 
 // cancelPass signals the selected jobs: with pendingOnly, only those

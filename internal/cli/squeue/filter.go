@@ -110,7 +110,7 @@ func (q *queue) keep(j *jobfmt.Job, now time.Time) bool {
 	if !q.keepState(j.State) {
 		return false
 	}
-	if o.nodes != nil && !intersects(o.nodes, j.Nodes) {
+	if o.nodes != nil && !hostlist.Intersects(o.nodes, j.Nodes) {
 		return false
 	}
 	if o.notMe && j.UserID == q.env.User.UID {
@@ -222,27 +222,6 @@ func anyExact(a, b []string) bool {
 			if x == y {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-// intersects reports whether a job's node list shares a node with want.
-func intersects(want []string, jobNodes string) bool {
-	if jobNodes == "" {
-		return false
-	}
-	have, err := hostlist.Expand(jobNodes)
-	if err != nil {
-		return false
-	}
-	set := make(map[string]bool, len(have))
-	for _, h := range have {
-		set[h] = true
-	}
-	for _, w := range want {
-		if set[w] {
-			return true
 		}
 	}
 	return false
