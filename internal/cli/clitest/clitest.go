@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -131,6 +132,25 @@ func ReadReference(t testing.TB, rel string) string {
 		t.Fatalf("read reference %s: %v", rel, err)
 	}
 	return string(raw)
+}
+
+// ReferenceRun is a command captured from real Slurm
+// (shared/reference/cli/name.{out,err,rc}): what it printed and its exit
+// status; a missing .out or .err is empty output.
+func ReferenceRun(t testing.TB, name string) Run {
+	t.Helper()
+	dir := ReferenceDir(t)
+	read := func(ext string) string {
+		if _, err := os.Stat(filepath.Join(dir, "cli", name+ext)); err != nil {
+			return ""
+		}
+		return ReadReference(t, filepath.Join("cli", name+ext))
+	}
+	code, err := strconv.Atoi(strings.TrimSpace(read(".rc")))
+	if err != nil {
+		t.Fatalf("capture %s: bad exit status: %v", name, err)
+	}
+	return Run{Code: code, Stdout: read(".out"), Stderr: read(".err")}
 }
 
 // ReferenceDir locates shared/reference beside the repository (../shared

@@ -3,9 +3,7 @@ package scontrol
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -153,23 +151,6 @@ func harness(t *testing.T, f *fakeController, now time.Time) *clitest.Harness {
 	return h
 }
 
-// reference returns a CLI capture's stdout, stderr and exit status.
-func reference(t *testing.T, name string) clitest.Run {
-	t.Helper()
-	dir := clitest.ReferenceDir(t)
-	read := func(ext string) string {
-		if _, err := os.Stat(filepath.Join(dir, "cli", name+ext)); err != nil {
-			return ""
-		}
-		return clitest.ReadReference(t, filepath.Join("cli", name+ext))
-	}
-	code, err := strconv.Atoi(strings.TrimSpace(read(".rc")))
-	if err != nil {
-		t.Fatalf("capture %s: bad exit status: %v", name, err)
-	}
-	return clitest.Run{Code: code, Stdout: read(".out"), Stderr: read(".err")}
-}
-
 // allocSid is the session id scontrol prints after AllocNode: in the
 // captures; slurmrestd v0.0.44 does not report it, so Drover prints 0.
 const allocSid = "AllocNode:Sid=node0:26873"
@@ -252,7 +233,7 @@ func TestGolden(t *testing.T) {
 			}
 			h := harness(t, f, now)
 			got := h.Run(Run, "scontrol", "", tc.args...)
-			want := reference(t, tc.capture)
+			want := clitest.ReferenceRun(t, tc.capture)
 			want.Stdout = strings.ReplaceAll(want.Stdout, allocSid, "AllocNode:Sid=node0:0")
 			if tc.fix != nil {
 				want.Stdout = tc.fix(want.Stdout)
@@ -281,7 +262,7 @@ func TestShowConfig(t *testing.T) {
 	if len(lines) < 80 {
 		t.Fatalf("show config printed %d lines, want more than 80", len(lines))
 	}
-	want := reference(t, "scontrol_show_config").Stdout
+	want := clitest.ReferenceRun(t, "scontrol_show_config").Stdout
 	if diff := cmp.Diff(want, strings.Join(lines[:80], "")); diff != "" {
 		t.Errorf("show config (first 80 lines) mismatch (-want +got):\n%s", diff)
 	}

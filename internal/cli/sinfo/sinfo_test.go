@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -65,23 +64,6 @@ func harness(t *testing.T, f *fakeController, conf string) *clitest.Harness {
 	return h
 }
 
-// reference returns a CLI capture's stdout, stderr and exit status.
-func reference(t *testing.T, name string) clitest.Run {
-	t.Helper()
-	dir := clitest.ReferenceDir(t)
-	read := func(ext string) string {
-		if _, err := os.Stat(filepath.Join(dir, "cli", name+ext)); err != nil {
-			return ""
-		}
-		return clitest.ReadReference(t, filepath.Join("cli", name+ext))
-	}
-	code, err := strconv.Atoi(strings.TrimSpace(read(".rc")))
-	if err != nil {
-		t.Fatalf("capture %s: bad exit status: %v", name, err)
-	}
-	return clitest.Run{Code: code, Stdout: read(".out"), Stderr: read(".err")}
-}
-
 func TestGolden(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -106,7 +88,7 @@ func TestGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := harness(t, newFake(t), "")
 			got := h.Run(Run, "sinfo", "", tc.args...)
-			want := reference(t, tc.capture)
+			want := clitest.ReferenceRun(t, tc.capture)
 			if tc.fix != nil {
 				want.Stdout = tc.fix(want.Stdout)
 			}
