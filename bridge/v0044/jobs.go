@@ -3,7 +3,6 @@ package v0044
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -809,5 +808,3 @@ func updateFromWire(d *api.V0044JobDescMsg) (controller.JobUpdate, error) {
 	}
 	return u, nil
 }
-
-var _ = filepath.Join

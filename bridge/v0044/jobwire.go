@@ -3,6 +3,7 @@ package v0044
 import (
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/go-faster/jx"
 
@@ -16,11 +17,13 @@ import (
 // jobTemplate is a job answer with every member present and empty; each
 // answer starts from a copy of it (see fillUnset). A pending job has no
 // job_resources (slurmrestd sends null there), so that one stays unset.
-var jobTemplate = func() api.V0044JobInfo {
+// Templates are built on first use, not at start-up: the drop-in commands
+// share the binary and never need them.
+var jobTemplate = sync.OnceValue(func() api.V0044JobInfo {
 	w := filled[api.V0044JobInfo]()
 	w.JobResources.Reset()
 	return w
-}()
+})
 
 // jobMember renders one top-level member of a job record. Each setter
 // writes its own member only, so that a record can be built member by
@@ -232,7 +235,7 @@ func eligibleTime(j *job.Job) api.OptV0044Uint64NoValStruct {
 
 // jobToWire renders a job record as slurmrestd shows it.
 func (s *Server) jobToWire(j *job.Job) api.V0044JobInfo {
-	w := jobTemplate
+	w := jobTemplate()
 	for i := range jobMembers {
 		jobMembers[i].set(s, j, &w)
 	}
@@ -248,6 +251,7 @@ type jobWriter struct {
 	// the template); nil setters and fields mean a whole record.
 	setters []func(s *Server, j *job.Job, w *api.V0044JobInfo)
 	empty   []int
+	tmpl    reflect.Value
 	sparse  bool
 }
 
@@ -255,7 +259,8 @@ func (s *Server) jobWriter(sel fieldsel.Set) jobWriter {
 	if sel == nil {
 		return jobWriter{s: s}
 	}
-	jw := jobWriter{s: s, sparse: true}
+	tmpl := jobTemplate()
+	jw := jobWriter{s: s, sparse: true, tmpl: reflect.ValueOf(&tmpl).Elem()}
 	known := map[string]bool{}
 	for _, m := range jobMembers {
 		known[m.name] = true
@@ -264,7 +269,7 @@ func (s *Server) jobWriter(sel fieldsel.Set) jobWriter {
 		}
 	}
 	for name := range sel {
-		if i, ok := jobFieldIndex[name]; ok && !known[name] {
+		if i, ok := jobFieldIndex()[name]; ok && !known[name] {
 			jw.empty = append(jw.empty, i)
 		}
 	}
@@ -280,9 +285,9 @@ func (jw jobWriter) write(j *job.Job) api.V0044JobInfo {
 		set(jw.s, j, &w)
 	}
 	if len(jw.empty) > 0 {
-		dst, src := reflect.ValueOf(&w).Elem(), reflect.ValueOf(&jobTemplate).Elem()
+		dst := reflect.ValueOf(&w).Elem()
 		for _, i := range jw.empty {
-			dst.Field(i).Set(src.Field(i))
+			dst.Field(i).Set(jw.tmpl.Field(i))
 		}
 	}
 	return w
@@ -290,10 +295,13 @@ func (jw jobWriter) write(j *job.Job) api.V0044JobInfo {
 
 // jobFieldIndex maps each member name of a job record to its field of
 // api.V0044JobInfo, found by encoding each field of the template alone:
-// the generated encoder is the one place that knows the names.
-var jobFieldIndex = func() map[string]int {
-	t := reflect.TypeOf(jobTemplate)
-	src := reflect.ValueOf(&jobTemplate).Elem()
+// the generated encoder is the one place that knows the names. It is
+// built on first use: the drop-in commands share the binary and never
+// need it.
+var jobFieldIndex = sync.OnceValue(func() map[string]int {
+	tmpl := jobTemplate()
+	t := reflect.TypeOf(tmpl)
+	src := reflect.ValueOf(&tmpl).Elem()
 	out := make(map[string]int, t.NumField())
 	for i := range t.NumField() {
 		var w api.V0044JobInfo
@@ -314,7 +322,7 @@ var jobFieldIndex = func() map[string]int {
 		}
 	}
 	return out
-}()
+})
 
 // topLevelNames lists the members w encodes as.
 func topLevelNames(w *api.V0044JobInfo) []string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -138,8 +139,8 @@ func (s *Server) SlurmV0044GetNode(ctx context.Context, params api.SlurmV0044Get
 // nodeTemplate and partitionTemplate are answers with every member present
 // and empty; each answer starts from a copy (see fillUnset).
 var (
-	nodeTemplate      = filled[api.V0044Node]()
-	partitionTemplate = filled[api.V0044PartitionInfo]()
+	nodeTemplate      = sync.OnceValue(filled[api.V0044Node])
+	partitionTemplate = sync.OnceValue(filled[api.V0044PartitionInfo])
 )
 
 func filled[T any]() T {
@@ -161,7 +162,7 @@ func (s *Server) nodeToWire(ni controller.NodeInfo) api.V0044Node {
 			usedGPUs++
 		}
 	}
-	w := nodeTemplate
+	w := nodeTemplate()
 	w.Name = api.NewOptString(n.Name)
 	w.Address = api.NewOptString(n.Addr)
 	w.Hostname = api.NewOptString(n.Hostname)
@@ -391,7 +392,7 @@ func (s *Server) partitionToWire(pi controller.PartitionInfo) api.V0044Partition
 	if p.MaxNodes != 0 && p.MaxNodes != partition.Infinite {
 		maxNodes = u32(p.MaxNodes)
 	}
-	w := partitionTemplate
+	w := partitionTemplate()
 	w.Name = api.NewOptString(p.Name)
 	w.Cluster = api.NewOptString(s.ctl.ClusterName())
 	w.Nodes = api.NewOptV0044PartitionInfoNodes(api.V0044PartitionInfoNodes{
