@@ -148,7 +148,7 @@ func main() {
 		for _, p := range fpaths {
 			fmt.Fprintf(&b, "\t%q: true,\n", p)
 		}
-		b.WriteString("},\n}\n")
+		b.WriteString("},\n\tcache: new(schemaCache),\n}\n")
 	}
 	src, err := format.Source(b.Bytes())
 	if err != nil {

@@ -84,6 +84,7 @@ var JobInfoResp = Schema{
 	Floats: map[string]bool{
 		"jobs/billable_tres/number": true,
 	},
+	cache: new(schemaCache),
 }
 
 // PartitionInfo is how v0.0.44_partition_info, one partition (the partition member of sinfo --json), is written.
@@ -118,4 +119,5 @@ var PartitionInfo = Schema{
 		"tres":                               {"billing_weights", "configured"},
 	},
 	Floats: map[string]bool{},
+	cache:  new(schemaCache),
 }
