@@ -589,18 +589,35 @@ func (s *Server) SlurmV0044GetJob(ctx context.Context, params api.SlurmV0044GetJ
 // meta-record (as slurmctld answers for a not-yet-split task).
 func narrowTasks(jobs []*job.Job, _ []uint32) []*job.Job { return jobs }
 
-// SlurmV0044GetJobs implements GET /jobs/.
+// SlurmV0044GetJobs implements GET /jobs/. ServeJobList answers the same
+// request with the records streamed; this is the path for requests it
+// leaves to the generated server.
 func (s *Server) SlurmV0044GetJobs(ctx context.Context, params api.SlurmV0044GetJobsParams) (api.SlurmV0044GetJobsRes, error) {
+	resp, jobs, fail := s.jobList(ctx, params)
+	if fail != nil {
+		return fail, nil
+	}
+	jw := s.jobWriter(fieldsel.From(ctx))
+	resp.Jobs = make(api.V0044JobInfoMsg, 0, len(jobs))
+	for _, j := range jobs {
+		resp.Jobs = append(resp.Jobs, jw.write(j))
+	}
+	return resp, nil
+}
+
+// jobList is GET /jobs/'s answer without its records, and the jobs whose
+// records it lists; or the error answer.
+func (s *Server) jobList(ctx context.Context, params api.SlurmV0044GetJobsParams) (*api.V0044OpenapiJobInfoResp, []*job.Job, *api.V0044OpenapiJobInfoRespStatusCode) {
 	s.count("REQUEST_JOB_INFO")
 	last := unix(s.ctl.LastJobUpdate())
 	unchanged := false
 	if t, ok := params.UpdateTime.Get(); ok && t != "" {
 		n, err := strconv.ParseInt(t, 10, 64)
 		if err != nil {
-			return &api.V0044OpenapiJobInfoRespStatusCode{StatusCode: 422, Response: api.V0044OpenapiJobInfoResp{
+			return nil, nil, &api.V0044OpenapiJobInfoRespStatusCode{StatusCode: 422, Response: api.V0044OpenapiJobInfoResp{
 				Jobs: api.V0044JobInfoMsg{}, LastBackfill: u64(0), LastUpdate: u64(0),
 				Meta: s.meta(ctx), Errors: errorsOf(slurmerr.New(slurmerr.DataConvFailed, "invalid update_time %q", t), "update_time"), Warnings: api.V0044OpenapiWarnings{},
-			}}, nil
+			}}
 		}
 		// As slurm_load_jobs(update_time): nothing when no job changed
 		// since then (slurmctld's "no change in data"), otherwise every
@@ -608,17 +625,12 @@ func (s *Server) SlurmV0044GetJobs(ctx context.Context, params api.SlurmV0044Get
 		// the last_update it was given can replace its whole list.
 		unchanged = last < n
 	}
-	out := api.V0044JobInfoMsg{}
+	var jobs []*job.Job
 	if !unchanged {
-		jobs := s.ctl.Jobs(controller.JobFilter{})
-		jw := s.jobWriter(fieldsel.From(ctx))
-		out = make(api.V0044JobInfoMsg, 0, len(jobs))
-		for _, j := range jobs {
-			out = append(out, jw.write(j))
-		}
+		jobs = s.ctl.Jobs(controller.JobFilter{})
 	}
-	return &api.V0044OpenapiJobInfoResp{Jobs: out, LastBackfill: u64(0), LastUpdate: u64(last),
-		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+	return &api.V0044OpenapiJobInfoResp{Jobs: api.V0044JobInfoMsg{}, LastBackfill: u64(0), LastUpdate: u64(last),
+		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, jobs, nil
 }
 
 // SlurmV0044DeleteJob implements DELETE /job/{job_id}: errors are reported

@@ -235,11 +235,17 @@ func eligibleTime(j *job.Job) api.OptV0044Uint64NoValStruct {
 
 // jobToWire renders a job record as slurmrestd shows it.
 func (s *Server) jobToWire(j *job.Job) api.V0044JobInfo {
-	w := jobTemplate()
-	for i := range jobMembers {
-		jobMembers[i].set(s, j, &w)
-	}
+	var w api.V0044JobInfo
+	s.fillJob(j, &w)
 	return w
+}
+
+// fillJob overwrites *w with j's whole record.
+func (s *Server) fillJob(j *job.Job, w *api.V0044JobInfo) {
+	*w = jobTemplate()
+	for i := range jobMembers {
+		jobMembers[i].set(s, j, w)
+	}
 }
 
 // jobWriter renders job records with every member, or with the members a
@@ -277,20 +283,28 @@ func (s *Server) jobWriter(sel fieldsel.Set) jobWriter {
 }
 
 func (jw jobWriter) write(j *job.Job) api.V0044JobInfo {
-	if !jw.sparse {
-		return jw.s.jobToWire(j)
-	}
 	var w api.V0044JobInfo
+	jw.fill(j, &w)
+	return w
+}
+
+// fill overwrites *w with j's record, so that one record can be reused
+// for a whole listing.
+func (jw jobWriter) fill(j *job.Job, w *api.V0044JobInfo) {
+	if !jw.sparse {
+		jw.s.fillJob(j, w)
+		return
+	}
+	*w = api.V0044JobInfo{}
 	for _, set := range jw.setters {
-		set(jw.s, j, &w)
+		set(jw.s, j, w)
 	}
 	if len(jw.empty) > 0 {
-		dst := reflect.ValueOf(&w).Elem()
+		dst := reflect.ValueOf(w).Elem()
 		for _, i := range jw.empty {
 			dst.Field(i).Set(jw.tmpl.Field(i))
 		}
 	}
-	return w
 }
 
 // jobFieldIndex maps each member name of a job record to its field of

@@ -48,7 +48,8 @@ type Options struct {
 
 // Handler returns the controller's complete HTTP handler.
 func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (http.Handler, error) {
-	srv44, err := api44.NewServer(bridge44.NewServer(ctl), acceptAll{},
+	b44 := bridge44.NewServer(ctl)
+	srv44, err := api44.NewServer(b44, acceptAll{},
 		api44.WithErrorHandler(errorHandler),
 		api44.WithNotFound(notFound),
 		api44.WithMethodNotAllowed(func(w http.ResponseWriter, r *http.Request, allowed string) { notFound(w, r) }),
@@ -67,13 +68,16 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 	for _, p := range []string{"/slurm/v0.0.44", "/slurmdb/v0.0.44", "/drover/v1/node"} {
 		mux.HandleFunc(p, notFound)
 	}
-	return &front{next: mux, logger: logger, opts: opts}, nil
+	return &front{next: mux, jobList: b44.ServeJobList, logger: logger, opts: opts}, nil
 }
 
 type front struct {
-	next   http.Handler
-	logger *slog.Logger
-	opts   Options
+	next http.Handler
+	// jobList streams GET /slurm/v0.0.44/jobs/ answers; it declines
+	// requests the generated server must answer.
+	jobList func(http.ResponseWriter, *http.Request) bool
+	logger  *slog.Logger
+	opts    Options
 }
 
 type bodyKey struct{}
@@ -113,7 +117,11 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx = fieldsel.WithSet(ctx, fieldsel.Parse(h))
 	}
 	ctx = context.WithValue(ctx, bodyKey{}, body)
-	f.next.ServeHTTP(w, r.WithContext(ctx))
+	r = r.WithContext(ctx)
+	if f.jobList(w, r) {
+		return
+	}
+	f.next.ServeHTTP(w, r)
 }
 
 type connKey struct{}

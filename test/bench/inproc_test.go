@@ -27,8 +27,11 @@ import (
 	"github.com/droverhq/drover/internal/cli/squeue"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/daemon"
+	"github.com/droverhq/drover/internal/fieldsel"
 	"github.com/droverhq/drover/internal/restapi"
 	"github.com/droverhq/drover/internal/slurmconf"
+	v0044 "github.com/droverhq/drover/openapi/v0044"
+	"github.com/go-faster/jx"
 	"github.com/spf13/viper"
 )
 
@@ -195,24 +198,89 @@ func BenchmarkSqueue(b *testing.B) {
 				}
 			})
 		}
-		// The server's half alone: GET /jobs, body read and dropped.
-		b.Run(fmt.Sprintf("jobs=%d/server-only", n), func(b *testing.B) {
-			hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-				var d net.Dialer
-				return d.DialContext(ctx, "unix", p.socket)
-			}}}
-			var size int64
-			for b.Loop() {
-				resp, err := hc.Get("http://localhost/slurm/v0.0.44/jobs/")
-				if err != nil {
-					b.Fatal(err)
-				}
-				size, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+		// The server's half alone: GET /jobs, body read and dropped, for
+		// whole records and for the members squeue's default format asks.
+		hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", p.socket)
+		}}}
+		get := func(b *testing.B, fields string) []byte {
+			req, err := http.NewRequest(http.MethodGet, "http://localhost/slurm/v0.0.44/jobs/", nil)
+			if err != nil {
+				b.Fatal(err)
 			}
-			b.ReportMetric(float64(size)/float64(n), "bytes/job")
-		})
+			if fields != "" {
+				req.Header.Set(fieldsel.Header, fields)
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return body
+		}
+		fields := squeueFields(b, p)
+		for _, sel := range []struct{ name, fields string }{{"whole", ""}, {"selected", fields}} {
+			b.Run(fmt.Sprintf("jobs=%d/server-only/%s", n, sel.name), func(b *testing.B) {
+				var size int
+				for b.Loop() {
+					size = len(get(b, sel.fields))
+				}
+				b.ReportMetric(float64(size)/float64(n), "bytes/job")
+			})
+			// The client's half alone: the generated decoder and its
+			// validation, as the generated client runs them.
+			b.Run(fmt.Sprintf("jobs=%d/decode-only/%s", n, sel.name), func(b *testing.B) {
+				body := get(b, sel.fields)
+				for b.Loop() {
+					var resp v0044.V0044OpenapiJobInfoResp
+					if err := resp.Decode(jx.DecodeBytes(body)); err != nil {
+						b.Fatal(err)
+					}
+					if err := resp.Validate(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
+}
+
+// squeueFields runs the default squeue once and returns the field
+// selection it sent.
+func squeueFields(b *testing.B, p *inproc) string {
+	var seen string
+	hc := &http.Client{Transport: fieldsel.Transport(recordHeader{&seen, &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", p.socket)
+	}}})}
+	cl, err := v0044.NewClient("http://localhost", rootUser{socket: true}, v0044.WithClient(hc))
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := &clienv.Env{
+		Prog: "squeue", Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: os.Stderr,
+		Getenv: func(string) string { return "" }, Environ: func() []string { return nil },
+		Now: time.Now, Client: cl, User: clienv.User{Name: "root"}, Cwd: p.dir,
+	}
+	if code := squeue.Run(context.Background(), env, nil); code != 0 || seen == "" {
+		b.Fatalf("squeue exit %d, selection %q", code, seen)
+	}
+	return seen
+}
+
+type recordHeader struct {
+	seen *string
+	base http.RoundTripper
+}
+
+func (r recordHeader) RoundTrip(req *http.Request) (*http.Response, error) {
+	*r.seen = req.Header.Get(fieldsel.Header)
+	return r.base.RoundTrip(req)
 }
 
 // BenchmarkHeldJobMemory is figure 5 in one process: the Go heap that

@@ -1,0 +1,98 @@
+package v0044
+
+import (
+	"bufio"
+	"bytes"
+	"net/http"
+	"strconv"
+
+	"github.com/go-faster/jx"
+
+	"github.com/droverhq/drover/internal/fieldsel"
+	api "github.com/droverhq/drover/openapi/v0044"
+)
+
+// JobListPath is the path ServeJobList answers.
+const JobListPath = "/slurm/v0.0.44/jobs/"
+
+// streamBuffer is how much of a streamed answer is written at a time.
+const streamBuffer = 64 << 10
+
+// ServeJobList answers GET /jobs/ as SlurmV0044GetJobs does, byte for
+// byte, but writes the records one at a time. The generated server builds
+// the whole answer first: every record as a 3.5 KB struct and then the
+// whole JSON text in one growing buffer, about 1 GB for a listing of
+// 100,000 whole records, which a controller holding that many jobs
+// cannot afford on each squeue. Each record still goes through the
+// generated encoder; only the commas between them are written here.
+//
+// It reports false, having written nothing, for a request whose
+// parameters it does not take as they are (an unknown or repeated
+// parameter, a flags value outside the enumeration): the generated server
+// then answers it, with its own error answers where they apply.
+func (s *Server) ServeJobList(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodGet || r.URL.Path != JobListPath {
+		return false
+	}
+	var params api.SlurmV0044GetJobsParams
+	for key, vals := range r.URL.Query() {
+		if len(vals) != 1 {
+			return false
+		}
+		switch key {
+		case "update_time":
+			if _, err := strconv.ParseInt(vals[0], 10, 64); err != nil && vals[0] != "" {
+				return false
+			}
+			params.UpdateTime = api.NewOptString(vals[0])
+		case "flags":
+			f := api.SlurmV0044GetJobsFlags(vals[0])
+			if f.Validate() != nil {
+				return false
+			}
+			params.Flags = api.NewOptSlurmV0044GetJobsFlags(f)
+		default:
+			return false
+		}
+	}
+	ctx := r.Context()
+	resp, jobs, fail := s.jobList(ctx, params)
+	if fail != nil {
+		// Not reached: the parameters were checked above. The generated
+		// server writes error answers.
+		return false
+	}
+	var head jx.Encoder
+	resp.Encode(&head)
+	envelope := head.Bytes()
+	// The answer without records has "jobs":[] where they go.
+	at := bytes.Index(envelope, []byte(`"jobs":[]`))
+	if at < 0 {
+		return false
+	}
+	at += len(`"jobs":[`)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, streamBuffer)
+	bw.Write(envelope[:at])
+	jw := s.jobWriter(fieldsel.From(ctx))
+	var (
+		e   jx.Encoder
+		rec api.V0044JobInfo
+	)
+	for i, j := range jobs {
+		jw.fill(j, &rec)
+		e.Reset()
+		if i > 0 {
+			e.RawStr(",")
+		}
+		rec.Encode(&e)
+		if _, err := bw.Write(e.Bytes()); err != nil {
+			// The client went away; nothing more to do.
+			return true
+		}
+	}
+	bw.Write(envelope[at:])
+	bw.Flush()
+	return true
+}
