@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -186,18 +187,21 @@ func (a *fsmAdapter) Apply(_ uint64, record []byte) any {
 	return c.st.apply(&cmd)
 }
 
-func (a *fsmAdapter) Snapshot() ([]byte, error) {
+// Snapshot streams the state to w under the read lock: readers carry on,
+// and no command can change the state half way through (the log calls
+// Snapshot between batches anyway).
+func (a *fsmAdapter) Snapshot(w io.Writer) error {
 	c := (*Controller)(a)
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.st.snapshot()
+	return c.st.snapshot(w)
 }
 
-func (a *fsmAdapter) Restore(data []byte) error {
+func (a *fsmAdapter) Restore(r io.Reader) error {
 	c := (*Controller)(a)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.st.restore(data)
+	return c.st.restore(r)
 }
 
 // propose commits cmd durably and applies it.

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 )
 
@@ -24,7 +25,11 @@ func (c *Controller) Purge(ctx context.Context) error { return c.purge(ctx, c.no
 func (c *Controller) StateJSON() ([]byte, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.st.snapshot()
+	var buf bytes.Buffer
+	if err := c.st.snapshot(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // JobOrder returns the ids in listing order, as the state keeps them.

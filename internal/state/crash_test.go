@@ -2,8 +2,10 @@ package state
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // crashHelperEnv names the file TestHelperProcess appends to; its presence
@@ -20,6 +24,27 @@ const crashHelperEnv = "DROVER_STATE_CRASH_HELPER"
 
 // crashRoundEnv tags the child's records so every round's are distinct.
 const crashRoundEnv = "DROVER_STATE_CRASH_ROUND"
+
+// crashStageEnv, when set, names the step of a snapshot (see
+// snapshotStage) at which the child stops, announces it and waits for the
+// kill.
+const crashStageEnv = "DROVER_STATE_CRASH_STAGE"
+
+// crashFSM is listFSM with snapshots padded by whitespace, which Restore
+// skips: every snapshot writes past the log's write buffer, so a kill can
+// land with a partial file on disk, and random kills land in a snapshot
+// more often.
+type crashFSM struct {
+	*listFSM
+}
+
+func (f crashFSM) Snapshot(w io.Writer) error {
+	if _, err := w.Write(bytes.Repeat([]byte("\n"), 2*snapshotBufSize)); err != nil {
+		return err
+	}
+	snapshotStage("writing")
+	return f.listFSM.Snapshot(w)
+}
 
 // TestHelperProcess is the child of TestCrashSafety, not a test: it appends
 // records from 16 goroutines until it is killed, printing "index record" for
@@ -30,9 +55,17 @@ func TestHelperProcess(t *testing.T) {
 		t.Skip("helper process for TestCrashSafety")
 	}
 	round := os.Getenv(crashRoundEnv)
+	if stop := os.Getenv(crashStageEnv); stop != "" {
+		testHookSnapshot = func(stage string) {
+			if stage == stop {
+				fmt.Fprintf(os.Stdout, "stage %s\n", stage)
+				select {}
+			}
+		}
+	}
 	// A small SnapshotEvery puts snapshots (and truncations) in the window
 	// the kill can land in.
-	l, err := Open(path, &listFSM{}, Options{SnapshotEvery: 97})
+	l, err := Open(path, crashFSM{&listFSM{}}, Options{SnapshotEvery: 97})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "helper: %v\n", err)
 		os.Exit(2)
@@ -64,15 +97,31 @@ func TestCrashSafety(t *testing.T) {
 		t.Skip("re-executes the test binary")
 	}
 	path := filepath.Join(t.TempDir(), "state.db")
-	const rounds = 5
+	// Each child recovers what the previous one left after its SIGKILL,
+	// then is killed in turn: after some acknowledgements, wherever the
+	// writer is then, or at a given step of a snapshot.
+	rounds := []struct {
+		killAfter int
+		stage     string
+	}{
+		{killAfter: 150},
+		{stage: "writing"}, // a partial temporary file
+		{killAfter: 250},
+		{stage: "written"}, // a complete temporary file
+		{stage: "renamed"}, // a complete snapshot file no commit names
+		{killAfter: 350},
+		{stage: "committed"}, // the superseded file not yet deleted
+		{killAfter: 450},
+		{killAfter: 550},
+	}
 	acked := map[uint64]string{}
-	// Several rounds: each child recovers what the previous one left after
-	// its SIGKILL, then is killed in turn.
-	for round := range rounds {
-		killAfter := 150 + 100*round
-		got := runAndKill(t, path, round, killAfter)
-		if len(got) < killAfter {
+	for round, r := range rounds {
+		got := runAndKill(t, path, round, r.killAfter, r.stage)
+		if len(got) < r.killAfter {
 			t.Fatalf("round %d: child acknowledged only %d records", round, len(got))
+		}
+		if r.stage != "" {
+			checkKilledAt(t, path, r.stage)
 		}
 		for index, record := range got {
 			if prev, ok := acked[index]; ok {
@@ -104,16 +153,47 @@ func TestCrashSafety(t *testing.T) {
 			t.Errorf("index %d holds %q, but %q was acknowledged there", index, got, record)
 		}
 	}
+	// Recovery cleared what the crashes left: only the file the state
+	// names remains.
+	var want []string
+	if st := l.Stats(); st.SnapshotIndex > 0 {
+		want = []string{snapshotName(st.SnapshotIndex)}
+	}
+	if diff := cmp.Diff(want, snapshotFiles(t, path)); diff != "" {
+		t.Errorf("snapshot folder after recovery (-want +got):\n%s", diff)
+	}
 	t.Logf("%d kills, %d records acknowledged; %d recovered (snapshot at %d, %d replayed)",
-		rounds, len(acked), len(entries), l.Stats().SnapshotIndex, l.Stats().Replayed)
+		len(rounds), len(acked), len(entries), l.Stats().SnapshotIndex, l.Stats().Replayed)
+}
+
+// checkKilledAt checks that the snapshot folder holds what a kill at stage
+// leaves, beside the file the state names: proof that the kill landed there.
+func checkKilledAt(t *testing.T, path, stage string) {
+	t.Helper()
+	_, snap, _ := storedMeta(t, path)
+	var tmp, other int
+	for _, name := range snapshotFiles(t, path) {
+		switch {
+		case strings.HasSuffix(name, tmpSuffix):
+			tmp++
+		case name != snap.file.Name:
+			other++
+		}
+	}
+	want := map[string][2]int{"writing": {1, 0}, "written": {1, 0}, "renamed": {0, 1}, "committed": {0, 1}}[stage]
+	if [2]int{tmp, other} != want {
+		t.Fatalf("killed at %q: %d temporary and %d other snapshot files beside %q (%v), want %d and %d",
+			stage, tmp, other, snap.file.Name, snapshotFiles(t, path), want[0], want[1])
+	}
 }
 
 // runAndKill starts the helper on path, SIGKILLs it once it has acknowledged
-// killAfter records, and returns every acknowledgement it printed.
-func runAndKill(t *testing.T, path string, round, killAfter int) map[uint64]string {
+// killAfter records or, when stage is set, once it stops at that step of a
+// snapshot, and returns every acknowledgement it printed.
+func runAndKill(t *testing.T, path string, round, killAfter int, stage string) map[uint64]string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
-	cmd.Env = append(os.Environ(), crashHelperEnv+"="+path, fmt.Sprintf("%s=%d", crashRoundEnv, round))
+	cmd.Env = append(os.Environ(), crashHelperEnv+"="+path, fmt.Sprintf("%s=%d", crashRoundEnv, round), crashStageEnv+"="+stage)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -134,13 +214,20 @@ func runAndKill(t *testing.T, path string, round, killAfter int) map[uint64]stri
 	acks := map[uint64]string{}
 	scanner := bufio.NewScanner(stdout)
 	for scanner.Scan() {
+		if stage != "" && scanner.Text() == "stage "+stage && !killed {
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatalf("kill helper: %v", err)
+			}
+			killed = true
+			continue
+		}
 		var index uint64
 		var record string
 		if _, err := fmt.Sscanf(scanner.Text(), "ack %d %s", &index, &record); err != nil {
 			continue // test framework chatter
 		}
 		acks[index] = record
-		if len(acks) == killAfter && !killed {
+		if stage == "" && len(acks) == killAfter && !killed {
 			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatalf("kill helper: %v", err)
 			}

@@ -2,7 +2,9 @@ package state
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 )
@@ -56,23 +58,40 @@ func (f *listFSM) Apply(index uint64, record []byte) any {
 	return e
 }
 
-func (f *listFSM) Snapshot() ([]byte, error) {
+// Snapshot streams one JSON entry per line, as a real FSM would stream
+// its records.
+func (f *listFSM) Snapshot(w io.Writer) error {
 	f.enter()
 	defer f.leave()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.snapshotErr != nil {
-		return nil, f.snapshotErr
+		return f.snapshotErr
 	}
-	return json.Marshal(f.entries)
+	enc := json.NewEncoder(w)
+	for _, e := range f.entries {
+		if err := enc.Encode(e); err != nil {
+			return fmt.Errorf("encode test snapshot: %w", err)
+		}
+	}
+	return nil
 }
 
-func (f *listFSM) Restore(snapshot []byte) error {
+func (f *listFSM) Restore(r io.Reader) error {
 	f.enter()
 	defer f.leave()
 	var entries []entry
-	if err := json.Unmarshal(snapshot, &entries); err != nil {
-		return fmt.Errorf("decode test snapshot: %w", err)
+	dec := json.NewDecoder(r)
+	for {
+		var e entry
+		err := dec.Decode(&e)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("decode test snapshot: %w", err)
+		}
+		entries = append(entries, e)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

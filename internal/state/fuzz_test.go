@@ -5,9 +5,14 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
+	"io"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -64,24 +69,46 @@ func FuzzRecordRoundTrip(f *testing.F) {
 }
 
 // FuzzOpenStoredFile feeds Open files with arbitrary format versions,
-// snapshot indexes and log keys. Open must never panic; when it succeeds it
-// must have replayed exactly the records after the snapshot, contiguously;
-// and a well-formed file must always open.
+// snapshot metadata (index, file name, size, checksum), snapshot file
+// contents and log keys. Open must never panic; when it succeeds it must
+// have restored exactly the snapshot the file names and replayed exactly
+// the records after it, contiguously, and removed the stray snapshot files;
+// and a well-formed file must always open. fix bit 0 replaces size with the
+// content's true size, bit 1 checksum with its true checksum, so that
+// well-formed version 2 files are reachable.
 func FuzzOpenStoredFile(f *testing.F) {
-	f.Add(encodeIndex(1), []byte{}, slices.Concat(encodeIndex(1), encodeIndex(2)))
-	f.Add(encodeIndex(1), encodeIndex(2), slices.Concat(encodeIndex(1), encodeIndex(2), encodeIndex(3)))
-	f.Add(encodeIndex(1), encodeIndex(5), slices.Concat(encodeIndex(7)))
-	f.Add(encodeIndex(2), []byte{}, []byte{})
-	f.Add([]byte{1}, []byte{}, []byte{1, 2, 3})
-	f.Add(encodeIndex(1), []byte{9}, encodeIndex(1))
-	f.Add(encodeIndex(1), encodeIndex(math.MaxUint64), encodeIndex(1))
-	f.Fuzz(func(t *testing.T, version, snapIndex, keyBlob []byte) {
+	two, one := encodeIndex(FormatVersion), encodeIndex(formatInlineSnapshot)
+	name := snapshotName(1)
+	f.Add(two, encodeIndex(1), slices.Concat(encodeIndex(1), encodeIndex(2)), name, []byte("snap"), []byte{}, []byte{}, uint8(3))
+	f.Add(two, []byte{}, slices.Concat(encodeIndex(1), encodeIndex(2)), "", []byte{}, []byte{}, []byte{}, uint8(0))
+	f.Add(two, encodeIndex(2), slices.Concat(encodeIndex(1), encodeIndex(2), encodeIndex(3)), "x", []byte{}, []byte{}, []byte{}, uint8(3))
+	f.Add(two, encodeIndex(5), encodeIndex(7), name, []byte("snap"), []byte{}, []byte{}, uint8(3))
+	f.Add(two, encodeIndex(1), encodeIndex(2), name, []byte("snap"), encodeIndex(5), []byte{0, 0, 0, 0}, uint8(0))
+	f.Add(two, encodeIndex(1), encodeIndex(2), name, []byte("snap"), []byte{}, []byte{1, 2, 3, 4}, uint8(1))
+	f.Add(two, encodeIndex(1), encodeIndex(2), "../escape.snap", []byte("snap"), []byte{}, []byte{}, uint8(3))
+	f.Add(two, encodeIndex(1), encodeIndex(2), "/etc/passwd", []byte("snap"), []byte{}, []byte{}, uint8(3))
+	f.Add(one, encodeIndex(1), slices.Concat(encodeIndex(1), encodeIndex(2)), name, []byte("stray"), []byte{}, []byte{}, uint8(3))
+	f.Add(one, []byte{}, []byte{}, "", []byte{}, []byte{}, []byte{}, uint8(0))
+	f.Add(encodeIndex(3), []byte{}, []byte{}, "", []byte{}, []byte{}, []byte{}, uint8(0))
+	f.Add([]byte{1}, []byte{}, []byte{1, 2, 3}, "", []byte{}, []byte{}, []byte{}, uint8(0))
+	f.Add(two, []byte{9}, encodeIndex(1), name, []byte{}, []byte{}, []byte{}, uint8(3))
+	f.Add(two, encodeIndex(math.MaxUint64), encodeIndex(1), name, []byte{}, []byte{}, []byte{}, uint8(3))
+	f.Fuzz(func(t *testing.T, version, snapIndex, keyBlob []byte, name string, content, size, checksum []byte, fix uint8) {
 		// keyBlob is cut into 8-byte keys; a short tail is a malformed key.
 		var keys [][]byte
 		for len(keyBlob) > 0 && len(keys) < 64 {
 			n := min(8, len(keyBlob))
 			keys = append(keys, keyBlob[:n])
 			keyBlob = keyBlob[n:]
+		}
+		if len(content) > 1<<16 {
+			content = content[:1<<16]
+		}
+		if fix&1 != 0 {
+			size = encodeIndex(uint64(len(content)))
+		}
+		if fix&2 != 0 {
+			checksum = binary.BigEndian.AppendUint32(nil, crc32.Checksum(content, crc32.MakeTable(crc32.Castagnoli)))
 		}
 		path := filepath.Join(t.TempDir(), "state.db")
 		db, err := bolt.Open(path, 0o600, &bolt.Options{NoSync: true})
@@ -95,11 +122,16 @@ func FuzzOpenStoredFile(f *testing.F) {
 			}
 			snap, _ := tx.CreateBucket(bucketSnapshot)
 			if len(snapIndex) > 0 {
-				if err := snap.Put(keySnapshotIndex, snapIndex); err != nil {
-					return err
-				}
-				if err := snap.Put(keySnapshotData, []byte("snapshot")); err != nil {
-					return err
+				for _, kv := range []struct{ k, v []byte }{
+					{keySnapshotIndex, snapIndex},
+					{keySnapshotData, []byte("inline")},
+					{keySnapshotFile, []byte(name)},
+					{keySnapshotSize, size},
+					{keySnapshotCRC, checksum},
+				} {
+					if err := snap.Put(kv.k, kv.v); err != nil {
+						return err
+					}
 				}
 			}
 			log, _ := tx.CreateBucket(bucketLog)
@@ -114,13 +146,45 @@ func FuzzOpenStoredFile(f *testing.F) {
 		}
 		db.Close()
 
+		// The snapshot folder: the file the metadata names, where that is
+		// a plain name, beside strays a crash could have left.
+		dir := SnapshotDir(path)
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		plain := name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
+		fileWritten := plain && os.WriteFile(filepath.Join(dir, name), content, 0o600) == nil
+		strays := []string{snapshotName(math.MaxUint64), snapshotName(3) + tmpSuffix}
+		for _, s := range strays {
+			if s != name {
+				if err := os.WriteFile(filepath.Join(dir, s), []byte("stray"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		const foreign = "notes.txt"
+		if name != foreign {
+			if err := os.WriteFile(filepath.Join(dir, foreign), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+
 		// What a correct Open must do, worked out independently.
-		wellFormed := bytes.Equal(version, encodeIndex(FormatVersion))
+		v1, v2 := bytes.Equal(version, encodeIndex(formatInlineSnapshot)), bytes.Equal(version, encodeIndex(FormatVersion))
+		wellFormed := v1 || v2
 		var snap uint64
+		var wantSnapshot []byte // what Restore must be given
 		if len(snapIndex) > 0 {
 			wellFormed = wellFormed && len(snapIndex) == 8
 			if len(snapIndex) == 8 {
 				snap = binary.BigEndian.Uint64(snapIndex)
+			}
+			wantSnapshot = []byte("inline")
+			if v2 {
+				wantSnapshot = content
+				wellFormed = wellFormed && fileWritten &&
+					len(size) == 8 && binary.BigEndian.Uint64(size) == uint64(len(content)) &&
+					len(checksum) == 4 && binary.BigEndian.Uint32(checksum) == crc32.Checksum(content, crc32.MakeTable(crc32.Castagnoli))
 			}
 		}
 		var after []uint64 // indexes above the snapshot, sorted
@@ -147,18 +211,23 @@ func FuzzOpenStoredFile(f *testing.F) {
 			if wellFormed {
 				t.Fatalf("Open refused a well-formed file: %v", err)
 			}
-			if !bytes.Equal(version, encodeIndex(FormatVersion)) && !errors.Is(err, ErrUnknownFormat) {
+			if !v1 && !v2 && !errors.Is(err, ErrUnknownFormat) {
 				t.Fatalf("Open error for version %x = %v, want ErrUnknownFormat", version, err)
 			}
 			return
 		}
 		defer l.Close()
-		if !bytes.Equal(version, encodeIndex(FormatVersion)) {
+		if !v1 && !v2 {
 			t.Fatalf("Open accepted format version %x", version)
 		}
 		restored := uint64(0)
-		if fsm.snapshot != nil {
+		if fsm.restored {
 			restored = snap
+			if !bytes.Equal(fsm.snapshot, wantSnapshot) {
+				t.Fatalf("restored %q, want %q", fsm.snapshot, wantSnapshot)
+			}
+		} else if len(snapIndex) > 0 {
+			t.Fatalf("Open succeeded without restoring the snapshot at %x", snapIndex)
 		}
 		for n, i := range fsm.indexes {
 			if i != restored+uint64(n)+1 {
@@ -171,6 +240,22 @@ func FuzzOpenStoredFile(f *testing.F) {
 		if want := restored + uint64(len(fsm.indexes)); l.LastIndex() != want {
 			t.Fatalf("LastIndex() = %d, want %d", l.LastIndex(), want)
 		}
+		for _, s := range strays {
+			if s == name && v2 && fsm.restored {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(dir, s)); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("stray %s left in the snapshot folder: %v", s, err)
+			}
+		}
+		if v2 && fsm.restored {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				t.Errorf("the snapshot file itself is gone: %v", err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, foreign)); err != nil {
+			t.Errorf("a file that is not a snapshot was removed: %v", err)
+		}
 	})
 }
 
@@ -178,6 +263,7 @@ func FuzzOpenStoredFile(f *testing.F) {
 type bytesFSM struct {
 	records  [][]byte
 	indexes  []uint64
+	restored bool
 	snapshot []byte
 }
 
@@ -187,17 +273,27 @@ func (f *bytesFSM) Apply(index uint64, record []byte) any {
 	return index
 }
 
-// Snapshot encodes the records length-prefixed so Restore can split them.
-func (f *bytesFSM) Snapshot() ([]byte, error) {
-	var out []byte
+// Snapshot writes the records length-prefixed so Restore can split them.
+func (f *bytesFSM) Snapshot(w io.Writer) error {
+	var prefix []byte
 	for _, r := range f.records {
-		out = binary.AppendUvarint(out, uint64(len(r)))
-		out = append(out, r...)
+		prefix = binary.AppendUvarint(prefix[:0], uint64(len(r)))
+		if _, err := w.Write(prefix); err != nil {
+			return err
+		}
+		if _, err := w.Write(r); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
-func (f *bytesFSM) Restore(snapshot []byte) error {
+func (f *bytesFSM) Restore(r io.Reader) error {
+	snapshot, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	f.restored = true
 	f.snapshot = snapshot
 	f.records = nil
 	for len(snapshot) > 0 {

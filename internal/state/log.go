@@ -1,10 +1,13 @@
 package state
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"sync"
@@ -15,18 +18,28 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 )
 
-// FSM is the in-memory state machine the log drives (same contract as raft.FSM).
+// FSM is the in-memory state machine the log drives, shaped like raft.FSM.
 //
 // The Log calls Apply, Snapshot and Restore from one goroutine at a time (Open
 // during replay, then the writer), so an FSM only needs locking against its
-// own readers.
+// own readers. Under hashicorp/raft, an FSMSnapshot's Persist would call
+// Snapshot with the sink (holding Apply off meanwhile, as the Log does), and
+// Restore would get the snapshot's reader.
 type FSM interface {
 	// Apply applies one committed record, in log order, and returns a result for the proposer.
 	Apply(index uint64, record []byte) any
-	// Snapshot serialises the whole state as of the last applied index.
-	Snapshot() ([]byte, error)
-	// Restore replaces the whole state with a snapshot.
-	Restore(snapshot []byte) error
+	// Snapshot writes the whole state, as of the last applied index, to w.
+	// The Log calls it between batches, so no Apply runs meanwhile; it
+	// should stream (w is buffered, and checksums and counts what passes)
+	// rather than build the state in memory first. An error from w must
+	// be returned: the snapshot is then abandoned.
+	Snapshot(w io.Writer) error
+	// Restore replaces the whole state with what a Snapshot wrote, read
+	// from r. It is called only with bytes a Snapshot produced (the Log
+	// checks the file's size and checksum first), or with the value a
+	// version 1 store kept, which the FSM's Snapshot returned in one piece
+	// before snapshots were streamed.
+	Restore(r io.Reader) error
 }
 
 // Options tunes a Log. The zero value is the production setting.
@@ -76,10 +89,11 @@ var ErrFailed = errors.New("state log failed")
 // is waiting (up to MaxBatch), commits them in one transaction with one fsync,
 // then applies them to the FSM in index order and answers each proposer.
 type Log struct {
-	db   *bolt.DB
-	fsm  FSM
-	path string
-	opts Options
+	db      *bolt.DB
+	fsm     FSM
+	path    string
+	snapDir string
+	opts    Options
 
 	reqs     chan *request
 	snapReqs chan chan error
@@ -97,6 +111,7 @@ type Log struct {
 
 	// Writer-owned: no other goroutine touches these after Open returns.
 	snapIndex     uint64
+	snapFile      string
 	sinceSnapshot int
 	keyBuf        []byte
 
@@ -127,8 +142,9 @@ type result struct {
 // Open opens (creating if needed) the store at path, restores the latest snapshot into fsm and replays every later record through fsm.Apply, then starts the writer.
 //
 // fsm must be empty: Restore is only called when the file holds a snapshot.
-// Open refuses a file whose format version it does not know (ErrUnknownFormat)
-// and a file another process holds open.
+// Open refuses a file whose format version it does not know (ErrUnknownFormat),
+// a file another process holds open, and a snapshot file that is missing or
+// fails its size or checksum check (the error names the file).
 func Open(path string, fsm FSM, opts Options) (*Log, error) {
 	if fsm == nil {
 		return nil, fmt.Errorf("state: open %s: nil FSM", path)
@@ -161,45 +177,51 @@ func Open(path string, fsm FSM, opts Options) (*Log, error) {
 		db:       db,
 		fsm:      fsm,
 		path:     path,
+		snapDir:  SnapshotDir(path),
 		opts:     opts,
 		reqs:     make(chan *request),
 		snapReqs: make(chan chan error),
 		closing:  make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	if err := db.Update(initFormat); err != nil {
+	var version uint64
+	if err := db.Update(func(tx *bolt.Tx) (err error) {
+		version, err = initFormat(tx)
+		return err
+	}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("state: open %s: %w", path, err)
 	}
-	if err := l.recover(); err != nil {
+	if err := ensureSnapshotDir(l.snapDir, opts.NoSync); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("state: open %s: %w", path, err)
 	}
+	if err := l.recover(version); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("state: open %s: %w", path, err)
+	}
+	// Whatever else is in the folder is a superseded snapshot or a stray
+	// from a crash before its commit; recovery did not read it.
+	_ = removeStaleSnapshots(l.snapDir, l.snapFile)
 	go l.run()
 	return l, nil
 }
 
 // recover restores the snapshot, if any, and replays the log after it.
-func (l *Log) recover() error {
+func (l *Log) recover(version uint64) error {
 	return l.db.View(func(tx *bolt.Tx) error {
-		snap := tx.Bucket(bucketSnapshot)
+		snap, err := readSnapshotMeta(tx.Bucket(bucketSnapshot), version)
+		if err != nil {
+			return err
+		}
 		last := uint64(0)
-		if raw := snap.Get(keySnapshotIndex); raw != nil {
-			index, err := decodeIndex(raw)
-			if err != nil {
-				return fmt.Errorf("snapshot index: %w", err)
+		if snap.present {
+			if err := l.restore(snap); err != nil {
+				return err
 			}
-			data := snap.Get(keySnapshotData)
-			if data == nil {
-				return fmt.Errorf("snapshot at index %d has no data", index)
-			}
-			// bbolt's memory is only valid inside the transaction and the
-			// FSM may keep what it is given.
-			if err := l.fsm.Restore(clone(data)); err != nil {
-				return fmt.Errorf("restore snapshot at index %d: %w", index, err)
-			}
-			last = index
-			l.snapIndex = index
+			last = snap.index
+			l.snapIndex = snap.index
+			l.snapFile = snap.file.Name
 		}
 		// Entries at or below the snapshot index are already in the snapshot;
 		// skipping them by key is what makes a leftover entry harmless.
@@ -225,6 +247,27 @@ func (l *Log) recover() error {
 		l.stats.snapshotIndex.Store(l.snapIndex)
 		return nil
 	})
+}
+
+// restore hands the FSM the snapshot the bbolt file records.
+func (l *Log) restore(snap storedSnapshot) error {
+	if snap.inline != nil {
+		// A reader copies out of bbolt's memory, which is only valid
+		// inside the transaction, so the FSM cannot keep a reference to it.
+		if err := l.fsm.Restore(bytes.NewReader(snap.inline)); err != nil {
+			return fmt.Errorf("restore snapshot at index %d: %w", snap.index, err)
+		}
+		return nil
+	}
+	f, err := openSnapshotFile(l.snapDir, snap.file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := l.fsm.Restore(bufio.NewReaderSize(f, snapshotBufSize)); err != nil {
+		return fmt.Errorf("restore snapshot at index %d from %s: %w", snap.index, f.Name(), err)
+	}
+	return nil
 }
 
 func clone(b []byte) []byte {
@@ -426,8 +469,12 @@ func (l *Log) commit(batch []*request) {
 	l.stats.recordBatch(len(batch))
 }
 
-// snapshot writes the FSM's state as of the last applied index and deletes
-// the log entries it covers, in one transaction.
+// snapshot writes the FSM's state as of the last applied index to a file,
+// then, in one transaction, records the file and deletes the log entries
+// it covers. A crash before the commit leaves the previous snapshot and the
+// full log (the new file is a stray that the next Open deletes); a crash
+// after it leaves the new snapshot and the truncated log, and maybe the
+// previous file, deleted the same way. Both replay to the same state.
 func (l *Log) snapshot() error {
 	if err := l.failure(); err != nil {
 		return err
@@ -437,30 +484,35 @@ func (l *Log) snapshot() error {
 		// Nothing applied since the last snapshot (or ever).
 		return nil
 	}
-	data, err := l.fsm.Snapshot()
+	file, err := writeSnapshotFile(l.snapDir, index, l.fsm, l.opts.NoSync)
 	if err != nil {
 		err = fmt.Errorf("state: snapshot at index %d: %w", index, err)
 		l.stats.setSnapshotError(err)
 		return err
 	}
+	snapshotStage("renamed")
 	err = l.db.Update(func(tx *bolt.Tx) error {
-		snap := tx.Bucket(bucketSnapshot)
-		if err := snap.Put(keySnapshotData, data); err != nil {
-			return fmt.Errorf("write snapshot data: %w", err)
-		}
-		if err := snap.Put(keySnapshotIndex, encodeIndex(index)); err != nil {
-			return fmt.Errorf("write snapshot index: %w", err)
+		if err := writeSnapshotMeta(tx, file); err != nil {
+			return err
 		}
 		return truncate(tx, index)
 	})
 	if err != nil {
+		// The file stays: a failed commit may still have reached the disk,
+		// and then it is the snapshot the bbolt file names. If not, it is
+		// a stray that the next snapshot or Open deletes.
 		err = fmt.Errorf("state: snapshot at index %d to %s: %w", index, l.path, err)
 		l.stats.setSnapshotError(err)
 		return err
 	}
 	l.snapIndex = index
+	l.snapFile = file.Name
 	l.sinceSnapshot = 0
 	l.stats.recordSnapshot(index)
+	snapshotStage("committed")
+	// Best effort: a file left behind is deleted by the next snapshot or
+	// Open, and never read.
+	_ = removeStaleSnapshots(l.snapDir, file.Name)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -519,12 +520,14 @@ type fixedSnapshotFSM struct {
 	snapshot []byte
 }
 
-func (f fixedSnapshotFSM) Snapshot() ([]byte, error) { return f.snapshot, nil }
+func (f fixedSnapshotFSM) Snapshot(w io.Writer) error {
+	_, err := w.Write(f.snapshot)
+	return err
+}
 
 func TestEmptySnapshot(t *testing.T) {
-	// An FSM with nothing to save may return nil or an empty slice; the
-	// file must still reopen (bbolt keeps an empty value distinct from a
-	// missing one).
+	// An FSM with nothing to save may write nothing; the store must still
+	// reopen (an empty file is a snapshot, not a missing one).
 	tests := map[string][]byte{
 		"nil":   nil,
 		"empty": {},
