@@ -68,7 +68,7 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 		return fmt.Errorf("create job folder: %w", err)
 	}
 	script := filepath.Join(dir, "slurm_script")
-	if err := os.WriteFile(script, []byte(l.Script), 0o700); err != nil {
+	if err := writeExecutable(script, []byte(l.Script)); err != nil {
 		return fmt.Errorf("write batch script: %w", err)
 	}
 	switchUser := os.Geteuid() == 0
@@ -241,4 +241,17 @@ func (j *runningJob) signal(sig syscall.Signal) error {
 		return fmt.Errorf("job %d has no processes", j.id)
 	}
 	return j.group.Signal(sig)
+}
+
+// writeExecutable writes a file that a child is about to execute. No
+// process may be forked while the file is open for writing: a child
+// forked meanwhile (another job's launch) keeps the descriptor until its
+// own exec, and executing the file then fails with ETXTBSY, which the
+// job's shell reports as exit status 126 (golang.org/issue/22315). Forks
+// in Go take syscall.ForkLock for writing, so holding it for reading
+// keeps them out for the few microseconds the file is open.
+func writeExecutable(path string, data []byte) error {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	return os.WriteFile(path, data, 0o700)
 }
