@@ -21,7 +21,7 @@ $(BIN)/drover-gres-nvml: FORCE
 FORCE:
 
 generate:
-	$(GO) generate ./openapi
+	$(GO) generate ./openapi ./internal/cli/slurmjson
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^openapi/v[0-9]*/')); \
