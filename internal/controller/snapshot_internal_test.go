@@ -253,3 +253,23 @@ func FuzzRestore(f *testing.F) {
 		}
 	})
 }
+
+// TestSnapshotCoversEveryField fails when the fsm gains a member that
+// json.Marshal would save and the streamed snapshot does not write.
+func TestSnapshotCoversEveryField(t *testing.T) {
+	orig := variedFSM(t)
+	members := func(b []byte) []string {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Sorted(maps.Keys(m))
+	}
+	legacy, err := json.Marshal(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := members(snapshotBytes(t, orig)), members(legacy); !slices.Equal(got, want) {
+		t.Errorf("snapshot members %v, json.Marshal saves %v", got, want)
+	}
+}
