@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -69,20 +70,39 @@ func (hostProcess) rlimit(name string) (uint64, bool) {
 	if !ok {
 		return 0, false
 	}
-	if res == unix.RLIMIT_NOFILE {
-		// The Go runtime raises its own open-files limit to the hard one
-		// at start and keeps the caller's value only for its children: ask
-		// a child what the caller gave us.
-		if n, ok := inheritedNofile(); ok {
-			return n, true
-		}
-	}
 	var rl unix.Rlimit
 	if err := unix.Getrlimit(res, &rl); err != nil {
 		return 0, false
 	}
+	// The Go runtime raises its own open-files soft limit at start and
+	// gives children the caller's value back: when it may have raised
+	// it, ask a child.
+	if res == unix.RLIMIT_NOFILE && nofileRaised(rl) {
+		if n, ok := nofileProbe(); ok {
+			return n, true
+		}
+	}
 	return rl.Cur, true
 }
+
+// nofileProbe runs inheritedNofile once. startNofileProbe starts it as
+// sbatch starts, so that the child shell runs while sbatch reads its
+// options, script and configuration instead of after.
+var nofileProbe = sync.OnceValues(inheritedNofile)
+
+func startNofileProbe() {
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil && nofileRaised(rl) {
+		go nofileProbe()
+	}
+}
+
+// nofileRaised reports whether the runtime may have raised the limit. It
+// raises a soft limit below the hard one less one to the hard one less
+// one (go.dev/issue/46279; TestRuntimeRaisesNofile pins this), so any
+// other value is still the caller's, and only that one is ambiguous: the
+// caller may have set it.
+func nofileRaised(rl unix.Rlimit) bool { return rl.Max > 0 && rl.Cur == rl.Max-1 }
 
 // inheritedNofile reads the open-files soft limit sbatch was started
 // with, through a child shell (children get the original limit back).

@@ -24,6 +24,7 @@ import (
 
 // Run is the sbatch command (a clienv.Command).
 func Run(ctx context.Context, env *clienv.Env, args []string) int {
+	startNofileProbe()
 	return run(ctx, env, args, hostProcess{})
 }
 
