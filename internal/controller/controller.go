@@ -85,9 +85,6 @@ type Controller struct {
 	partOrder []string
 	defPart   string
 	reasons   map[job.ID]job.Reason
-	// requeueOnEnd holds running jobs to requeue (value: hold) once their
-	// processes end.
-	requeueOnEnd map[job.ID]bool
 
 	kick    chan struct{}
 	stop    chan struct{}

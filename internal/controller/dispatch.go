@@ -177,12 +177,3 @@ func (c *Controller) sendSignal(id job.ID, msg nodeproto.Signal) {
 		}
 	}()
 }
-
-// pendingRequeue marks a running job to be requeued when its processes
-// end. Caller holds c.mu.
-func (c *Controller) pendingRequeue(id job.ID, hold bool) {
-	if c.requeueOnEnd == nil {
-		c.requeueOnEnd = map[job.ID]bool{}
-	}
-	c.requeueOnEnd[id] = hold
-}

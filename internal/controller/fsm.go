@@ -112,6 +112,9 @@ type requeueCmd struct {
 	// IfRunning requeues only a job that still runs and was not asked to
 	// end: a failed launch must not bring back a job cancelled meanwhile.
 	IfRunning bool `json:"if_running,omitempty"`
+	// OnEnd does not requeue a running job yet: it marks it to be
+	// requeued when its processes are gone (Job.RequeueOnEnd).
+	OnEnd bool `json:"on_end,omitempty"`
 }
 
 // nodeSetCmd is an administrative node change (scontrol update NodeName=).
@@ -518,6 +521,14 @@ func (s *fsm) applyRequeue(c *command) applyResult {
 	if j == nil {
 		return applyResult{Err: slurmerr.New(slurmerr.InvalidJobID, "")}
 	}
+	if c.Requeue.OnEnd {
+		if j.State != job.Running || j.Completing {
+			return applyResult{Err: slurmerr.New(slurmerr.TransitionStateNoUpdate, "")}
+		}
+		j.RequeueOnEnd, j.RequeueHold = true, c.Requeue.Hold
+		s.touch(j, c.Time)
+		return applyResult{JobID: j.ID}
+	}
 	if c.Requeue.IfRunning && j.State != job.Running {
 		if j.Completing {
 			// It was ending anyway: it ended without running.
@@ -531,6 +542,7 @@ func (s *fsm) applyRequeue(c *command) applyResult {
 	j.BatchHost = ""
 	j.StartTime, j.EndTime = time.Time{}, time.Time{}
 	j.Completing = false
+	j.RequeueOnEnd, j.RequeueHold = false, false
 	j.ExitCode, j.Signal = 0, 0
 	j.RestartCount++
 	j.SubmitTime = c.Time

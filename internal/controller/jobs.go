@@ -555,11 +555,11 @@ func (c *Controller) Requeue(ctx context.Context, who Identity, sel JobSelector,
 		}
 	}
 	for _, id := range running {
-		// The job is requeued once its processes are gone (jobDone sees
-		// the pending requeue).
-		c.mu.Lock()
-		c.pendingRequeue(id, hold)
-		c.mu.Unlock()
+		// The job is requeued once its processes are gone (JobDone sees
+		// the mark, which survives a restart of the controller).
+		if _, err := c.propose(ctx, &command{Op: opRequeue, Requeue: &requeueCmd{JobID: id, Hold: hold, OnEnd: true}}); err != nil {
+			return err
+		}
 		c.terminate(id, nodeproto.EndCancelled)
 	}
 	c.Kick()

@@ -614,3 +614,45 @@ func TestUpdateArrayTask(t *testing.T) {
 		t.Errorf("records (-want +got):\n%s", d)
 	}
 }
+
+// TestRequeueSurvivesRestart checks that scontrol requeue of a running job
+// is part of the state: a controller restarted before the job's processes
+// are gone still requeues it, whether the node then reports the job's end
+// or no longer knows the job.
+func TestRequeueSurvivesRestart(t *testing.T) {
+	c := ctltest.New(t)
+	c.RegisterAll()
+	reported := c.Submit(ctltest.Alice, ctltest.Request())
+	vanished := c.Submit(ctltest.Alice, ctltest.Request())
+	schedule(t, c)
+	c.Node.WaitLaunches(t, 2)
+	for _, id := range []job.ID{reported, vanished} {
+		if err := c.Ctl.Requeue(ctx, ctltest.Alice, controller.JobSelector{ID: id}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if j := c.Job(reported); j.State != job.Running || !j.RequeueOnEnd || !j.RequeueHold {
+		t.Fatalf("marked job: %v requeue=%v hold=%v", j.State, j.RequeueOnEnd, j.RequeueHold)
+	}
+	c.Restart()
+	// The node still has the first job's end to report, and has
+	// forgotten the second (its daemon restarted too).
+	hosts := map[job.ID]string{reported: c.Job(reported).BatchHost, vanished: c.Job(vanished).BatchHost}
+	for _, name := range ctltest.NodeNames {
+		var jobs []nodeproto.JobStatus
+		if hosts[reported] == name {
+			jobs = append(jobs, nodeproto.JobStatus{JobID: uint32(reported), Done: &nodeproto.JobDone{
+				Node: name, JobID: uint32(reported), Kind: nodeproto.EndCancelled, Signal: 15, EndTime: c.Now()}})
+		}
+		c.Register(name, jobs...)
+	}
+	for _, id := range []job.ID{reported, vanished} {
+		j := c.Job(id)
+		if j.State != job.Pending || j.Hold != job.HeldAdmin || j.RestartCount != 1 || j.RequeueOnEnd || j.Alloc != nil {
+			t.Errorf("job %d after the restart: %v hold=%v restarts=%d requeue=%v", id, j.State, j.Hold, j.RestartCount, j.RequeueOnEnd)
+		}
+	}
+	if n := len(c.Node.Launches()); n != 2 {
+		t.Errorf("%d launches, want the first 2 only (a job to requeue is not relaunched)", n)
+	}
+}

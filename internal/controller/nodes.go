@@ -67,7 +67,8 @@ func (c *Controller) Register(ctx context.Context, reg nodeproto.Register) (node
 	for _, js := range reg.Jobs {
 		reported[job.ID(js.JobID)] = js
 	}
-	var relaunch, lost []job.ID
+	var relaunch []job.ID
+	var lost []*job.Job
 	var done []nodeproto.JobDone
 	var kill []uint32
 	for _, id := range c.st.order {
@@ -78,14 +79,14 @@ func (c *Controller) Register(ctx context.Context, reg nodeproto.Register) (node
 		js, ok := reported[id]
 		delete(reported, id)
 		switch {
-		case !ok && j.State == job.Running:
+		case !ok && j.State == job.Running && !j.RequeueOnEnd:
 			relaunch = append(relaunch, id)
 		case !ok:
-			lost = append(lost, id)
+			lost = append(lost, shallowCopy(j))
 		case js.Done != nil:
 			done = append(done, *js.Done)
 		case js.Lost:
-			lost = append(lost, id)
+			lost = append(lost, shallowCopy(j))
 		}
 	}
 	for id, js := range reported {
@@ -111,8 +112,13 @@ func (c *Controller) Register(ctx context.Context, reg nodeproto.Register) (node
 			return nodeproto.RegisterReply{}, err
 		}
 	}
-	for _, id := range lost {
-		if _, err := c.propose(ctx, &command{Op: opEnd, End: &endCmd{JobID: id, State: job.NodeFail}}); err != nil {
+	for _, j := range lost {
+		cmd := &command{Op: opEnd, End: &endCmd{JobID: j.ID, State: job.NodeFail}}
+		if j.RequeueOnEnd {
+			// Its processes are gone either way: requeue it as asked.
+			cmd = &command{Op: opRequeue, Requeue: &requeueCmd{JobID: j.ID, Hold: j.RequeueHold}}
+		}
+		if _, err := c.propose(ctx, cmd); err != nil {
 			return nodeproto.RegisterReply{}, err
 		}
 	}
@@ -173,8 +179,7 @@ func (c *Controller) JobDone(ctx context.Context, d nodeproto.JobDone) error {
 		c.mu.Unlock()
 		return nil
 	}
-	hold, requeue := c.requeueOnEnd[id]
-	delete(c.requeueOnEnd, id)
+	requeue, hold := j.RequeueOnEnd, j.RequeueHold
 	c.mu.Unlock()
 	var cmd *command
 	if requeue {

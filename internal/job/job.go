@@ -187,7 +187,13 @@ type Job struct {
 	// still being killed.
 	Completing bool
 	// CancelledBy is the uid that cancelled the job.
-	CancelledBy  uint32
+	CancelledBy uint32
+	// RequeueOnEnd marks a running job that scontrol requeue asked to
+	// requeue (held, with RequeueHold) once its processes are gone. It is
+	// part of the state, so a controller restarted meanwhile still
+	// requeues the job instead of ending it.
+	RequeueOnEnd bool
+	RequeueHold  bool
 	RestartCount uint32
 	// LastUpdate changes whenever the record changes (REST update_time).
 	LastUpdate time.Time
