@@ -350,7 +350,9 @@ func (c *Controller) snapshot() *sched.Snapshot {
 		Now:          c.now(),
 		Partitions:   make(map[string]*partition.Partition, len(c.parts)),
 		ArrayRunning: map[job.ID]uint32{},
+		Blocked:      map[job.ID]job.Reason{},
 	}
+	deps := &dependencyView{st: c.st}
 	for name, p := range c.parts {
 		cp := *p
 		s.Partitions[name] = &cp
@@ -368,6 +370,9 @@ func (c *Controller) snapshot() *sched.Snapshot {
 			// out keeps cycles cheap when thousands are held.
 		case j.State == job.Pending:
 			s.Pending = append(s.Pending, shallowCopy(j))
+			if r := deps.dependencyReason(j, c); r != "" {
+				s.Blocked[j.ID] = r
+			}
 		case j.State == job.Running && j.IsArray():
 			s.ArrayRunning[j.ArrayJobID]++
 		}

@@ -104,6 +104,9 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	if err := c.feasible(&r, part); err != nil {
 		return SubmitResult{}, err
 	}
+	if err := c.checkDependency(r.Dependency); err != nil {
+		return SubmitResult{}, err
+	}
 	// A job without a memory request gets the default, recorded as the
 	// job's own (slurmctld does the same, so SLURM_MEM_PER_CPU shows it).
 	if r.MemPerNode == 0 && r.MemPerCPU == 0 && !r.Exclusive {

@@ -88,6 +88,7 @@ const (
 	ReasonHeldAdmin            Reason = "JobHeldAdmin"
 	ReasonBeginTime            Reason = "BeginTime"
 	ReasonDependency           Reason = "Dependency"
+	ReasonDependencyNever      Reason = "DependencyNeverSatisfied"
 	ReasonArrayTaskLimit       Reason = "JobArrayTaskLimit"
 	ReasonNonZeroExitCode      Reason = "NonZeroExitCode"
 	ReasonTimeLimit            Reason = "TimeLimit"

@@ -140,6 +140,8 @@ func (f *FIFO) ineligible(s *Snapshot, j *job.Job, part *partition.Partition) (j
 		return job.ReasonHeldUser, true
 	case j.Hold == job.HeldAdmin:
 		return job.ReasonHeldAdmin, true
+	case s.Blocked[j.ID] != "":
+		return s.Blocked[j.ID], true
 	case part == nil:
 		return job.ReasonBadConstraints, true
 	case part.State == partition.Inactive:

@@ -32,6 +32,9 @@ type Snapshot struct {
 	// ArrayRunning counts the running tasks of each array job id, for %N
 	// throttles.
 	ArrayRunning map[job.ID]uint32
+	// Blocked are pending jobs that may not start yet for a reason the
+	// controller decided (an unsatisfied dependency), with that reason.
+	Blocked map[job.ID]job.Reason
 }
 
 // NodeState is a node and the share of it held by running jobs.
