@@ -48,6 +48,10 @@ type Config struct {
 	// ReturnToService is slurm.conf's: 1 or 2 let a node that was DOWN for
 	// not responding return when it registers again.
 	ReturnToService int
+	// KillInvalidDepend cancels a job whose dependency can never be
+	// satisfied (DependencyParameters=kill_invalid_depend) instead of
+	// leaving it pending with reason DependencyNeverSatisfied.
+	KillInvalidDepend bool
 	// SchedInterval bounds how long a pending job waits for a cycle when
 	// nothing kicks the scheduler.
 	SchedInterval time.Duration
@@ -318,6 +322,11 @@ func (c *Controller) scheduleOnce(ctx context.Context) error {
 	c.mu.Lock()
 	c.reasons = plan.Reasons
 	c.mu.Unlock()
+	if c.cfg.KillInvalidDepend {
+		if err := c.killInvalidDepend(ctx, snap); err != nil {
+			return err
+		}
+	}
 	if len(plan.Starts) > 0 {
 		cmd := &command{Op: opStart, Start: &startCmd{}}
 		for _, s := range plan.Starts {

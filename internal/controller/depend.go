@@ -1,8 +1,12 @@
 package controller
 
 import (
+	"context"
+	"slices"
+
 	"github.com/droverhq/drover/internal/depend"
 	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/sched"
 	"github.com/droverhq/drover/internal/slurmerr"
 )
 
@@ -128,4 +132,23 @@ func (v *dependencyView) dependencyReason(j *job.Job, c *Controller) job.Reason 
 		return job.ReasonDependencyNever
 	}
 	return ""
+}
+
+// killInvalidDepend cancels the jobs of a cycle whose dependency can never
+// be satisfied, as slurmctld does with kill_invalid_depend: they end
+// CANCELLED with reason DependencyNeverSatisfied.
+func (c *Controller) killInvalidDepend(ctx context.Context, snap *sched.Snapshot) error {
+	var ids []job.ID
+	for id, r := range snap.Blocked {
+		if r == job.ReasonDependencyNever {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	if len(ids) == 0 {
+		return nil
+	}
+	cmd := &command{Op: opCancel, Cancel: &cancelCmd{JobIDs: ids, State: job.Cancelled, Reason: job.ReasonDependencyNever}}
+	_, err := c.propose(ctx, cmd)
+	return err
 }

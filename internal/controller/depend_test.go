@@ -71,3 +71,16 @@ func TestSingleton(t *testing.T) {
 }
 
 func itoa(id job.ID) string { return strconv.FormatUint(uint64(id), 10) }
+
+func TestKillInvalidDepend(t *testing.T) {
+	c := ctltest.New(t, func(cfg *controller.Config) { cfg.KillInvalidDepend = true })
+	c.RegisterAll()
+	first := c.Submit(ctltest.Alice, ctltest.Request())
+	waiting := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.Dependency = "afterok:" + itoa(first) }))
+	schedule(t, c)
+	c.Finish(first, nodeproto.EndExited, 1, 0)
+	schedule(t, c)
+	if j := c.Job(waiting); j.State != job.Cancelled || j.Reason != job.ReasonDependencyNever {
+		t.Errorf("afterok of a failed job with kill_invalid_depend: %v %q", j.State, j.Reason)
+	}
+}

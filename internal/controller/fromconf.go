@@ -27,6 +27,13 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 		ReturnToService: int(sc.ReturnToService),
 		Defaults:        sched.Defaults{DefMemPerCPU: sc.DefMemPerCPU, DefMemPerNode: sc.DefMemPerNode},
 	}
+	if v, ok := sc.Value("DependencyParameters"); ok {
+		for _, p := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(p), "kill_invalid_depend") {
+				cfg.KillInvalidDepend = true
+			}
+		}
+	}
 	if len(sc.SlurmctldHosts) > 0 {
 		cfg.ControlHost = sc.SlurmctldHosts[0].Name
 		cfg.ControlAddr = sc.SlurmctldHosts[0].Addr
