@@ -89,6 +89,9 @@ type Controller struct {
 	partOrder []string
 	defPart   string
 	reasons   map[job.ID]job.Reason
+	// depText is what the last cycle found left of pending jobs'
+	// dependencies (dependencyText).
+	depText map[job.ID]string
 
 	kick    chan struct{}
 	stop    chan struct{}
@@ -314,7 +317,10 @@ func (c *Controller) scheduleLoop() {
 // scheduleOnce runs one cycle: snapshot, plan, commit, launch.
 func (c *Controller) scheduleOnce(ctx context.Context) error {
 	begin := time.Now()
-	snap := c.snapshot()
+	snap, depText := c.snapshot()
+	c.mu.Lock()
+	c.depText = depText
+	c.mu.Unlock()
 	if len(snap.Pending) == 0 {
 		return nil
 	}
@@ -351,8 +357,9 @@ func (c *Controller) scheduleOnce(ctx context.Context) error {
 	return nil
 }
 
-// snapshot copies what the scheduler reads.
-func (c *Controller) snapshot() *sched.Snapshot {
+// snapshot copies what the scheduler reads, and returns the pending jobs'
+// dependencies as they are left (see dependencyText).
+func (c *Controller) snapshot() (*sched.Snapshot, map[job.ID]string) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	s := &sched.Snapshot{
@@ -362,6 +369,7 @@ func (c *Controller) snapshot() *sched.Snapshot {
 		Blocked:      map[job.ID]job.Reason{},
 	}
 	deps := &dependencyView{st: c.st}
+	texts := map[job.ID]string{}
 	for name, p := range c.parts {
 		cp := *p
 		s.Partitions[name] = &cp
@@ -379,14 +387,18 @@ func (c *Controller) snapshot() *sched.Snapshot {
 			// out keeps cycles cheap when thousands are held.
 		case j.State == job.Pending:
 			s.Pending = append(s.Pending, shallowCopy(j))
-			if r := deps.dependencyReason(j, c); r != "" {
-				s.Blocked[j.ID] = r
+			if j.Req.Dependency != "" {
+				r, text := deps.evaluate(j, s.Now)
+				if r != "" {
+					s.Blocked[j.ID] = r
+				}
+				texts[j.ID] = text
 			}
 		case j.State == job.Running && j.IsArray():
 			s.ArrayRunning[j.ArrayJobID]++
 		}
 	}
-	return s
+	return s, texts
 }
 
 // usageLocked sums the allocations of jobs that hold resources.

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/droverhq/drover/internal/depend"
 	"github.com/droverhq/drover/internal/job"
@@ -12,24 +13,12 @@ import (
 
 // checkDependency refuses, as slurmctld does at submission ("Job
 // dependency problem", with no more said), a dependency that does not
-// parse or names a job the controller does not know.
+// parse. A job id the controller does not know is accepted, as slurmctld
+// 22.05 accepts it: the condition is taken as satisfied, like one on a
+// job already purged.
 func (c *Controller) checkDependency(spec string) error {
-	if spec == "" {
-		return nil
-	}
-	d, err := depend.Parse(spec)
-	if err != nil {
+	if _, err := depend.Parse(spec); err != nil {
 		return slurmerr.New(slurmerr.InvalidDependency, "")
-	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	for _, cond := range d.Conds {
-		if cond.Type == depend.Singleton {
-			continue
-		}
-		if _, ok := c.st.Jobs[cond.JobID]; !ok {
-			return slurmerr.New(slurmerr.InvalidDependency, "")
-		}
 	}
 	return nil
 }
@@ -113,25 +102,45 @@ func (v *dependencyView) SingletonBlocked(j *job.Job) bool {
 	return false
 }
 
-// dependencyReason is the pending reason a job's dependency gives it, or
-// "" when it is satisfied (or there is none).
-func (v *dependencyView) dependencyReason(j *job.Job, c *Controller) job.Reason {
+// evaluate returns the pending reason a job's dependency gives it ("" when
+// it is satisfied or there is none) and the dependency as Slurm shows it
+// (what is left of it).
+func (v *dependencyView) evaluate(j *job.Job, now time.Time) (job.Reason, string) {
 	if j.Req.Dependency == "" {
-		return ""
+		return "", ""
 	}
 	d, err := depend.Parse(j.Req.Dependency)
 	if err != nil {
 		// Accepted at submission, so the syntax is fine; a record from
 		// an older controller may hold anything.
-		return job.ReasonDependencyNever
+		return job.ReasonDependencyNever, j.Req.Dependency
 	}
-	switch depend.Evaluate(d, j, v, c.now()) {
+	text := depend.Describe(d, j, v, now)
+	switch depend.Evaluate(d, j, v, now) {
 	case depend.Waiting:
-		return job.ReasonDependency
+		return job.ReasonDependency, text
 	case depend.Never:
-		return job.ReasonDependencyNever
+		return job.ReasonDependencyNever, text
 	}
-	return ""
+	return "", text
+}
+
+// dependencyText is a job's dependency as squeue %E and scontrol show it:
+// what the last scheduling cycle found left of it, every condition
+// unfulfilled before the first cycle, nothing once the job left the
+// queue. Caller holds c.mu.
+func (c *Controller) dependencyText(j *job.Job) string {
+	if j.Req.Dependency == "" || j.State != job.Pending {
+		return ""
+	}
+	if text, ok := c.depText[j.ID]; ok {
+		return text
+	}
+	d, err := depend.Parse(j.Req.Dependency)
+	if err != nil {
+		return j.Req.Dependency
+	}
+	return depend.Unevaluated(d)
 }
 
 // killInvalidDepend cancels the jobs of a cycle whose dependency can never

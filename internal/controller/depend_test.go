@@ -37,8 +37,14 @@ func TestDependencies(t *testing.T) {
 		t.Errorf("afternotok of a completed job: %v %q", j.State, j.Reason)
 	}
 
-	// Submission refuses what slurmctld refuses.
-	for _, spec := range []string{"afterok:999", "afterok", "before:" + itoa(first), "afterok:1,afterok:2?afterok:3"} {
+	// Submission refuses what slurmctld refuses; a job it does not know
+	// satisfies the condition.
+	unknown := c.Submit(ctltest.Alice, ctltest.Request(dep("afterok:999")))
+	schedule(t, c)
+	if j := c.Job(unknown); j.State != job.Running {
+		t.Errorf("afterok of an unknown job: %v %q", j.State, j.Reason)
+	}
+	for _, spec := range []string{"afterok", "before:" + itoa(first), "afterok:1,afterok:2?afterok:3"} {
 		_, err := c.Ctl.Submit(ctx, ctltest.Alice, controller.Submission{Req: ctltest.Request(dep(spec))})
 		if codeOf(err) != slurmerr.InvalidDependency {
 			t.Errorf("dependency %q: %v, want Job dependency problem", spec, err)

@@ -249,6 +249,7 @@ func (c *Controller) viewLocked(j *job.Job) *job.Job {
 			v.Reason = r
 		}
 	}
+	v.Req.Dependency = c.dependencyText(j)
 	return v
 }
 

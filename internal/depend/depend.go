@@ -279,3 +279,64 @@ func evaluateRecord(t Type, delay time.Duration, r *job.Job, now time.Time) Stat
 	}
 	return Never
 }
+
+// Describe writes the dependency as squeue %E and scontrol show Slurm's:
+// the conditions not yet satisfied, each with "(unfulfilled)" or
+// "(failed)", array jobs as "N_*"; "" once nothing is left, or when an
+// "?" list has a satisfied condition.
+func Describe(spec Spec, j *job.Job, jobs Jobs, now time.Time) string {
+	sep := ","
+	if spec.Or {
+		sep = "?"
+	}
+	var b strings.Builder
+	for _, c := range spec.Conds {
+		st := evaluate(c, j, jobs, now)
+		if st == Satisfied {
+			if spec.Or {
+				return ""
+			}
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(c.describe(jobs))
+		if st == Never {
+			b.WriteString("(failed)")
+		} else {
+			b.WriteString("(unfulfilled)")
+		}
+	}
+	return b.String()
+}
+
+// Unevaluated writes the dependency as Slurm shows it before it was
+// evaluated: every condition unfulfilled.
+func Unevaluated(spec Spec) string {
+	sep := ","
+	if spec.Or {
+		sep = "?"
+	}
+	parts := make([]string, 0, len(spec.Conds))
+	for _, c := range spec.Conds {
+		parts = append(parts, c.String()+"(unfulfilled)")
+	}
+	return strings.Join(parts, sep)
+}
+
+// describe is String with "_*" for a whole array job.
+func (c Cond) describe(jobs Jobs) string {
+	if c.Type == Singleton || c.Task != job.NoTask || jobs == nil {
+		return c.String()
+	}
+	recs, ok := jobs.Records(c.JobID, job.NoTask)
+	if !ok || len(recs) == 0 || !recs[0].IsArray() {
+		return c.String()
+	}
+	s := string(c.Type) + ":" + strconv.FormatUint(uint64(c.JobID), 10) + "_*"
+	if c.Delay > 0 {
+		s += "+" + strconv.FormatInt(int64(c.Delay/time.Minute), 10)
+	}
+	return s
+}

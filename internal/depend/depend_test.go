@@ -150,3 +150,37 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestDescribe(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	jobs := fakeJobs{recs: map[job.ID][]*job.Job{
+		1: {{State: job.Running, StartTime: now.Add(-30 * time.Second), ArrayTaskID: job.NoTask}},
+		2: {{State: job.Failed, ArrayTaskID: job.NoTask}},
+		3: {{State: job.Completed, ArrayTaskID: job.NoTask}},
+		4: {{ArrayJobID: 4, ArrayTaskID: 0, State: job.Running}},
+	}}
+	self := &job.Job{ID: 9, ArrayTaskID: job.NoTask}
+	for spec, want := range map[string]string{
+		// As slurmctld 22.05 shows them (captured on ../shared/real-slurm).
+		"afterok:1":            "afterok:1(unfulfilled)",
+		"afterok:2:1":          "afterok:2(failed),afterok:1(unfulfilled)",
+		"afterany:1?afterok:1": "afterany:1(unfulfilled)?afterok:1(unfulfilled)",
+		"after:1+1":            "after:1+1(unfulfilled)",
+		"afterok:3,afterany:1": "afterany:1(unfulfilled)",
+		"afterok:3":            "",
+		"afterany:1?afterok:3": "",
+		"afterok:4":            "afterok:4_*(unfulfilled)",
+	} {
+		s, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Describe(s, self, jobs, now); got != want {
+			t.Errorf("Describe(%q) = %q, want %q", spec, got, want)
+		}
+	}
+	s, _ := Parse("afterok:1?afterany:2")
+	if got := Unevaluated(s); got != "afterok:1(unfulfilled)?afterany:2(unfulfilled)" {
+		t.Errorf("Unevaluated: %q", got)
+	}
+}
