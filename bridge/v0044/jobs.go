@@ -818,5 +818,8 @@ func updateFromWire(d *api.V0044JobDescMsg) (controller.JobUpdate, error) {
 	if r, ok := d.Requeue.Get(); ok {
 		u.Requeue = &r
 	}
+	if dep, ok := d.Dependency.Get(); ok {
+		u.Dependency = &dep
+	}
 	return u, nil
 }

@@ -90,3 +90,31 @@ func TestKillInvalidDepend(t *testing.T) {
 		t.Errorf("afterok of a failed job with kill_invalid_depend: %v %q", j.State, j.Reason)
 	}
 }
+
+func TestUpdateDependency(t *testing.T) {
+	c := ctltest.New(t)
+	c.RegisterAll()
+	first := c.Submit(ctltest.Alice, ctltest.Request())
+	waiting := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.Dependency = "afterok:" + itoa(first) }))
+	schedule(t, c)
+	set := func(spec string) error {
+		return c.Ctl.Update(ctx, ctltest.Alice, controller.JobSelector{ID: waiting}, controller.JobUpdate{Dependency: &spec})
+	}
+	if err := set("afterok:"); codeOf(err) != slurmerr.InvalidDependency {
+		t.Errorf("malformed dependency: %v", err)
+	}
+	if j := c.Job(waiting); j.State != job.Pending || j.Reason != job.ReasonDependency {
+		t.Fatalf("before the update: %v %q", j.State, j.Reason)
+	}
+	// scontrol update JobId=.. Dependency= removes it.
+	if err := set(""); err != nil {
+		t.Fatal(err)
+	}
+	schedule(t, c)
+	if j := c.Job(waiting); j.State != job.Running {
+		t.Errorf("after removing the dependency: %v %q", j.State, j.Reason)
+	}
+	if err := set("afterany:" + itoa(first)); codeOf(err) != slurmerr.JobNotPending {
+		t.Errorf("dependency of a running job: %v", err)
+	}
+}

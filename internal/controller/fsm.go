@@ -91,18 +91,19 @@ type cancelCmd struct {
 }
 
 type updateCmd struct {
-	JobID     job.ID     `json:"job_id"`
-	TimeLimit *uint32    `json:"time_limit,omitempty"`
-	Partition *string    `json:"partition,omitempty"`
-	Name      *string    `json:"name,omitempty"`
-	Comment   *string    `json:"comment,omitempty"`
-	Priority  *uint32    `json:"priority,omitempty"`
-	Nice      *int32     `json:"nice,omitempty"`
-	Hold      *job.Hold  `json:"hold,omitempty"`
-	BeginTime *time.Time `json:"begin_time,omitempty"`
-	MinNodes  *uint32    `json:"min_nodes,omitempty"`
-	NumTasks  *uint32    `json:"num_tasks,omitempty"`
-	Requeue   *bool      `json:"requeue,omitempty"`
+	JobID      job.ID     `json:"job_id"`
+	Dependency *string    `json:"dependency,omitempty"`
+	TimeLimit  *uint32    `json:"time_limit,omitempty"`
+	Partition  *string    `json:"partition,omitempty"`
+	Name       *string    `json:"name,omitempty"`
+	Comment    *string    `json:"comment,omitempty"`
+	Priority   *uint32    `json:"priority,omitempty"`
+	Nice       *int32     `json:"nice,omitempty"`
+	Hold       *job.Hold  `json:"hold,omitempty"`
+	BeginTime  *time.Time `json:"begin_time,omitempty"`
+	MinNodes   *uint32    `json:"min_nodes,omitempty"`
+	NumTasks   *uint32    `json:"num_tasks,omitempty"`
+	Requeue    *bool      `json:"requeue,omitempty"`
 }
 
 type requeueCmd struct {
@@ -511,6 +512,9 @@ func (s *fsm) applyUpdate(c *command) applyResult {
 	}
 	if u.Requeue != nil {
 		j.Req.Requeue = *u.Requeue
+	}
+	if u.Dependency != nil {
+		j.Req.Dependency = *u.Dependency
 	}
 	s.touch(j, c.Time)
 	return applyResult{JobID: j.ID}

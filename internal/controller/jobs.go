@@ -432,6 +432,8 @@ type JobUpdate struct {
 	MinNodes  *uint32
 	NumTasks  *uint32
 	Requeue   *bool
+	// Dependency replaces the job's dependency ("" removes it).
+	Dependency *string
 }
 
 // Update changes a job, with slurmctld's rules: users may lower their own
@@ -455,6 +457,15 @@ func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, 
 		if j.State != job.Pending && (u.Partition != nil || u.MinNodes != nil || u.NumTasks != nil || u.BeginTime != nil) {
 			err = slurmerr.New(slurmerr.JobNotPending, "")
 			break
+		}
+		if u.Dependency != nil && j.State != job.Pending {
+			err = slurmerr.New(slurmerr.JobNotPending, "")
+			break
+		}
+		if u.Dependency != nil {
+			if err = c.checkDependency(*u.Dependency); err != nil {
+				break
+			}
 		}
 		if u.Hold != nil && j.State != job.Pending {
 			err = slurmerr.New(slurmerr.JobNotPending, "")
@@ -501,7 +512,8 @@ func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, 
 	}
 	for _, id := range ids {
 		cmd := &updateCmd{JobID: id, TimeLimit: u.TimeLimit, Partition: u.Partition, Name: u.Name, Comment: u.Comment,
-			Priority: u.Priority, Nice: u.Nice, BeginTime: u.BeginTime, MinNodes: u.MinNodes, NumTasks: u.NumTasks, Requeue: u.Requeue}
+			Priority: u.Priority, Nice: u.Nice, BeginTime: u.BeginTime, MinNodes: u.MinNodes, NumTasks: u.NumTasks, Requeue: u.Requeue,
+			Dependency: u.Dependency}
 		if u.Hold != nil {
 			// An operator's hold is an administrator hold, even on the
 			// operator's own job (slurmrestd shows JobHeldAdmin after
