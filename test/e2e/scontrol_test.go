@@ -103,7 +103,7 @@ func TestScontrolShow(t *testing.T) {
 			}
 		}
 		if len(bad) > 0 {
-			t.Skipf("blocked on bridge/v0044's job answer (eligible/accrue time 0 for held jobs, max_nodes, tasks_per_board, core_spec/thread_spec NO_VAL encoding, stderr_expanded only with -e, command = argv[0]): %s", strings.Join(bad, "; "))
+			t.Errorf("scontrol show job differs from real Slurm: %s", strings.Join(bad, "; "))
 		}
 	})
 
@@ -127,7 +127,7 @@ func TestScontrolShow(t *testing.T) {
 			b.WriteByte(byte(ch))
 		}
 		if n["Arch"] != b.String() {
-			t.Skipf("blocked on the node daemon's registration (nodeagent reports runtime.GOARCH): Arch=%s, want %s", n["Arch"], b.String())
+			t.Errorf("Arch=%s, want %s", n["Arch"], b.String())
 		}
 	})
 	if out := c.MustRun("", "scontrol", "show", "node"); strings.Count(out, "NodeName=") != 2 {
@@ -148,7 +148,7 @@ func TestScontrolShow(t *testing.T) {
 		// The partition answer's tres.configured is what scontrol prints
 		// as TRES=; DefMemPerCPU comes from slurm.conf's DefMemPerCPU=100.
 		if p := fieldMap(c.MustRun("", "scontrol", "show", "partition", "batch")); p["TRES"] != "cpu=16,mem=16000M,node=2,billing=16" {
-			t.Skipf("blocked on bridge/v0044's partition answer (no tres.configured; defaults.partition_memory_per_cpu set with 0): TRES=%s DefMemPerCPU=%s", p["TRES"], p["DefMemPerCPU"])
+			t.Errorf("partition: TRES=%s DefMemPerCPU=%s", p["TRES"], p["DefMemPerCPU"])
 		}
 	})
 
