@@ -90,20 +90,37 @@ func startInproc(b *testing.B) *inproc {
 	return &inproc{ctl: ctl, socket: socket, port: addr.(*net.TCPAddr).Port, dir: dir}
 }
 
-// fill submits n held jobs from 8 clients.
-func (p *inproc) fill(b *testing.B, n int) {
+// submitters returns 8 REST clients on the unix socket, submitting held
+// jobs or not.
+func (p *inproc) submitters(b *testing.B, hold bool) []submitter {
 	b.Helper()
 	subs := make([]submitter, 8)
 	for i := range subs {
-		s, err := droverSubmitter(transportUnix, p.socket, p.port, p.dir, true)
+		s, err := droverSubmitter(transportUnix, p.socket, p.port, p.dir, hold)
 		if err != nil {
 			b.Fatal(err)
 		}
 		subs[i] = s
 	}
-	if _, _, err := submitLoad(context.Background(), subs, n); err != nil {
+	return subs
+}
+
+// fill submits n held jobs from 8 clients.
+func (p *inproc) fill(b *testing.B, n int) {
+	b.Helper()
+	if _, _, err := submitLoad(context.Background(), p.submitters(b, true), n); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// submitRate times b.N submissions from subs and reports their rate.
+func submitRate(b *testing.B, subs []submitter) {
+	b.ResetTimer()
+	wall, _, err := submitLoad(context.Background(), subs, b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/wall.Seconds(), "jobs/s")
 }
 
 // BenchmarkSubmit is figure 1 in one process: durable REST submissions
@@ -112,20 +129,7 @@ func BenchmarkSubmit(b *testing.B) {
 	for _, hold := range []bool{true, false} {
 		b.Run("hold="+strconv.FormatBool(hold), func(b *testing.B) {
 			p := startInproc(b)
-			subs := make([]submitter, 8)
-			for i := range subs {
-				s, err := droverSubmitter(transportUnix, p.socket, p.port, p.dir, hold)
-				if err != nil {
-					b.Fatal(err)
-				}
-				subs[i] = s
-			}
-			b.ResetTimer()
-			wall, _, err := submitLoad(context.Background(), subs, b.N)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(b.N)/wall.Seconds(), "jobs/s")
+			submitRate(b, p.submitters(b, hold))
 		})
 	}
 }
@@ -138,20 +142,7 @@ func BenchmarkSubmitQueued(b *testing.B) {
 		b.Run(fmt.Sprintf("queued=%d", n), func(b *testing.B) {
 			p := startInproc(b)
 			p.fill(b, n)
-			subs := make([]submitter, 8)
-			for i := range subs {
-				s, err := droverSubmitter(transportUnix, p.socket, p.port, p.dir, true)
-				if err != nil {
-					b.Fatal(err)
-				}
-				subs[i] = s
-			}
-			b.ResetTimer()
-			wall, _, err := submitLoad(context.Background(), subs, b.N)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(b.N)/wall.Seconds(), "jobs/s")
+			submitRate(b, p.submitters(b, true))
 		})
 	}
 }
