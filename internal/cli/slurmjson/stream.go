@@ -101,19 +101,33 @@ func (f *formatter) value(n *node, indent int) error {
 	}
 }
 
-func (f *formatter) object(n *node, indent int) error {
+// open enters the object or array at f.pos, which ends with end, and
+// reports whether it is empty, in which case it is written whole.
+func (f *formatter) open(end byte, indent int) (empty bool, err error) {
 	if f.depth++; f.depth > maxDepth {
-		return f.errorf("nested too deep")
+		return false, f.errorf("nested too deep")
 	}
+	f.out = append(f.out, f.src[f.pos], '\n')
 	f.pos++
-	f.out = append(f.out, '{', '\n')
 	f.skipSpace()
-	if f.pos < len(f.src) && f.src[f.pos] == '}' {
+	if f.pos < len(f.src) && f.src[f.pos] == end {
 		f.pos++
-		f.out = appendPad(f.out, indent)
-		f.out = append(f.out, '}')
-		f.depth--
-		return nil
+		f.close(end, indent)
+		return true, nil
+	}
+	return false, nil
+}
+
+// close writes the end of an object or array and leaves it.
+func (f *formatter) close(end byte, indent int) {
+	f.out = appendPad(f.out, indent)
+	f.out = append(f.out, end)
+	f.depth--
+}
+
+func (f *formatter) object(n *node, indent int) error {
+	if empty, err := f.open('}', indent); empty || err != nil {
+		return err
 	}
 	first := len(f.out)
 	base := len(f.ms)
@@ -223,26 +237,14 @@ func (f *formatter) object(n *node, indent int) error {
 		f.out[len(f.out)-2] = '\n'
 		f.out = f.out[:len(f.out)-1]
 	}
-	f.out = appendPad(f.out, indent)
-	f.out = append(f.out, '}')
 	f.ms = f.ms[:base]
-	f.depth--
+	f.close('}', indent)
 	return nil
 }
 
 func (f *formatter) array(n *node, indent int) error {
-	if f.depth++; f.depth > maxDepth {
-		return f.errorf("nested too deep")
-	}
-	f.pos++
-	f.out = append(f.out, '[', '\n')
-	f.skipSpace()
-	if f.pos < len(f.src) && f.src[f.pos] == ']' {
-		f.pos++
-		f.out = appendPad(f.out, indent)
-		f.out = append(f.out, ']')
-		f.depth--
-		return nil
+	if empty, err := f.open(']', indent); empty || err != nil {
+		return err
 	}
 	for i := 0; ; i++ {
 		f.out = appendPad(f.out, indent+1)
@@ -263,9 +265,7 @@ func (f *formatter) array(n *node, indent int) error {
 	}
 	f.out[len(f.out)-2] = '\n'
 	f.out = f.out[:len(f.out)-1]
-	f.out = appendPad(f.out, indent)
-	f.out = append(f.out, ']')
-	f.depth--
+	f.close(']', indent)
 	return nil
 }
 
