@@ -62,20 +62,11 @@ func (v *dependencyView) Records(id job.ID, task uint32) ([]*job.Job, bool) {
 		if r.ArrayTaskID == task {
 			return []*job.Job{r}, true
 		}
-		if r.IsArrayMeta() && containsTask(r.PendingTasks, task) {
+		if r.IsArrayMeta() && slices.Contains(r.PendingTasks, task) {
 			return []*job.Job{r}, true
 		}
 	}
 	return nil, false
-}
-
-func containsTask(tasks []uint32, t uint32) bool {
-	for _, x := range tasks {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 // SingletonBlocked: another job of the same user and name runs, or was
