@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/droverhq/drover/internal/testutil"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -201,7 +201,7 @@ func (c *cluster) stop() {
 		}
 		_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
 	}
-	killJobProcesses(c.conf)
+	testutil.KillJobProcesses(c.conf)
 }
 
 // client returns a REST client to the controller's unix socket, for the
@@ -266,22 +266,4 @@ func waitPort(port int, timeout time.Duration) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return errors.New("controller does not listen on port " + strconv.Itoa(port))
-}
-
-// killJobProcesses ends job processes a cluster left behind: they outlive
-// their node daemon, as slurmstepd does, so they are found by the
-// SLURM_CONF in their environment (as test/e2e does).
-func killJobProcesses(conf string) {
-	marker := []byte("SLURM_CONF=" + conf + "\x00")
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && bytes.Contains(env, marker) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/droverhq/drover/internal/fieldsel"
 	"github.com/droverhq/drover/internal/restapi"
 	"github.com/droverhq/drover/internal/slurmconf"
+	"github.com/droverhq/drover/internal/testutil"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 	"github.com/go-faster/jx"
 	"github.com/spf13/viper"
@@ -351,7 +352,7 @@ func BenchmarkTrivialJobs(b *testing.B) {
 		for range 5 {
 			<-done
 		}
-		killJobProcesses(path)
+		testutil.KillJobProcesses(path)
 	})
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ready := make(chan net.Addr, 1)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/connect"
+	"github.com/droverhq/drover/internal/testutil"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -244,7 +245,7 @@ func (c *Cluster) Stop() {
 			_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
 		}
 	}
-	killJobProcesses(c.Conf)
+	testutil.KillJobProcesses(c.Conf)
 	if c.t.Failed() {
 		logs, _ := filepath.Glob(filepath.Join(c.Dir, "*.log"))
 		for _, l := range logs {
@@ -407,24 +408,6 @@ func (c *Cluster) ReadFile(name string) string {
 		c.t.Fatalf("read %s: %v", path, err)
 	}
 	return string(data)
-}
-
-// killJobProcesses ends the jobs a test left running: job processes
-// outlive their node daemon, as slurmstepd does, so the harness finds them
-// by the SLURM_CONF in their environment.
-func killJobProcesses(conf string) {
-	marker := []byte("SLURM_CONF=" + conf + "\x00")
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && bytes.Contains(env, marker) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
 }
 
 // WaitFile waits until a file (relative to the work folder) exists.

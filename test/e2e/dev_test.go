@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/droverhq/drover/internal/testutil"
 )
 
 // devCluster is a `drover dev` process started by a test.
@@ -44,7 +46,7 @@ func startDev(t *testing.T, stateDir string, args ...string) *devCluster {
 			_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
 			<-d.done
 		}
-		killJobProcesses(filepath.Join(stateDir, "etc", "slurm.conf"))
+		testutil.KillJobProcesses(filepath.Join(stateDir, "etc", "slurm.conf"))
 		if t.Failed() {
 			logs, _ := filepath.Glob(filepath.Join(stateDir, "log", "*.log"))
 			for _, l := range logs {
