@@ -131,16 +131,9 @@ func sbatchLoop(n int) string {
 // runShell runs a bash command line against an instance and returns its
 // wall time.
 func runShell(ctx context.Context, in instance, script string) (time.Duration, error) {
-	cmd := exec.CommandContext(ctx, "bash", "-c", script)
-	cmd.Dir = in.WorkDir()
-	cmd.Env = in.Env()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	begin := time.Now()
-	err := cmd.Run()
-	wall := time.Since(begin)
+	wall, err := runTimed(exec.CommandContext(ctx, "bash", "-c", script), in)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w: %s", script, err, stderr.String())
+		return 0, fmt.Errorf("%s: %w", script, err)
 	}
 	return wall, nil
 }
@@ -239,6 +232,22 @@ func trivialREST(ctx context.Context, sys system, o freshOptions, sz sizes) (flo
 	return time.Since(begin).Seconds(), nil
 }
 
+// runTimed runs cmd in an instance's folder and environment and returns
+// its wall time; a failure carries what it wrote to stderr.
+func runTimed(cmd *exec.Cmd, in instance) (time.Duration, error) {
+	cmd.Dir = in.WorkDir()
+	cmd.Env = in.Env()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	begin := time.Now()
+	err := cmd.Run()
+	wall := time.Since(begin)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s", err, stderr.String())
+	}
+	return wall, nil
+}
+
 // timeCommand runs a command CommandRuns times (after one unmeasured run
 // that warms the page cache) with its output to /dev/null, and returns the
 // wall times in milliseconds.
@@ -251,16 +260,10 @@ func timeCommand(ctx context.Context, in instance, runs int, name string, args .
 	var out []float64
 	for i := -1; i < runs; i++ {
 		cmd := exec.CommandContext(ctx, in.Command(name), args...)
-		cmd.Dir = in.WorkDir()
-		cmd.Env = in.Env()
 		cmd.Stdout = devNull
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		begin := time.Now()
-		err := cmd.Run()
-		wall := time.Since(begin)
+		wall, err := runTimed(cmd, in)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, stderr.String())
+			return nil, fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
 		}
 		if i >= 0 {
 			out = append(out, float64(wall.Microseconds())/1000)

@@ -177,11 +177,7 @@ func BenchmarkSqueue(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				env := &clienv.Env{
-					Prog: "squeue", Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: os.Stderr,
-					Getenv: func(string) string { return "" }, Environ: func() []string { return nil },
-					Now: time.Now, Client: cl, User: clienv.User{Name: "root"}, Cwd: p.dir,
-				}
+				env := p.squeueEnv(cl)
 				b.ResetTimer()
 				for b.Loop() {
 					if code := squeue.Run(context.Background(), env, args); code != 0 {
@@ -192,10 +188,7 @@ func BenchmarkSqueue(b *testing.B) {
 		}
 		// The server's half alone: GET /jobs, body read and dropped, for
 		// whole records and for the members squeue's default format asks.
-		hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", p.socket)
-		}}}
+		hc := &http.Client{Transport: &http.Transport{DialContext: dialUnix(p.socket)}}
 		get := func(b *testing.B, fields string) []byte {
 			req, err := http.NewRequest(http.MethodGet, "http://localhost/slurm/v0.0.44/jobs/", nil)
 			if err != nil {
@@ -242,23 +235,25 @@ func BenchmarkSqueue(b *testing.B) {
 	}
 }
 
-// squeueFields runs the default squeue once and returns the field
-// selection it sent.
-func squeueFields(b *testing.B, p *inproc) string {
-	var seen string
-	hc := &http.Client{Transport: fieldsel.Transport(recordHeader{&seen, &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", p.socket)
-	}}})}
-	cl, err := v0044.NewClient("http://localhost", rootUser{socket: true}, v0044.WithClient(hc))
-	if err != nil {
-		b.Fatal(err)
-	}
-	env := &clienv.Env{
+// squeueEnv is a squeue run as root with cl, its output dropped.
+func (p *inproc) squeueEnv(cl *v0044.Client) *clienv.Env {
+	return &clienv.Env{
 		Prog: "squeue", Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: os.Stderr,
 		Getenv: func(string) string { return "" }, Environ: func() []string { return nil },
 		Now: time.Now, Client: cl, User: clienv.User{Name: "root"}, Cwd: p.dir,
 	}
+}
+
+// squeueFields runs the default squeue once and returns the field
+// selection it sent.
+func squeueFields(b *testing.B, p *inproc) string {
+	var seen string
+	hc := &http.Client{Transport: fieldsel.Transport(recordHeader{&seen, &http.Transport{DialContext: dialUnix(p.socket)}})}
+	cl, err := v0044.NewClient("http://localhost", rootUser{socket: true}, v0044.WithClient(hc))
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := p.squeueEnv(cl)
 	if code := squeue.Run(context.Background(), env, nil); code != 0 || seen == "" {
 		b.Fatalf("squeue exit %d, selection %q", code, seen)
 	}

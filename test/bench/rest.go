@@ -47,6 +47,15 @@ var jobEnvironment = []string{
 // trivialScript is `sbatch --wrap true`'s script.
 const trivialScript = "#!/bin/sh\n# This script was created by sbatch --wrap.\n\ntrue\n"
 
+// dialUnix is an http.Transport's DialContext that reaches a unix socket
+// whatever the URL's host.
+func dialUnix(socket string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", socket)
+	}
+}
+
 // droverClient builds a generated v0.0.44 client with its own connection
 // (one per simulated client, so that clients do not queue for the
 // transport's two idle connections per host).
@@ -54,10 +63,7 @@ func droverClient(t transport, socket string, port int) (*v0044.Client, error) {
 	tr := &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute}
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	if t == transportUnix {
-		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		}
+		tr.DialContext = dialUnix(socket)
 		url = "http://localhost"
 	}
 	hc := &http.Client{Transport: tr, Timeout: 2 * time.Minute}
@@ -146,10 +152,7 @@ func slurmSubmitter(socket, version, workDir string, hold bool) (submitter, erro
 	}
 	hc := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{
 		MaxIdleConnsPerHost: 4,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
+		DialContext:         dialUnix(socket),
 	}}
 	url := "http://localhost/slurm/" + version + "/job/submit"
 	return func(ctx context.Context) (int64, error) {
