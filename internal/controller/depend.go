@@ -23,7 +23,7 @@ func (c *Controller) checkDependency(spec string) error {
 	return nil
 }
 
-// dependencyView answers depend.Evaluate from the controller's jobs for
+// dependencyView answers depend.Assess from the controller's jobs for
 // one scheduling cycle. Caller holds c.mu for reading while it is used.
 type dependencyView struct {
 	st *fsm
@@ -106,8 +106,8 @@ func (v *dependencyView) evaluate(j *job.Job, now time.Time) (job.Reason, string
 		// an older controller may hold anything.
 		return job.ReasonDependencyNever, j.Req.Dependency
 	}
-	text := depend.Describe(d, j, v, now)
-	switch depend.Evaluate(d, j, v, now) {
+	status, text := depend.Assess(d, j, v, now)
+	switch status {
 	case depend.Waiting:
 		return job.ReasonDependency, text
 	case depend.Never:

@@ -185,32 +185,8 @@ type Jobs interface {
 
 // Evaluate decides the dependency of job j at now.
 func Evaluate(spec Spec, j *job.Job, jobs Jobs, now time.Time) Status {
-	if len(spec.Conds) == 0 {
-		return Satisfied
-	}
-	result := Satisfied
-	if spec.Or {
-		result = Never
-	}
-	for _, c := range spec.Conds {
-		st := evaluate(c, j, jobs, now)
-		if spec.Or {
-			if st == Satisfied {
-				return Satisfied
-			}
-			if st == Waiting {
-				result = Waiting
-			}
-			continue
-		}
-		if st == Never {
-			return Never
-		}
-		if st == Waiting {
-			result = Waiting
-		}
-	}
-	return result
+	st, _ := Assess(spec, j, jobs, now)
+	return st
 }
 
 func evaluate(c Cond, j *job.Job, jobs Jobs, now time.Time) Status {
@@ -280,23 +256,32 @@ func evaluateRecord(t Type, delay time.Duration, r *job.Job, now time.Time) Stat
 	return Never
 }
 
-// Describe writes the dependency as squeue %E and scontrol show Slurm's:
-// the conditions not yet satisfied, each with "(unfulfilled)" or
-// "(failed)", array jobs as "N_*"; "" once nothing is left, or when an
-// "?" list has a satisfied condition.
-func Describe(spec Spec, j *job.Job, jobs Jobs, now time.Time) string {
-	sep := ","
+// Assess decides the dependency of job j at now, and writes it as squeue
+// %E and scontrol show Slurm's: the conditions not yet satisfied, each
+// with "(unfulfilled)" or "(failed)", array jobs as "N_*"; "" once nothing
+// is left, or when a "?" list has a satisfied condition. A "," list holds
+// when all its conditions do and never when one never will; a "?" list
+// the other way round.
+func Assess(spec Spec, j *job.Job, jobs Jobs, now time.Time) (Status, string) {
+	if len(spec.Conds) == 0 {
+		return Satisfied, ""
+	}
+	sep, status := ",", Satisfied
 	if spec.Or {
-		sep = "?"
+		sep, status = "?", Never
 	}
 	var b strings.Builder
 	for _, c := range spec.Conds {
 		st := evaluate(c, j, jobs, now)
-		if st == Satisfied {
-			if spec.Or {
-				return ""
-			}
+		switch {
+		case st == Satisfied && spec.Or:
+			return Satisfied, ""
+		case st == Satisfied:
 			continue
+		case st == Waiting && (spec.Or || status != Never):
+			status = Waiting
+		case st == Never && !spec.Or:
+			status = Never
 		}
 		if b.Len() > 0 {
 			b.WriteString(sep)
@@ -308,7 +293,7 @@ func Describe(spec Spec, j *job.Job, jobs Jobs, now time.Time) string {
 			b.WriteString("(unfulfilled)")
 		}
 	}
-	return b.String()
+	return status, b.String()
 }
 
 // Unevaluated writes the dependency as Slurm shows it before it was

@@ -151,7 +151,7 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-func TestDescribe(t *testing.T) {
+func TestAssessText(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	jobs := fakeJobs{recs: map[job.ID][]*job.Job{
 		1: {{State: job.Running, StartTime: now.Add(-30 * time.Second), ArrayTaskID: job.NoTask}},
@@ -175,8 +175,8 @@ func TestDescribe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := Describe(s, self, jobs, now); got != want {
-			t.Errorf("Describe(%q) = %q, want %q", spec, got, want)
+		if _, got := Assess(s, self, jobs, now); got != want {
+			t.Errorf("Assess(%q) text %q, want %q", spec, got, want)
 		}
 	}
 	s, _ := Parse("afterok:1?afterany:2")
