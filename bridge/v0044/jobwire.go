@@ -92,7 +92,7 @@ var jobMembers = []jobMember{
 	{"exit_code", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
 		w.ExitCode = api.NewOptV0044ProcessExitCodeVerbose(exitCode(j))
 	}},
-	{"flags", func(_ *Server, _ *job.Job, w *api.V0044JobInfo) { w.Flags = []api.V0044JobInfoFlagsItem{} }},
+	{"flags", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.Flags = jobFlags(j) }},
 	{"gres_detail", func(_ *Server, _ *job.Job, w *api.V0044JobInfo) { w.GresDetail = api.V0044JobInfoGresDetail{} }},
 	{"group_id", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.GroupID = api.NewOptInt32(int32(j.Req.GroupID)) }},
 	{"group_name", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.GroupName = api.NewOptString(j.Req.GroupName) }},
@@ -165,6 +165,9 @@ var jobMembers = []jobMember{
 	}},
 	{"restart_cnt", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
 		w.RestartCnt = api.NewOptInt32(int32(j.RestartCount))
+	}},
+	{"scheduled_nodes", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
+		w.ScheduledNodes = api.NewOptString(hostlist.Compress(j.SchedNodes))
 	}},
 	// --exclusive and the default (shared when it fits) both show an
 	// empty list, as slurmctld's job_share_string does for them.
@@ -351,4 +354,17 @@ func topLevelNames(w *api.V0044JobInfo) []string {
 		panic(fmt.Sprintf("v0044: decode an encoded job record: %v", err))
 	}
 	return names
+}
+
+// jobFlags are the scheduling flags slurmctld reports: a job the backfill
+// pass started or planned carries BACKFILL_ATTEMPTED (scontrol's
+// Scheduler=Backfill), a pending one it planned SCHEDULING_ATTEMPTED too.
+func jobFlags(j *job.Job) []api.V0044JobInfoFlagsItem {
+	switch {
+	case j.State == job.Pending && !j.PlannedStart.IsZero():
+		return []api.V0044JobInfoFlagsItem{api.V0044JobInfoFlagsItemBACKFILLATTEMPTED, api.V0044JobInfoFlagsItemSCHEDULINGATTEMPTED}
+	case j.Backfilled:
+		return []api.V0044JobInfoFlagsItem{api.V0044JobInfoFlagsItemBACKFILLATTEMPTED}
+	}
+	return []api.V0044JobInfoFlagsItem{}
 }

@@ -52,6 +52,14 @@ type Config struct {
 	// satisfied (DependencyParameters=kill_invalid_depend) instead of
 	// leaving it pending with reason DependencyNeverSatisfied.
 	KillInvalidDepend bool
+	// Scheduler is SchedulerType: "sched/backfill" (the default) or
+	// "sched/builtin" (the main pass alone).
+	Scheduler string
+	// Backfill are SchedulerParameters' bf_* settings.
+	Backfill sched.BackfillParams
+	// Warnings are what deriving the configuration found wrong but
+	// survivable; New logs them.
+	Warnings []string
 	// SchedInterval bounds how long a pending job waits for a cycle when
 	// nothing kicks the scheduler.
 	SchedInterval time.Duration
@@ -92,6 +100,10 @@ type Controller struct {
 	// depText is what the last cycle found left of pending jobs'
 	// dependencies (dependencyText).
 	depText map[job.ID]string
+	// planned is the last backfill pass's plan for pending jobs.
+	planned map[job.ID]sched.Planned
+	// lastBackfill is when the last backfill pass ran (controller clock).
+	lastBackfill time.Time
 
 	kick    chan struct{}
 	stop    chan struct{}
@@ -128,6 +140,12 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 	if cfg.MaxArraySize == 0 {
 		cfg.MaxArraySize = 1001
 	}
+	for _, w := range cfg.Warnings {
+		logger.Warn(w)
+	}
+	if cfg.Backfill == (sched.BackfillParams{}) {
+		cfg.Backfill = sched.DefaultBackfillParams()
+	}
 	if cfg.SchedInterval == 0 {
 		cfg.SchedInterval = time.Second
 	}
@@ -144,7 +162,7 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 		cfg:     cfg,
 		logger:  logger,
 		now:     time.Now,
-		sched:   &sched.FIFO{Defaults: cfg.Defaults},
+		sched:   newScheduler(&cfg),
 		client:  nodeproto.NewClient(),
 		st:      newFSM(1),
 		nodes:   map[string]*node.Node{},
@@ -327,6 +345,10 @@ func (c *Controller) scheduleOnce(ctx context.Context) error {
 	plan := c.sched.Schedule(snap)
 	c.mu.Lock()
 	c.reasons = plan.Reasons
+	if snap.Backfill {
+		c.planned = plan.Planned
+		c.lastBackfill = snap.Now
+	}
 	c.mu.Unlock()
 	if c.cfg.KillInvalidDepend {
 		if err := c.killInvalidDepend(ctx, snap); err != nil {
@@ -336,7 +358,7 @@ func (c *Controller) scheduleOnce(ctx context.Context) error {
 	if len(plan.Starts) > 0 {
 		cmd := &command{Op: opStart, Start: &startCmd{}}
 		for _, s := range plan.Starts {
-			cmd.Start.Starts = append(cmd.Start.Starts, startEntry{JobID: s.JobID, Task: s.Task, Alloc: s.Alloc})
+			cmd.Start.Starts = append(cmd.Start.Starts, startEntry{JobID: s.JobID, Task: s.Task, Alloc: s.Alloc, Backfill: plan.Backfilled[s.JobID]})
 		}
 		res, err := c.propose(ctx, cmd)
 		if err != nil {
@@ -368,6 +390,9 @@ func (c *Controller) snapshot() (*sched.Snapshot, map[job.ID]string) {
 		ArrayRunning: map[job.ID]uint32{},
 		Blocked:      map[job.ID]job.Reason{},
 	}
+	if _, ok := c.sched.(*sched.Backfill); ok {
+		s.Backfill = s.Now.Sub(c.lastBackfill) >= c.cfg.Backfill.Interval
+	}
 	deps := &dependencyView{st: c.st}
 	texts := map[job.ID]string{}
 	for name, p := range c.parts {
@@ -394,11 +419,27 @@ func (c *Controller) snapshot() (*sched.Snapshot, map[job.ID]string) {
 				}
 				texts[j.ID] = text
 			}
-		case j.State == job.Running && j.IsArray():
-			s.ArrayRunning[j.ArrayJobID]++
+		}
+		if j.Alloc != nil && (j.State == job.Running || j.Completing) {
+			end := j.EndTime
+			if j.Completing {
+				end = s.Now
+			}
+			s.Running = append(s.Running, sched.Running{ID: j.ID, Alloc: j.Alloc, End: end})
+			if j.State == job.Running && j.IsArray() {
+				s.ArrayRunning[j.ArrayJobID]++
+			}
 		}
 	}
 	return s, texts
+}
+
+// newScheduler returns the scheduler SchedulerType names.
+func newScheduler(cfg *Config) sched.Scheduler {
+	if cfg.Scheduler == "sched/builtin" {
+		return &sched.FIFO{Defaults: cfg.Defaults}
+	}
+	return &sched.Backfill{FIFO: sched.FIFO{Defaults: cfg.Defaults}, Params: cfg.Backfill}
 }
 
 // usageLocked sums the allocations of jobs that hold resources.

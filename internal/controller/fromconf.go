@@ -27,6 +27,13 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 		ReturnToService: int(sc.ReturnToService),
 		Defaults:        sched.Defaults{DefMemPerCPU: sc.DefMemPerCPU, DefMemPerNode: sc.DefMemPerNode},
 	}
+	switch sc.SchedulerType {
+	case "sched/backfill", "sched/builtin":
+		cfg.Scheduler = sc.SchedulerType
+	default:
+		return Config{}, fmt.Errorf("SchedulerType=%s: not supported (sched/backfill or sched/builtin)", sc.SchedulerType)
+	}
+	cfg.Backfill, cfg.Warnings = sched.ParseBackfillParams(sc.SchedulerParameters)
 	if v, ok := sc.Value("DependencyParameters"); ok {
 		for _, p := range strings.Split(v, ",") {
 			if strings.EqualFold(strings.TrimSpace(p), "kill_invalid_depend") {

@@ -67,6 +67,8 @@ type startEntry struct {
 	JobID job.ID         `json:"job_id"`
 	Task  uint32         `json:"task"`
 	Alloc job.Allocation `json:"alloc"`
+	// Backfill marks a start the backfill pass made (Scheduler=Backfill).
+	Backfill bool `json:"backfill,omitempty"`
 }
 
 // endCmd records how a running job ended (its processes are gone).
@@ -302,6 +304,7 @@ func (s *fsm) applyStart(c *command) applyResult {
 		target.StartTime = c.Time
 		target.EndTime = endTime(c.Time, target.Req.TimeLimit)
 		target.PlannedStart = time.Time{}
+		target.Backfilled = st.Backfill
 		if len(alloc.Nodes) > 0 {
 			target.BatchHost = alloc.Nodes[0].Node
 		}

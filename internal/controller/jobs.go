@@ -248,6 +248,9 @@ func (c *Controller) viewLocked(j *job.Job) *job.Job {
 		if r, ok := c.reasons[j.ID]; ok && v.Hold == job.NotHeld {
 			v.Reason = r
 		}
+		if pl, ok := c.planned[j.ID]; ok && v.Hold == job.NotHeld {
+			v.PlannedStart, v.SchedNodes = pl.Start, pl.Nodes
+		}
 	}
 	v.Req.Dependency = c.dependencyText(j)
 	return v

@@ -172,8 +172,13 @@ type Job struct {
 	EligibleTime time.Time
 	StartTime    time.Time
 	EndTime      time.Time
-	// PlannedStart is the scheduler's estimate for a pending job.
+	// PlannedStart is the scheduler's estimate for a pending job, and
+	// SchedNodes the nodes it expects to use then (neither is durable:
+	// each backfill pass plans again).
 	PlannedStart time.Time
+	SchedNodes   []string
+	// Backfilled marks a job the backfill pass started.
+	Backfilled bool
 
 	Alloc *Allocation
 	// BatchHost runs the batch script (the first allocated node).

@@ -25,9 +25,34 @@ type FIFO struct {
 
 // Schedule implements Scheduler.
 func (f *FIFO) Schedule(s *Snapshot) *Plan {
-	plan := &Plan{Reasons: make(map[job.ID]job.Reason, len(s.Pending))}
-	order := slices.Clone(s.Pending)
-	slices.SortStableFunc(order, func(a, b *job.Job) int {
+	return f.mainPass(s).plan
+}
+
+// pass is one cycle's working state: the plan so far and what its starts
+// have taken.
+type pass struct {
+	plan *Plan
+	// order is every pending job, highest priority first.
+	order        []*job.Job
+	nodes        []*NodeState
+	byName       map[string]*NodeState
+	arrayRunning map[job.ID]uint32
+	// started holds the jobs that started in this cycle, with how many
+	// tasks for an array meta-record.
+	started map[job.ID]int
+}
+
+// mainPass starts jobs in priority order while they fit, per partition, as
+// slurmctld's main scheduling loop does.
+func (f *FIFO) mainPass(s *Snapshot) *pass {
+	p := &pass{
+		plan:         &Plan{Reasons: make(map[job.ID]job.Reason, len(s.Pending))},
+		order:        slices.Clone(s.Pending),
+		byName:       make(map[string]*NodeState, len(s.Nodes)),
+		arrayRunning: make(map[job.ID]uint32, len(s.ArrayRunning)),
+		started:      map[job.ID]int{},
+	}
+	slices.SortStableFunc(p.order, func(a, b *job.Job) int {
 		pa, pb := f.tier(s, a), f.tier(s, b)
 		if pa != pb {
 			return cmpDesc(pa, pb)
@@ -42,23 +67,22 @@ func (f *FIFO) Schedule(s *Snapshot) *Plan {
 	})
 
 	// Working copy of node usage: starts in this cycle consume resources.
-	nodes := make([]*NodeState, len(s.Nodes))
-	byName := make(map[string]*NodeState, len(s.Nodes))
+	p.nodes = make([]*NodeState, len(s.Nodes))
 	for i := range s.Nodes {
 		ns := s.Nodes[i]
 		used := make([]bool, max(len(ns.Node.GPUs), len(ns.Used.GPUs)))
 		copy(used, ns.Used.GPUs)
 		ns.Used.GPUs = used
-		nodes[i] = &ns
-		byName[ns.Node.Name] = &ns
+		p.nodes[i] = &ns
+		p.byName[ns.Node.Name] = &ns
+	}
+	for k, v := range s.ArrayRunning {
+		p.arrayRunning[k] = v
 	}
 	blocked := map[string]bool{}
-	arrayRunning := map[job.ID]uint32{}
-	for k, v := range s.ArrayRunning {
-		arrayRunning[k] = v
-	}
+	plan := p.plan
 
-	for _, j := range order {
+	for _, j := range p.order {
 		part := s.Partitions[j.Req.Partition]
 		if r, ok := f.ineligible(s, j, part); ok {
 			plan.Reasons[j.ID] = r
@@ -69,30 +93,19 @@ func (f *FIFO) Schedule(s *Snapshot) *Plan {
 			continue
 		}
 		sh := shapeOf(&j.Req, f.defMemPerCPU(part), f.defMemPerNode(part))
-		cands, required, reqDown := candidates(nodes, byName, part, &j.Req)
+		cands, required, reqDown := candidates(p.nodes, p.byName, part, &j.Req)
 		if reqDown {
 			// Its own nodes are out of service: the job waits, the rest of
 			// the partition does not.
 			plan.Reasons[j.ID] = job.ReasonReqNodeNotAvail
 			continue
 		}
-		started := 0
 		for {
-			task := job.NoTask
-			if j.IsArrayMeta() {
-				if started >= len(j.PendingTasks) {
-					break
+			task, reason, more := p.nextTask(j)
+			if !more {
+				if reason != "" {
+					plan.Reasons[j.ID] = reason
 				}
-				if j.Req.Array.MaxRunning > 0 && arrayRunning[j.ArrayJobID] >= j.Req.Array.MaxRunning {
-					plan.Reasons[j.ID] = job.ReasonArrayTaskLimit
-					break
-				}
-				task = j.PendingTasks[started]
-			} else if started > 0 {
-				break
-			} else if j.IsArray() && j.Req.Array.MaxRunning > 0 && arrayRunning[j.ArrayJobID] >= j.Req.Array.MaxRunning {
-				// A task split off its array still counts against %N.
-				plan.Reasons[j.ID] = job.ReasonArrayTaskLimit
 				break
 			}
 			alloc, ok := sh.place(cands, required)
@@ -101,15 +114,43 @@ func (f *FIFO) Schedule(s *Snapshot) *Plan {
 				blocked[part.Name] = true
 				break
 			}
-			consume(byName, alloc)
-			plan.Starts = append(plan.Starts, Start{JobID: j.ID, Task: task, Alloc: *alloc})
-			started++
-			if j.IsArray() {
-				arrayRunning[j.ArrayJobID]++
-			}
+			p.start(j, task, alloc)
 		}
 	}
-	return plan
+	return p
+}
+
+// nextTask returns the task to start next for a job (job.NoTask for a
+// plain job), or more=false with the reason it may not start another.
+func (p *pass) nextTask(j *job.Job) (task uint32, reason job.Reason, more bool) {
+	started := p.started[j.ID]
+	throttled := j.IsArray() && j.Req.Array.MaxRunning > 0 && p.arrayRunning[j.ArrayJobID] >= j.Req.Array.MaxRunning
+	switch {
+	case j.IsArrayMeta():
+		if started >= len(j.PendingTasks) {
+			return 0, "", false
+		}
+		if throttled {
+			return 0, job.ReasonArrayTaskLimit, false
+		}
+		return j.PendingTasks[started], "", true
+	case started > 0:
+		return 0, "", false
+	case throttled:
+		// A task split off its array still counts against %N.
+		return 0, job.ReasonArrayTaskLimit, false
+	}
+	return job.NoTask, "", true
+}
+
+// start records a start in the plan and takes its resources.
+func (p *pass) start(j *job.Job, task uint32, alloc *job.Allocation) {
+	consume(p.byName, alloc)
+	p.plan.Starts = append(p.plan.Starts, Start{JobID: j.ID, Task: task, Alloc: *alloc})
+	p.started[j.ID]++
+	if j.IsArray() {
+		p.arrayRunning[j.ArrayJobID]++
+	}
 }
 
 func (f *FIFO) tier(s *Snapshot, j *job.Job) uint32 {

@@ -35,6 +35,20 @@ type Snapshot struct {
 	// Blocked are pending jobs that may not start yet for a reason the
 	// controller decided (an unsatisfied dependency), with that reason.
 	Blocked map[job.ID]job.Reason
+	// Running are the jobs holding resources, with when they must end, so
+	// that backfill can plan when their resources come back.
+	Running []Running
+	// Backfill asks a backfill scheduler to plan this cycle (bf_interval
+	// has passed); without it only the main pass runs.
+	Backfill bool
+}
+
+// Running is a job holding resources until End at the latest (zero: no
+// time limit).
+type Running struct {
+	ID    job.ID
+	Alloc *job.Allocation
+	End   time.Time
 }
 
 // NodeState is a node and the share of it held by running jobs.
@@ -55,4 +69,15 @@ type Start struct {
 type Plan struct {
 	Starts  []Start
 	Reasons map[job.ID]job.Reason
+	// Planned are the expected starts of pending jobs the backfill pass
+	// planned (nil when it did not run).
+	Planned map[job.ID]Planned
+	// Backfilled are the starts the backfill pass made (a subset of Starts).
+	Backfilled map[job.ID]bool
+}
+
+// Planned is where and when backfill expects a pending job to start.
+type Planned struct {
+	Start time.Time
+	Nodes []string
 }

@@ -1,6 +1,8 @@
 package sched
 
 import (
+	"math/bits"
+
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
 )
@@ -85,60 +87,103 @@ func (s shape) memFor(n *node.Node, cpus uint32) uint64 {
 	}
 }
 
-// gpusOn lists the free GPUs of the requested type on a node.
-func freeGPUs(n *node.Node, used []bool, gpuType string) []int {
+// free is what a node has left for new jobs: now, or over a stretch of
+// the backfill plan.
+type free struct {
+	cpus uint32
+	mem  uint64
+	// gpus has bit i set when the GPU of device index i is free. Indices
+	// from 64 up are never offered (nodes carry at most 16 today).
+	gpus uint64
+	// jobs counts the jobs holding a share: an exclusive request needs 0.
+	jobs int
+}
+
+// freeOf is what a node has left now.
+func freeOf(ns *NodeState) free {
+	n := ns.Node
+	f := free{
+		cpus: n.CPUs - min(ns.Used.CPUs, n.CPUs),
+		mem:  n.RealMemory - min(ns.Used.MemMB, n.RealMemory),
+		jobs: ns.Used.Jobs,
+	}
+	for _, g := range n.GPUs {
+		if g.Index < 64 && !(g.Index < len(ns.Used.GPUs) && ns.Used.GPUs[g.Index]) {
+			f.gpus |= 1 << g.Index
+		}
+	}
+	return f
+}
+
+// gpuIndices lists the GPUs of a mask in the node's device order.
+func gpuIndices(n *node.Node, mask uint64) []int {
 	var out []int
 	for _, g := range n.GPUs {
-		if gpuType != "" && g.Type != gpuType {
-			continue
+		if g.Index < 64 && mask&(1<<g.Index) != 0 {
+			out = append(out, g.Index)
 		}
-		if g.Index < len(used) && used[g.Index] {
-			continue
-		}
-		out = append(out, g.Index)
 	}
 	return out
 }
 
 // capacity is how many tasks a node can take now, and the GPUs it offers.
 func (s shape) capacity(ns *NodeState) (tasks uint32, gpus []int) {
-	n := ns.Node
-	if s.exclusive && ns.Used.Jobs > 0 {
+	t, mask := s.capacityFree(ns.Node, freeOf(ns))
+	if t == 0 {
 		return 0, nil
 	}
-	freeCPU := n.CPUs - min(ns.Used.CPUs, n.CPUs)
-	tasks = freeCPU / s.cpusPerTask
+	return t, gpuIndices(ns.Node, mask)
+}
+
+// capacityFree is how many tasks a node with f left can take, and the
+// free GPUs of the requested type.
+func (s shape) capacityFree(n *node.Node, f free) (tasks uint32, gpus uint64) {
+	if s.exclusive && f.jobs > 0 {
+		return 0, 0
+	}
+	tasks = f.cpus / s.cpusPerTask
 	if s.tasksPerNode > 0 {
 		tasks = min(tasks, s.tasksPerNode)
 	}
 	if tasks < s.minTasksOn() {
-		return 0, nil
+		return 0, 0
 	}
 	// Memory bounds the CPUs, and hence tasks, a node can give.
-	freeMem := n.RealMemory - min(ns.Used.MemMB, n.RealMemory)
 	switch {
 	case s.memAll || (s.exclusive && s.memPerNode == 0 && s.memPerCPU == 0):
-		if ns.Used.MemMB > 0 {
-			return 0, nil
+		if f.mem < n.RealMemory {
+			return 0, 0
 		}
 	case s.memPerNode > 0:
-		if s.memPerNode > freeMem {
-			return 0, nil
+		if s.memPerNode > f.mem {
+			return 0, 0
 		}
 	case s.memPerCPU > 0:
-		tasks = min(tasks, uint32(freeMem/(s.memPerCPU*uint64(s.cpusPerTask))))
+		tasks = min(tasks, uint32(f.mem/(s.memPerCPU*uint64(s.cpusPerTask))))
 		if tasks < s.minTasksOn() {
-			return 0, nil
+			return 0, 0
 		}
 	}
-	gpus = freeGPUs(n, ns.Used.GPUs, s.gpuType)
-	if uint32(len(gpus)) < s.gpusPerNode {
-		return 0, nil
+	gpus = f.gpus
+	if s.gpuType != "" {
+		gpus &= typeMask(n, s.gpuType)
 	}
-	if s.gpusPerJob > 0 && len(gpus) == 0 {
-		return 0, nil
+	count := uint32(bits.OnesCount64(gpus))
+	if count < s.gpusPerNode || (s.gpusPerJob > 0 && count == 0) {
+		return 0, 0
 	}
 	return tasks, gpus
+}
+
+// typeMask has the bits of a node's GPUs of one type.
+func typeMask(n *node.Node, gpuType string) uint64 {
+	var m uint64
+	for _, g := range n.GPUs {
+		if g.Index < 64 && g.Type == gpuType {
+			m |= 1 << g.Index
+		}
+	}
+	return m
 }
 
 // fits reports whether the node's configuration could ever host one share

@@ -28,6 +28,9 @@ type sizes struct {
 	Queue []int
 	// CommandRuns is how many times squeue is timed on each queue.
 	CommandRuns int
+	// SchedPending and SchedNodes size the scheduling-pass figure.
+	SchedPending int
+	SchedNodes   int
 }
 
 // result is one figure measured on one system.

@@ -44,7 +44,7 @@ func main() {
 func run() error {
 	var (
 		drover      = flag.String("drover", "", "the drover binary to measure (default: build one from this checkout, as `make build` does)")
-		figs        = flag.String("figures", "startup,rest,sbatch,trivial,memory,queue", "figures to measure, comma-separated")
+		figs        = flag.String("figures", "startup,rest,sbatch,trivial,memory,queue,sched", "figures to measure, comma-separated")
 		systems     = flag.String("systems", "drover,slurm", "systems to measure; slurm is skipped when real Slurm is not up")
 		quick       = flag.Bool("quick", false, "small sizes and two runs: a smoke test of the harness")
 		runs        = flag.Int("runs", 5, "runs of each figure (the median is quoted)")
@@ -75,9 +75,10 @@ func run() error {
 		return err
 	}
 	sz := sizes{Runs: *runs, RESTJobs: *restJobs, Clients: 8, SbatchJobs: *sbatchJobs, TrivialJobs: *trivialJobs,
-		Queue: lengths, CommandRuns: 9}
+		Queue: lengths, CommandRuns: 9, SchedPending: 50_000, SchedNodes: 5_000}
 	if *quick {
-		sz = sizes{Runs: 2, RESTJobs: 300, Clients: 8, SbatchJobs: 30, TrivialJobs: 100, Queue: []int{500, 2000}, CommandRuns: 3}
+		sz = sizes{Runs: 2, RESTJobs: 300, Clients: 8, SbatchJobs: 30, TrivialJobs: 100, Queue: []int{500, 2000}, CommandRuns: 3,
+			SchedPending: 2000, SchedNodes: 200}
 		*slurmRuns, *slurmREST, slurmLengths = 2, 100, []int{500}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -156,6 +157,10 @@ func run() error {
 				err = measureMemory(ctx, sys, ssz, ssz.Queue, rec)
 			case "queue":
 				err = measureQueue(ctx, sys, ssz, ssz.Queue, rec)
+			case "sched":
+				if sys.Name() == "Drover" {
+					err = measureSched(ssz, rec)
+				}
 			case "":
 			default:
 				err = fmt.Errorf("unknown figure %q", f)

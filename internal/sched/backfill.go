@@ -1,0 +1,407 @@
+package sched
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/partition"
+)
+
+// BackfillParams are the bf_* settings of slurm.conf's SchedulerParameters.
+type BackfillParams struct {
+	// MaxJobTest is how many pending jobs one pass plans (bf_max_job_test).
+	MaxJobTest int
+	// Window is how far ahead the plan looks (bf_window); a job that
+	// cannot start within it gets no planned start.
+	Window time.Duration
+	// Resolution rounds every time in the plan up to a multiple of it
+	// (bf_resolution), which merges nearby ends into one step.
+	Resolution time.Duration
+	// MaxJobUser caps the jobs of one user a pass plans (bf_max_job_user;
+	// 0: no cap).
+	MaxJobUser int
+	// Interval is the time between backfill passes (bf_interval); the
+	// controller paces them, main passes run in between.
+	Interval time.Duration
+	// Continue is bf_continue. A pass here never yields its lock half
+	// way, so there is nothing to continue; the setting is accepted.
+	Continue bool
+}
+
+// DefaultBackfillParams are slurmctld's defaults.
+func DefaultBackfillParams() BackfillParams {
+	return BackfillParams{
+		MaxJobTest: 500,
+		Window:     24 * time.Hour,
+		Resolution: 60 * time.Second,
+		Interval:   30 * time.Second,
+	}
+}
+
+// Backfill is sched/backfill: the main pass, then (when the snapshot asks
+// for it) a pass that plans a start for each of the highest-priority
+// pending jobs in turn and reserves the nodes for it, starting a job at
+// once only where its whole time limit fits before every reservation
+// made for a job above it. Plans are conservative: every planned job holds
+// its reservation, so a lower-priority job never delays one above it.
+type Backfill struct {
+	FIFO
+	Params BackfillParams
+}
+
+// Schedule implements Scheduler.
+func (b *Backfill) Schedule(s *Snapshot) *Plan {
+	p := b.mainPass(s)
+	if s.Backfill {
+		b.backfill(s, p)
+	}
+	return p.plan
+}
+
+// bfPass is one backfill pass's working state.
+type bfPass struct {
+	p      *pass
+	params *BackfillParams
+	res    int64 // seconds
+	window int64 // seconds
+	lines  []*timeline
+	// partNodes are the indices (into lines) of each partition's usable
+	// nodes, in configuration order.
+	partNodes map[string][]int
+	index     map[string]int
+	// lowest remembers, per kind of request, the earliest start the last
+	// job of that kind found: reservations only ever take resources away,
+	// so a later job of the same kind cannot start sooner.
+	lowest map[shapeKey]int64
+	spans  []nodeSpan
+	one    []span
+}
+
+type shapeKey struct {
+	part string
+	sh   shape
+	d    int64
+}
+
+// nodeSpan is a span of start times at which one node can host a share.
+type nodeSpan struct {
+	span
+	node int
+}
+
+func (b *Backfill) backfill(s *Snapshot, p *pass) {
+	bf := &bfPass{
+		p:         p,
+		params:    &b.Params,
+		res:       max(int64(b.Params.Resolution/time.Second), 1),
+		window:    int64(b.Params.Window / time.Second),
+		partNodes: map[string][]int{},
+		index:     make(map[string]int, len(p.nodes)),
+		lowest:    map[shapeKey]int64{},
+	}
+	plan := p.plan
+	plan.Planned = map[job.ID]Planned{}
+	plan.Backfilled = map[job.ID]bool{}
+	bf.buildLines(s)
+
+	maxTest := b.Params.MaxJobTest
+	if maxTest <= 0 {
+		maxTest = DefaultBackfillParams().MaxJobTest
+	}
+	tested := 0
+	perUser := map[uint32]int{}
+	for _, j := range p.order {
+		if tested >= maxTest {
+			break
+		}
+		if r := plan.Reasons[j.ID]; r != job.ReasonResources && r != job.ReasonPriority {
+			continue
+		}
+		if b.Params.MaxJobUser > 0 && perUser[j.Req.UserID] >= b.Params.MaxJobUser {
+			continue
+		}
+		tested++
+		perUser[j.Req.UserID]++
+		part := s.Partitions[j.Req.Partition]
+		sh := shapeOf(&j.Req, b.defMemPerCPU(part), b.defMemPerNode(part))
+		d := int64(forever)
+		if j.Req.TimeLimit != job.Infinite {
+			d = bf.roundUp(int64(j.Req.TimeLimit) * 60)
+		}
+		for {
+			task, reason, more := p.nextTask(j)
+			if !more {
+				if reason != "" {
+					plan.Reasons[j.ID] = reason
+				}
+				break
+			}
+			t, alloc, ok := bf.earliest(j, part, &sh, d)
+			if !ok {
+				break
+			}
+			end := int64(forever)
+			if d != forever {
+				end = t + d
+			}
+			for i := range alloc.Nodes {
+				bf.lines[bf.index[alloc.Nodes[i].Node]].take(t, end, &alloc.Nodes[i])
+			}
+			if t > 0 {
+				plan.Planned[j.ID] = Planned{Start: s.Now.Add(time.Duration(t) * time.Second), Nodes: alloc.NodeNames()}
+				break
+			}
+			p.start(j, task, alloc)
+			plan.Backfilled[j.ID] = true
+			if !j.IsArrayMeta() || p.started[j.ID] >= len(j.PendingTasks) {
+				delete(plan.Reasons, j.ID)
+			}
+		}
+	}
+}
+
+// buildLines makes every node's timeline from what is left of it after the
+// main pass and the ends of the jobs holding it, running and just started.
+func (bf *bfPass) buildLines(s *Snapshot) {
+	rel := map[string][]release{}
+	for _, r := range s.Running {
+		end := int64(forever)
+		if !r.End.IsZero() {
+			end = bf.roundUp(int64(r.End.Sub(s.Now).Seconds()))
+		}
+		for _, na := range r.Alloc.Nodes {
+			rel[na.Node] = append(rel[na.Node], release{at: end, share: na})
+		}
+	}
+	limits := make(map[job.ID]uint32, len(bf.p.plan.Starts))
+	for _, j := range bf.p.order {
+		limits[j.ID] = j.Req.TimeLimit
+	}
+	for _, st := range bf.p.plan.Starts {
+		end := int64(forever)
+		if l := limits[st.JobID]; l != job.Infinite {
+			end = bf.roundUp(int64(l) * 60)
+		}
+		for _, na := range st.Alloc.Nodes {
+			rel[na.Node] = append(rel[na.Node], release{at: end, share: na})
+		}
+	}
+	bf.lines = make([]*timeline, len(bf.p.nodes))
+	for i, ns := range bf.p.nodes {
+		bf.lines[i] = newTimeline(ns, rel[ns.Node.Name])
+		bf.index[ns.Node.Name] = i
+	}
+	for name, part := range s.Partitions {
+		var idx []int
+		for i, ns := range bf.p.nodes {
+			if ns.Node.Usable() && part.HasNode(ns.Node.Name) {
+				idx = append(idx, i)
+			}
+		}
+		bf.partNodes[name] = idx
+	}
+}
+
+// roundUp rounds seconds from now up to the plan's resolution; anything
+// due now or overdue (a job past its limit, still being killed) comes back
+// one step from now.
+func (bf *bfPass) roundUp(sec int64) int64 {
+	if sec <= 0 {
+		return bf.res
+	}
+	return (sec + bf.res - 1) / bf.res * bf.res
+}
+
+// earliest finds the earliest time within the window at which the job can
+// hold its nodes for d seconds without touching any reservation, and the
+// allocation it would get then.
+func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d int64) (int64, *job.Allocation, bool) {
+	r := &j.Req
+	var required map[string]bool
+	if len(r.NodeList) > 0 {
+		required = make(map[string]bool, len(r.NodeList))
+		for _, n := range r.NodeList {
+			i, ok := bf.index[n]
+			if !ok || !bf.lines[i].ns.Node.Usable() || !part.HasNode(n) {
+				return 0, nil, false
+			}
+			required[n] = true
+		}
+	}
+	var excluded map[string]bool
+	if len(r.Exclude) > 0 {
+		excluded = make(map[string]bool, len(r.Exclude))
+		for _, n := range r.Exclude {
+			excluded[n] = true
+		}
+	}
+	cacheable := required == nil && excluded == nil
+	key := shapeKey{part: part.Name, sh: *sh, d: d}
+	lb := int64(0)
+	if cacheable {
+		lb = bf.lowest[key]
+		if lb > bf.window {
+			return 0, nil, false
+		}
+	}
+	spans := bf.spans[:0]
+	for _, i := range bf.partNodes[part.Name] {
+		if excluded[bf.lines[i].ns.Node.Name] {
+			continue
+		}
+		n := len(spans)
+		bf.one = bf.lines[i].starts(bf.one[:0], sh, d, lb, bf.window)
+		for _, sp := range bf.one {
+			spans = append(spans, nodeSpan{span: sp, node: i})
+		}
+		if required[bf.lines[i].ns.Node.Name] && len(spans) == n {
+			// A required node never free in the window.
+			bf.spans = spans
+			return 0, nil, false
+		}
+	}
+	bf.spans = spans
+	t, alloc, ok := bf.firstFit(spans, sh, d, required)
+	if cacheable {
+		if ok {
+			bf.lowest[key] = t
+		} else {
+			bf.lowest[key] = bf.window + 1
+		}
+	}
+	return t, alloc, ok
+}
+
+// maxPlaceTries bounds the start times tried for one job whose node count
+// is met but whose tasks or GPUs do not fit the first nodes free then.
+const maxPlaceTries = 32
+
+// firstFit sweeps the candidate start times in order and returns the first
+// at which enough nodes (the required ones among them) are free for the
+// whole run and the job's layout fits on them.
+func (bf *bfPass) firstFit(spans []nodeSpan, sh *shape, d int64, required map[string]bool) (int64, *job.Allocation, bool) {
+	if len(spans) == 0 {
+		return 0, nil, false
+	}
+	starts := make([]int64, len(spans))
+	ends := make([]int64, len(spans))
+	for i, sp := range spans {
+		starts[i], ends[i] = sp.a, sp.b
+	}
+	slices.Sort(starts)
+	slices.Sort(ends)
+	tries := 0
+	ei := 0
+	for si := 0; si < len(starts); si++ {
+		t := starts[si]
+		if si+1 < len(starts) && starts[si+1] == t {
+			continue
+		}
+		for ei < len(ends) && ends[ei] < t {
+			ei++
+		}
+		// Nodes free at t: spans begun by t minus spans over before t.
+		// A node's spans never overlap, so this counts nodes.
+		if si+1-ei < sh.nodes {
+			continue
+		}
+		alloc, ok := bf.placeAt(spans, t, sh, d, required)
+		if ok {
+			return t, alloc, true
+		}
+		if tries++; tries >= maxPlaceTries {
+			break
+		}
+	}
+	return 0, nil, false
+}
+
+// placeAt lays the job out on the nodes free at t, as the main pass would
+// on the same nodes.
+func (bf *bfPass) placeAt(spans []nodeSpan, t int64, sh *shape, d int64, required map[string]bool) (*job.Allocation, bool) {
+	end := int64(forever)
+	if d != forever {
+		end = t + d
+	}
+	var cands []*NodeState
+	others := 0
+	last := -1
+	for _, sp := range spans {
+		if sp.a > t || sp.b < t || sp.node == last {
+			continue
+		}
+		last = sp.node
+		tl := bf.lines[sp.node]
+		isReq := required[tl.ns.Node.Name]
+		if !isReq {
+			if others >= sh.nodes {
+				continue
+			}
+			others++
+		}
+		ns := freeState(tl.ns.Node, tl.over(t, end))
+		cands = append(cands, &ns)
+	}
+	if len(required) > 0 {
+		n := 0
+		for _, ns := range cands {
+			if required[ns.Node.Name] {
+				n++
+			}
+		}
+		if n < len(required) {
+			return nil, false
+		}
+	}
+	return sh.place(cands, required)
+}
+
+// ParseBackfillParams reads the bf_* options of SchedulerParameters
+// ("bf_window=2880,bf_continue,..."). As slurmctld does, an option with a
+// bad value keeps its default and is reported in warnings; options that
+// are not backfill's are left to others.
+func ParseBackfillParams(s string) (p BackfillParams, warnings []string) {
+	p = DefaultBackfillParams()
+	for _, opt := range strings.Split(s, ",") {
+		opt = strings.TrimSpace(opt)
+		name, val, hasVal := strings.Cut(opt, "=")
+		name = strings.ToLower(name)
+		num := func(lo, hi int) (int, bool) {
+			n, err := strconv.Atoi(val)
+			if !hasVal || err != nil || n < lo || n > hi {
+				warnings = append(warnings, fmt.Sprintf("Invalid SchedulerParameters %s: %s", name, val))
+				return 0, false
+			}
+			return n, true
+		}
+		switch name {
+		case "bf_max_job_test":
+			if n, ok := num(1, 1_000_000); ok {
+				p.MaxJobTest = n
+			}
+		case "bf_window":
+			if n, ok := num(1, 43_200); ok {
+				p.Window = time.Duration(n) * time.Minute
+			}
+		case "bf_resolution":
+			if n, ok := num(1, 3_600); ok {
+				p.Resolution = time.Duration(n) * time.Second
+			}
+		case "bf_max_job_user":
+			if n, ok := num(0, 1_000_000); ok {
+				p.MaxJobUser = n
+			}
+		case "bf_interval":
+			if n, ok := num(1, 10_800); ok {
+				p.Interval = time.Duration(n) * time.Second
+			}
+		case "bf_continue":
+			p.Continue = true
+		}
+	}
+	return p, warnings
+}

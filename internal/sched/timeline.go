@@ -1,0 +1,204 @@
+package sched
+
+import (
+	"math"
+	"slices"
+
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/node"
+)
+
+// forever is the end of a plan: a job without a time limit holds its
+// share until then.
+const forever = math.MaxInt64
+
+// step is what a node has left from at (seconds after the cycle's clock)
+// until the next step.
+type step struct {
+	at int64
+	free
+}
+
+// timeline is one node's future as the backfill pass sees it: what is left
+// of it from now on, as running jobs end by their time limits and planned
+// jobs take their shares. steps[0].at is 0 and the last step lasts forever.
+type timeline struct {
+	ns    *NodeState
+	steps []step
+}
+
+// release is a running job's share coming back at a time.
+type release struct {
+	at    int64
+	share job.NodeAlloc
+}
+
+// newTimeline builds a node's timeline from what it has left now and the
+// shares running jobs give back when they end.
+func newTimeline(ns *NodeState, rel []release) *timeline {
+	tl := &timeline{ns: ns, steps: []step{{at: 0, free: freeOf(ns)}}}
+	slices.SortFunc(rel, func(a, b release) int { return cmpInt(a.at, b.at) })
+	for _, r := range rel {
+		if r.at == forever {
+			break
+		}
+		last := &tl.steps[len(tl.steps)-1]
+		if last.at != r.at {
+			tl.steps = append(tl.steps, step{at: r.at, free: last.free})
+			last = &tl.steps[len(tl.steps)-1]
+		}
+		last.cpus += r.share.CPUs
+		last.mem += r.share.MemMB
+		last.gpus |= gpuMask(r.share.GPUs)
+		last.jobs--
+	}
+	n := ns.Node
+	for i := range tl.steps {
+		// Usage above the configuration (a node reconfigured smaller)
+		// must not turn into more than the node has.
+		f := &tl.steps[i].free
+		f.cpus = min(f.cpus, n.CPUs)
+		f.mem = min(f.mem, n.RealMemory)
+		f.jobs = max(f.jobs, 0)
+	}
+	return tl
+}
+
+func gpuMask(idx []int) uint64 {
+	var m uint64
+	for _, g := range idx {
+		if g >= 0 && g < 64 {
+			m |= 1 << g
+		}
+	}
+	return m
+}
+
+// over returns the least the node has left at any time in [from, to).
+func (tl *timeline) over(from, to int64) free {
+	i := tl.index(from)
+	f := tl.steps[i].free
+	for i++; i < len(tl.steps) && tl.steps[i].at < to; i++ {
+		g := tl.steps[i].free
+		f.cpus = min(f.cpus, g.cpus)
+		f.mem = min(f.mem, g.mem)
+		f.gpus &= g.gpus
+		f.jobs = max(f.jobs, g.jobs)
+	}
+	return f
+}
+
+// index returns the step in force at t.
+func (tl *timeline) index(t int64) int {
+	i, found := slices.BinarySearchFunc(tl.steps, t, func(s step, t int64) int { return cmpInt(s.at, t) })
+	if !found {
+		i--
+	}
+	return i
+}
+
+// split makes a step begin at t (t > 0) and returns its index.
+func (tl *timeline) split(t int64) int {
+	i := tl.index(t)
+	if tl.steps[i].at == t {
+		return i
+	}
+	tl.steps = slices.Insert(tl.steps, i+1, step{at: t, free: tl.steps[i].free})
+	return i + 1
+}
+
+// take removes a job's share of the node over [from, to).
+func (tl *timeline) take(from, to int64, share *job.NodeAlloc) {
+	i := tl.split(from)
+	end := len(tl.steps)
+	if to != forever {
+		end = tl.split(to)
+	}
+	mask := gpuMask(share.GPUs)
+	for ; i < end; i++ {
+		f := &tl.steps[i].free
+		f.cpus -= min(f.cpus, share.CPUs)
+		f.mem -= min(f.mem, share.MemMB)
+		f.gpus &^= mask
+		f.jobs++
+	}
+}
+
+// starts appends to out the spans of start times [a, b] at which a share
+// of the job fits on the node for d seconds, beginning no earlier than lb
+// and no later than limit.
+func (tl *timeline) starts(out []span, s *shape, d, lb, limit int64) []span {
+	n := tl.ns.Node
+	runStart := int64(-1)
+	for i := range tl.steps {
+		st := &tl.steps[i]
+		if runStart < 0 && st.at > limit {
+			break
+		}
+		t, _ := s.capacityFree(n, st.free)
+		if t > 0 {
+			if runStart < 0 {
+				runStart = st.at
+			}
+			continue
+		}
+		if runStart >= 0 {
+			out = addSpan(out, runStart, st.at, d, lb, limit)
+			runStart = -1
+		}
+	}
+	if runStart >= 0 {
+		out = addSpan(out, runStart, forever, d, lb, limit)
+	}
+	return out
+}
+
+// span is a range of start times [a, b], both ends included.
+type span struct{ a, b int64 }
+
+// addSpan adds the starts that keep a job of length d inside a free run
+// [runStart, runEnd).
+func addSpan(out []span, runStart, runEnd, d, lb, limit int64) []span {
+	a := max(runStart, lb)
+	b := limit
+	if runEnd != forever {
+		if d == forever || runEnd-d < a {
+			return out
+		}
+		b = min(b, runEnd-d)
+	}
+	if a > b {
+		return out
+	}
+	return append(out, span{a, b})
+}
+
+// freeState turns what a node has left into the NodeState placement reads.
+func freeState(n *node.Node, f free) NodeState {
+	size := 0
+	for _, g := range n.GPUs {
+		size = max(size, g.Index+1)
+	}
+	used := make([]bool, size)
+	for _, g := range n.GPUs {
+		if g.Index >= 0 && (g.Index >= 64 || f.gpus&(1<<g.Index) == 0) {
+			used[g.Index] = true
+		}
+	}
+	return NodeState{Node: n, Used: node.Alloc{
+		CPUs:  n.CPUs - min(f.cpus, n.CPUs),
+		MemMB: n.RealMemory - min(f.mem, n.RealMemory),
+		GPUs:  used,
+		Jobs:  f.jobs,
+	}}
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
