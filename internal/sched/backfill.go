@@ -51,6 +51,9 @@ func DefaultBackfillParams() BackfillParams {
 type Backfill struct {
 	FIFO
 	Params BackfillParams
+	// scanOnly turns the heaps off, so that tests can check them against
+	// reading every node.
+	scanOnly bool
 }
 
 // Schedule implements Scheduler.
@@ -73,18 +76,65 @@ type bfPass struct {
 	// nodes, in configuration order.
 	partNodes map[string][]int
 	index     map[string]int
-	// lowest remembers, per kind of request, the earliest start the last
-	// job of that kind found: reservations only ever take resources away,
-	// so a later job of the same kind cannot start sooner.
-	lowest map[shapeKey]int64
+	// lowest remembers, per kind of request, the earliest starts jobs of
+	// that kind found: reservations only ever take resources away, so a
+	// later job of the same kind and no shorter cannot start sooner.
+	lowest map[shapeKey][]bound
 	spans  []nodeSpan
 	one    []span
+	// heaps find one-node jobs' starts, per kind (see freeHeap).
+	heaps    map[shapeKey]*freeHeap
+	scanOnly bool
 }
 
 type shapeKey struct {
 	part string
 	sh   shape
-	d    int64
+}
+
+// bound says that a job of some kind on nodes nodes or more, running d
+// seconds or longer, starts no earlier than lb.
+type bound struct {
+	nodes int
+	d, lb int64
+}
+
+// kindOf is the cache key of a request. Where every node runs the same
+// share (no task count or GPUs per job to spread), a job on more nodes
+// needs more of the same, so the node count moves from the key into the
+// bound.
+func kindOf(part string, sh *shape) (shapeKey, int) {
+	k := shapeKey{part: part, sh: *sh}
+	if sh.gpusPerJob == 0 && sh.tasks == uint32(sh.nodes)*sh.minTasksOn() {
+		k.sh.nodes, k.sh.tasks = 0, 0
+		return k, sh.nodes
+	}
+	return k, 0
+}
+
+// lowerBound is the earliest a job of a kind on nodes nodes running d
+// seconds can start.
+func (bf *bfPass) lowerBound(key shapeKey, nodes int, d int64) int64 {
+	lb := int64(0)
+	for _, b := range bf.lowest[key] {
+		if b.d <= d && b.nodes <= nodes {
+			lb = max(lb, b.lb)
+		}
+	}
+	return lb
+}
+
+// learn records a job's earliest start for the jobs of its kind after it;
+// a bound another one implies is dropped, so the list stays short.
+func (bf *bfPass) learn(key shapeKey, nodes int, d, lb int64) {
+	list := bf.lowest[key]
+	for _, b := range list {
+		if b.d <= d && b.nodes <= nodes && b.lb >= lb {
+			return
+		}
+	}
+	list = slices.DeleteFunc(list, func(b bound) bool { return b.d >= d && b.nodes >= nodes && b.lb <= lb })
+	bf.lowest[key] = append(list, bound{nodes, d, lb})
 }
 
 // nodeSpan is a span of start times at which one node can host a share.
@@ -101,7 +151,9 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 		window:    int64(b.Params.Window / time.Second),
 		partNodes: map[string][]int{},
 		index:     make(map[string]int, len(p.nodes)),
-		lowest:    map[shapeKey]int64{},
+		lowest:    map[shapeKey][]bound{},
+		heaps:     map[shapeKey]*freeHeap{},
+		scanOnly:  b.scanOnly,
 	}
 	plan := p.plan
 	plan.Planned = map[job.ID]Planned{}
@@ -149,7 +201,11 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 				end = t + d
 			}
 			for i := range alloc.Nodes {
-				bf.lines[bf.index[alloc.Nodes[i].Node]].take(t, end, &alloc.Nodes[i])
+				n := bf.index[alloc.Nodes[i].Node]
+				bf.lines[n].take(t, end, &alloc.Nodes[i])
+				for _, h := range bf.heaps {
+					h.fix(n)
+				}
 			}
 			if t > 0 {
 				plan.Planned[j.ID] = Planned{Start: s.Now.Add(time.Duration(t) * time.Second), Nodes: alloc.NodeNames()}
@@ -240,23 +296,55 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 		}
 	}
 	cacheable := required == nil && excluded == nil
-	key := shapeKey{part: part.Name, sh: *sh, d: d}
+	key, nodes := kindOf(part.Name, sh)
 	lb := int64(0)
 	if cacheable {
-		lb = bf.lowest[key]
+		lb = bf.lowerBound(key, nodes, d)
 		if lb > bf.window {
 			return 0, nil, false
 		}
 	}
+	single := sh.nodes == 1 && required == nil
+	if single && cacheable && !bf.scanOnly {
+		h := bf.heaps[key]
+		if h == nil {
+			h = newFreeHeap(sh, bf.lines, bf.partNodes[part.Name], bf.window)
+			bf.heaps[key] = h
+		}
+		t, node, ok, one := h.earliest(d, lb, bf.window, bf.one)
+		bf.one = one
+		var alloc *job.Allocation
+		if ok {
+			alloc, ok = bf.placeAt([]nodeSpan{{span{t, t}, node}}, t, sh, d, nil)
+		}
+		if ok {
+			bf.learn(key, nodes, d, t)
+		} else {
+			bf.learn(key, nodes, d, bf.window+1)
+		}
+		return t, alloc, ok
+	}
+	// A one-node job needs only the earliest start of any node: once one
+	// is found, later nodes are read no further than it.
+	limit := bf.window
 	spans := bf.spans[:0]
 	for _, i := range bf.partNodes[part.Name] {
-		if excluded[bf.lines[i].ns.Node.Name] {
+		tl := bf.lines[i]
+		if excluded != nil && excluded[tl.ns.Node.Name] {
 			continue
 		}
 		n := len(spans)
-		bf.one = bf.lines[i].starts(bf.one[:0], sh, d, lb, bf.window)
-		for _, sp := range bf.one {
-			spans = append(spans, nodeSpan{span: sp, node: i})
+		if t, _ := sh.capacityFree(tl.ns.Node, tl.mostUntil(bf.window)); t > 0 {
+			bf.one = tl.starts(bf.one[:0], sh, d, lb, limit)
+			for _, sp := range bf.one {
+				if single && sp.a >= limit && len(spans) > 0 {
+					break
+				}
+				spans = append(spans, nodeSpan{span: sp, node: i})
+				if single {
+					limit = min(limit, sp.a)
+				}
+			}
 		}
 		if required[bf.lines[i].ns.Node.Name] && len(spans) == n {
 			// A required node never free in the window.
@@ -268,9 +356,9 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 	t, alloc, ok := bf.firstFit(spans, sh, d, required)
 	if cacheable {
 		if ok {
-			bf.lowest[key] = t
+			bf.learn(key, nodes, d, t)
 		} else {
-			bf.lowest[key] = bf.window + 1
+			bf.learn(key, nodes, d, bf.window+1)
 		}
 	}
 	return t, alloc, ok

@@ -328,3 +328,19 @@ func FuzzParseBackfillParams(f *testing.F) {
 		}
 	})
 }
+
+// The heaps that find one-node jobs' starts give the plan that reading
+// every node gives.
+func TestPropertyHeapsMatchScan(t *testing.T) {
+	for seed := uint64(0); seed < 300; seed++ {
+		r := rand.New(rand.NewPCG(seed, 3))
+		s := randomWorkload(r)
+		fast, slow := backfillSched(), backfillSched()
+		fast.Params.MaxJobTest, slow.Params.MaxJobTest = 1000, 1000
+		slow.scanOnly = true
+		a, b := fast.Schedule(s), slow.Schedule(s)
+		if fmt.Sprint(a.Starts) != fmt.Sprint(b.Starts) || fmt.Sprint(a.Planned) != fmt.Sprint(b.Planned) {
+			t.Fatalf("seed %d: heaps\n%v\n%v\nscan\n%v\n%v", seed, a.Starts, a.Planned, b.Starts, b.Planned)
+		}
+	}
+}

@@ -175,6 +175,20 @@ func (s shape) capacityFree(n *node.Node, f free) (tasks uint32, gpus uint64) {
 	return tasks, gpus
 }
 
+// hostsShare reports whether a node with f left can run the job's share
+// of it: a one-node job all of it, a job on several nodes at least its
+// minimum on each.
+func (s shape) hostsShare(n *node.Node, f free) bool {
+	t, g := s.capacityFree(n, f)
+	if t == 0 {
+		return false
+	}
+	if s.nodes == 1 {
+		return t >= s.tasks && uint32(bits.OnesCount64(g)) >= s.gpusPerJob
+	}
+	return true
+}
+
 // typeMask has the bits of a node's GPUs of one type.
 func typeMask(n *node.Node, gpuType string) uint64 {
 	var m uint64

@@ -25,6 +25,12 @@ type step struct {
 type timeline struct {
 	ns    *NodeState
 	steps []step
+	// most is the most the node has left at any one time from now to the
+	// window's end (each resource on its own), so that a node that can
+	// never host a share is passed over without reading its steps; stale
+	// while dirty.
+	most  free
+	dirty bool
 }
 
 // release is a running job's share coming back at a time.
@@ -36,7 +42,7 @@ type release struct {
 // newTimeline builds a node's timeline from what it has left now and the
 // shares running jobs give back when they end.
 func newTimeline(ns *NodeState, rel []release) *timeline {
-	tl := &timeline{ns: ns, steps: []step{{at: 0, free: freeOf(ns)}}}
+	tl := &timeline{ns: ns, steps: []step{{at: 0, free: freeOf(ns)}}, dirty: true}
 	slices.SortFunc(rel, func(a, b release) int { return cmpInt(a.at, b.at) })
 	for _, r := range rel {
 		if r.at == forever {
@@ -115,6 +121,7 @@ func (tl *timeline) take(from, to int64, share *job.NodeAlloc) {
 		end = tl.split(to)
 	}
 	mask := gpuMask(share.GPUs)
+	tl.dirty = true
 	for ; i < end; i++ {
 		f := &tl.steps[i].free
 		f.cpus -= min(f.cpus, share.CPUs)
@@ -124,19 +131,44 @@ func (tl *timeline) take(from, to int64, share *job.NodeAlloc) {
 	}
 }
 
+// mostUntil returns the most the node has left at any time up to limit,
+// each resource on its own.
+func (tl *timeline) mostUntil(limit int64) free {
+	if !tl.dirty {
+		return tl.most
+	}
+	var m free
+	m.jobs = math.MaxInt
+	for i := range tl.steps {
+		st := &tl.steps[i]
+		if st.at > limit {
+			break
+		}
+		m.cpus = max(m.cpus, st.cpus)
+		m.mem = max(m.mem, st.mem)
+		m.gpus |= st.gpus
+		m.jobs = min(m.jobs, st.jobs)
+	}
+	tl.most, tl.dirty = m, false
+	return m
+}
+
 // starts appends to out the spans of start times [a, b] at which a share
 // of the job fits on the node for d seconds, beginning no earlier than lb
 // and no later than limit.
 func (tl *timeline) starts(out []span, s *shape, d, lb, limit int64) []span {
 	n := tl.ns.Node
 	runStart := int64(-1)
-	for i := range tl.steps {
+	first := 0
+	if lb > 0 {
+		first = tl.index(lb)
+	}
+	for i := first; i < len(tl.steps); i++ {
 		st := &tl.steps[i]
 		if runStart < 0 && st.at > limit {
 			break
 		}
-		t, _ := s.capacityFree(n, st.free)
-		if t > 0 {
+		if s.hostsShare(n, st.free) {
 			if runStart < 0 {
 				runStart = st.at
 			}
@@ -151,6 +183,21 @@ func (tl *timeline) starts(out []span, s *shape, d, lb, limit int64) []span {
 		out = addSpan(out, runStart, forever, d, lb, limit)
 	}
 	return out
+}
+
+// firstFree returns when the node first has room for a share of the job,
+// at any length, up to limit (forever: never).
+func (tl *timeline) firstFree(s *shape, limit int64) int64 {
+	for i := range tl.steps {
+		st := &tl.steps[i]
+		if st.at > limit {
+			break
+		}
+		if s.hostsShare(tl.ns.Node, st.free) {
+			return st.at
+		}
+	}
+	return forever
 }
 
 // span is a range of start times [a, b], both ends included.

@@ -403,3 +403,12 @@ func BenchmarkTrivialJobs(b *testing.B) {
 		b.ReportMetric(time.Since(begin).Seconds(), "s-to-complete")
 	}
 }
+
+// BenchmarkBackfillPass is one scheduling cycle over 50,000 pending jobs
+// on 5,000 busy GPU nodes, every job tested by backfill.
+func BenchmarkBackfillPass(b *testing.B) {
+	s := schedWorkload(5000, 50000, 1)
+	for b.Loop() {
+		schedPass(s, 50000)
+	}
+}

@@ -1,0 +1,93 @@
+package sched
+
+import "container/heap"
+
+// freeHeap orders a partition's nodes by when each first has room for a
+// share of one kind of one-node job, at any length. That time is a lower
+// bound on when the node can run such a job for its whole time limit, so
+// the earliest start of a one-node job is found by reading nodes in this
+// order and stopping at the first whose bound is past the best start yet,
+// instead of reading every node. Reservations move nodes back (fix).
+type freeHeap struct {
+	sh    shape
+	lines []*timeline
+	limit int64
+	items []freeItem
+	// pos is each line's place in items (-1: not in the partition).
+	pos []int
+}
+
+type freeItem struct {
+	node  int
+	first int64
+}
+
+func newFreeHeap(sh *shape, lines []*timeline, nodes []int, limit int64) *freeHeap {
+	h := &freeHeap{sh: *sh, lines: lines, limit: limit, pos: make([]int, len(lines))}
+	for i := range h.pos {
+		h.pos[i] = -1
+	}
+	h.items = make([]freeItem, 0, len(nodes))
+	for _, i := range nodes {
+		h.pos[i] = len(h.items)
+		h.items = append(h.items, freeItem{node: i, first: lines[i].firstFree(sh, limit)})
+	}
+	heap.Init(h)
+	return h
+}
+
+func (h *freeHeap) Len() int { return len(h.items) }
+func (h *freeHeap) Less(i, j int) bool {
+	a, b := h.items[i], h.items[j]
+	return a.first < b.first || a.first == b.first && a.node < b.node
+}
+func (h *freeHeap) Swap(i, j int) {
+	h.items[i], h.items[j] = h.items[j], h.items[i]
+	h.pos[h.items[i].node] = i
+	h.pos[h.items[j].node] = j
+}
+func (h *freeHeap) Push(x any) {
+	it := x.(freeItem)
+	h.pos[it.node] = len(h.items)
+	h.items = append(h.items, it)
+}
+func (h *freeHeap) Pop() any {
+	it := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	h.pos[it.node] = -1
+	return it
+}
+
+// fix re-reads a node whose timeline changed.
+func (h *freeHeap) fix(node int) {
+	if p := h.pos[node]; p >= 0 {
+		h.items[p].first = h.lines[node].firstFree(&h.sh, h.limit)
+		heap.Fix(h, p)
+	}
+}
+
+// earliest returns the earliest start at or after lb, up to limit, of a
+// job of this kind running d seconds, and the first node (in
+// configuration order) free then; ok is false when none is.
+func (h *freeHeap) earliest(d, lb, limit int64, scratch []span) (t int64, node int, ok bool, _ []span) {
+	best, bestNode := int64(forever), -1
+	var popped []freeItem
+	for len(h.items) > 0 {
+		top := h.items[0]
+		if top.first == forever || top.first > limit || top.first > best || top.first == best && top.node > bestNode {
+			break
+		}
+		heap.Pop(h)
+		popped = append(popped, top)
+		scratch = h.lines[top.node].starts(scratch[:0], &h.sh, d, max(lb, top.first), min(limit, best))
+		if len(scratch) > 0 {
+			if a := scratch[0].a; a < best || a == best && top.node < bestNode {
+				best, bestNode = a, top.node
+			}
+		}
+	}
+	for _, it := range popped {
+		heap.Push(h, it)
+	}
+	return best, bestNode, bestNode >= 0, scratch
+}
