@@ -106,7 +106,7 @@ func submissionFromWire(d *api.V0044JobDescMsg, maxArraySize uint32) (controller
 		QOS:          d.Qos.Or(""),
 		Nice:         d.Nice.Or(0),
 		Dependency:   d.Dependency.Or(""),
-		Requeue:      d.Requeue.Or(true),
+		Requeue:      d.Requeue.Or(false),
 		SubmitHost:   d.AllocationNodeList.Or(""),
 		NumTasks:     uint32(max(d.Tasks.Or(0), 0)),
 		TasksPerNode: uint32(max(d.TasksPerNode.Or(0), 0)),
@@ -187,7 +187,7 @@ func submissionFromWire(d *api.V0044JobDescMsg, maxArraySize uint32) (controller
 			r.Exclusive = true
 		}
 	}
-	sub := controller.Submission{Req: r, Hold: d.Hold.Or(false)}
+	sub := controller.Submission{Req: r, Hold: d.Hold.Or(false), RequeueSet: d.Requeue.Set}
 	if uid := d.UserID.Or(""); uid != "" {
 		n, err := strconv.ParseUint(uid, 10, 32)
 		if err != nil {

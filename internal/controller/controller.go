@@ -45,6 +45,9 @@ type Config struct {
 	Partitions    []partition.Partition
 	// SlurmUser may act on every job, like root.
 	SlurmUserID uint32
+	// NoJobRequeue is slurm.conf's JobRequeue=0: batch jobs are not
+	// requeued unless they ask (--requeue).
+	NoJobRequeue bool
 	// ReturnToService is slurm.conf's: 1 or 2 let a node that was DOWN for
 	// not responding return when it registers again.
 	ReturnToService int
@@ -558,6 +561,11 @@ func (c *Controller) checkNodes(ctx context.Context) {
 		if err != nil {
 			c.logger.Error("fail node", "node", name, "err", err)
 			continue
+		}
+		for _, k := range res.Kill {
+			if k.Node != name {
+				c.killBatch(k)
+			}
 		}
 		if len(res.Ended) > 0 {
 			c.Kick()

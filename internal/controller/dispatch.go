@@ -154,14 +154,26 @@ func (c *Controller) signal(id job.ID, sig int32) {
 	c.sendSignal(id, nodeproto.Signal{JobID: uint32(id), Signal: sig})
 }
 
+// killBatch ends a batch script on a node whatever the job became since.
+func (c *Controller) killBatch(k batchOn) {
+	c.sendSignalOn(k.JobID, k.Node, nodeproto.Signal{JobID: uint32(k.JobID), Signal: int32(syscall.SIGTERM), Terminate: true, Kind: nodeproto.EndCancelled, KillWait: c.cfg.KillWait})
+}
+
 func (c *Controller) sendSignal(id job.ID, msg nodeproto.Signal) {
 	c.mu.RLock()
-	j := c.st.Jobs[id]
+	host := ""
+	if j := c.st.Jobs[id]; j != nil {
+		host = j.BatchHost
+	}
+	c.mu.RUnlock()
+	c.sendSignalOn(id, host, msg)
+}
+
+func (c *Controller) sendSignalOn(id job.ID, host string, msg nodeproto.Signal) {
+	c.mu.RLock()
 	addr := ""
-	if j != nil {
-		if n := c.nodes[j.BatchHost]; n != nil {
-			addr = n.DaemonAddr
-		}
+	if n := c.nodes[host]; n != nil {
+		addr = n.DaemonAddr
 	}
 	c.mu.RUnlock()
 	if addr == "" {

@@ -25,6 +25,7 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 		FirstJobID:      sc.FirstJobID,
 		MaxArraySize:    sc.MaxArraySize,
 		ReturnToService: int(sc.ReturnToService),
+		NoJobRequeue:    !sc.JobRequeue,
 		Defaults:        sched.Defaults{DefMemPerCPU: sc.DefMemPerCPU, DefMemPerNode: sc.DefMemPerNode},
 	}
 	switch sc.SchedulerType {

@@ -189,8 +189,12 @@ func newFSM(firstJobID job.ID) *fsm {
 type applyResult struct {
 	JobID   job.ID
 	Started []startEntry
-	// Ended lists the jobs a command moved to a terminal state.
+	// Ended lists the jobs a command moved to a terminal state, or back
+	// to the queue after a node failure.
 	Ended []job.ID
+	// Kill lists batch scripts to end on their nodes after a node went
+	// down: the job was requeued or ended meanwhile.
+	Kill []batchOn
 	// Split lists the records a split produced.
 	Split []job.ID
 	// Unreferenced lists script keys no job refers to any more.
@@ -544,27 +548,33 @@ func (s *fsm) applyRequeue(c *command) applyResult {
 		}
 		return applyResult{JobID: j.ID}
 	}
+	s.requeue(j, c.Time, c.Requeue.Hold, c.Requeue.Reason)
+	return applyResult{JobID: j.ID}
+}
+
+// requeue puts a job back in the queue under the same id, as a new run.
+func (s *fsm) requeue(j *job.Job, t time.Time, hold bool, reason job.Reason) {
 	j.State = job.Pending
 	j.Alloc = nil
 	j.BatchHost = ""
 	j.StartTime, j.EndTime = time.Time{}, time.Time{}
 	j.Completing = false
 	j.RequeueOnEnd, j.RequeueHold = false, false
+	j.Backfilled = false
 	j.ExitCode, j.Signal = 0, 0
 	j.RestartCount++
-	j.SubmitTime = c.Time
-	j.EligibleTime = c.Time
-	j.Reason = c.Requeue.Reason
+	j.SubmitTime = t
+	j.EligibleTime = t
+	j.Reason = reason
 	if j.Reason == "" {
 		j.Reason = job.ReasonNone
 	}
-	if c.Requeue.Hold {
+	if hold {
 		j.Hold = job.HeldAdmin
 		j.Priority = 0
 		j.Reason = job.ReasonHeldAdmin
 	}
-	s.touch(j, c.Time)
-	return applyResult{JobID: j.ID}
+	s.touch(j, t)
 }
 
 func (s *fsm) admin(name string) *nodeAdmin {
@@ -591,11 +601,10 @@ func (s *fsm) applyNodeSet(c *command) applyResult {
 		a.Reason, a.ReasonUID, a.ReasonTime = "", 0, time.Time{}
 	}
 	s.LastNodeUpdate = c.Time
-	res := applyResult{}
 	if n.Down != nil && *n.Down {
-		res.Ended = s.failJobsOn(n.Name, c.Time)
+		return s.failJobsOn(n.Name, c.Time)
 	}
-	return res
+	return applyResult{}
 }
 
 func (s *fsm) applyNodeFail(c *command) applyResult {
@@ -603,12 +612,24 @@ func (s *fsm) applyNodeFail(c *command) applyResult {
 	a.Down = true
 	a.Reason, a.ReasonUID, a.ReasonTime = c.NodeFail.Reason, 0, c.Time
 	s.LastNodeUpdate = c.Time
-	return applyResult{Ended: s.failJobsOn(c.NodeFail.Name, c.Time)}
+	return s.failJobsOn(c.NodeFail.Name, c.Time)
 }
 
-// failJobsOn ends every job holding the node with NODE_FAIL.
-func (s *fsm) failJobsOn(name string, t time.Time) []job.ID {
-	var ended []job.ID
+// batchOn names a job's batch script on a node.
+type batchOn struct {
+	JobID job.ID
+	Node  string
+}
+
+// failJobsOn deals with the jobs holding a node that failed, as slurmctld
+// does: a job that may be requeued (--requeue, or JobRequeue=1) goes back
+// to the queue under its id as a new run, at once when the node ran its
+// batch script, else once the batch host has ended the script; any other
+// job ends NODE_FAIL. Ended lists the jobs that left the node, Kill the
+// batch scripts that may still run (on the node itself, when an
+// administrator set it DOWN).
+func (s *fsm) failJobsOn(name string, t time.Time) applyResult {
+	var res applyResult
 	for _, id := range s.order {
 		j := s.Jobs[id]
 		if j.Alloc == nil || (j.State != job.Running && !j.Completing) {
@@ -617,7 +638,18 @@ func (s *fsm) failJobsOn(name string, t time.Time) []job.ID {
 		if !slices.Contains(j.Alloc.NodeNames(), name) {
 			continue
 		}
-		if j.State == job.Running {
+		if j.BatchHost != "" {
+			res.Kill = append(res.Kill, batchOn{id, j.BatchHost})
+		}
+		switch {
+		case j.State == job.Running && j.Req.Requeue && j.BatchHost == name:
+			s.requeue(j, t, j.RequeueOnEnd && j.RequeueHold, "")
+		case j.State == job.Running && j.Req.Requeue:
+			// Requeued once its batch host reports the script ended.
+			j.RequeueOnEnd = true
+			s.touch(j, t)
+			continue
+		case j.State == job.Running:
 			j.State = job.NodeFail
 			j.Reason = job.ReasonNodeDown
 			j.EndTime = t
@@ -625,9 +657,9 @@ func (s *fsm) failJobsOn(name string, t time.Time) []job.ID {
 		}
 		j.Completing = false
 		s.touch(j, t)
-		ended = append(ended, id)
+		res.Ended = append(res.Ended, id)
 	}
-	return ended
+	return res
 }
 
 func (s *fsm) applySplit(c *command) applyResult {

@@ -27,6 +27,9 @@ type Submission struct {
 	// GroupIDSet means the request named a group (sbatch --gid), with the
 	// same rule.
 	GroupIDSet bool
+	// RequeueSet means the request said --requeue or --no-requeue;
+	// otherwise slurm.conf's JobRequeue decides.
+	RequeueSet bool
 }
 
 // SubmitResult is the answer to a submission.
@@ -52,6 +55,9 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	}
 	if err := c.setOwner(who, sub, &r); err != nil {
 		return SubmitResult{}, err
+	}
+	if !sub.RequeueSet {
+		r.Requeue = !c.cfg.NoJobRequeue
 	}
 
 	c.mu.RLock()

@@ -175,7 +175,9 @@ func (c *Controller) JobDone(ctx context.Context, d nodeproto.JobDone) error {
 	id := job.ID(d.JobID)
 	c.mu.Lock()
 	j := c.st.Jobs[id]
-	if j == nil || j.Alloc == nil || !(j.State == job.Running || j.Completing) {
+	if j == nil || j.Alloc == nil || !(j.State == job.Running || j.Completing) || d.Run != j.RestartCount {
+		// Unknown, already ended, or the end of an earlier run of a job
+		// requeued since: acknowledged, nothing to do.
 		c.mu.Unlock()
 		return nil
 	}
@@ -317,10 +319,8 @@ func (c *Controller) UpdateNode(ctx context.Context, who Identity, name string, 
 	if err != nil {
 		return err
 	}
-	if len(res.Ended) > 0 {
-		for _, id := range res.Ended {
-			c.terminate(id, nodeproto.EndCancelled)
-		}
+	for _, k := range res.Kill {
+		c.killBatch(k)
 	}
 	c.Kick()
 	return nil

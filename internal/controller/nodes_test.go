@@ -94,8 +94,9 @@ func TestDrainedNodeGetsNoJobs(t *testing.T) {
 	}
 }
 
+// With JobRequeue=0 the jobs of a node set DOWN end NODE_FAIL.
 func TestNodeDownFailsItsJobs(t *testing.T) {
-	c := ctltest.New(t)
+	c := ctltest.New(t, func(cfg *controller.Config) { cfg.NoJobRequeue = true })
 	c.RegisterAll()
 	onN1 := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.NodeList = []string{"n1"} }))
 	spanning := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.NodeList = []string{"n2", "n1"}; r.MinNodes = 2 }))
@@ -156,6 +157,7 @@ func TestNodeTimeout(t *testing.T) {
 			c := ctltest.New(t, func(cfg *controller.Config) {
 				cfg.ReturnToService = tc.returnToService
 				cfg.SlurmdTimeout = 10 * time.Second
+				cfg.NoJobRequeue = true
 			})
 			c.RegisterAll()
 			id := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.NodeList = []string{"n4"} }))
@@ -275,5 +277,77 @@ func TestRegistrationReportsGPUs(t *testing.T) {
 	c.Register("n1")
 	if ni, _ := c.Ctl.Node("n1"); len(ni.Node.GPUs) != 2 {
 		t.Errorf("GPUs after a registration without any: %v", ni.Node.GPUs)
+	}
+}
+
+// A requeueable job on a node that stops answering goes back to the queue
+// under its id as its next run: at once when the node ran its batch
+// script, once the batch host ended the script otherwise. A late report of
+// the earlier run does not end the next one.
+func TestNodeFailureRequeuesJobs(t *testing.T) {
+	c := ctltest.New(t, func(cfg *controller.Config) { cfg.SlurmdTimeout = 10 * time.Second })
+	c.RegisterAll()
+	// The first job lands on n4 because the others are drained, and may
+	// run anywhere once requeued.
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if err := c.Ctl.UpdateNode(ctx, ctltest.Root, n, controller.NodeDrain, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onN4 := c.Submit(ctltest.Alice, ctltest.Request())
+	schedule(t, c)
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if err := c.Ctl.UpdateNode(ctx, ctltest.Root, n, controller.NodeUndrain, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spanning := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.NodeList = []string{"n3", "n4"}; r.MinNodes = 2 }))
+	schedule(t, c)
+	c.Node.WaitLaunches(t, 2)
+	if h := c.Job(onN4).BatchHost; h != "n4" {
+		t.Fatalf("first job on %s, want n4", h)
+	}
+	if h := c.Job(spanning).BatchHost; h != "n3" {
+		t.Fatalf("spanning job's batch host %s, want n3", h)
+	}
+	for range 3 {
+		c.Clock.Advance(5 * time.Second)
+		for _, n := range []string{"n1", "n2", "n3"} {
+			heartbeat(t, c, n)
+		}
+		c.Ctl.CheckNodes(ctx)
+	}
+	if j := c.Job(onN4); j.State != job.Pending || j.RestartCount != 1 || j.Alloc != nil {
+		t.Errorf("job whose batch host failed: %v restarts %d alloc %v", j.State, j.RestartCount, j.Alloc)
+	}
+	// The spanning job's script still runs on n3: it is ended there and
+	// requeued when n3 reports it gone.
+	j := c.Job(spanning)
+	if j.State != job.Running || !j.RequeueOnEnd {
+		t.Fatalf("spanning job: %v requeue-on-end %v", j.State, j.RequeueOnEnd)
+	}
+	sig := c.Node.WaitSignals(t, 1)
+	if sig[0].JobID != uint32(spanning) || !sig[0].Terminate {
+		t.Errorf("signal %+v, want the spanning job ended", sig[0])
+	}
+	c.Finish(spanning, nodeproto.EndCancelled, 0, 15)
+	if j := c.Job(spanning); j.State != job.Pending || j.RestartCount != 1 {
+		t.Errorf("spanning job after its script ended: %v restarts %d", j.State, j.RestartCount)
+	}
+
+	// The first job runs again elsewhere; the old run's end, reported
+	// late, leaves the new run alone.
+	schedule(t, c)
+	if j := c.Job(onN4); j.State != job.Running || j.BatchHost == "n4" {
+		t.Fatalf("requeued job: %v on %s", j.State, j.BatchHost)
+	}
+	if l := c.Node.WaitLaunches(t, 3); l[2].JobID != uint32(onN4) || l[2].RestartCount != 1 {
+		t.Errorf("relaunch %+v, want job %d with restart count 1", l[2], onN4)
+	}
+	if err := c.Ctl.JobDone(ctx, nodeproto.JobDone{Node: "n4", JobID: uint32(onN4), Run: 0, Kind: nodeproto.EndExited, EndTime: c.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.Job(onN4).State; st != job.Running {
+		t.Errorf("a late end of the earlier run moved the job to %v", st)
 	}
 }

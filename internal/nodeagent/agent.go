@@ -262,9 +262,8 @@ func (a *Agent) register(ctx context.Context) error {
 	// The controller has now seen these reports.
 	for _, js := range reg.Jobs {
 		if js.Done != nil || js.Lost {
-			delete(a.done, js.JobID)
 			delete(a.lost, js.JobID)
-			_ = os.RemoveAll(a.jobDir(js.JobID))
+			a.forgetLocked(js.JobID)
 		}
 	}
 	var kill []*runningJob
@@ -314,10 +313,21 @@ func (a *Agent) reportLoop(ctx context.Context) {
 				break
 			}
 			a.mu.Lock()
-			delete(a.done, d.JobID)
+			if cur, ok := a.done[d.JobID]; ok && cur.Run == d.Run {
+				a.forgetLocked(d.JobID)
+			}
 			a.mu.Unlock()
-			_ = os.RemoveAll(a.jobDir(d.JobID))
 		}
+	}
+}
+
+// forgetLocked drops a job's reported end and its spool folder, unless a
+// new run of the job has started here meanwhile (a requeued job may come
+// back to the same node). Caller holds a.mu.
+func (a *Agent) forgetLocked(id uint32) {
+	delete(a.done, id)
+	if a.jobs[id] == nil {
+		_ = os.RemoveAll(a.jobDir(id))
 	}
 }
 

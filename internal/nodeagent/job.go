@@ -20,6 +20,7 @@ import (
 // runningJob is one batch script and its process tree.
 type runningJob struct {
 	id    uint32
+	run   uint32
 	agent *Agent
 	group *proctrack.Group
 
@@ -34,7 +35,13 @@ type runningJob struct {
 func (a *Agent) launch(l *nodeproto.Launch) error {
 	a.mu.Lock()
 	_, running := a.jobs[l.JobID]
-	_, done := a.done[l.JobID]
+	d, done := a.done[l.JobID]
+	if done && d.Run < l.RestartCount {
+		// The end of an earlier run, which the controller no longer
+		// needs: the job was requeued and runs again here.
+		a.forgetLocked(l.JobID)
+		done = false
+	}
 	if running || done {
 		a.mu.Unlock()
 		return nil
@@ -44,17 +51,17 @@ func (a *Agent) launch(l *nodeproto.Launch) error {
 		a.mu.Unlock()
 		a.logger.Info("job ended before its launch arrived", "job", l.JobID, "kind", kind)
 		_ = os.MkdirAll(a.jobDir(l.JobID), 0o700)
-		a.finish(nodeproto.JobDone{Node: a.cfg.Name, JobID: l.JobID, Kind: kind, EndTime: time.Now()})
+		a.finish(nodeproto.JobDone{Node: a.cfg.Name, JobID: l.JobID, Run: l.RestartCount, Kind: kind, EndTime: time.Now()})
 		return nil
 	}
-	j := &runningJob{id: l.JobID, agent: a}
+	j := &runningJob{id: l.JobID, run: l.RestartCount, agent: a}
 	a.jobs[l.JobID] = j
 	delete(a.lost, l.JobID)
 	a.mu.Unlock()
 
 	if err := j.start(l); err != nil {
 		a.logger.Error("batch launch failed", "job", l.JobID, "err", err)
-		a.finish(nodeproto.JobDone{Node: a.cfg.Name, JobID: l.JobID, Kind: nodeproto.EndFailed, ExitCode: 1, EndTime: time.Now(), Error: err.Error()})
+		a.finish(nodeproto.JobDone{Node: a.cfg.Name, JobID: l.JobID, Run: l.RestartCount, Kind: nodeproto.EndFailed, ExitCode: 1, EndTime: time.Now(), Error: err.Error()})
 	}
 	return nil
 }
@@ -191,7 +198,7 @@ func (j *runningJob) wait() {
 		j.killTimer.Stop()
 	}
 	j.mu.Unlock()
-	d := nodeproto.JobDone{Node: j.agent.cfg.Name, JobID: j.id, Kind: nodeproto.EndExited, EndTime: time.Now()}
+	d := nodeproto.JobDone{Node: j.agent.cfg.Name, JobID: j.id, Run: j.run, Kind: nodeproto.EndExited, EndTime: time.Now()}
 	if kind != "" {
 		d.Kind = kind
 	}

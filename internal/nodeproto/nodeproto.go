@@ -97,9 +97,12 @@ const (
 
 // JobDone reports the end of a batch job (REQUEST_COMPLETE_BATCH_SCRIPT).
 type JobDone struct {
-	Node  string  `json:"node"`
-	JobID uint32  `json:"job_id"`
-	Kind  EndKind `json:"kind"`
+	Node  string `json:"node"`
+	JobID uint32 `json:"job_id"`
+	// Run is the launch's RestartCount: a report of a run that was since
+	// requeued must not end the next one.
+	Run  uint32  `json:"run,omitempty"`
+	Kind EndKind `json:"kind"`
 	// ExitCode is the script's exit status; Signal the signal that ended it.
 	ExitCode int32     `json:"exit_code"`
 	Signal   int32     `json:"signal"`

@@ -141,13 +141,13 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestNodeFailure kills a node daemon with SIGKILL: after SlurmdTimeout the
-// node is DOWN ("Not responding") and its job ends NODE_FAIL; the daemon
-// comes back, registers, and the node returns to service
-// (ReturnToService=2); the killed job's processes are gone.
+// node is DOWN ("Not responding") and its job, which may not be requeued,
+// ends NODE_FAIL; the daemon comes back, registers, and the node returns to
+// service (ReturnToService=2); the killed job's processes are gone.
 func TestNodeFailure(t *testing.T) {
 	t.Parallel()
 	c := NewCluster(t, ClusterOptions{Nodes: 2})
-	id := c.Submit("", "-w", "n2", "--wrap", "touch started; sleep 600")
+	id := c.Submit("", "--no-requeue", "-w", "n2", "--wrap", "touch started; sleep 600")
 	c.WaitState(id, "RUNNING", 20*time.Second)
 	// RUNNING is committed before the launch reaches the node: wait for
 	// the script itself.

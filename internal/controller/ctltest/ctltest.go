@@ -326,7 +326,7 @@ func (c *Cluster) Finish(id job.ID, kind nodeproto.EndKind, exitCode, signal int
 	c.T.Helper()
 	j := c.Job(id)
 	if err := c.Ctl.JobDone(context.Background(), nodeproto.JobDone{
-		Node: j.BatchHost, JobID: uint32(id), Kind: kind, ExitCode: exitCode, Signal: signal, EndTime: c.Now(),
+		Node: j.BatchHost, JobID: uint32(id), Run: j.RestartCount, Kind: kind, ExitCode: exitCode, Signal: signal, EndTime: c.Now(),
 	}); err != nil {
 		c.T.Fatalf("job %d done: %v", id, err)
 	}
