@@ -251,14 +251,8 @@ func (bf *bfPass) buildLines(s *Snapshot) {
 		bf.lines[i] = newTimeline(ns, rel[ns.Node.Name])
 		bf.index[ns.Node.Name] = i
 	}
-	for name, part := range s.Partitions {
-		var idx []int
-		for i, ns := range bf.p.nodes {
-			if ns.Node.Usable() && part.HasNode(ns.Node.Name) {
-				idx = append(idx, i)
-			}
-		}
-		bf.partNodes[name] = idx
+	for _, part := range s.Partitions {
+		bf.partNodes[part.Name] = bf.p.usableIn(part)
 	}
 }
 
@@ -282,7 +276,7 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 		required = make(map[string]bool, len(r.NodeList))
 		for _, n := range r.NodeList {
 			i, ok := bf.index[n]
-			if !ok || !bf.lines[i].ns.Node.Usable() || !part.HasNode(n) {
+			if !ok || !bf.lines[i].ns.Node.Usable() || !slices.Contains(bf.partNodes[part.Name], i) {
 				return 0, nil, false
 			}
 			required[n] = true

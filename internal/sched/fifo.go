@@ -40,6 +40,28 @@ type pass struct {
 	// started holds the jobs that started in this cycle, with how many
 	// tasks for an array meta-record.
 	started map[job.ID]int
+	// partNodes are the indices (into nodes) of each partition's usable
+	// nodes, in configuration order, built on first use.
+	partNodes map[string][]int
+}
+
+// usableIn returns the indices of a partition's usable nodes.
+func (p *pass) usableIn(part *partition.Partition) []int {
+	if idx, ok := p.partNodes[part.Name]; ok {
+		return idx
+	}
+	in := make(map[string]bool, len(part.Nodes))
+	for _, n := range part.Nodes {
+		in[n] = true
+	}
+	idx := []int{}
+	for i, ns := range p.nodes {
+		if in[ns.Node.Name] && ns.Node.Usable() {
+			idx = append(idx, i)
+		}
+	}
+	p.partNodes[part.Name] = idx
+	return idx
 }
 
 // mainPass starts jobs in priority order while they fit, per partition, as
@@ -51,6 +73,7 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 		byName:       make(map[string]*NodeState, len(s.Nodes)),
 		arrayRunning: make(map[job.ID]uint32, len(s.ArrayRunning)),
 		started:      map[job.ID]int{},
+		partNodes:    map[string][]int{},
 	}
 	slices.SortStableFunc(p.order, func(a, b *job.Job) int {
 		pa, pb := f.tier(s, a), f.tier(s, b)
@@ -93,7 +116,7 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 			continue
 		}
 		sh := shapeOf(&j.Req, f.defMemPerCPU(part), f.defMemPerNode(part))
-		cands, required, reqDown := candidates(p.nodes, p.byName, part, &j.Req)
+		cands, required, reqDown := p.candidates(part, &j.Req)
 		if reqDown {
 			// Its own nodes are out of service: the job waits, the rest of
 			// the partition does not.
@@ -201,28 +224,31 @@ func (f *FIFO) ineligible(s *Snapshot, j *job.Job, part *partition.Partition) (j
 
 // candidates returns the partition's usable nodes minus excluded ones, the
 // set of required nodes, and whether a required node is unusable.
-func candidates(nodes []*NodeState, byName map[string]*NodeState, part *partition.Partition, r *job.Request) ([]*NodeState, map[string]bool, bool) {
-	excluded := make(map[string]bool, len(r.Exclude))
-	for _, n := range r.Exclude {
-		excluded[n] = true
+func (p *pass) candidates(part *partition.Partition, r *job.Request) ([]*NodeState, map[string]bool, bool) {
+	var excluded map[string]bool
+	if len(r.Exclude) > 0 {
+		excluded = make(map[string]bool, len(r.Exclude))
+		for _, n := range r.Exclude {
+			excluded[n] = true
+		}
 	}
 	var required map[string]bool
 	if len(r.NodeList) > 0 {
 		required = make(map[string]bool, len(r.NodeList))
 		for _, n := range r.NodeList {
-			ns := byName[n]
+			ns := p.byName[n]
 			if ns == nil || !ns.Node.Usable() {
 				return nil, nil, true
 			}
 			required[n] = true
 		}
 	}
-	var out []*NodeState
-	for _, ns := range nodes {
-		if excluded[ns.Node.Name] || !ns.Node.Usable() || !part.HasNode(ns.Node.Name) {
-			continue
+	idx := p.usableIn(part)
+	out := make([]*NodeState, 0, len(idx))
+	for _, i := range idx {
+		if ns := p.nodes[i]; excluded == nil || !excluded[ns.Node.Name] {
+			out = append(out, ns)
 		}
-		out = append(out, ns)
 	}
 	return out, required, false
 }

@@ -65,7 +65,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(controllerCmd(), nodeCmd(), devCmd(), versionCmd(), installShimsCmd())
+	root.AddCommand(controllerCmd(), nodeCmd(), devCmd(), simCmd(), versionCmd(), installShimsCmd())
 	for name, cmd := range shims {
 		name, cmd := name, cmd
 		root.AddCommand(&cobra.Command{
