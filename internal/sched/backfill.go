@@ -82,6 +82,8 @@ type bfPass struct {
 	lowest map[shapeKey][]bound
 	spans  []nodeSpan
 	one    []span
+	// startBuf and endBuf are firstFit's scratch.
+	startBuf, endBuf []int64
 	// heaps find one-node jobs' starts, per kind (see freeHeap).
 	heaps    map[shapeKey]*freeHeap
 	scanOnly bool
@@ -223,14 +225,22 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 // buildLines makes every node's timeline from what is left of it after the
 // main pass and the ends of the jobs holding it, running and just started.
 func (bf *bfPass) buildLines(s *Snapshot) {
-	rel := map[string][]release{}
+	for i, ns := range bf.p.nodes {
+		bf.index[ns.Node.Name] = i
+	}
+	rel := make([][]release, len(bf.p.nodes))
+	add := func(na job.NodeAlloc, end int64) {
+		if i, ok := bf.index[na.Node]; ok {
+			rel[i] = append(rel[i], release{at: end, share: na})
+		}
+	}
 	for _, r := range s.Running {
 		end := int64(forever)
 		if !r.End.IsZero() {
 			end = bf.roundUp(int64(r.End.Sub(s.Now).Seconds()))
 		}
 		for _, na := range r.Alloc.Nodes {
-			rel[na.Node] = append(rel[na.Node], release{at: end, share: na})
+			add(na, end)
 		}
 	}
 	limits := make(map[job.ID]uint32, len(bf.p.plan.Starts))
@@ -243,13 +253,19 @@ func (bf *bfPass) buildLines(s *Snapshot) {
 			end = bf.roundUp(int64(l) * 60)
 		}
 		for _, na := range st.Alloc.Nodes {
-			rel[na.Node] = append(rel[na.Node], release{at: end, share: na})
+			add(na, end)
 		}
 	}
+	// One allocation for every timeline and its first steps: a pass
+	// builds them all and drops them all.
+	lines := make([]timeline, len(bf.p.nodes))
+	const firstSteps = 4
+	steps := make([]step, len(bf.p.nodes)*firstSteps)
 	bf.lines = make([]*timeline, len(bf.p.nodes))
 	for i, ns := range bf.p.nodes {
-		bf.lines[i] = newTimeline(ns, rel[ns.Node.Name])
-		bf.index[ns.Node.Name] = i
+		lines[i].steps = steps[i*firstSteps : i*firstSteps : (i+1)*firstSteps]
+		lines[i].init(ns, rel[i])
+		bf.lines[i] = &lines[i]
 	}
 	for _, part := range s.Partitions {
 		bf.partNodes[part.Name] = bf.p.usableIn(part)
@@ -369,8 +385,9 @@ func (bf *bfPass) firstFit(spans []nodeSpan, sh *shape, d int64, required map[st
 	if len(spans) == 0 {
 		return 0, nil, false
 	}
-	starts := make([]int64, len(spans))
-	ends := make([]int64, len(spans))
+	bf.startBuf = slices.Grow(bf.startBuf[:0], len(spans))[:len(spans)]
+	bf.endBuf = slices.Grow(bf.endBuf[:0], len(spans))[:len(spans)]
+	starts, ends := bf.startBuf, bf.endBuf
 	for i, sp := range spans {
 		starts[i], ends[i] = sp.a, sp.b
 	}

@@ -39,10 +39,11 @@ type release struct {
 	share job.NodeAlloc
 }
 
-// newTimeline builds a node's timeline from what it has left now and the
-// shares running jobs give back when they end.
-func newTimeline(ns *NodeState, rel []release) *timeline {
-	tl := &timeline{ns: ns, steps: []step{{at: 0, free: freeOf(ns)}}, dirty: true}
+// init builds a node's timeline from what it has left now and the shares
+// running jobs give back when they end, appending to tl.steps.
+func (tl *timeline) init(ns *NodeState, rel []release) {
+	tl.ns, tl.dirty = ns, true
+	tl.steps = append(tl.steps[:0], step{at: 0, free: freeOf(ns)})
 	slices.SortFunc(rel, func(a, b release) int { return cmpInt(a.at, b.at) })
 	for _, r := range rel {
 		if r.at == forever {
@@ -67,7 +68,6 @@ func newTimeline(ns *NodeState, rel []release) *timeline {
 		f.mem = min(f.mem, n.RealMemory)
 		f.jobs = max(f.jobs, 0)
 	}
-	return tl
 }
 
 func gpuMask(idx []int) uint64 {

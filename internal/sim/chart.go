@@ -111,5 +111,5 @@ func writeChart(w io.Writer, title string, series []Series) {
 
 // secondsLabel names 10^d seconds.
 func secondsLabel(d int) string {
-	return thousands(int(math.Pow(10, float64(d)))) + " s"
+	return Thousands(int(math.Pow(10, float64(d)))) + " s"
 }

@@ -33,7 +33,7 @@ func Report(w io.Writer, header []string, cols []Column) error {
 		fmt.Fprintln(tw)
 	}
 	row("", func(c Column) string { return c.Name })
-	row("jobs", func(c Column) string { return thousands(c.Metrics.Jobs) })
+	row("jobs", func(c Column) string { return Thousands(c.Metrics.Jobs) })
 	row("utilization", func(c Column) string { return fmt.Sprintf("%.1f %%", 100*c.Metrics.Utilization) })
 	row("mean wait", func(c Column) string { return duration(c.Metrics.MeanWait) })
 	row("p95 wait", func(c Column) string { return duration(c.Metrics.P95Wait) })
@@ -43,7 +43,7 @@ func Report(w io.Writer, header []string, cols []Column) error {
 		if c.Run == nil {
 			return "-"
 		}
-		return thousands(c.Run.Cycles)
+		return Thousands(c.Run.Cycles)
 	})
 	row("simulated in", func(c Column) string {
 		if c.Run == nil {
@@ -58,7 +58,7 @@ func Report(w io.Writer, header []string, cols []Column) error {
 		if c.Run == nil || c.Run.Wall <= 0 {
 			return "-"
 		}
-		return thousands(int(float64(len(c.Run.Outcomes)) / c.Run.Wall.Seconds()))
+		return Thousands(int(float64(len(c.Run.Outcomes)) / c.Run.Wall.Seconds()))
 	})
 	return tw.Flush()
 }
@@ -76,8 +76,8 @@ func duration(sec float64) string {
 	return fmt.Sprintf("%.0f s", sec)
 }
 
-// thousands groups digits by three (77,222).
-func thousands(n int) string {
+// Thousands groups digits by three (77,222).
+func Thousands(n int) string {
 	s := strconv.Itoa(n)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

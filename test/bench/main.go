@@ -44,7 +44,7 @@ func main() {
 func run() error {
 	var (
 		drover      = flag.String("drover", "", "the drover binary to measure (default: build one from this checkout, as `make build` does)")
-		figs        = flag.String("figures", "startup,rest,sbatch,trivial,memory,queue,sched", "figures to measure, comma-separated")
+		figs        = flag.String("figures", "startup,rest,sbatch,trivial,memory,queue,sched,sim", "figures to measure, comma-separated")
 		systems     = flag.String("systems", "drover,slurm", "systems to measure; slurm is skipped when real Slurm is not up")
 		quick       = flag.Bool("quick", false, "small sizes and two runs: a smoke test of the harness")
 		runs        = flag.Int("runs", 5, "runs of each figure (the median is quoted)")
@@ -60,6 +60,8 @@ func run() error {
 		slurmAPI    = flag.String("slurmrestd-version", "v0.0.38", "the slurmrestd API version to submit to")
 		dir         = flag.String("dir", "", "working folder (default: a new one under $TMPDIR)")
 		jsonOut     = flag.String("json", "", "write every sample to this file as JSON")
+		simTrace    = flag.String("sim-trace", "../shared/traces/HPC2N-2002-2.2-cln.swf.gz", "the trace the simulator figure replays")
+		simRuns     = flag.Int("sim-runs", 1, "runs of the simulator figure (a backfill replay of the whole trace takes minutes)")
 		table       = flag.String("table", "", "measure nothing: print the table of these -json files (comma-separated; later files win)")
 	)
 	flag.Parse()
@@ -160,6 +162,10 @@ func run() error {
 			case "sched":
 				if sys.Name() == "Drover" {
 					err = measureSched(ssz, rec)
+				}
+			case "sim":
+				if sys.Name() == "Drover" {
+					err = measureSim(*simTrace, *simRuns, rec)
 				}
 			case "":
 			default:

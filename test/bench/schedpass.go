@@ -10,6 +10,8 @@ import (
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/partition"
 	"github.com/droverhq/drover/internal/sched"
+	"github.com/droverhq/drover/internal/sim"
+	"github.com/droverhq/drover/internal/trace"
 )
 
 // schedWorkload is a busy GPU cluster: every node of 8 GPUs and 64 CPUs
@@ -103,6 +105,31 @@ func measureSched(sz sizes, rec *recorder) error {
 			note = fmt.Sprintf("last run: %d started, %d planned", len(plan.Starts), len(plan.Planned))
 		}
 		rec.add(f, "Drover", samples, note)
+	}
+	return nil
+}
+
+// measureSim is the simulator figure: jobs replayed per second of wall
+// time on a whole trace, per policy.
+func measureSim(path string, runs int, rec *recorder) error {
+	t, err := trace.Open(path)
+	if err != nil {
+		return fmt.Errorf("simulator trace: %w", err)
+	}
+	c := sim.Cluster{Nodes: t.MaxProcs, CPUs: 1}
+	for _, p := range []sim.Policy{sim.FIFO, sim.Backfill} {
+		f := figure{Key: "sim-" + string(p), Unit: "jobs/s", Higher: true,
+			Title:   fmt.Sprintf("drover sim, %s, %s jobs of %s on %d nodes", p, strconv.Itoa(len(t.Jobs)), t.Name, c.Nodes),
+			Command: "drover sim " + path + " --policy " + string(p)}
+		var samples []float64
+		for range runs {
+			res, err := sim.Run(t, sim.Config{Cluster: c, Policy: p})
+			if err != nil {
+				return err
+			}
+			samples = append(samples, float64(len(res.Outcomes))/res.Wall.Seconds())
+		}
+		rec.add(f, "Drover", samples, "")
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ the users' estimates, or their run times where the trace has none.`,
 				series = append(series, sim.Series{Name: "site log", Waits: sim.Waits(site)})
 			}
 			header := []string{
-				fmt.Sprintf("trace    %s: %d jobs (%d left out of the trace as unreplayable, %d larger than the machine)", t.Name, len(t.Jobs), t.Skipped, skipped),
+				fmt.Sprintf("trace    %s: %s jobs (%d left out of the trace as unreplayable, %d larger than the machine)", t.Name, sim.Thousands(len(t.Jobs)), t.Skipped, skipped),
 				fmt.Sprintf("machine  %d nodes x %d %s", c.Nodes, unit, unitName+plural(unit)),
 				"",
 			}
