@@ -1,6 +1,7 @@
 package v0044_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -808,5 +809,60 @@ func TestPartitionAnswers(t *testing.T) {
 	}
 	if diff := cmp.Diff(problemsOf(referenceJSON(t, "err_partition_unknown.json")), problemsOf(a.JSON(t))); diff != "" {
 		t.Errorf("unknown partition (-real +ours):\n%s", diff)
+	}
+}
+
+// Reservations as slurmrestd answers: create (the answer echoes the
+// request), list, get, a second reservation on the same node refused
+// (nodes busy), unknown names on get (200 with an error entry) and delete
+// (500, 2053), and only operators may create.
+func TestReservationAnswers(t *testing.T) {
+	r := newREST(t)
+	if a := r.do(http.MethodGet, v44+"/reservations/", "root", nil); a.Status != 200 || len(asList(path(a.JSON(t), "reservations"))) != 0 {
+		t.Fatalf("no reservations: HTTP %d %s", a.Status, a.Body)
+	}
+	req := bytes.ReplaceAll(reference(t, "reservation_create.req.json"), []byte(`"rc1"`), []byte(`"n1"`))
+	now := time.Now().Unix()
+	req = bytes.Replace(req, []byte("1796050847"), []byte(strconv.FormatInt(now, 10)), 1)
+	a := r.do(http.MethodPost, v44+"/reservation", "root", req)
+	if a.Status != 200 {
+		t.Fatalf("create: HTTP %d %s", a.Status, a.Body)
+	}
+	if got := path(a.JSON(t), "reservations", 0, "name"); got != "cap_resv" {
+		t.Errorf("create echo: name %v", got)
+	}
+	a = r.do(http.MethodGet, v44+"/reservation/cap_resv", "root", nil)
+	got := path(a.JSON(t), "reservations", 0)
+	want := path(referenceJSON(t, "reservation_get.json"), "reservations", 0)
+	for _, k := range []string{"name", "flags", "users", "node_count", "accounts"} {
+		if !cmp.Equal(path(got, k), path(want, k)) {
+			t.Errorf("%s: %v, real %v", k, path(got, k), path(want, k))
+		}
+	}
+	if path(got, "node_list") != "n1" || path(got, "end_time", "number") != float64(now+3600) {
+		t.Errorf("node_list %v end %v", path(got, "node_list"), path(got, "end_time"))
+	}
+	busy := bytes.ReplaceAll(reference(t, "err_reservation_create_nodes_busy.req.json"), []byte(`"rc1"`), []byte(`"n1"`))
+	busy = bytes.Replace(busy, []byte("1796050847"), []byte(strconv.FormatInt(now, 10)), 1)
+	a = r.do(http.MethodPost, v44+"/reservation", "root", busy)
+	if a.Status != 500 {
+		t.Errorf("busy nodes: HTTP %d", a.Status)
+	}
+	if diff := cmp.Diff(problemsOf(referenceJSON(t, "err_reservation_create_nodes_busy.json")), problemsOf(a.JSON(t))); diff != "" {
+		t.Errorf("busy nodes (-real +ours):\n%s", diff)
+	}
+	a = r.do(http.MethodGet, v44+"/reservation/nosuch", "root", nil)
+	if diff := cmp.Diff(problemsOf(referenceJSON(t, "err_reservation_get_unknown.json")), problemsOf(a.JSON(t))); diff != "" || a.Status != 200 {
+		t.Errorf("unknown get HTTP %d (-real +ours):\n%s", a.Status, diff)
+	}
+	if a := r.do(http.MethodPost, v44+"/reservation", "nobody", req); a.Status != 403 {
+		t.Errorf("create as nobody: HTTP %d", a.Status)
+	}
+	if a := r.do(http.MethodDelete, v44+"/reservation/cap_resv", "root", nil); a.Status != 200 {
+		t.Errorf("delete: HTTP %d %s", a.Status, a.Body)
+	}
+	a = r.do(http.MethodDelete, v44+"/reservation/cap_resv", "root", nil)
+	if diff := cmp.Diff(problemsOf(referenceJSON(t, "err_reservation_delete_unknown.json")), problemsOf(a.JSON(t))); diff != "" || a.Status != 500 {
+		t.Errorf("unknown delete HTTP %d (-real +ours):\n%s", a.Status, diff)
 	}
 }

@@ -106,6 +106,7 @@ func submissionFromWire(d *api.V0044JobDescMsg, maxArraySize uint32) (controller
 		QOS:          d.Qos.Or(""),
 		Nice:         d.Nice.Or(0),
 		Dependency:   d.Dependency.Or(""),
+		Reservation:  d.Reservation.Or(""),
 		Requeue:      d.Requeue.Or(false),
 		SubmitHost:   d.AllocationNodeList.Or(""),
 		NumTasks:     uint32(max(d.Tasks.Or(0), 0)),

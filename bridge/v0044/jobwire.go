@@ -166,6 +166,7 @@ var jobMembers = []jobMember{
 	{"restart_cnt", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
 		w.RestartCnt = api.NewOptInt32(int32(j.RestartCount))
 	}},
+	{"resv_name", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.ResvName = api.NewOptString(j.Req.Reservation) }},
 	{"scheduled_nodes", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
 		w.ScheduledNodes = api.NewOptString(hostlist.Compress(j.SchedNodes))
 	}},

@@ -107,6 +107,8 @@ type Controller struct {
 	planned map[job.ID]sched.Planned
 	// lastBackfill is when the last backfill pass ran (controller clock).
 	lastBackfill time.Time
+	// resvUsed is when a job last ran in each reservation (PURGE_COMP).
+	resvUsed map[string]time.Time
 
 	kick    chan struct{}
 	stop    chan struct{}
@@ -162,17 +164,18 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 		cfg.MinJobAge = 300 * time.Second
 	}
 	c := &Controller{
-		cfg:     cfg,
-		logger:  logger,
-		now:     time.Now,
-		sched:   newScheduler(&cfg),
-		client:  nodeproto.NewClient(),
-		st:      newFSM(1),
-		nodes:   map[string]*node.Node{},
-		parts:   map[string]*partition.Partition{},
-		reasons: map[job.ID]job.Reason{},
-		kick:    make(chan struct{}, 1),
-		stop:    make(chan struct{}),
+		cfg:      cfg,
+		logger:   logger,
+		now:      time.Now,
+		sched:    newScheduler(&cfg),
+		client:   nodeproto.NewClient(),
+		st:       newFSM(1),
+		nodes:    map[string]*node.Node{},
+		parts:    map[string]*partition.Partition{},
+		reasons:  map[job.ID]job.Reason{},
+		resvUsed: map[string]time.Time{},
+		kick:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
 	}
 	if cfg.Now != nil {
 		c.now = cfg.Now
@@ -402,6 +405,10 @@ func (c *Controller) snapshot() (*sched.Snapshot, map[job.ID]string) {
 		cp := *p
 		s.Partitions[name] = &cp
 	}
+	for _, r := range c.st.Resvs {
+		cp := cloneResv(r)
+		s.Reservations = append(s.Reservations, &cp)
+	}
 	used := c.usageLocked()
 	for _, name := range c.nodeOrder {
 		n := c.nodeViewLocked(name)
@@ -495,6 +502,7 @@ func (c *Controller) housekeepingLoop() {
 		ctx := context.Background()
 		c.enforceTimeLimits(ctx)
 		c.checkNodes(ctx)
+		c.maintainReservations(ctx)
 		if now := c.now(); now.Sub(lastPurge) >= 30*time.Second {
 			lastPurge = now
 			if err := c.purge(ctx, now); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/reservation"
 	"github.com/droverhq/drover/internal/slurmerr"
 )
 
@@ -33,6 +34,8 @@ type command struct {
 	Cancel   *cancelCmd   `json:"cancel,omitempty"`
 	Update   *updateCmd   `json:"update,omitempty"`
 	Requeue  *requeueCmd  `json:"requeue,omitempty"`
+	ResvSet  *resvSetCmd  `json:"resv_set,omitempty"`
+	ResvDel  *resvDelCmd  `json:"resv_delete,omitempty"`
 	NodeSet  *nodeSetCmd  `json:"node_set,omitempty"`
 	NodeFail *nodeFailCmd `json:"node_fail,omitempty"`
 	Purge    *purgeCmd    `json:"purge,omitempty"`
@@ -50,7 +53,19 @@ const (
 	opNodeFail = "node_fail"
 	opPurge    = "purge"
 	opSplit    = "split"
+	opResvSet  = "resv_set"
+	opResvDel  = "resv_delete"
 )
+
+// resvSetCmd creates a reservation or replaces one of the same name.
+type resvSetCmd struct {
+	Resv reservation.Reservation `json:"resv"`
+}
+
+// resvDelCmd removes a reservation.
+type resvDelCmd struct {
+	Name string `json:"name"`
+}
 
 type submitCmd struct {
 	Req       job.Request `json:"req"`
@@ -161,6 +176,8 @@ type fsm struct {
 	NextJobID job.ID                `json:"next_job_id"`
 	Jobs      map[job.ID]*job.Job   `json:"jobs"`
 	Nodes     map[string]*nodeAdmin `json:"nodes"`
+	// Resvs are the advance reservations by name.
+	Resvs map[string]*reservation.Reservation `json:"reservations"`
 	// SubmitSeq orders submissions for priority/basic style priorities.
 	SubmitSeq uint64 `json:"submit_seq"`
 	// LastUpdate is the time of the last change to any job.
@@ -182,7 +199,7 @@ type counters struct {
 }
 
 func newFSM(firstJobID job.ID) *fsm {
-	return &fsm{NextJobID: firstJobID, Jobs: map[job.ID]*job.Job{}, Nodes: map[string]*nodeAdmin{}}
+	return &fsm{NextJobID: firstJobID, Jobs: map[job.ID]*job.Job{}, Nodes: map[string]*nodeAdmin{}, Resvs: map[string]*reservation.Reservation{}}
 }
 
 // applyResult is what a proposer gets back.
@@ -227,6 +244,16 @@ func (s *fsm) apply(c *command) applyResult {
 		return s.applyPurge(c)
 	case opSplit:
 		return s.applySplit(c)
+	case opResvSet:
+		r := c.ResvSet.Resv
+		s.Resvs[r.Name] = &r
+		return applyResult{}
+	case opResvDel:
+		if s.Resvs[c.ResvDel.Name] == nil {
+			return applyResult{Err: slurmerr.New(slurmerr.ReservationInvalid, "")}
+		}
+		delete(s.Resvs, c.ResvDel.Name)
+		return applyResult{}
 	}
 	return applyResult{Err: fmt.Errorf("unknown command %q", c.Op)}
 }
@@ -742,6 +769,7 @@ const (
 	snapLastJobUpdate  = "last_job_update"
 	snapLastNodeUpdate = "last_node_update"
 	snapCounters       = "counters"
+	snapResvs          = "reservations"
 	snapNodes          = "nodes"
 	snapJobs           = "jobs"
 )
@@ -773,7 +801,9 @@ func (s *fsm) snapshot(w io.Writer) error {
 		}
 		sw.member(name, s.Nodes[name])
 	}
-	sw.raw("},\"" + snapJobs + "\":{")
+	sw.raw("},")
+	sw.member(snapResvs, s.Resvs)
+	sw.raw(",\"" + snapJobs + "\":{")
 	var key []byte
 	for i, id := range s.order {
 		if i > 0 {
@@ -858,6 +888,8 @@ func (s *fsm) restore(r io.Reader) error {
 			err = dec.Decode(&n.LastNodeUpdate)
 		case snapCounters:
 			err = dec.Decode(&n.Counters)
+		case snapResvs:
+			err = dec.Decode(&n.Resvs)
 		case snapNodes:
 			err = decodeObject(dec, func(name string) error {
 				a := &nodeAdmin{}
@@ -895,6 +927,9 @@ func (s *fsm) restore(r io.Reader) error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return fmt.Errorf("decode snapshot: data after the state (%v)", err)
+	}
+	if n.Resvs == nil {
+		n.Resvs = map[string]*reservation.Reservation{}
 	}
 	n.order = slices.Sorted(maps.Keys(n.Jobs))
 	*s = *n

@@ -70,7 +70,11 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 		partName = partName[:i]
 	}
 	part := c.parts[partName]
+	resvErr := c.checkReservationLocked(who, &r)
 	c.mu.RUnlock()
+	if resvErr != nil {
+		return SubmitResult{}, resvErr
+	}
 	if partName == "" {
 		return SubmitResult{}, slurmerr.New(slurmerr.DefaultPartitionNotSet, "")
 	}

@@ -65,7 +65,9 @@ type Request struct {
 	QOS        string
 	Nice       int32
 	Dependency string
-	SubmitLine string
+	// Reservation names the advance reservation the job runs in.
+	Reservation string
+	SubmitLine  string
 	// SubmitHost is the host sbatch ran on (SLURM_SUBMIT_HOST).
 	SubmitHost string
 	// OpenMode is "append" or "truncate" for the output files.

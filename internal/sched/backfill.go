@@ -175,6 +175,11 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 		if r := plan.Reasons[j.ID]; r != job.ReasonResources && r != job.ReasonPriority {
 			continue
 		}
+		if j.Req.Reservation != "" {
+			// Jobs in a reservation start in its window on its nodes, which
+			// the main pass sees to.
+			continue
+		}
 		if b.Params.MaxJobUser > 0 && perUser[j.Req.UserID] >= b.Params.MaxJobUser {
 			continue
 		}
@@ -266,6 +271,25 @@ func (bf *bfPass) buildLines(s *Snapshot) {
 		lines[i].steps = steps[i*firstSteps : i*firstSteps : (i+1)*firstSteps]
 		lines[i].init(ns, rel[i])
 		bf.lines[i] = &lines[i]
+	}
+	// A reservation's window is its own: no job the pass plans may use
+	// its nodes then (jobs in it are the main pass's).
+	for _, r := range s.Reservations {
+		if !r.End.After(s.Now) {
+			continue
+		}
+		from := max(int64(r.Start.Sub(s.Now)/time.Second), 0)
+		to := int64(r.End.Sub(s.Now)/time.Second) + 1
+		for _, name := range r.Nodes {
+			if i, ok := bf.index[name]; ok {
+				n := bf.lines[i].ns.Node
+				whole := job.NodeAlloc{Node: name, CPUs: n.CPUs, MemMB: n.RealMemory}
+				for _, g := range n.GPUs {
+					whole.GPUs = append(whole.GPUs, g.Index)
+				}
+				bf.lines[i].take(from, to, &whole)
+			}
+		}
 	}
 	for _, part := range s.Partitions {
 		bf.partNodes[part.Name] = bf.p.usableIn(part)

@@ -166,8 +166,8 @@ func randomWorkload(r *rand.Rand) *Snapshot {
 	return s
 }
 
-// reservation is a job's hold on nodes over [from, to) in a plan.
-type reservation struct {
+// booking is a job's hold on nodes over [from, to) in a plan.
+type booking struct {
 	id       job.ID
 	from, to time.Time
 	nodes    []job.NodeAlloc
@@ -189,9 +189,9 @@ func TestPropertyBackfillPlanNeverOverbooks(t *testing.T) {
 		for _, j := range s.Pending {
 			byID[j.ID] = j
 		}
-		var res []reservation
+		var res []booking
 		for _, rj := range s.Running {
-			res = append(res, reservation{rj.ID, s.Now, rj.End, rj.Alloc.Nodes})
+			res = append(res, booking{rj.ID, s.Now, rj.End, rj.Alloc.Nodes})
 		}
 		limit := func(id job.ID) time.Duration {
 			l := byID[id].Req.TimeLimit
@@ -201,12 +201,12 @@ func TestPropertyBackfillPlanNeverOverbooks(t *testing.T) {
 			return time.Duration(l) * time.Minute
 		}
 		for _, st := range plan.Starts {
-			res = append(res, reservation{st.JobID, s.Now, s.Now.Add(limit(st.JobID)), st.Alloc.Nodes})
+			res = append(res, booking{st.JobID, s.Now, s.Now.Add(limit(st.JobID)), st.Alloc.Nodes})
 		}
 		for id, pl := range plan.Planned {
 			// Re-place the planned job where it was planned, from the
 			// recorded nodes: its share is its request's, as on start.
-			res = append(res, reservation{id, pl.Start, pl.Start.Add(limit(id)), plannedShares(t, b, s, byID[id], pl)})
+			res = append(res, booking{id, pl.Start, pl.Start.Add(limit(id)), plannedShares(t, b, s, byID[id], pl)})
 		}
 		checkNoOverbooking(t, seed, s, res)
 	}
@@ -236,7 +236,7 @@ func plannedShares(t *testing.T, b *Backfill, s *Snapshot, j *job.Job, pl Planne
 	return a.Nodes
 }
 
-func checkNoOverbooking(t *testing.T, seed uint64, s *Snapshot, res []reservation) {
+func checkNoOverbooking(t *testing.T, seed uint64, s *Snapshot, res []booking) {
 	t.Helper()
 	var times []time.Time
 	for _, r := range res {

@@ -2,10 +2,12 @@ package sched
 
 import (
 	"slices"
+	"time"
 
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/partition"
+	"github.com/droverhq/drover/internal/reservation"
 	"github.com/droverhq/drover/internal/slurmerr"
 )
 
@@ -121,6 +123,13 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 			// Its own nodes are out of service: the job waits, the rest of
 			// the partition does not.
 			plan.Reasons[j.ID] = job.ReasonReqNodeNotAvail
+			continue
+		}
+		cands, r := p.reserved(s, j, cands, required)
+		if r != "" {
+			// Waiting for its reservation, or for nodes it named that a
+			// reservation holds: the rest of the partition goes on.
+			plan.Reasons[j.ID] = r
 			continue
 		}
 		for {
@@ -327,3 +336,52 @@ func cmpDesc[T ~uint32](a, b T) int {
 }
 
 func cmpAsc[T ~uint32](a, b T) int { return -cmpDesc(a, b) }
+
+// reserved removes from a job's candidate nodes those advance reservations
+// keep from it: a job in a reservation runs on its nodes (any others too
+// with FLEX) while its window is open; any other job stays off nodes a
+// reservation holds now or before the job's time limit would end. It
+// returns the reason the job must wait when the reservations alone decide
+// it (its reservation is not open, or a node it named is reserved).
+func (p *pass) reserved(s *Snapshot, j *job.Job, cands []*NodeState, required map[string]bool) ([]*NodeState, job.Reason) {
+	if len(s.Reservations) == 0 {
+		if j.Req.Reservation != "" {
+			return nil, job.ReasonReservationDeleted
+		}
+		return cands, ""
+	}
+	var own *reservation.Reservation
+	if j.Req.Reservation != "" {
+		for _, r := range s.Reservations {
+			if r.Name == j.Req.Reservation {
+				own = r
+			}
+		}
+		if own == nil {
+			return nil, job.ReasonReservationDeleted
+		}
+		if !own.Active(s.Now) {
+			return nil, job.ReasonReservation
+		}
+	}
+	end := s.Now.Add(100 * 365 * 24 * time.Hour)
+	if j.Req.TimeLimit != job.Infinite {
+		end = s.Now.Add(time.Duration(j.Req.TimeLimit) * time.Minute)
+	}
+	kept := cands[:0:0]
+	for _, ns := range cands {
+		name := ns.Node.Name
+		ok := own == nil || own.HasNode(name) || own.Has(reservation.Flex)
+		for _, r := range s.Reservations {
+			if r != own && r.HasNode(name) && r.Overlaps(s.Now, end) {
+				ok = false
+			}
+		}
+		if ok {
+			kept = append(kept, ns)
+		} else if required[name] {
+			return nil, job.ReasonReqNodeReserved
+		}
+	}
+	return kept, ""
+}

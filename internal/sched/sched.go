@@ -11,6 +11,7 @@ import (
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/partition"
+	"github.com/droverhq/drover/internal/reservation"
 )
 
 // Scheduler plans job starts.
@@ -38,6 +39,9 @@ type Snapshot struct {
 	// Running are the jobs holding resources, with when they must end, so
 	// that backfill can plan when their resources come back.
 	Running []Running
+	// Reservations are the advance reservations: their nodes are theirs
+	// over their windows.
+	Reservations []*reservation.Reservation
 	// Backfill asks a backfill scheduler to plan this cycle (bf_interval
 	// has passed); without it only the main pass runs.
 	Backfill bool

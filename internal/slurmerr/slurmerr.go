@@ -32,6 +32,10 @@ const (
 	InvalidTimeLimit               Code = 2051
 	Disabled                       Code = 2037
 	InvalidTimeValue               Code = 2054
+	ReservationAccess              Code = 2052
+	ReservationInvalid             Code = 2053
+	ReservationNotUsable           Code = 2056
+	ReservationOverlap             Code = 2058
 	JobHeld                        Code = 2042
 	InvalidGRES                    Code = 2072
 	InvalidArray                   Code = 2081
@@ -66,6 +70,10 @@ var messages = map[Code]string{
 	InvalidTimeLimit:               "Requested time limit is invalid (missing or exceeds some limit)",
 	Disabled:                       "Requested operation is presently disabled",
 	InvalidTimeValue:               "Invalid time specified",
+	ReservationAccess:              "Access denied to requested reservation",
+	ReservationInvalid:             "Requested reservation is invalid",
+	ReservationNotUsable:           "Requested reservation not usable now",
+	ReservationOverlap:             "Requested reservation overlaps with another reservation",
 	JobHeld:                        "Job is in held state, pending scheduler release",
 	InvalidGRES:                    "Invalid generic resource (gres) specification",
 	InvalidArray:                   "Invalid job array specification",

@@ -309,6 +309,22 @@ func (c *cmd) process(ctx context.Context, argv []string) {
 		}
 	case abbrev(tag, "show", 3):
 		c.show(ctx, argv)
+	case abbrev(tag, "create", 2):
+		if len(argv) < 2 {
+			c.printfError("too few arguments for keyword:%s", tag)
+			return
+		}
+		if !abbrev(argv[1], "reservation", 3) && !abbrev(argv[1], "reservationname", 3) && !strings.Contains(argv[1], "=") {
+			c.errorf("creating %s is not supported by this controller", argv[1])
+			return
+		}
+		c.createReservation(ctx, argv[1:])
+	case abbrev(tag, "delete", 1):
+		if len(argv) < 2 {
+			c.printfError("too few arguments for keyword:%s", tag)
+			return
+		}
+		c.deleteReservation(ctx, argv[1:])
 	case abbrev(tag, "update", 1):
 		if len(argv) < 2 {
 			c.exitCode = 1
@@ -346,8 +362,7 @@ func unsupportedKeyword(tag string) string {
 		kw  string
 		min int
 	}{
-		{"cancel_reboot", 3}, {"completing", 2}, {"cluster", 2}, {"create", 2},
-		{"delete", 1}, {"errnumstr", 2}, {"getaddrs", 8}, {"gethost", 7},
+		{"cancel_reboot", 3}, {"completing", 2}, {"cluster", 2}, {"errnumstr", 2}, {"getaddrs", 8}, {"gethost", 7},
 		{"listjobs", 1}, {"listpids", 1}, {"liststeps", 1}, {"notify", 1},
 		{"pidinfo", 3}, {"power", 2}, {"reboot_nodes", 3}, {"reconfigure", 3},
 		{"resume", 3}, {"schedloglevel", 3}, {"setdebug", 2},

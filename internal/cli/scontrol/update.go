@@ -72,7 +72,9 @@ func (c *cmd) update(ctx context.Context, argv []string) {
 		c.updateJob(ctx, argv)
 	case node:
 		c.updateNode(ctx, argv)
-	case step, resv, part, debug:
+	case resv:
+		c.updateReservation(ctx, argv)
+	case step, part, debug:
 		c.errorf("this update is not supported by this controller")
 	default:
 		c.exitCode = 1
