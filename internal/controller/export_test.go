@@ -42,3 +42,6 @@ func (c *Controller) JobOrder() []uint32 {
 	}
 	return out
 }
+
+// MaintainReservations runs the reservations' housekeeping.
+func (c *Controller) MaintainReservations(ctx context.Context) { c.maintainReservations(ctx) }

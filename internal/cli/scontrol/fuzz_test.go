@@ -162,3 +162,27 @@ func FuzzExpandJobIDs(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseReservation(f *testing.F) {
+	for _, seed := range []string{
+		"reservation\nReservationName=train\nStartTime=now\nDuration=60\nNodes=n[1-4]\nUsers=root",
+		"ReservationName=r\nStartTime=now+1hour\nEndTime=2026-12-01T10:00:00\nNodeCnt=2\nAccounts=ml\nFlags=maint,ignore_jobs",
+		"ReservationName=r\nDuration=UNLIMITED\nNodes=n[1-",
+		"ReservationName=r\nNodeCnt=0",
+		"bogus=1",
+	} {
+		f.Add(seed)
+	}
+	now := time.Unix(1_800_000_000, 0)
+	f.Fuzz(func(t *testing.T, in string) {
+		argv := words(in)
+		r, err := parseReservation(argv, now)
+		if err != nil {
+			if err.msg == "" {
+				t.Fatalf("empty error message for %q", argv)
+			}
+			return
+		}
+		roundTrip[v0044.V0044ReservationDescMsg](t, &r.desc)
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/timefmt"
@@ -22,10 +23,9 @@ type resvRequest struct {
 // parseReservation reads the Key=value words of scontrol's create and
 // update reservation (scontrol's parse_resv_params), keys matched
 // case-insensitively by their shortest unambiguous prefix.
-func (c *cmd) parseReservation(argv []string) (*resvRequest, *updateError) {
+func parseReservation(argv []string, now time.Time) (*resvRequest, *updateError) {
 	r := &resvRequest{}
 	d := &r.desc
-	now := c.now()
 	for _, word := range argv {
 		key, val, ok := strings.Cut(word, "=")
 		if !ok {
@@ -140,7 +140,7 @@ func (c *cmd) postReservation(ctx context.Context, d *v0044.V0044ReservationDesc
 
 // createReservation is scontrol create reservation.
 func (c *cmd) createReservation(ctx context.Context, argv []string) {
-	r, perr := c.parseReservation(argv)
+	r, perr := parseReservation(argv, c.now())
 	if perr != nil {
 		c.report(perr)
 		return
@@ -201,7 +201,7 @@ func (c *cmd) reservationNames(ctx context.Context) (map[string]bool, error) {
 
 // updateReservation is scontrol update ReservationName=...
 func (c *cmd) updateReservation(ctx context.Context, argv []string) {
-	r, perr := c.parseReservation(argv)
+	r, perr := parseReservation(argv, c.now())
 	if perr != nil {
 		c.report(perr)
 		return
