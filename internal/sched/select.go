@@ -189,6 +189,18 @@ func (s shape) hostsShare(n *node.Node, f free) bool {
 	return true
 }
 
+// packsGPUs reports whether placement packs the job onto the busiest GPU
+// node that fits: a one-node GPU job that does not want the node to
+// itself.
+func (s shape) packsGPUs() bool {
+	return s.nodes == 1 && !s.exclusive && (s.gpusPerNode > 0 || s.gpusPerJob > 0)
+}
+
+// freeGPUCount is how many of a node's GPUs are free now.
+func freeGPUCount(ns *NodeState) int {
+	return bits.OnesCount64(freeOf(ns).gpus)
+}
+
 // typeMask has the bits of a node's GPUs of one type.
 func typeMask(n *node.Node, gpuType string) uint64 {
 	var m uint64
@@ -230,6 +242,25 @@ func (s shape) place(cands []*NodeState, required map[string]bool) (*job.Allocat
 			return nil, false
 		}
 		picks = append(picks, pick{ns: ns, cap: c, gpus: g})
+	}
+	if s.packsGPUs() && len(required) == 0 {
+		// GPU packing: the node with the fewest free GPUs that fits, so
+		// that whole GPU nodes stay free for the jobs that need them.
+		var best *NodeState
+		var bestCap uint32
+		var bestGPUs []int
+		for _, ns := range cands {
+			c, g := s.capacity(ns)
+			if c == 0 {
+				continue
+			}
+			if best == nil || freeGPUCount(ns) < freeGPUCount(best) {
+				best, bestCap, bestGPUs = ns, c, g
+			}
+		}
+		if best != nil {
+			picks = append(picks, pick{ns: best, cap: bestCap, gpus: bestGPUs})
+		}
 	}
 	for _, ns := range cands {
 		if len(picks) >= s.nodes {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/reservation"
 )
 
@@ -66,5 +67,30 @@ func TestBackfillPlansAroundReservations(t *testing.T) {
 	}
 	if got, want := plan.Planned[1].Start, s.Now.Add(2*time.Hour+time.Second); got.Sub(want).Abs() > time.Second {
 		t.Errorf("planned at %v, want after the window (%v)", got.Sub(s.Now), want.Sub(s.Now))
+	}
+}
+
+// A small GPU job goes to the busiest node it fits on, so that whole GPU
+// nodes stay free for jobs that need all their GPUs.
+func TestGPUPacking(t *testing.T) {
+	nodes := testNodes(3, 64, 8)
+	small := pending(1, job.Request{GPUsPerNode: 2})
+	whole := pending(2, job.Request{GPUsPerNode: 8})
+	s := snapshot(nodes, small, whole)
+	busy := func(i int, gpus int) {
+		s.Nodes[i].Used = node.Alloc{CPUs: uint32(gpus), Jobs: 1, GPUs: make([]bool, 8)}
+		for g := range gpus {
+			s.Nodes[i].Used.GPUs[g] = true
+		}
+	}
+	busy(0, 8)
+	busy(2, 6)
+	plan := (&FIFO{}).Schedule(s)
+	on := map[job.ID]string{}
+	for _, st := range plan.Starts {
+		on[st.JobID] = st.Alloc.Nodes[0].Node
+	}
+	if on[1] != "n3" || on[2] != "n2" {
+		t.Errorf("2-GPU job on %q, 8-GPU job on %q; want n3 (the busiest that fits) and n2", on[1], on[2])
 	}
 }
