@@ -60,6 +60,10 @@ type Config struct {
 	Scheduler string
 	// Backfill are SchedulerParameters' bf_* settings.
 	Backfill sched.BackfillParams
+	// PreemptByPartition is PreemptType=preempt/partition_prio: a job may
+	// preempt running jobs of partitions of a lower PriorityTier whose
+	// PreemptMode is not OFF.
+	PreemptByPartition bool
 	// Warnings are what deriving the configuration found wrong but
 	// survivable; New logs them.
 	Warnings []string
@@ -361,6 +365,11 @@ func (c *Controller) scheduleOnce(ctx context.Context) error {
 			return err
 		}
 	}
+	for _, pr := range plan.Preempt {
+		if err := c.preempt(ctx, pr); err != nil {
+			return err
+		}
+	}
 	if len(plan.Starts) > 0 {
 		cmd := &command{Op: opStart, Start: &startCmd{}}
 		for _, s := range plan.Starts {
@@ -395,6 +404,7 @@ func (c *Controller) snapshot() (*sched.Snapshot, map[job.ID]string) {
 		Partitions:   make(map[string]*partition.Partition, len(c.parts)),
 		ArrayRunning: map[job.ID]uint32{},
 		Blocked:      map[job.ID]job.Reason{},
+		Preempt:      c.cfg.PreemptByPartition,
 	}
 	if _, ok := c.sched.(*sched.Backfill); ok {
 		s.Backfill = s.Now.Sub(c.lastBackfill) >= c.cfg.Backfill.Interval
@@ -435,7 +445,8 @@ func (c *Controller) snapshot() (*sched.Snapshot, map[job.ID]string) {
 			if j.Completing {
 				end = s.Now
 			}
-			s.Running = append(s.Running, sched.Running{ID: j.ID, Alloc: j.Alloc, End: end})
+			s.Running = append(s.Running, sched.Running{ID: j.ID, Alloc: j.Alloc, End: end,
+				Partition: j.Req.Partition, Start: j.StartTime, Ending: j.Completing || j.RequeueOnEnd})
 			if j.State == job.Running && j.IsArray() {
 				s.ArrayRunning[j.ArrayJobID]++
 			}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/nodeproto"
+	"github.com/droverhq/drover/internal/partition"
+	"github.com/droverhq/drover/internal/sched"
 )
 
 // launch sends a started job's batch script to its batch host. It runs in
@@ -188,4 +190,42 @@ func (c *Controller) sendSignalOn(id job.ID, host string, msg nodeproto.Signal) 
 			c.logger.Warn("signal job", "job", id, "err", err)
 		}
 	}()
+}
+
+// preempt ends a running job so that a job of a higher partition
+// PriorityTier can have its resources, as its partition's PreemptMode
+// says: REQUEUE puts it back in the queue once its processes are gone (a
+// job that may not be requeued is cancelled instead), CANCEL ends it
+// PREEMPTED. Either way it gets SIGTERM, then SIGKILL after the
+// partition's GraceTime.
+func (c *Controller) preempt(ctx context.Context, pr sched.Preemption) error {
+	c.mu.RLock()
+	j := c.st.Jobs[pr.Victim]
+	var mode string
+	var grace time.Duration
+	requeue := false
+	if j != nil {
+		if p := c.parts[j.Req.Partition]; p != nil {
+			mode, grace = p.PreemptMode, p.GraceTime
+		}
+		requeue = mode == partition.PreemptRequeue && j.Req.Requeue
+	}
+	running := j != nil && j.State == job.Running && !j.Completing && !j.RequeueOnEnd
+	c.mu.RUnlock()
+	if !running {
+		return nil
+	}
+	c.logger.Info("preempting job", "job", pr.Victim, "for", pr.For, "mode", mode)
+	cmd := &command{Op: opCancel, Cancel: &cancelCmd{JobIDs: []job.ID{pr.Victim}, State: job.Preempted, Reason: job.ReasonNone}}
+	if requeue {
+		cmd = &command{Op: opRequeue, Requeue: &requeueCmd{JobID: pr.Victim, OnEnd: true}}
+	}
+	if _, err := c.propose(ctx, cmd); err != nil {
+		return err
+	}
+	if grace <= 0 {
+		grace = c.cfg.KillWait
+	}
+	c.sendSignal(pr.Victim, nodeproto.Signal{JobID: uint32(pr.Victim), Signal: int32(syscall.SIGTERM), Terminate: true, Kind: nodeproto.EndCancelled, KillWait: grace})
+	return nil
 }

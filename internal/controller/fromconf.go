@@ -35,6 +35,22 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 		return Config{}, fmt.Errorf("SchedulerType=%s: not supported (sched/backfill or sched/builtin)", sc.SchedulerType)
 	}
 	cfg.Backfill, cfg.Warnings = sched.ParseBackfillParams(sc.SchedulerParameters)
+	preemptType, _ := sc.Value("PreemptType")
+	switch preemptType {
+	case "", "preempt/none":
+	case "preempt/partition_prio":
+		cfg.PreemptByPartition = true
+	default:
+		return Config{}, fmt.Errorf("PreemptType=%s: not supported (preempt/none or preempt/partition_prio; preempt/qos needs the QOS of accounting)", preemptType)
+	}
+	clusterMode := partition.PreemptOff
+	if v, ok := sc.Value("PreemptMode"); ok {
+		m, err := preemptMode(v)
+		if err != nil {
+			return Config{}, err
+		}
+		clusterMode = m
+	}
 	if v, ok := sc.Value("DependencyParameters"); ok {
 		for _, p := range strings.Split(v, ",") {
 			if strings.EqualFold(strings.TrimSpace(p), "kill_invalid_depend") {
@@ -96,6 +112,14 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 		if pt.DefMemPerCPU == 0 && pt.DefMemPerNode == 0 {
 			pt.DefMemPerCPU, pt.DefMemPerNode = sc.DefMemPerCPU, sc.DefMemPerNode
 		}
+		pt.PreemptMode, pt.GraceTime = clusterMode, p.GraceTime
+		if p.PreemptMode != "" {
+			m, err := preemptMode(p.PreemptMode)
+			if err != nil {
+				return Config{}, fmt.Errorf("%s:%d: partition %s: %w", p.File, p.Line, p.Name, err)
+			}
+			pt.PreemptMode = m
+		}
 		pt.MaxMemPerNode = p.MaxMemPerNode
 		if pt.MaxMemPerNode == 0 {
 			pt.MaxMemPerNode = sc.MaxMemPerNode
@@ -121,4 +145,23 @@ func limitMinutes(l timefmt.Limit) uint32 {
 		return partition.Infinite
 	}
 	return l.Minutes
+}
+
+// preemptMode reads PreemptMode: OFF, CANCEL or REQUEUE (with GANG or
+// WITHIN, which change nothing here). SUSPEND would need jobs stopped and
+// resumed on their nodes, which Drover does not do: it is refused.
+func preemptMode(v string) (string, error) {
+	mode := partition.PreemptOff
+	for _, w := range strings.Split(strings.ToUpper(v), ",") {
+		switch w = strings.TrimSpace(w); w {
+		case "OFF", "GANG", "WITHIN", "":
+		case partition.PreemptCancel, partition.PreemptRequeue:
+			mode = w
+		case "SUSPEND":
+			return "", fmt.Errorf("PreemptMode=%s: SUSPEND is not supported (CANCEL or REQUEUE)", v)
+		default:
+			return "", fmt.Errorf("PreemptMode=%s: unknown mode %q", v, w)
+		}
+	}
+	return mode, nil
 }

@@ -34,3 +34,45 @@ func TestConfigDependencyParameters(t *testing.T) {
 		}
 	}
 }
+
+func configFrom(t *testing.T, text string) (controller.Config, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "slurm.conf")
+	if err := os.WriteFile(path, []byte("ClusterName=c\nSlurmctldHost=h\nNodeName=n1 CPUs=8\n"+text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := slurmconf.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return controller.ConfigFromSlurm(sc, path)
+}
+
+func TestConfigScheduling(t *testing.T) {
+	cfg, err := configFrom(t, "SchedulerType=sched/builtin\nPreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=a Nodes=n1 GraceTime=30\nPartitionName=b Nodes=n1 PreemptMode=REQUEUE\nPartitionName=c Nodes=n1 PreemptMode=off\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Scheduler != "sched/builtin" || !cfg.PreemptByPartition {
+		t.Errorf("scheduler %q preempt %v", cfg.Scheduler, cfg.PreemptByPartition)
+	}
+	got := map[string]string{}
+	for _, p := range cfg.Partitions {
+		got[p.Name] = p.PreemptMode + " " + p.GraceTime.String()
+	}
+	want := map[string]string{"a": "CANCEL 30s", "b": "REQUEUE 0s", "c": "OFF 0s"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("partition %s: %q, want %q", k, got[k], v)
+		}
+	}
+	for text, wantErr := range map[string]string{
+		"PreemptMode=SUSPEND,GANG\nPartitionName=a Nodes=n1\n": "PreemptMode=SUSPEND,GANG: SUSPEND is not supported (CANCEL or REQUEUE)",
+		"PreemptType=preempt/qos\nPartitionName=a Nodes=n1\n":  "PreemptType=preempt/qos: not supported (preempt/none or preempt/partition_prio; preempt/qos needs the QOS of accounting)",
+		"SchedulerType=sched/hold\nPartitionName=a Nodes=n1\n": "SchedulerType=sched/hold: not supported (sched/backfill or sched/builtin)",
+	} {
+		if _, err := configFrom(t, text); err == nil || err.Error() != wantErr {
+			t.Errorf("%q: %v, want %q", text, err, wantErr)
+		}
+	}
+}

@@ -2,6 +2,8 @@
 // nodes with limits and defaults for the jobs submitted to it.
 package partition
 
+import "time"
+
 // State is a partition's availability (PartitionName State=).
 type State uint8
 
@@ -51,7 +53,21 @@ type Partition struct {
 	Hidden        bool
 	OverSubscribe string
 	ExclusiveUser bool
+	// PreemptMode is what happens to this partition's jobs when a job of
+	// a higher PriorityTier preempts them (the partition's PreemptMode, or
+	// the cluster's): PreemptOff, PreemptCancel or PreemptRequeue.
+	PreemptMode string
+	// GraceTime is how long a preempted job has between SIGTERM and
+	// SIGKILL.
+	GraceTime time.Duration
 }
+
+// Preemption modes.
+const (
+	PreemptOff     = "OFF"
+	PreemptCancel  = "CANCEL"
+	PreemptRequeue = "REQUEUE"
+)
 
 // HasNode reports whether the partition contains node.
 func (p *Partition) HasNode(node string) bool {

@@ -45,6 +45,8 @@ type pass struct {
 	// partNodes are the indices (into nodes) of each partition's usable
 	// nodes, in configuration order, built on first use.
 	partNodes map[string][]int
+	// preempted are the running jobs this cycle chose to preempt.
+	preempted map[job.ID]bool
 }
 
 // usableIn returns the indices of a partition's usable nodes.
@@ -144,6 +146,9 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 			if !ok {
 				plan.Reasons[j.ID] = job.ReasonResources
 				blocked[part.Name] = true
+				if s.Preempt {
+					p.preemptFor(s, j, part, &sh, cands, required)
+				}
 				break
 			}
 			p.start(j, task, alloc)

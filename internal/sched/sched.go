@@ -42,6 +42,10 @@ type Snapshot struct {
 	// Reservations are the advance reservations: their nodes are theirs
 	// over their windows.
 	Reservations []*reservation.Reservation
+	// Preempt is PreemptType=preempt/partition_prio: a job that does not
+	// fit may preempt running jobs of partitions of a lower PriorityTier
+	// whose PreemptMode is not OFF.
+	Preempt bool
 	// Backfill asks a backfill scheduler to plan this cycle (bf_interval
 	// has passed); without it only the main pass runs.
 	Backfill bool
@@ -53,6 +57,11 @@ type Running struct {
 	ID    job.ID
 	Alloc *job.Allocation
 	End   time.Time
+	// Partition and Start describe it for preemption; Ending marks a job
+	// already being ended or requeued, whose resources come back soon.
+	Partition string
+	Start     time.Time
+	Ending    bool
 }
 
 // NodeState is a node and the share of it held by running jobs.
@@ -78,6 +87,15 @@ type Plan struct {
 	Planned map[job.ID]Planned
 	// Backfilled are the starts the backfill pass made (a subset of Starts).
 	Backfilled map[job.ID]bool
+	// Preempt lists running jobs to preempt, each for the pending job
+	// that needs its resources (which starts once they are free).
+	Preempt []Preemption
+}
+
+// Preemption is a running job to end or requeue so that a pending job of
+// a higher partition PriorityTier can start.
+type Preemption struct {
+	Victim, For job.ID
 }
 
 // Planned is where and when backfill expects a pending job to start.
