@@ -188,6 +188,13 @@ func submissionFromWire(d *api.V0044JobDescMsg, maxArraySize uint32) (controller
 			r.Exclusive = true
 		}
 	}
+	if v, _, ok := u32Value(d.RequiredSwitches); ok && v > 0 {
+		r.MaxSwitches = v
+		r.SwitchWait = defaultSwitchWait
+		if w, ok := d.WaitForSwitch.Get(); ok && w >= 0 {
+			r.SwitchWait = time.Duration(w) * time.Second
+		}
+	}
 	sub := controller.Submission{Req: r, Hold: d.Hold.Or(false), RequeueSet: d.Requeue.Set}
 	if uid := d.UserID.Or(""); uid != "" {
 		n, err := strconv.ParseUint(uid, 10, 32)
@@ -824,3 +831,7 @@ func updateFromWire(d *api.V0044JobDescMsg) (controller.JobUpdate, error) {
 	}
 	return u, nil
 }
+
+// defaultSwitchWait is SchedulerParameters' max_switch_wait default: how
+// long a --switches job without @wait holds out for fewer switches.
+const defaultSwitchWait = 300 * time.Second

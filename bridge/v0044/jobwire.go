@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"time"
 
 	"github.com/go-faster/jx"
 
@@ -117,6 +118,9 @@ var jobMembers = []jobMember{
 		}
 		w.MaxNodes = api.NewOptV0044Uint32NoValStruct(u32(maxNodes))
 	}},
+	{"maximum_switch_wait_time", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
+		w.MaximumSwitchWaitTime = api.NewOptInt32(int32(j.Req.SwitchWait / time.Second))
+	}},
 	// slurmctld keeps one pn_min_memory with a per-CPU flag; the API
 	// shows it in one of two members and the other unset.
 	{"memory_per_cpu", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
@@ -162,6 +166,9 @@ var jobMembers = []jobMember{
 	{"requeue", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.Requeue = api.NewOptBool(j.Req.Requeue) }},
 	{"required_nodes", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
 		w.RequiredNodes = api.NewOptString(hostlist.Compress(j.Req.NodeList))
+	}},
+	{"required_switches", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
+		w.RequiredSwitches = api.NewOptInt32(int32(j.Req.MaxSwitches))
 	}},
 	{"restart_cnt", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
 		w.RestartCnt = api.NewOptInt32(int32(j.RestartCount))

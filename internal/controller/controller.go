@@ -23,6 +23,7 @@ import (
 	"github.com/droverhq/drover/internal/partition"
 	"github.com/droverhq/drover/internal/sched"
 	"github.com/droverhq/drover/internal/state"
+	"github.com/droverhq/drover/internal/topology"
 )
 
 // Config is what the controller needs from slurm.conf and Drover's settings.
@@ -60,6 +61,8 @@ type Config struct {
 	Scheduler string
 	// Backfill are SchedulerParameters' bf_* settings.
 	Backfill sched.BackfillParams
+	// Topology is topology.conf's switches or blocks (nil: flat).
+	Topology *topology.Topology
 	// PreemptByPartition is PreemptType=preempt/partition_prio: a job may
 	// preempt running jobs of partitions of a lower PriorityTier whose
 	// PreemptMode is not OFF.
@@ -405,6 +408,7 @@ func (c *Controller) snapshot() (*sched.Snapshot, map[job.ID]string) {
 		ArrayRunning: map[job.ID]uint32{},
 		Blocked:      map[job.ID]job.Reason{},
 		Preempt:      c.cfg.PreemptByPartition,
+		Topology:     c.cfg.Topology,
 	}
 	if _, ok := c.sched.(*sched.Backfill); ok {
 		s.Backfill = s.Now.Sub(c.lastBackfill) >= c.cfg.Backfill.Interval

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/droverhq/drover/gres"
@@ -10,6 +11,7 @@ import (
 	"github.com/droverhq/drover/internal/sched"
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/internal/timefmt"
+	"github.com/droverhq/drover/internal/topology"
 )
 
 // ConfigFromSlurm derives the controller's configuration from slurm.conf.
@@ -42,6 +44,20 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 		cfg.PreemptByPartition = true
 	default:
 		return Config{}, fmt.Errorf("PreemptType=%s: not supported (preempt/none or preempt/partition_prio; preempt/qos needs the QOS of accounting)", preemptType)
+	}
+	switch plugin, _ := sc.Value("TopologyPlugin"); plugin {
+	case "", "topology/flat", "topology/none", "topology/default":
+	case "topology/tree", "topology/block":
+		t, err := topology.Load(filepath.Join(filepath.Dir(confPath), "topology.conf"))
+		if err != nil {
+			return Config{}, fmt.Errorf("TopologyPlugin=%s: %w", plugin, err)
+		}
+		if (plugin == "topology/block") != (len(t.Blocks) > 0) {
+			return Config{}, fmt.Errorf("TopologyPlugin=%s does not match topology.conf (%d switches, %d blocks)", plugin, len(t.Switches), len(t.Blocks))
+		}
+		cfg.Topology = t
+	default:
+		return Config{}, fmt.Errorf("TopologyPlugin=%s: not supported (topology/tree, topology/block or topology/flat)", plugin)
 	}
 	clusterMode := partition.PreemptOff
 	if v, ok := sc.Value("PreemptMode"); ok {

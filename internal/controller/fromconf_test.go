@@ -76,3 +76,35 @@ func TestConfigScheduling(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigTopology(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conf := filepath.Join(dir, "slurm.conf")
+	load := func(plugin string) (controller.Config, error) {
+		write("slurm.conf", "ClusterName=c\nSlurmctldHost=h\nTopologyPlugin="+plugin+"\nNodeName=n[1-4] CPUs=8\nPartitionName=p Nodes=n[1-4]\n")
+		sc, err := slurmconf.Load(conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return controller.ConfigFromSlurm(sc, conf)
+	}
+	if _, err := load("topology/tree"); err == nil {
+		t.Errorf("topology/tree without topology.conf accepted")
+	}
+	write("topology.conf", "SwitchName=s0 Nodes=n[1-2]\nSwitchName=s1 Nodes=n[3-4]\n")
+	cfg, err := load("topology/tree")
+	if err != nil || cfg.Topology == nil || cfg.Topology.Leaves() != 2 {
+		t.Errorf("tree: %v %v", cfg.Topology, err)
+	}
+	if _, err := load("topology/block"); err == nil {
+		t.Errorf("topology/block over a tree accepted")
+	}
+	if _, err := load("topology/3d_torus"); err == nil {
+		t.Errorf("topology/3d_torus accepted")
+	}
+}

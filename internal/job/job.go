@@ -65,6 +65,10 @@ type Request struct {
 	QOS        string
 	Nice       int32
 	Dependency string
+	// MaxSwitches is --switches: the most leaf switches the job wants to
+	// span (0: any), for at most SwitchWait after it became eligible.
+	MaxSwitches uint32
+	SwitchWait  time.Duration
 	// Reservation names the advance reservation the job runs in.
 	Reservation string
 	SubmitLine  string

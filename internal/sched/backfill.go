@@ -9,6 +9,7 @@ import (
 
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/partition"
+	"github.com/droverhq/drover/internal/topology"
 )
 
 // BackfillParams are the bf_* settings of slurm.conf's SchedulerParameters.
@@ -87,6 +88,7 @@ type bfPass struct {
 	// heaps find one-node jobs' starts, per kind (see freeHeap).
 	heaps    map[shapeKey]*freeHeap
 	scanOnly bool
+	topo     *topology.Topology
 }
 
 type shapeKey struct {
@@ -156,6 +158,7 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 		lowest:    map[shapeKey][]bound{},
 		heaps:     map[shapeKey]*freeHeap{},
 		scanOnly:  b.scanOnly,
+		topo:      s.Topology,
 	}
 	plan := p.plan
 	plan.Planned = map[job.ID]Planned{}
@@ -453,6 +456,12 @@ func (bf *bfPass) placeAt(spans []nodeSpan, t int64, sh *shape, d int64, require
 	var cands []*NodeState
 	others := 0
 	last := -1
+	// With a topology every node free at t is a candidate, for topoOrder
+	// to choose among.
+	limit := sh.nodes
+	if bf.topo != nil && sh.nodes > 1 && len(required) == 0 {
+		limit = len(spans)
+	}
 	for _, sp := range spans {
 		if sp.a > t || sp.b < t || sp.node == last {
 			continue
@@ -461,7 +470,7 @@ func (bf *bfPass) placeAt(spans []nodeSpan, t int64, sh *shape, d int64, require
 		tl := bf.lines[sp.node]
 		isReq := required[tl.ns.Node.Name]
 		if !isReq {
-			if others >= sh.nodes {
+			if others >= limit {
 				continue
 			}
 			others++
@@ -479,6 +488,9 @@ func (bf *bfPass) placeAt(spans []nodeSpan, t int64, sh *shape, d int64, require
 		if n < len(required) {
 			return nil, false
 		}
+	}
+	if bf.topo != nil && sh.nodes > 1 && len(required) == 0 {
+		cands = topoOrder(bf.topo, sh, cands)
 	}
 	return sh.place(cands, required)
 }

@@ -134,6 +134,9 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 			plan.Reasons[j.ID] = r
 			continue
 		}
+		if s.Topology != nil && sh.nodes > 1 && len(required) == 0 {
+			cands = topoOrder(s.Topology, &sh, cands)
+		}
 		for {
 			task, reason, more := p.nextTask(j)
 			if !more {
@@ -143,6 +146,12 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 				break
 			}
 			alloc, ok := sh.place(cands, required)
+			if ok && waitsForSwitches(s.Topology, j, alloc, s.Now) {
+				// Holding out for fewer switches: the job waits, the rest of
+				// the partition goes on.
+				plan.Reasons[j.ID] = job.ReasonResources
+				break
+			}
 			if !ok {
 				plan.Reasons[j.ID] = job.ReasonResources
 				blocked[part.Name] = true

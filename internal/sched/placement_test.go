@@ -1,12 +1,17 @@
 package sched
 
 import (
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/reservation"
+	"github.com/droverhq/drover/internal/topology"
 )
 
 func TestReservationsKeepTheirNodes(t *testing.T) {
@@ -92,5 +97,59 @@ func TestGPUPacking(t *testing.T) {
 	}
 	if on[1] != "n3" || on[2] != "n2" {
 		t.Errorf("2-GPU job on %q, 8-GPU job on %q; want n3 (the busiest that fits) and n2", on[1], on[2])
+	}
+}
+
+// With a tree topology a multi-node job lands on one leaf switch when one
+// can hold it (the fullest such), otherwise on as few as the smallest
+// subtree allows; --switches makes it wait for fewer.
+func TestTopologyPlacement(t *testing.T) {
+	top, err := topology.Parse(strings.NewReader("SwitchName=s0 Nodes=n[1-4]\nSwitchName=s1 Nodes=n[5-8]\nSwitchName=spine Switches=s[0-1]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := testNodes(8, 8, 0)
+	for i, n := range nodes {
+		n.Name = "n" + strconv.Itoa(i+1)
+	}
+	place := func(busy []string, j *job.Job) (*Plan, *Snapshot) {
+		s := snapshot(nodes, j)
+		s.Topology = top
+		for i := range s.Nodes {
+			if slices.Contains(busy, s.Nodes[i].Node.Name) {
+				s.Nodes[i].Used = node.Alloc{CPUs: 8, Jobs: 1}
+			}
+		}
+		return (&FIFO{}).Schedule(s), s
+	}
+	nodesOf := func(p *Plan) string {
+		if len(p.Starts) == 0 {
+			return "(none)"
+		}
+		return hostlist.Compress(p.Starts[0].Alloc.NodeNames())
+	}
+	// n1, n2 busy: s0 has 2 free, s1 4 free; a 2-node job goes to s0
+	// (the fullest leaf that holds it), keeping s1 whole.
+	if p, _ := place([]string{"n1", "n2"}, pending(1, job.Request{MinNodes: 2})); nodesOf(p) != "n[3-4]" {
+		t.Errorf("2 nodes: %s, want n[3-4]", nodesOf(p))
+	}
+	// A 3-node job does not fit s0: all on s1, not n3,n4 + one of s1.
+	if p, _ := place([]string{"n1", "n2"}, pending(1, job.Request{MinNodes: 3})); nodesOf(p) != "n[5-7]" {
+		t.Errorf("3 nodes: %s, want n[5-7]", nodesOf(p))
+	}
+	// 5 nodes need both leaves: s1's four and one of s0.
+	if p, _ := place([]string{"n1", "n2"}, pending(1, job.Request{MinNodes: 5})); nodesOf(p) != "n[3,5-8]" {
+		t.Errorf("5 nodes: %s, want n[3,5-8]", nodesOf(p))
+	}
+	// --switches=1@1h: two leaves would be needed, so it waits...
+	j := pending(1, job.Request{MinNodes: 3, MaxSwitches: 1, SwitchWait: time.Hour})
+	p, s := place([]string{"n1", "n2", "n5", "n6"}, j)
+	if len(p.Starts) != 0 || p.Reasons[1] != job.ReasonResources {
+		t.Errorf("--switches=1: started on %s", nodesOf(p))
+	}
+	// ... until its wait is over.
+	j.EligibleTime = s.Now.Add(-2 * time.Hour)
+	if p, _ := place([]string{"n1", "n2", "n5", "n6"}, j); len(p.Starts) != 1 {
+		t.Errorf("--switches=1 after the wait: %v", p.Reasons)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/partition"
 	"github.com/droverhq/drover/internal/reservation"
+	"github.com/droverhq/drover/internal/topology"
 )
 
 // Scheduler plans job starts.
@@ -42,6 +43,8 @@ type Snapshot struct {
 	// Reservations are the advance reservations: their nodes are theirs
 	// over their windows.
 	Reservations []*reservation.Reservation
+	// Topology groups nodes by switch or block (nil: flat).
+	Topology *topology.Topology
 	// Preempt is PreemptType=preempt/partition_prio: a job that does not
 	// fit may preempt running jobs of partitions of a lower PriorityTier
 	// whose PreemptMode is not OFF.

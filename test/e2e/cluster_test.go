@@ -68,6 +68,8 @@ type ClusterOptions struct {
 	NVML bool
 	// Extra is appended to slurm.conf.
 	Extra string
+	// Topology, when set, is written as topology.conf.
+	Topology string
 }
 
 // Cluster is a running controller and node daemons.
@@ -130,6 +132,9 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 		}
 	}
 	must(t, os.WriteFile(filepath.Join(dir, "etc", "gres.conf"), []byte(gres), 0o644))
+	if o.Topology != "" {
+		must(t, os.WriteFile(filepath.Join(dir, "etc", "topology.conf"), []byte(o.Topology), 0o644))
+	}
 
 	c.StartController()
 	for i := 1; i <= o.Nodes; i++ {

@@ -1,0 +1,238 @@
+// Package topology reads topology.conf and tells how nodes group: the
+// switches of a tree (topology/tree: SwitchName= with Nodes= or
+// Switches=) or the blocks of topology/block (BlockName= with Nodes=,
+// BlockSizes=). The scheduler places a multi-node job on as few leaf
+// switches or blocks as it can.
+package topology
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/droverhq/drover/internal/hostlist"
+)
+
+// Switch is one switch of a tree. A leaf switch has Nodes; an upper one
+// has Children (switch names).
+type Switch struct {
+	Name     string
+	Nodes    []string
+	Children []string
+}
+
+// Topology is a parsed topology.conf.
+type Topology struct {
+	// Switches in file order (tree); Blocks in file order (block). One
+	// of the two is empty.
+	Switches []Switch
+	Blocks   []Switch
+	// BlockSizes are the block sizes jobs are aligned to (block).
+	BlockSizes []int
+
+	leafOf   map[string]int    // node -> index into Leaves
+	leaves   []*Switch         // leaf switches, or blocks
+	parentOf map[string]string // switch -> parent switch
+}
+
+// Load reads a topology.conf file.
+func Load(path string) (*Topology, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Parse reads topology.conf text: one record a line, Key=value words,
+// '#' comments.
+func Parse(r io.Reader) (*Topology, error) {
+	t := &Topology{}
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		words := strings.Fields(text)
+		if len(words) == 0 {
+			continue
+		}
+		kv := map[string]string{}
+		var order []string
+		for _, w := range words {
+			k, v, ok := strings.Cut(w, "=")
+			if !ok {
+				return nil, fmt.Errorf("line %d: %q is not Key=value", line, w)
+			}
+			k = strings.ToLower(k)
+			if _, dup := kv[k]; dup {
+				return nil, fmt.Errorf("line %d: %s given twice", line, k)
+			}
+			kv[k] = v
+			order = append(order, k)
+		}
+		nodes := func() ([]string, error) {
+			if kv["nodes"] == "" {
+				return nil, nil
+			}
+			n, err := hostlist.Expand(kv["nodes"])
+			if err != nil {
+				return nil, fmt.Errorf("line %d: Nodes=%s: %w", line, kv["nodes"], err)
+			}
+			return n, nil
+		}
+		switch order[0] {
+		case "switchname":
+			sw := Switch{Name: kv["switchname"]}
+			var err error
+			if sw.Nodes, err = nodes(); err != nil {
+				return nil, err
+			}
+			if s := kv["switches"]; s != "" {
+				if sw.Children, err = hostlist.Expand(s); err != nil {
+					return nil, fmt.Errorf("line %d: Switches=%s: %w", line, s, err)
+				}
+			}
+			if sw.Name == "" || (len(sw.Nodes) == 0) == (len(sw.Children) == 0) {
+				return nil, fmt.Errorf("line %d: a switch needs a name and either Nodes= or Switches=", line)
+			}
+			for k := range kv {
+				if k != "switchname" && k != "nodes" && k != "switches" && k != "linkspeed" {
+					return nil, fmt.Errorf("line %d: unknown key %s", line, k)
+				}
+			}
+			t.Switches = append(t.Switches, sw)
+		case "blockname":
+			b := Switch{Name: kv["blockname"]}
+			var err error
+			if b.Nodes, err = nodes(); err != nil {
+				return nil, err
+			}
+			if b.Name == "" || len(b.Nodes) == 0 {
+				return nil, fmt.Errorf("line %d: a block needs a name and Nodes=", line)
+			}
+			for k := range kv {
+				if k != "blockname" && k != "nodes" {
+					return nil, fmt.Errorf("line %d: unknown key %s", line, k)
+				}
+			}
+			t.Blocks = append(t.Blocks, b)
+		case "blocksizes":
+			for _, s := range strings.Split(kv["blocksizes"], ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(s))
+				if err != nil || n <= 0 {
+					return nil, fmt.Errorf("line %d: BlockSizes=%s: not a list of sizes", line, kv["blocksizes"])
+				}
+				t.BlockSizes = append(t.BlockSizes, n)
+			}
+		default:
+			return nil, fmt.Errorf("line %d: unknown record %s", line, order[0])
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(t.Switches) > 0 && len(t.Blocks) > 0 {
+		return nil, fmt.Errorf("both switches and blocks: one topology at a time")
+	}
+	return t, t.index()
+}
+
+// index links nodes to their leaves and switches to their parents.
+func (t *Topology) index() error {
+	t.leafOf, t.parentOf = map[string]int{}, map[string]string{}
+	groups := t.Switches
+	if len(t.Blocks) > 0 {
+		groups = t.Blocks
+	}
+	names := map[string]bool{}
+	for i := range groups {
+		g := &groups[i]
+		if names[g.Name] {
+			return fmt.Errorf("%s defined twice", g.Name)
+		}
+		names[g.Name] = true
+		if len(g.Nodes) == 0 {
+			continue
+		}
+		for _, n := range g.Nodes {
+			if _, dup := t.leafOf[n]; dup {
+				return fmt.Errorf("node %s in two leaves", n)
+			}
+			t.leafOf[n] = len(t.leaves)
+		}
+		t.leaves = append(t.leaves, g)
+	}
+	for _, g := range t.Switches {
+		for _, c := range g.Children {
+			if !names[c] {
+				return fmt.Errorf("switch %s: unknown switch %s", g.Name, c)
+			}
+			if p, dup := t.parentOf[c]; dup && p != g.Name {
+				return fmt.Errorf("switch %s under both %s and %s", c, p, g.Name)
+			}
+			t.parentOf[c] = g.Name
+		}
+	}
+	// A cycle would make the path to the root endless.
+	for _, g := range t.Switches {
+		seen := map[string]bool{}
+		for s := g.Name; s != ""; s = t.parentOf[s] {
+			if seen[s] {
+				return fmt.Errorf("switch %s is its own ancestor", s)
+			}
+			seen[s] = true
+		}
+	}
+	return nil
+}
+
+// Leaf returns the index of a node's leaf switch or block (-1: none).
+func (t *Topology) Leaf(node string) int {
+	if t == nil {
+		return -1
+	}
+	if i, ok := t.leafOf[node]; ok {
+		return i
+	}
+	return -1
+}
+
+// LeafName names a leaf.
+func (t *Topology) LeafName(i int) string { return t.leaves[i].Name }
+
+// Path returns a leaf's switches from the leaf up to the root.
+func (t *Topology) Path(leaf int) []string {
+	var out []string
+	for s := t.leaves[leaf].Name; s != ""; s = t.parentOf[s] {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Leaves is the number of leaves.
+func (t *Topology) Leaves() int { return len(t.leaves) }
+
+// Addr is the node's SLURM_TOPOLOGY_ADDR: its switches from the root down
+// and the node ("s2.s0.n1"); just the node without a topology.
+func (t *Topology) Addr(node string) string {
+	leaf := t.Leaf(node)
+	if leaf < 0 {
+		return node
+	}
+	p := t.Path(leaf)
+	slices.Reverse(p)
+	return strings.Join(append(p, node), ".")
+}
