@@ -21,6 +21,7 @@ import (
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/partition"
+	"github.com/droverhq/drover/internal/priority"
 	"github.com/droverhq/drover/internal/sched"
 	"github.com/droverhq/drover/internal/state"
 	"github.com/droverhq/drover/internal/topology"
@@ -61,6 +62,9 @@ type Config struct {
 	Scheduler string
 	// Backfill are SchedulerParameters' bf_* settings.
 	Backfill sched.BackfillParams
+	// Priority is priority/multifactor's settings (nil: priority/basic,
+	// where a job keeps the priority it was given at submission).
+	Priority *priority.Config
 	// Topology is topology.conf's switches or blocks (nil: flat).
 	Topology *topology.Topology
 	// PreemptByPartition is PreemptType=preempt/partition_prio: a job may
@@ -116,6 +120,8 @@ type Controller struct {
 	lastBackfill time.Time
 	// resvUsed is when a job last ran in each reservation (PURGE_COMP).
 	resvUsed map[string]time.Time
+	// prioCluster is what multifactor factors are relative to.
+	prioCluster priority.Cluster
 
 	kick    chan struct{}
 	stop    chan struct{}
@@ -171,18 +177,19 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 		cfg.MinJobAge = 300 * time.Second
 	}
 	c := &Controller{
-		cfg:      cfg,
-		logger:   logger,
-		now:      time.Now,
-		sched:    newScheduler(&cfg),
-		client:   nodeproto.NewClient(),
-		st:       newFSM(1),
-		nodes:    map[string]*node.Node{},
-		parts:    map[string]*partition.Partition{},
-		reasons:  map[job.ID]job.Reason{},
-		resvUsed: map[string]time.Time{},
-		kick:     make(chan struct{}, 1),
-		stop:     make(chan struct{}),
+		cfg:         cfg,
+		logger:      logger,
+		now:         time.Now,
+		sched:       newScheduler(&cfg),
+		client:      nodeproto.NewClient(),
+		st:          newFSM(1),
+		nodes:       map[string]*node.Node{},
+		parts:       map[string]*partition.Partition{},
+		reasons:     map[job.ID]job.Reason{},
+		resvUsed:    map[string]time.Time{},
+		prioCluster: priorityCluster(&cfg),
+		kick:        make(chan struct{}, 1),
+		stop:        make(chan struct{}),
 	}
 	if cfg.Now != nil {
 		c.now = cfg.Now
@@ -435,7 +442,9 @@ func (c *Controller) snapshot() (*sched.Snapshot, map[job.ID]string) {
 			// Held jobs keep the reason their hold gave them; leaving them
 			// out keeps cycles cheap when thousands are held.
 		case j.State == job.Pending:
-			s.Pending = append(s.Pending, shallowCopy(j))
+			cp := shallowCopy(j)
+			cp.Priority = c.priorityLocked(j, s.Now)
+			s.Pending = append(s.Pending, cp)
 			if j.Req.Dependency != "" {
 				r, text := deps.evaluate(j, s.Now)
 				if r != "" {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/slurmconf"
@@ -106,5 +107,21 @@ func TestConfigTopology(t *testing.T) {
 	}
 	if _, err := load("topology/3d_torus"); err == nil {
 		t.Errorf("topology/3d_torus accepted")
+	}
+}
+
+func TestConfigPriority(t *testing.T) {
+	cfg, err := configFrom(t, "PriorityWeightAge=1000\nPriorityWeightJobSize=50\nPriorityMaxAge=1-0\nPriorityFavorSmall=YES\nPartitionName=a Nodes=n1\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cfg.Priority; p == nil || p.WeightAge != 1000 || p.WeightJobSize != 50 || p.MaxAge != 24*time.Hour || !p.FavorSmall {
+		t.Errorf("multifactor settings: %+v", p)
+	}
+	if cfg, err := configFrom(t, "PriorityType=priority/basic\nPartitionName=a Nodes=n1\n"); err != nil || cfg.Priority != nil {
+		t.Errorf("priority/basic: %+v %v", cfg.Priority, err)
+	}
+	if _, err := configFrom(t, "PriorityType=priority/fancy\nPartitionName=a Nodes=n1\n"); err == nil {
+		t.Errorf("PriorityType=priority/fancy accepted")
 	}
 }

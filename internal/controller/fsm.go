@@ -508,6 +508,7 @@ func (s *fsm) applyUpdate(c *command) applyResult {
 	}
 	if u.Priority != nil {
 		j.Priority = *u.Priority
+		j.PrioritySet = *u.Priority > 0
 		switch {
 		case j.State != job.Pending:
 		case *u.Priority == 0:

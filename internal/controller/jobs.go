@@ -254,6 +254,7 @@ func (c *Controller) LastJobUpdate() time.Time {
 // them in place, except PendingTasks, which is copied.
 func (c *Controller) viewLocked(j *job.Job) *job.Job {
 	v := shallowCopy(j)
+	v.Priority = c.priorityLocked(j, c.now())
 	if v.State == job.Pending {
 		if r, ok := c.reasons[j.ID]; ok && v.Hold == job.NotHeld {
 			v.Reason = r

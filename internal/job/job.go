@@ -171,8 +171,11 @@ type Job struct {
 	State  State
 	Reason Reason
 	Hold   Hold
-	// Priority is the scheduling priority (0 while held).
-	Priority uint32
+	// Priority is the scheduling priority (0 while held). Under
+	// priority/multifactor it is computed when read, unless PrioritySet:
+	// an operator fixed it (scontrol update Priority=).
+	Priority    uint32
+	PrioritySet bool
 
 	SubmitTime   time.Time
 	EligibleTime time.Time

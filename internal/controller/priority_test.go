@@ -1,0 +1,59 @@
+package controller_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/controller/ctltest"
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/priority"
+)
+
+// Under priority/multifactor the job size factor puts a bigger job first
+// even when it came later; nice lowers a job; an operator's Priority=
+// fixes one; with priority/basic earlier submissions come first.
+func TestMultifactorPriority(t *testing.T) {
+	c := ctltest.New(t, func(cfg *controller.Config) {
+		cfg.Priority = &priority.Config{WeightJobSize: 10000, WeightAge: 1000, MaxAge: time.Hour}
+	})
+	c.RegisterAll()
+	small := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.NodeList = []string{"n1"}; r.Exclusive = true }))
+	c.Clock.Advance(30 * time.Minute)
+	big := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.NodeList = []string{"n1", "n2"}; r.MinNodes = 2; r.Exclusive = true }))
+	// small: age 0.5 -> 500, size (1/4 + 1/32)/2 -> 1406; big: size
+	// (2/4 + 2/32)/2 -> 2812.
+	if p := c.Job(small).Priority; p != 1906 {
+		t.Errorf("small job priority %d, want 1906", p)
+	}
+	if p := c.Job(big).Priority; p != 2812 {
+		t.Errorf("big job priority %d, want 2812", p)
+	}
+	schedule(t, c)
+	if c.Job(big).State != job.Running || c.Job(small).State != job.Pending {
+		t.Errorf("big %v small %v: the higher priority job should start", c.Job(big).State, c.Job(small).State)
+	}
+	nice := int32(300)
+	if err := c.Ctl.Update(ctx, ctltest.Alice, controller.JobSelector{ID: small}, controller.JobUpdate{Nice: &nice}); err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Job(small).Priority; p != 1606 {
+		t.Errorf("after nice 300: %d, want 1606", p)
+	}
+	fixed := uint32(99)
+	if err := c.Ctl.Update(ctx, ctltest.Root, controller.JobSelector{ID: small}, controller.JobUpdate{Priority: &fixed}); err != nil {
+		t.Fatal(err)
+	}
+	c.Clock.Advance(time.Hour)
+	if p := c.Job(small).Priority; p != 99 {
+		t.Errorf("fixed priority moved to %d", p)
+	}
+
+	basic := ctltest.New(t)
+	basic.RegisterAll()
+	a := basic.Submit(ctltest.Alice, ctltest.Request())
+	b := basic.Submit(ctltest.Alice, ctltest.Request())
+	if pa, pb := basic.Job(a).Priority, basic.Job(b).Priority; pa <= pb {
+		t.Errorf("priority/basic: %d then %d", pa, pb)
+	}
+}

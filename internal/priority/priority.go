@@ -1,0 +1,113 @@
+// Package priority computes a pending job's priority as Slurm's
+// priority/multifactor plugin does: a weighted sum of factors between 0
+// and 1 (age, job size, partition, QOS, association, fair-share), less the
+// job's nice value, and never below 1. Pure: no I/O, the time passed in.
+package priority
+
+import (
+	"math"
+	"time"
+
+	"github.com/droverhq/drover/internal/job"
+)
+
+// Config is slurm.conf's Priority* settings.
+type Config struct {
+	WeightAge       uint32
+	WeightFairshare uint32
+	WeightJobSize   uint32
+	WeightPartition uint32
+	WeightQOS       uint32
+	WeightAssoc     uint32
+	// MaxAge is PriorityMaxAge: the age at which the age factor reaches 1.
+	MaxAge time.Duration
+	// FavorSmall is PriorityFavorSmall: a one-node job gets the largest
+	// size factor instead of the smallest.
+	FavorSmall bool
+}
+
+// DefaultMaxAge is PriorityMaxAge's default (7-0).
+const DefaultMaxAge = 7 * 24 * time.Hour
+
+// Cluster is what the size and partition factors are relative to.
+type Cluster struct {
+	Nodes int
+	CPUs  int
+	// MaxPartitionFactor is the largest PriorityJobFactor of any
+	// partition.
+	MaxPartitionFactor uint32
+}
+
+// Factors are a job's normalised factors, as sprio -n shows them.
+type Factors struct {
+	Age, FairShare, JobSize, Partition, QOS, Assoc float64
+	Nice                                           int32
+}
+
+// FactorsOf computes a job's factors at now. QOS, association and
+// fair-share are 0 until accounting gives QOS, associations and usage.
+func (c *Config) FactorsOf(j *job.Job, partitionFactor uint32, cl Cluster, now time.Time) Factors {
+	f := Factors{Nice: j.Req.Nice}
+	since := j.EligibleTime
+	if since.IsZero() {
+		since = j.SubmitTime
+	}
+	if j.Req.BeginTime.After(since) {
+		since = j.Req.BeginTime
+	}
+	maxAge := c.MaxAge
+	if maxAge <= 0 {
+		maxAge = DefaultMaxAge
+	}
+	if age := now.Sub(since); age > 0 {
+		f.Age = min(float64(age)/float64(maxAge), 1)
+	}
+	if cl.Nodes > 0 && cl.CPUs > 0 {
+		nodes := max(j.Req.MinNodes, 1)
+		tasks := j.Req.NumTasks
+		if tasks == 0 {
+			tasks = nodes * max(j.Req.TasksPerNode, 1)
+		}
+		cpus := tasks * max(j.Req.CPUsPerTask, 1)
+		size := (min(float64(nodes)/float64(cl.Nodes), 1) + min(float64(cpus)/float64(cl.CPUs), 1)) / 2
+		if c.FavorSmall {
+			size = 1 - size
+		}
+		f.JobSize = size
+	}
+	if cl.MaxPartitionFactor > 0 {
+		f.Partition = float64(partitionFactor) / float64(cl.MaxPartitionFactor)
+	}
+	return f
+}
+
+// Weighted are the factors times their weights, as sprio shows them.
+type Weighted struct {
+	Age, FairShare, JobSize, Partition, QOS, Assoc float64
+}
+
+// Weigh applies the weights.
+func (c *Config) Weigh(f Factors) Weighted {
+	return Weighted{
+		Age:       float64(c.WeightAge) * f.Age,
+		FairShare: float64(c.WeightFairshare) * f.FairShare,
+		JobSize:   float64(c.WeightJobSize) * f.JobSize,
+		Partition: float64(c.WeightPartition) * f.Partition,
+		QOS:       float64(c.WeightQOS) * f.QOS,
+		Assoc:     float64(c.WeightAssoc) * f.Assoc,
+	}
+}
+
+// Priority is the job priority: the weighted factors summed, less the
+// nice value, at least 1.
+func (c *Config) Priority(f Factors) uint32 {
+	w := c.Weigh(f)
+	sum := w.Age + w.FairShare + w.JobSize + w.Partition + w.QOS + w.Assoc - float64(f.Nice)
+	if sum < 1 {
+		return 1
+	}
+	if sum >= math.MaxUint32-1 {
+		return math.MaxUint32 - 1
+	}
+	return uint32(sum)
+}
