@@ -3,9 +3,7 @@ package controller
 import (
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/droverhq/drover/gres"
 	"github.com/droverhq/drover/internal/node"
@@ -62,7 +60,7 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 	default:
 		return Config{}, fmt.Errorf("TopologyPlugin=%s: not supported (topology/tree, topology/block or topology/flat)", plugin)
 	}
-	pc, err := priorityFromSlurm(sc)
+	pc, err := priority.FromSlurm(sc)
 	if err != nil {
 		return Config{}, err
 	}
@@ -188,41 +186,4 @@ func preemptMode(v string) (string, error) {
 		}
 	}
 	return mode, nil
-}
-
-// priorityFromSlurm reads PriorityType and the multifactor settings; nil
-// means priority/basic.
-func priorityFromSlurm(sc *slurmconf.Config) (*priority.Config, error) {
-	switch sc.PriorityType {
-	case "priority/basic":
-		return nil, nil
-	case "priority/multifactor", "":
-	default:
-		return nil, fmt.Errorf("PriorityType=%s: not supported (priority/multifactor or priority/basic)", sc.PriorityType)
-	}
-	pc := &priority.Config{MaxAge: priority.DefaultMaxAge}
-	for key, dst := range map[string]*uint32{
-		"PriorityWeightAge": &pc.WeightAge, "PriorityWeightFairshare": &pc.WeightFairshare,
-		"PriorityWeightJobSize": &pc.WeightJobSize, "PriorityWeightPartition": &pc.WeightPartition,
-		"PriorityWeightQOS": &pc.WeightQOS, "PriorityWeightAssoc": &pc.WeightAssoc,
-	} {
-		if v, ok := sc.Value(key); ok {
-			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
-			if err != nil {
-				return nil, fmt.Errorf("%s=%s: not a number", key, v)
-			}
-			*dst = uint32(n)
-		}
-	}
-	if v, ok := sc.Value("PriorityMaxAge"); ok {
-		l, err := timefmt.ParseLimit(v)
-		if err != nil || l.Infinite {
-			return nil, fmt.Errorf("PriorityMaxAge=%s: not a time", v)
-		}
-		pc.MaxAge = time.Duration(l.Minutes) * time.Minute
-	}
-	if v, ok := sc.Value("PriorityFavorSmall"); ok {
-		pc.FavorSmall = strings.EqualFold(v, "yes") || v == "1"
-	}
-	return pc, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/scancel"
 	"github.com/droverhq/drover/internal/cli/scontrol"
 	"github.com/droverhq/drover/internal/cli/sinfo"
+	"github.com/droverhq/drover/internal/cli/sprio"
 	"github.com/droverhq/drover/internal/cli/squeue"
 )
 
@@ -20,6 +21,7 @@ var shims = map[string]shim{
 	"squeue":   squeue.Run,
 	"scancel":  scancel.Run,
 	"sinfo":    sinfo.Run,
+	"sprio":    sprio.Run,
 	"scontrol": scontrol.New(scontrol.Options{Requeue: connect.Requeue}),
 }
 

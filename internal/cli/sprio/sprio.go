@@ -1,0 +1,403 @@
+// Package sprio is the drop-in `sprio` command: the factors of pending
+// jobs' priorities under priority/multifactor. The v0.0.44 API carries
+// each job's priority but not its factors, so sprio computes the factors
+// with the controller's own code (internal/priority) from the job records,
+// the nodes, the partitions and the weights of the local slurm.conf, and
+// shows the controller's priority beside them.
+package sprio
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/getopt"
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/priority"
+	"github.com/droverhq/drover/internal/slurmconf"
+	v0044 "github.com/droverhq/drover/openapi/v0044"
+)
+
+// Default formats (sprio.c, Slurm 25.11). In the short ones the columns of
+// factors whose weight is 0 are left out.
+const (
+	formatDefault  = "%.15i %9r %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10Q %20T"
+	formatUser     = "%.15i %9r %.8u %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10Q %20T"
+	formatLong     = "%.15i %9r %.8u %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10Q %.11N %.20T"
+	formatNorm     = "%.15i %9r %10y %10a %10b %10f %10j %10p %10q %20t"
+	formatNormLong = "%.15i %9r %.8u %10y %10s %10a %10b %10f %10j %10p %10q %.11N %20t"
+)
+
+var longOptions = []string{"federation", "noheader", "jobs", "local", "long", "cluster", "clusters",
+	"norm", "format", "sibling", "partition", "user", "verbose", "version", "weights", "help", "usage"}
+
+// Run is the sprio command.
+func Run(ctx context.Context, env *clienv.Env, args []string) int {
+	prog := env.Prog
+	if prog == "" {
+		prog = "sprio"
+	}
+	o, code, done := parse(prog, env, args)
+	if done {
+		return code
+	}
+	conf := confPath(env)
+	sc, err := slurmconf.Load(conf)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
+		return 1
+	}
+	pc, err := priority.FromSlurm(sc)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
+		return 1
+	}
+	if pc == nil {
+		fmt.Fprintf(env.Stderr, "You are not running a supported priority plugin\n(%s).\nOnly 'priority/multifactor' is supported.\n", sc.PriorityType)
+		return 1
+	}
+	now := time.Now()
+	if env.Now != nil {
+		now = env.Now()
+	}
+	rows, cl, factors, err := load(ctx, env.Client)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
+		return 1
+	}
+	format := o.format
+	if format == "" {
+		switch {
+		case o.norm && o.long:
+			format = formatNormLong
+		case o.norm:
+			format = dropZeroWeights(formatNorm, pc)
+		case o.long:
+			format = formatLong
+		case len(o.users) > 0:
+			format = dropZeroWeights(formatUser, pc)
+		default:
+			format = dropZeroWeights(formatDefault, pc)
+		}
+	}
+	fields, err := parseFormat(format)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
+		return 1
+	}
+	w := env.Stdout
+	if !o.noHeader {
+		printLine(w, fields, func(f field) string { return f.header })
+	}
+	if o.weights {
+		printLine(w, fields, func(f field) string { return weightOf(f.letter, pc) })
+		return 0
+	}
+	shown := 0
+	for i := range rows {
+		r := &rows[i]
+		if !o.wants(r) {
+			continue
+		}
+		j := jobOf(r)
+		fs := pc.FactorsOf(j, factors[r.Partition.Or("")], cl, now)
+		v := values{row: r, f: fs, w: pc.Weigh(fs)}
+		printLine(w, fields, func(f field) string { return v.cell(f.letter) })
+		shown++
+	}
+	if shown == 0 && (len(o.jobs) > 0 || len(o.users) > 0) {
+		fmt.Fprintln(w, "Unable to find jobs matching user/id(s) specified")
+	}
+	return 0
+}
+
+type options struct {
+	jobs, users, partitions       []string
+	long, norm, noHeader, weights bool
+	format                        string
+}
+
+func (o *options) wants(r *v0044.V0044JobInfo) bool {
+	pending := slices.Contains(r.JobState, v0044.V0044JobInfoJobStateItemPENDING)
+	if !pending || r.Hold.Or(false) || u32(r.Priority) == 0 {
+		return false
+	}
+	if len(o.jobs) > 0 && !slices.Contains(o.jobs, strconv.Itoa(int(r.JobID.Or(0)))) {
+		return false
+	}
+	if len(o.users) > 0 && !slices.Contains(o.users, r.UserName.Or("")) {
+		return false
+	}
+	return len(o.partitions) == 0 || slices.Contains(o.partitions, r.Partition.Or(""))
+}
+
+func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
+	var o options
+	fs := pflag.NewFlagSet(prog, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var jobs, users, parts, clusters string
+	var help, usage, version, fed, local, sibling bool
+	var verbose int
+	fs.BoolVar(&fed, "federation", false, "")
+	fs.BoolVarP(&o.noHeader, "noheader", "h", false, "")
+	fs.StringVarP(&jobs, "jobs", "j", "", "")
+	fs.BoolVar(&local, "local", false, "")
+	fs.BoolVarP(&o.long, "long", "l", false, "")
+	fs.StringVarP(&clusters, "cluster", "M", "", "")
+	fs.StringVar(&clusters, "clusters", "", "")
+	fs.BoolVarP(&o.norm, "norm", "n", false, "")
+	fs.StringVarP(&o.format, "format", "o", "", "")
+	fs.BoolVar(&sibling, "sibling", false, "")
+	fs.StringVarP(&parts, "partition", "p", "", "")
+	fs.StringVarP(&users, "user", "u", "", "")
+	fs.CountVarP(&verbose, "verbose", "v", "")
+	fs.BoolVarP(&version, "version", "V", false, "")
+	fs.BoolVarP(&o.weights, "weights", "w", false, "")
+	fs.BoolVar(&help, "help", false, "")
+	fs.BoolVar(&usage, "usage", false, "")
+	argv, err := getopt.ExpandLong(args, longOptions, map[string]string{"clusters": "cluster"})
+	if err == nil {
+		err = fs.Parse(argv)
+	}
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("%s: unrecognized argument %q", prog, fs.Arg(0))
+		fmt.Fprintln(env.Stderr, err)
+		fmt.Fprintf(env.Stderr, "Try \"%s --help\" for more information\n", prog)
+		return o, 1, true
+	}
+	if err != nil {
+		fmt.Fprintln(env.Stderr, getopt.Message(prog, err))
+		fmt.Fprintf(env.Stderr, "Try \"%s --help\" for more information\n", prog)
+		return o, 1, true
+	}
+	switch {
+	case help:
+		fmt.Fprint(env.Stdout, helpText)
+		return o, 0, true
+	case usage:
+		fmt.Fprintln(env.Stdout, "Usage: sprio [-j jid[s]] [-u user_name[s]] [-o format] [-p partitions]\n     [--federation] [--local] [--sibling] [--usage] [-hlnvVw] [-M cluster]")
+		return o, 0, true
+	case version:
+		fmt.Fprintln(env.Stdout, "slurm 25.11.0")
+		return o, 0, true
+	}
+	o.jobs, o.users, o.partitions = split(jobs), split(users), split(parts)
+	return o, 0, false
+}
+
+func split(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func confPath(env *clienv.Env) string {
+	if env.Getenv != nil {
+		if p := env.Getenv("SLURM_CONF"); p != "" {
+			return p
+		}
+	}
+	return "/etc/slurm/slurm.conf"
+}
+
+// load reads the jobs, and what factors are relative to: the nodes'
+// count and CPUs (FUTURE nodes left out, as the controller leaves them)
+// and each partition's PriorityJobFactor.
+func load(ctx context.Context, cl v0044.Invoker) ([]v0044.V0044JobInfo, priority.Cluster, map[string]uint32, error) {
+	var c priority.Cluster
+	jr, err := cl.SlurmV0044GetJobs(ctx, v0044.SlurmV0044GetJobsParams{})
+	if err != nil {
+		return nil, c, nil, err
+	}
+	jobs, ok := jr.(*v0044.V0044OpenapiJobInfoResp)
+	if !ok {
+		return nil, c, nil, fmt.Errorf("slurm_load_jobs: unexpected answer")
+	}
+	nr, err := cl.SlurmV0044GetNodes(ctx, v0044.SlurmV0044GetNodesParams{})
+	if err != nil {
+		return nil, c, nil, err
+	}
+	if nodes, ok := nr.(*v0044.V0044OpenapiNodesResp); ok {
+		for _, n := range nodes.Nodes {
+			if slices.Contains(n.State, v0044.V0044NodeStateItemFUTURE) {
+				continue
+			}
+			c.Nodes++
+			c.CPUs += int(n.Cpus.Or(0))
+		}
+	}
+	pr, err := cl.SlurmV0044GetPartitions(ctx, v0044.SlurmV0044GetPartitionsParams{})
+	if err != nil {
+		return nil, c, nil, err
+	}
+	factors := map[string]uint32{}
+	if parts, ok := pr.(*v0044.V0044OpenapiPartitionResp); ok {
+		for _, p := range parts.Partitions {
+			f := uint32(p.Priority.Or(v0044.V0044PartitionInfoPriority{}).JobFactor.Or(0))
+			factors[p.Name.Or("")] = f
+			c.MaxPartitionFactor = max(c.MaxPartitionFactor, f)
+		}
+	}
+	rows := jobs.Jobs
+	slices.SortStableFunc(rows, func(a, b v0044.V0044JobInfo) int { return int(a.JobID.Or(0)) - int(b.JobID.Or(0)) })
+	return rows, c, factors, nil
+}
+
+// jobOf rebuilds what the factors read from a job record.
+func jobOf(r *v0044.V0044JobInfo) *job.Job {
+	j := &job.Job{
+		SubmitTime:   epoch(r.SubmitTime),
+		EligibleTime: epoch(r.EligibleTime),
+		Req: job.Request{
+			MinNodes:    uint32(u32(r.NodeCount)),
+			NumTasks:    uint32(u32(r.Tasks)),
+			CPUsPerTask: uint32(u16(r.CpusPerTask)),
+			Nice:        r.Nice.Or(0),
+		},
+	}
+	return j
+}
+
+func epoch(v v0044.OptV0044Uint64NoValStruct) time.Time {
+	s, ok := v.Get()
+	if !ok || !s.Set.Or(false) || s.Infinite.Or(false) || s.Number.Or(0) <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(s.Number.Or(0), 0)
+}
+
+func u32(v v0044.OptV0044Uint32NoValStruct) int64 {
+	s, ok := v.Get()
+	if !ok || !s.Set.Or(false) || s.Infinite.Or(false) {
+		return 0
+	}
+	return int64(s.Number.Or(0))
+}
+
+func u16(v v0044.OptV0044Uint16NoValStruct) int64 {
+	s, ok := v.Get()
+	if !ok || !s.Set.Or(false) || s.Infinite.Or(false) {
+		return 0
+	}
+	return int64(s.Number.Or(0))
+}
+
+// dropZeroWeights leaves out of a short format the factors nobody weighs.
+func dropZeroWeights(format string, pc *priority.Config) string {
+	zero := map[byte]bool{
+		'a': pc.WeightAge == 0, 'A': pc.WeightAge == 0,
+		'b': pc.WeightAssoc == 0, 'B': pc.WeightAssoc == 0,
+		'f': pc.WeightFairshare == 0, 'F': pc.WeightFairshare == 0,
+		'j': pc.WeightJobSize == 0, 'J': pc.WeightJobSize == 0,
+		'p': pc.WeightPartition == 0, 'P': pc.WeightPartition == 0,
+		'q': pc.WeightQOS == 0, 'Q': pc.WeightQOS == 0,
+		't': true, 'T': true, // no TRES weights yet
+	}
+	var kept []string
+	for _, spec := range strings.Fields(format) {
+		if letter := spec[len(spec)-1]; zero[letter] {
+			continue
+		}
+		kept = append(kept, spec)
+	}
+	return strings.Join(kept, " ")
+}
+
+// values are one job's cells.
+type values struct {
+	row *v0044.V0044JobInfo
+	f   priority.Factors
+	w   priority.Weighted
+}
+
+func norm(x float64) string  { return strconv.FormatFloat(x, 'f', 7, 64) }
+func whole(x float64) string { return strconv.FormatInt(int64(x), 10) }
+
+func (v values) cell(letter byte) string {
+	r := v.row
+	switch letter {
+	case 'i':
+		return strconv.Itoa(int(r.JobID.Or(0)))
+	case 'r':
+		return r.Partition.Or("")
+	case 'u':
+		return r.UserName.Or("")
+	case 'o':
+		return r.Account.Or("")
+	case 'c':
+		return "(null)"
+	case 'n':
+		return r.Qos.Or("")
+	case 'N':
+		return strconv.Itoa(int(v.f.Nice))
+	case 'Y':
+		return strconv.FormatInt(u32(r.Priority), 10)
+	case 'y':
+		return strconv.FormatFloat(float64(u32(r.Priority))/math.MaxUint32, 'f', 14, 64)
+	case 'S':
+		return "0"
+	case 's':
+		return norm(0)
+	case 'A':
+		return whole(v.w.Age)
+	case 'a':
+		return norm(v.f.Age)
+	case 'B':
+		return whole(v.w.Assoc)
+	case 'b':
+		return norm(v.f.Assoc)
+	case 'F':
+		return whole(v.w.FairShare)
+	case 'f':
+		return norm(v.f.FairShare)
+	case 'J':
+		return whole(v.w.JobSize)
+	case 'j':
+		return norm(v.f.JobSize)
+	case 'P':
+		return whole(v.w.Partition)
+	case 'p':
+		return norm(v.f.Partition)
+	case 'Q':
+		return whole(v.w.QOS)
+	case 'q':
+		return norm(v.f.QOS)
+	}
+	return ""
+}
+
+// weightOf is a column's cell on the -w line.
+func weightOf(letter byte, pc *priority.Config) string {
+	n := func(w uint32) string { return strconv.FormatUint(uint64(w), 10) }
+	switch letter {
+	case 'i':
+		return "Weights"
+	case 'S', 's':
+		return "1"
+	case 'A', 'a':
+		return n(pc.WeightAge)
+	case 'B', 'b':
+		return n(pc.WeightAssoc)
+	case 'F', 'f':
+		return n(pc.WeightFairshare)
+	case 'J', 'j':
+		return n(pc.WeightJobSize)
+	case 'P', 'p':
+		return n(pc.WeightPartition)
+	case 'Q', 'q':
+		return n(pc.WeightQOS)
+	}
+	return ""
+}

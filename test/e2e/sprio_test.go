@@ -1,0 +1,48 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSprio: multifactor priorities and their factors, laid out as real
+// Slurm's sprio lays them out (checked against Slurm 22.05 with the same
+// weights: 2 exclusive nodes of 4 -> job size 562, partition 500).
+func TestSprio(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 4, Extra: "PriorityWeightAge=1000\nPriorityWeightJobSize=2000\nPriorityWeightPartition=500\nPriorityMaxAge=1-0\n"})
+	hold := c.Submit("", "-N4", "--exclusive", "--wrap", "sleep 60")
+	c.WaitState(hold, "RUNNING", 20*time.Second)
+	pair := c.Submit("", "-N2", "--exclusive", "--wrap", "true")
+	nice := c.Submit("", "--nice=100", "--wrap", "true")
+	c.Submit("", "--hold", "--wrap", "true")
+	want := "          JOBID PARTITION   PRIORITY       SITE        AGE    JOBSIZE  PARTITION\n" +
+		"              " + pair + " batch           1062          0          0        562        500\n" +
+		"              " + nice + " batch            681          0          0        281        500\n"
+	if got := c.MustRun("", "sprio"); got != want {
+		t.Errorf("sprio:\n%s\nwant:\n%s", got, want)
+	}
+	if got := c.MustRun("", "sprio", "-w"); got != "          JOBID PARTITION   PRIORITY       SITE        AGE    JOBSIZE  PARTITION\n        Weights                               1       1000       2000        500\n" {
+		t.Errorf("sprio -w:\n%q", got)
+	}
+	long := c.MustRun("", "sprio", "-l", "-j", nice)
+	if !strings.HasPrefix(long, "          JOBID PARTITION     USER   PRIORITY       SITE        AGE      ASSOC  FAIRSHARE    JOBSIZE  PARTITION        QOS        NICE                 TRES\n") ||
+		!strings.Contains(long, " batch         root        681          0          0          0          0        281        500          0         100") {
+		t.Errorf("sprio -l:\n%s", long)
+	}
+	// The age factor moves with the clock: only its first digits are fixed.
+	if got := c.MustRun("", "sprio", "-n", "-h", "-j", pair); !strings.HasPrefix(got, "              "+pair+" batch     0.00000024 0.0000") || !strings.HasSuffix(got, "  0.2812500  1.0000000 \n") {
+		t.Errorf("sprio -n:\n%q", got)
+	}
+	if got := c.MustRun("", "sprio", "-o", "%i|%Y|%J|%N", "-h", "-u", "root"); !strings.Contains(got, nice+"|681|281|100\n") {
+		t.Errorf("sprio -o:\n%s", got)
+	}
+	if got := c.MustRun("", "sprio", "-j", "999"); !strings.HasSuffix(got, "Unable to find jobs matching user/id(s) specified\n") {
+		t.Errorf("unknown job: %q", got)
+	}
+	if r := c.Run("", "sprio", "-o", "%Z"); r.Code != 1 || r.Stderr != "sprio: error: Invalid job format specification: Z\n" {
+		t.Errorf("bad format: %+v", r)
+	}
+	c.MustRun("", "scancel", hold)
+}
