@@ -44,5 +44,16 @@ func TestSprio(t *testing.T) {
 	if r := c.Run("", "sprio", "-o", "%Z"); r.Code != 1 || r.Stderr != "sprio: error: Invalid job format specification: Z\n" {
 		t.Errorf("bad format: %+v", r)
 	}
+	// scontrol top: the nice job takes the pair's place at the head, by
+	// trading nice values with it.
+	if got := c.MustRun("", "scontrol", "top", nice); got != "" {
+		t.Errorf("scontrol top printed %q", got)
+	}
+	if got := c.MustRun("", "squeue", "-h", "-t", "PD", "-j", pair+","+nice, "-o", "%i %Q %y", "-S", "-p"); got != nice+" 1062 -281\n"+pair+" 681 381\n" {
+		t.Errorf("after scontrol top:\n%s", got)
+	}
+	if r := c.Run("", "scontrol", "top", "999"); r.Code != 1 || r.Stderr != "slurm_top_job error: Invalid job id specified\n" {
+		t.Errorf("top of an unknown job: %+v", r)
+	}
 	c.MustRun("", "scancel", hold)
 }

@@ -309,6 +309,8 @@ func (c *cmd) process(ctx context.Context, argv []string) {
 		}
 	case abbrev(tag, "show", 3):
 		c.show(ctx, argv)
+	case abbrev(tag, "top", 3):
+		c.top(ctx, argv[1:])
 	case abbrev(tag, "create", 2):
 		if len(argv) < 2 {
 			c.printfError("too few arguments for keyword:%s", tag)
@@ -367,7 +369,7 @@ func unsupportedKeyword(tag string) string {
 		{"pidinfo", 3}, {"power", 2}, {"reboot_nodes", 3}, {"reconfigure", 3},
 		{"resume", 3}, {"schedloglevel", 3}, {"setdebug", 2},
 		{"setdebugflags", 9}, {"shutdown", 8}, {"suspend", 2},
-		{"takeover", 8}, {"token", 3}, {"top", 3}, {"wait_job", 2}, {"write", 5},
+		{"takeover", 8}, {"token", 3}, {"wait_job", 2}, {"write", 5},
 	} {
 		if abbrev(tag, k.kw, k.min) {
 			return k.kw

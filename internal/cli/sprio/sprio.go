@@ -186,7 +186,7 @@ func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
 		fmt.Fprintln(env.Stdout, "Usage: sprio [-j jid[s]] [-u user_name[s]] [-o format] [-p partitions]\n     [--federation] [--local] [--sibling] [--usage] [-hlnvVw] [-M cluster]")
 		return o, 0, true
 	case version:
-		fmt.Fprintln(env.Stdout, "slurm 25.11.0")
+		fmt.Fprintln(env.Stdout, "slurm "+clienv.SlurmVersion)
 		return o, 0, true
 	}
 	o.jobs, o.users, o.partitions = split(jobs), split(users), split(parts)
