@@ -495,6 +495,19 @@ func (bf *bfPass) placeAt(spans []nodeSpan, t int64, sh *shape, d int64, require
 	return sh.place(cands, required)
 }
 
+// bfNumbers are the numeric bf_* options: their range and where each
+// goes.
+var bfNumbers = map[string]struct {
+	lo, hi int
+	set    func(p *BackfillParams, n int)
+}{
+	"bf_max_job_test": {1, 1_000_000, func(p *BackfillParams, n int) { p.MaxJobTest = n }},
+	"bf_window":       {1, 43_200, func(p *BackfillParams, n int) { p.Window = time.Duration(n) * time.Minute }},
+	"bf_resolution":   {1, 3_600, func(p *BackfillParams, n int) { p.Resolution = time.Duration(n) * time.Second }},
+	"bf_max_job_user": {0, 1_000_000, func(p *BackfillParams, n int) { p.MaxJobUser = n }},
+	"bf_interval":     {1, 10_800, func(p *BackfillParams, n int) { p.Interval = time.Duration(n) * time.Second }},
+}
+
 // ParseBackfillParams reads the bf_* options of SchedulerParameters
 // ("bf_window=2880,bf_continue,..."). As slurmctld does, an option with a
 // bad value keeps its default and is reported in warnings; options that
@@ -502,41 +515,22 @@ func (bf *bfPass) placeAt(spans []nodeSpan, t int64, sh *shape, d int64, require
 func ParseBackfillParams(s string) (p BackfillParams, warnings []string) {
 	p = DefaultBackfillParams()
 	for _, opt := range strings.Split(s, ",") {
-		opt = strings.TrimSpace(opt)
-		name, val, hasVal := strings.Cut(opt, "=")
+		name, val, hasVal := strings.Cut(strings.TrimSpace(opt), "=")
 		name = strings.ToLower(name)
-		num := func(lo, hi int) (int, bool) {
-			n, err := strconv.Atoi(val)
-			if !hasVal || err != nil || n < lo || n > hi {
-				warnings = append(warnings, fmt.Sprintf("Invalid SchedulerParameters %s: %s", name, val))
-				return 0, false
-			}
-			return n, true
-		}
-		switch name {
-		case "bf_max_job_test":
-			if n, ok := num(1, 1_000_000); ok {
-				p.MaxJobTest = n
-			}
-		case "bf_window":
-			if n, ok := num(1, 43_200); ok {
-				p.Window = time.Duration(n) * time.Minute
-			}
-		case "bf_resolution":
-			if n, ok := num(1, 3_600); ok {
-				p.Resolution = time.Duration(n) * time.Second
-			}
-		case "bf_max_job_user":
-			if n, ok := num(0, 1_000_000); ok {
-				p.MaxJobUser = n
-			}
-		case "bf_interval":
-			if n, ok := num(1, 10_800); ok {
-				p.Interval = time.Duration(n) * time.Second
-			}
-		case "bf_continue":
+		if name == "bf_continue" {
 			p.Continue = true
+			continue
 		}
+		spec, ok := bfNumbers[name]
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(val)
+		if !hasVal || err != nil || n < spec.lo || n > spec.hi {
+			warnings = append(warnings, fmt.Sprintf("Invalid SchedulerParameters %s: %s", name, val))
+			continue
+		}
+		spec.set(&p, n)
 	}
 	return p, warnings
 }

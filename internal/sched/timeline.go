@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -44,7 +45,7 @@ type release struct {
 func (tl *timeline) init(ns *NodeState, rel []release) {
 	tl.ns, tl.dirty = ns, true
 	tl.steps = append(tl.steps[:0], step{at: 0, free: freeOf(ns)})
-	slices.SortFunc(rel, func(a, b release) int { return cmpInt(a.at, b.at) })
+	slices.SortFunc(rel, func(a, b release) int { return cmp.Compare(a.at, b.at) })
 	for _, r := range rel {
 		if r.at == forever {
 			break
@@ -96,7 +97,7 @@ func (tl *timeline) over(from, to int64) free {
 
 // index returns the step in force at t.
 func (tl *timeline) index(t int64) int {
-	i, found := slices.BinarySearchFunc(tl.steps, t, func(s step, t int64) int { return cmpInt(s.at, t) })
+	i, found := slices.BinarySearchFunc(tl.steps, t, func(s step, t int64) int { return cmp.Compare(s.at, t) })
 	if !found {
 		i--
 	}
@@ -238,14 +239,4 @@ func freeState(n *node.Node, f free) NodeState {
 		GPUs:  used,
 		Jobs:  f.jobs,
 	}}
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -295,6 +295,13 @@ func (c *Cluster) RunEnv(env []string, stdin string, prog string, args ...string
 	cmd.Dir = c.WorkDir
 	cmd.Env = append(append(os.Environ(), "SLURM_CONF="+c.Conf, "PATH="+c.shimPath+":"+os.Getenv("PATH")), env...)
 	cmd.Stdin = strings.NewReader(stdin)
+	return runCmd(c.t, cmd)
+}
+
+// runCmd runs a command to its end and returns what it printed and its
+// exit status; a command that could not run at all fails the test.
+func runCmd(t testing.TB, cmd *exec.Cmd) Result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -302,7 +309,7 @@ func (c *Cluster) RunEnv(env []string, stdin string, prog string, args ...string
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		c.t.Fatalf("run %s: %v", prog, err)
+		t.Fatalf("run %s: %v", cmd.Path, err)
 	}
 	return Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
 }

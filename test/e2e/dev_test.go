@@ -105,16 +105,7 @@ func (d *devCluster) run(prog string, args ...string) Result {
 		}
 	}
 	cmd.Env = env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		d.t.Fatalf("run %s: %v", prog, err)
-	}
-	return Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+	return runCmd(d.t, cmd)
 }
 
 func (d *devCluster) mustRun(prog string, args ...string) string {

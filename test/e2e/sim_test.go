@@ -10,17 +10,8 @@ import (
 
 func runDrover(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "drover"), args...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	r := runCmd(t, exec.Command(filepath.Join(binDir, "drover"), args...))
+	return r.Stdout, r.Stderr, r.Code
 }
 
 // TestSim replays the small SWF trace with `drover sim`: FIFO, backfill
