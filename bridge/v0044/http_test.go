@@ -866,3 +866,16 @@ func TestReservationAnswers(t *testing.T) {
 		t.Errorf("unknown delete HTTP %d (-real +ours):\n%s", a.Status, diff)
 	}
 }
+
+// GET /shares answers the fair-share tree (root and one association per
+// user), valid against the spec.
+func TestSharesAnswer(t *testing.T) {
+	r := newREST(t)
+	a := r.do(http.MethodGet, v44+"/shares", "root", nil)
+	if a.Status != 200 {
+		t.Fatalf("HTTP %d %s", a.Status, a.Body)
+	}
+	if got := path(a.JSON(t), "shares", "shares", 0, "name"); got != "root" {
+		t.Errorf("first entry %v, want root", got)
+	}
+}

@@ -122,6 +122,11 @@ type Controller struct {
 	resvUsed map[string]time.Time
 	// prioCluster is what multifactor factors are relative to.
 	prioCluster priority.Cluster
+	// fairShare is each user's fair-share factor, from the last usage
+	// update; usageReset is set once PriorityUsageResetPeriod=NOW has
+	// cleared usage in this run.
+	fairShare  map[string]float64
+	usageReset bool
 
 	kick    chan struct{}
 	stop    chan struct{}
@@ -212,6 +217,9 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 		return nil, fmt.Errorf("open controller state: %w", err)
 	}
 	c.log = l
+	c.mu.Lock()
+	c.fairShareLocked()
+	c.mu.Unlock()
 	return c, nil
 }
 
@@ -527,6 +535,7 @@ func (c *Controller) housekeepingLoop() {
 		c.enforceTimeLimits(ctx)
 		c.checkNodes(ctx)
 		c.maintainReservations(ctx)
+		c.updateUsage(ctx)
 		if now := c.now(); now.Sub(lastPurge) >= 30*time.Second {
 			lastPurge = now
 			if err := c.purge(ctx, now); err != nil {

@@ -45,3 +45,6 @@ func (c *Controller) JobOrder() []uint32 {
 
 // MaintainReservations runs the reservations' housekeeping.
 func (c *Controller) MaintainReservations(ctx context.Context) { c.maintainReservations(ctx) }
+
+// UpdateUsage brings fair-share usage up to date.
+func (c *Controller) UpdateUsage(ctx context.Context) { c.updateUsage(ctx) }

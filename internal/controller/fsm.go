@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/priority"
 	"github.com/droverhq/drover/internal/reservation"
 	"github.com/droverhq/drover/internal/slurmerr"
 )
@@ -36,6 +37,7 @@ type command struct {
 	Requeue  *requeueCmd  `json:"requeue,omitempty"`
 	ResvSet  *resvSetCmd  `json:"resv_set,omitempty"`
 	ResvDel  *resvDelCmd  `json:"resv_delete,omitempty"`
+	Usage    *usageCmd    `json:"usage,omitempty"`
 	NodeSet  *nodeSetCmd  `json:"node_set,omitempty"`
 	NodeFail *nodeFailCmd `json:"node_fail,omitempty"`
 	Purge    *purgeCmd    `json:"purge,omitempty"`
@@ -53,6 +55,7 @@ const (
 	opNodeFail = "node_fail"
 	opPurge    = "purge"
 	opSplit    = "split"
+	opUsage    = "usage"
 	opResvSet  = "resv_set"
 	opResvDel  = "resv_delete"
 )
@@ -60,6 +63,11 @@ const (
 // resvSetCmd creates a reservation or replaces one of the same name.
 type resvSetCmd struct {
 	Resv reservation.Reservation `json:"resv"`
+}
+
+// usageCmd sets every user's fair-share usage as of its time.
+type usageCmd struct {
+	Usage priority.Usage `json:"usage"`
 }
 
 // resvDelCmd removes a reservation.
@@ -178,6 +186,9 @@ type fsm struct {
 	Nodes     map[string]*nodeAdmin `json:"nodes"`
 	// Resvs are the advance reservations by name.
 	Resvs map[string]*reservation.Reservation `json:"reservations"`
+	// Usage is each user's decayed usage for fair-share, as of UsageTime.
+	Usage     priority.Usage `json:"usage"`
+	UsageTime time.Time      `json:"usage_time"`
 	// SubmitSeq orders submissions for priority/basic style priorities.
 	SubmitSeq uint64 `json:"submit_seq"`
 	// LastUpdate is the time of the last change to any job.
@@ -244,6 +255,9 @@ func (s *fsm) apply(c *command) applyResult {
 		return s.applyPurge(c)
 	case opSplit:
 		return s.applySplit(c)
+	case opUsage:
+		s.Usage, s.UsageTime = c.Usage.Usage, c.Time
+		return applyResult{}
 	case opResvSet:
 		r := c.ResvSet.Resv
 		s.Resvs[r.Name] = &r
@@ -771,6 +785,8 @@ const (
 	snapLastNodeUpdate = "last_node_update"
 	snapCounters       = "counters"
 	snapResvs          = "reservations"
+	snapUsage          = "usage"
+	snapUsageTime      = "usage_time"
 	snapNodes          = "nodes"
 	snapJobs           = "jobs"
 )
@@ -804,6 +820,10 @@ func (s *fsm) snapshot(w io.Writer) error {
 	}
 	sw.raw("},")
 	sw.member(snapResvs, s.Resvs)
+	sw.raw(",")
+	sw.member(snapUsage, s.Usage)
+	sw.raw(",")
+	sw.member(snapUsageTime, s.UsageTime)
 	sw.raw(",\"" + snapJobs + "\":{")
 	var key []byte
 	for i, id := range s.order {
@@ -891,6 +911,10 @@ func (s *fsm) restore(r io.Reader) error {
 			err = dec.Decode(&n.Counters)
 		case snapResvs:
 			err = dec.Decode(&n.Resvs)
+		case snapUsage:
+			err = dec.Decode(&n.Usage)
+		case snapUsageTime:
+			err = dec.Decode(&n.UsageTime)
 		case snapNodes:
 			err = decodeObject(dec, func(name string) error {
 				a := &nodeAdmin{}

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"context"
+	"slices"
 	"time"
 
 	"github.com/droverhq/drover/internal/job"
@@ -45,5 +47,104 @@ func (c *Controller) priorityLocked(j *job.Job, now time.Time) uint32 {
 	if p := c.parts[j.Req.Partition]; p != nil {
 		factor = p.PriorityJobFactor
 	}
-	return pc.Priority(pc.FactorsOf(j, factor, c.prioCluster, at))
+	f := pc.FactorsOf(j, factor, c.prioCluster, at)
+	f.FairShare = c.fairShare[j.Req.UserName]
+	return pc.Priority(f)
+}
+
+// updateUsage brings fair-share usage up to now, every PriorityCalcPeriod:
+// the usage decays by the half-life and grows by the CPU-seconds each job
+// ran since the last update (jobs that ended meanwhile included, as long
+// as MinJobAge keeps them), or starts again from nothing when
+// PriorityUsageResetPeriod says so. The result is a command, so usage
+// survives a restart.
+func (c *Controller) updateUsage(ctx context.Context) {
+	pc := c.cfg.Priority
+	if pc == nil {
+		return
+	}
+	now := c.now()
+	c.mu.RLock()
+	last := c.st.UsageTime
+	if !last.IsZero() && now.Sub(last) < pc.CalcPeriod {
+		c.mu.RUnlock()
+		return
+	}
+	usage := priority.Usage{}
+	for u, v := range c.st.Usage {
+		usage[u] = v
+	}
+	reset := priority.ResetDue(pc.ResetPeriod, last, now) || (pc.ResetPeriod == "NOW" && !c.usageReset)
+	if reset {
+		usage = priority.Usage{}
+	} else {
+		usage.Decay(now.Sub(last), pc.DecayHalfLife)
+	}
+	for _, id := range c.st.order {
+		j := c.st.Jobs[id]
+		if j.Alloc == nil || j.StartTime.IsZero() {
+			continue
+		}
+		from, to := j.StartTime, now
+		if !last.IsZero() && from.Before(last) {
+			from = last
+		}
+		if j.State != job.Running && !j.EndTime.IsZero() && j.EndTime.Before(to) {
+			to = j.EndTime
+		}
+		if to.After(from) {
+			usage[j.Req.UserName] += float64(j.Alloc.TotalCPUs()) * to.Sub(from).Seconds()
+		}
+	}
+	c.mu.RUnlock()
+	if _, err := c.propose(ctx, &command{Op: opUsage, Time: now, Usage: &usageCmd{Usage: usage}}); err != nil {
+		c.logger.Error("update fair-share usage", "err", err)
+		return
+	}
+	c.mu.Lock()
+	c.usageReset = true
+	c.fairShareLocked()
+	c.mu.Unlock()
+}
+
+// fairShareLocked recomputes every user's fair-share factor from the
+// usage: the users are those with usage or with jobs.
+func (c *Controller) fairShareLocked() {
+	pc := c.cfg.Priority
+	if pc == nil || pc.WeightFairshare == 0 {
+		c.fairShare = nil
+		return
+	}
+	seen := map[string]bool{}
+	var users []string
+	add := func(u string) {
+		if u != "" && !seen[u] {
+			seen[u] = true
+			users = append(users, u)
+		}
+	}
+	for u := range c.st.Usage {
+		add(u)
+	}
+	for _, id := range c.st.order {
+		add(c.st.Jobs[id].Req.UserName)
+	}
+	slices.Sort(users)
+	c.fairShare = priority.FairShare(c.st.Usage, users, pc.FairTree)
+}
+
+// FairShare returns the users' usage and fair-share factors, for the
+// shares endpoint.
+func (c *Controller) FairShare() (priority.Usage, map[string]float64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	usage := priority.Usage{}
+	for u, v := range c.st.Usage {
+		usage[u] = v
+	}
+	factors := map[string]float64{}
+	for u, v := range c.fairShare {
+		factors[u] = v
+	}
+	return usage, factors
 }

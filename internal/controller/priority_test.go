@@ -57,3 +57,41 @@ func TestMultifactorPriority(t *testing.T) {
 		t.Errorf("priority/basic: %d then %d", pa, pb)
 	}
 }
+
+// Fair-share: CPU-seconds a user's jobs ran count against the user's next
+// jobs; the usage survives a restart.
+func TestFairSharePriority(t *testing.T) {
+	c := ctltest.New(t, func(cfg *controller.Config) {
+		cfg.Priority = &priority.Config{WeightFairshare: 1000, MaxAge: time.Hour, DecayHalfLife: 7 * 24 * time.Hour, CalcPeriod: 5 * time.Minute, FairTree: true}
+	})
+	c.RegisterAll()
+	ran := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.NumTasks = 4 }))
+	c.Ctl.UpdateUsage(ctx)
+	schedule(t, c)
+	c.Clock.Advance(time.Hour)
+	c.Finish(ran, "exited", 0, 0)
+	c.Clock.Advance(5 * time.Minute)
+	c.Ctl.UpdateUsage(ctx)
+	usage, factors := c.Ctl.FairShare()
+	if got := usage["alice"]; got != 4*3600 {
+		t.Errorf("alice's usage %v, want %v CPU-seconds", got, 4*3600)
+	}
+	a := c.Submit(ctltest.Alice, ctltest.Request())
+	b := c.Submit(ctltest.Bob, ctltest.Request())
+	c.Clock.Advance(5 * time.Minute)
+	c.Ctl.UpdateUsage(ctx)
+	_, factors = c.Ctl.FairShare()
+	if factors["bob"] != 1 || factors["alice"] != 0.5 {
+		t.Errorf("fair tree factors %v, want bob 1 alice 0.5", factors)
+	}
+	if pa, pb := c.Job(a).Priority, c.Job(b).Priority; pa != 500 || pb != 1000 {
+		t.Errorf("priorities alice %d bob %d, want 500 and 1000", pa, pb)
+	}
+	c.Restart()
+	if usage, _ := c.Ctl.FairShare(); usage["alice"] < 4*3600*0.99 {
+		t.Errorf("usage after a restart: %v", usage)
+	}
+	if pa := c.Job(a).Priority; pa != 500 {
+		t.Errorf("alice's priority after a restart %d", pa)
+	}
+}

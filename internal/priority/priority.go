@@ -24,7 +24,22 @@ type Config struct {
 	// FavorSmall is PriorityFavorSmall: a one-node job gets the largest
 	// size factor instead of the smallest.
 	FavorSmall bool
+	// DecayHalfLife is PriorityDecayHalfLife (0: usage never decays);
+	// CalcPeriod is PriorityCalcPeriod, how often usage is brought up to
+	// date; ResetPeriod is PriorityUsageResetPeriod (NONE, DAILY...).
+	DecayHalfLife time.Duration
+	CalcPeriod    time.Duration
+	ResetPeriod   string
+	// FairTree is Fair Tree fair-share (the default; PriorityFlags=
+	// NO_FAIR_TREE turns the classic formula on).
+	FairTree bool
 }
+
+// Defaults of the fair-share settings, as slurm.conf documents them.
+const (
+	DefaultDecayHalfLife = 7 * 24 * time.Hour
+	DefaultCalcPeriod    = 5 * time.Minute
+)
 
 // DefaultMaxAge is PriorityMaxAge's default (7-0).
 const DefaultMaxAge = 7 * 24 * time.Hour

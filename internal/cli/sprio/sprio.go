@@ -68,7 +68,7 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	if env.Now != nil {
 		now = env.Now()
 	}
-	rows, cl, factors, err := load(ctx, env.Client)
+	rows, cl, factors, fairShare, err := load(ctx, env.Client)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
 		return 1
@@ -109,6 +109,7 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		}
 		j := jobOf(r)
 		fs := pc.FactorsOf(j, factors[r.Partition.Or("")], cl, now)
+		fs.FairShare = fairShare[r.UserName.Or("")]
 		v := values{row: r, f: fs, w: pc.Weigh(fs)}
 		printLine(w, fields, func(f field) string { return v.cell(f.letter) })
 		shown++
@@ -213,21 +214,21 @@ func confPath(env *clienv.Env) string {
 }
 
 // load reads the jobs, and what factors are relative to: the nodes'
-// count and CPUs (FUTURE nodes left out, as the controller leaves them)
-// and each partition's PriorityJobFactor.
-func load(ctx context.Context, cl v0044.Invoker) ([]v0044.V0044JobInfo, priority.Cluster, map[string]uint32, error) {
+// count and CPUs (FUTURE nodes left out, as the controller leaves them),
+// each partition's PriorityJobFactor and each user's fair-share factor.
+func load(ctx context.Context, cl v0044.Invoker) ([]v0044.V0044JobInfo, priority.Cluster, map[string]uint32, map[string]float64, error) {
 	var c priority.Cluster
 	jr, err := cl.SlurmV0044GetJobs(ctx, v0044.SlurmV0044GetJobsParams{})
 	if err != nil {
-		return nil, c, nil, err
+		return nil, c, nil, nil, err
 	}
 	jobs, ok := jr.(*v0044.V0044OpenapiJobInfoResp)
 	if !ok {
-		return nil, c, nil, fmt.Errorf("slurm_load_jobs: unexpected answer")
+		return nil, c, nil, nil, fmt.Errorf("slurm_load_jobs: unexpected answer")
 	}
 	nr, err := cl.SlurmV0044GetNodes(ctx, v0044.SlurmV0044GetNodesParams{})
 	if err != nil {
-		return nil, c, nil, err
+		return nil, c, nil, nil, err
 	}
 	if nodes, ok := nr.(*v0044.V0044OpenapiNodesResp); ok {
 		for _, n := range nodes.Nodes {
@@ -240,7 +241,7 @@ func load(ctx context.Context, cl v0044.Invoker) ([]v0044.V0044JobInfo, priority
 	}
 	pr, err := cl.SlurmV0044GetPartitions(ctx, v0044.SlurmV0044GetPartitionsParams{})
 	if err != nil {
-		return nil, c, nil, err
+		return nil, c, nil, nil, err
 	}
 	factors := map[string]uint32{}
 	if parts, ok := pr.(*v0044.V0044OpenapiPartitionResp); ok {
@@ -250,9 +251,22 @@ func load(ctx context.Context, cl v0044.Invoker) ([]v0044.V0044JobInfo, priority
 			c.MaxPartitionFactor = max(c.MaxPartitionFactor, f)
 		}
 	}
+	fairShare := map[string]float64{}
+	sr, err := cl.SlurmV0044GetShares(ctx, v0044.SlurmV0044GetSharesParams{})
+	if err != nil {
+		return nil, c, nil, nil, err
+	}
+	if shares, ok := sr.(*v0044.V0044OpenapiSharesResp); ok {
+		for _, s := range shares.Shares.Shares {
+			if slices.Contains(s.Type, v0044.V0044AssocSharesObjWrapTypeItemUSER) {
+				f := s.Fairshare.Or(v0044.V0044AssocSharesObjWrapFairshare{}).Factor.Or(v0044.V0044Float64NoValStruct{})
+				fairShare[s.Name.Or("")] = f.Number.Or(0)
+			}
+		}
+	}
 	rows := jobs.Jobs
 	slices.SortStableFunc(rows, func(a, b v0044.V0044JobInfo) int { return int(a.JobID.Or(0)) - int(b.JobID.Or(0)) })
-	return rows, c, factors, nil
+	return rows, c, factors, fairShare, nil
 }
 
 // jobOf rebuilds what the factors read from a job record.

@@ -1,0 +1,59 @@
+package v0044
+
+import (
+	"context"
+	"slices"
+
+	api "github.com/droverhq/drover/openapi/v0044"
+)
+
+// SlurmV0044GetShares implements GET /shares: the fair-share tree as
+// sshare reads it. Until accounting brings associations the tree is root
+// and one association of one share per user.
+func (s *Server) SlurmV0044GetShares(ctx context.Context, _ api.SlurmV0044GetSharesParams) (api.SlurmV0044GetSharesRes, error) {
+	s.count("REQUEST_SHARE_INFO")
+	usage, factors := s.ctl.FairShare()
+	users := make([]string, 0, len(factors))
+	for u := range factors {
+		users = append(users, u)
+	}
+	for u := range usage {
+		if _, ok := factors[u]; !ok {
+			users = append(users, u)
+		}
+	}
+	slices.Sort(users)
+	total := 0.0
+	for _, u := range users {
+		total += usage[u]
+	}
+	f64 := func(v float64) api.OptV0044Float64NoValStruct {
+		return api.NewOptV0044Float64NoValStruct(api.V0044Float64NoValStruct{Set: api.NewOptBool(true), Infinite: api.NewOptBool(false), Number: api.NewOptFloat64(v)})
+	}
+	entry := func(id int, name, parent string, kind api.V0044AssocSharesObjWrapTypeItem, shares uint32, norm, use, factor float64) api.V0044AssocSharesObjWrap {
+		w := api.V0044AssocSharesObjWrap{
+			ID: api.NewOptInt32(int32(id)), Cluster: api.NewOptString(s.ctl.ClusterName()), Name: api.NewOptString(name),
+			Parent: api.NewOptString(parent), Partition: api.NewOptString(""),
+			Shares:           api.NewOptV0044Uint32NoValStruct(u32(shares)),
+			SharesNormalized: f64(norm), Usage: api.NewOptInt64(int64(use)),
+			Type: []api.V0044AssocSharesObjWrapTypeItem{kind},
+			Tres: api.NewOptV0044AssocSharesObjWrapTres(api.V0044AssocSharesObjWrapTres{
+				GroupMinutes: api.V0044SharesUint64TresList{}, RunSeconds: api.V0044SharesUint64TresList{}, Usage: api.V0044SharesFloat128TresList{}}),
+		}
+		un := 0.0
+		if total > 0 {
+			un = use / total
+		}
+		w.UsageNormalized, w.EffectiveUsage = f64(un), f64(un)
+		w.Fairshare = api.NewOptV0044AssocSharesObjWrapFairshare(api.V0044AssocSharesObjWrapFairshare{Factor: f64(factor), Level: f64(0)})
+		return w
+	}
+	out := api.V0044AssocSharesObjList{entry(1, "root", "", api.V0044AssocSharesObjWrapTypeItemASSOCIATION, 1, 1, total, 1)}
+	for i, u := range users {
+		out = append(out, entry(i+2, u, "root", api.V0044AssocSharesObjWrapTypeItemUSER, 1, 1/float64(len(users)), usage[u], factors[u]))
+	}
+	return &api.V0044OpenapiSharesResp{
+		Shares: api.V0044SharesRespMsg{Shares: out, TotalShares: api.NewOptInt64(int64(len(users)))},
+		Meta:   s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{},
+	}, nil
+}
