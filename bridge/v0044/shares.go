@@ -41,7 +41,10 @@ func (s *Server) SlurmV0044GetShares(ctx context.Context, _ api.SlurmV0044GetSha
 				GroupMinutes: api.V0044SharesUint64TresList{}, RunSeconds: api.V0044SharesUint64TresList{}, Usage: api.V0044SharesFloat128TresList{}}),
 		}
 		un := 0.0
-		if total > 0 {
+		switch {
+		case parent == "":
+			un = 1 // the root holds all usage
+		case total > 0:
 			un = use / total
 		}
 		w.UsageNormalized, w.EffectiveUsage = f64(un), f64(un)

@@ -152,6 +152,12 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	if err != nil {
 		return SubmitResult{}, err
 	}
+	c.mu.Lock()
+	if _, known := c.fairShare[r.UserName]; !known && c.fairShare != nil {
+		// A new user takes a share at once, not at the next usage update.
+		c.fairShareLocked()
+	}
+	c.mu.Unlock()
 	// A held job cannot start and the scheduler leaves it out, so a cycle
 	// would change nothing: skipping it keeps a burst of held submissions
 	// from running one full scan of the queue each (docs/BENCHMARKS.md).

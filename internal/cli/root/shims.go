@@ -11,6 +11,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/sinfo"
 	"github.com/droverhq/drover/internal/cli/sprio"
 	"github.com/droverhq/drover/internal/cli/squeue"
+	"github.com/droverhq/drover/internal/cli/sshare"
 )
 
 type shim = clienv.Command
@@ -22,6 +23,7 @@ var shims = map[string]shim{
 	"scancel":  scancel.Run,
 	"sinfo":    sinfo.Run,
 	"sprio":    sprio.Run,
+	"sshare":   sshare.Run,
 	"scontrol": scontrol.New(scontrol.Options{Requeue: connect.Requeue}),
 }
 

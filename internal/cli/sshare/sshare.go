@@ -1,0 +1,280 @@
+// Package sshare is the drop-in `sshare` command: the fair-share tree
+// from GET /shares, laid out as Slurm's sshare lays it out. Until
+// accounting brings accounts, the tree is the root account and one
+// association per user under it.
+package sshare
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/getopt"
+	v0044 "github.com/droverhq/drover/openapi/v0044"
+)
+
+var longOptions = []string{"accounts", "all", "noheader", "long", "partition", "parsable", "parsable2",
+	"users", "Users", "verbose", "version", "help", "usage", "cluster", "clusters", "format", "json", "yaml"}
+
+type options struct {
+	all, noHeader, long, usersOnly bool
+	parsable, parsable2            bool
+	users, accounts                []string
+}
+
+// column is one column of the report.
+type column struct {
+	title string
+	width int
+	left  bool
+	cell  func(r *row) string
+}
+
+// row is one line: an account (User empty) or a user's association.
+type row struct {
+	depth                   int
+	account, user           string
+	shares                  string
+	norm, usage, normUsage  float64
+	effective, fairshare    float64
+	level                   float64
+	isUser, hasFS, hasShare bool
+}
+
+// Run is the sshare command.
+func Run(ctx context.Context, env *clienv.Env, args []string) int {
+	prog := env.Prog
+	if prog == "" {
+		prog = "sshare"
+	}
+	o, code, done := parse(prog, env, args)
+	if done {
+		return code
+	}
+	res, err := env.Client.SlurmV0044GetShares(ctx, v0044.SlurmV0044GetSharesParams{})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
+		return 1
+	}
+	r, ok := res.(*v0044.V0044OpenapiSharesResp)
+	if !ok {
+		fmt.Fprintf(env.Stderr, "%s: error: Problem with shares request\n", prog)
+		return 1
+	}
+	rows := rowsOf(r.Shares.Shares)
+	cols := columns(o.long)
+	w := env.Stdout
+	if !o.noHeader {
+		printRow(w, cols, &o, nil)
+	}
+	me := env.User.Name
+	for i := range rows {
+		rw := &rows[i]
+		if rw.isUser {
+			switch {
+			case len(o.users) > 0:
+				if !slices.Contains(o.users, rw.user) {
+					continue
+				}
+			case !o.all && me != "root" && rw.user != me:
+				continue
+			}
+		} else if o.usersOnly {
+			continue
+		}
+		if len(o.accounts) > 0 && !slices.Contains(o.accounts, rw.account) {
+			continue
+		}
+		printRow(w, cols, &o, rw)
+	}
+	return 0
+}
+
+func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
+	var o options
+	fs := pflag.NewFlagSet(prog, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var accounts, users, clusters, format, partition, jsonArg, yamlArg string
+	var help, usage, version bool
+	var verbose int
+	fs.StringVarP(&accounts, "accounts", "A", "", "")
+	fs.BoolVarP(&o.all, "all", "a", false, "")
+	fs.BoolVarP(&o.noHeader, "noheader", "n", false, "")
+	fs.BoolVarP(&o.long, "long", "l", false, "")
+	fs.StringVarP(&clusters, "cluster", "M", "", "")
+	fs.StringVar(&clusters, "clusters", "", "")
+	fs.StringVarP(&format, "format", "o", "", "")
+	fs.StringVar(&partition, "partition", "", "")
+	fs.BoolVarP(&o.parsable, "parsable", "p", false, "")
+	fs.BoolVarP(&o.parsable2, "parsable2", "P", false, "")
+	fs.StringVarP(&users, "users", "u", "", "")
+	fs.BoolVarP(&o.usersOnly, "Users", "U", false, "")
+	fs.CountVarP(&verbose, "verbose", "v", "")
+	fs.BoolVarP(&version, "version", "V", false, "")
+	fs.BoolVar(&help, "help", false, "")
+	fs.BoolVar(&usage, "usage", false, "")
+	fs.StringVar(&jsonArg, "json", "", "")
+	fs.Lookup("json").NoOptDefVal = " "
+	fs.StringVar(&yamlArg, "yaml", "", "")
+	fs.Lookup("yaml").NoOptDefVal = " "
+	argv, err := getopt.ExpandLong(args, longOptions, map[string]string{"clusters": "cluster"})
+	if err == nil {
+		err = fs.Parse(argv)
+	}
+	if err != nil {
+		fmt.Fprintln(env.Stderr, getopt.Message(prog, err))
+		fmt.Fprintf(env.Stderr, "Try \"%s --help\" for more information\n", prog)
+		return o, 1, true
+	}
+	switch {
+	case help, usage:
+		fmt.Fprintf(env.Stdout, "Usage: %s [-A accounts] [-a] [-l] [-n] [-p|-P] [-u users] [-U] [-v] [-V]\n", prog)
+		return o, 0, true
+	case version:
+		fmt.Fprintln(env.Stdout, "slurm "+clienv.SlurmVersion)
+		return o, 0, true
+	case format != "" || jsonArg != "" || yamlArg != "":
+		fmt.Fprintf(env.Stderr, "%s: error: --format, --json and --yaml are not supported yet\n", prog)
+		return o, 1, true
+	}
+	split := func(s string) []string {
+		var out []string
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	o.users, o.accounts = split(users), split(accounts)
+	return o, 0, false
+}
+
+// rowsOf orders the tree depth first from root, accounts before users.
+func rowsOf(shares v0044.V0044AssocSharesObjList) []row {
+	num := func(v v0044.OptV0044Float64NoValStruct) float64 {
+		return v.Or(v0044.V0044Float64NoValStruct{}).Number.Or(0)
+	}
+	var out []row
+	var walk func(parent string, depth int)
+	walk = func(parent string, depth int) {
+		for _, s := range shares {
+			if s.Parent.Or("") != parent || (parent == "" && s.Name.Or("") != "root") {
+				continue
+			}
+			isUser := slices.Contains(s.Type, v0044.V0044AssocSharesObjWrapTypeItemUSER)
+			fsw := s.Fairshare.Or(v0044.V0044AssocSharesObjWrapFairshare{})
+			r := row{depth: depth, account: s.Name.Or(""), norm: num(s.SharesNormalized), usage: float64(s.Usage.Or(0)),
+				normUsage: num(s.UsageNormalized), effective: num(s.EffectiveUsage), isUser: isUser}
+			if sh := s.Shares.Or(v0044.V0044Uint32NoValStruct{}); sh.Set.Or(false) && parent != "" {
+				r.shares, r.hasShare = strconv.FormatInt(int64(sh.Number.Or(0)), 10), true
+			}
+			if isUser {
+				r.account, r.user = parent, s.Name.Or("")
+				r.fairshare, r.hasFS = num(fsw.Factor), true
+				r.level = math.Inf(1)
+				if r.normUsage > 0 {
+					r.level = r.norm / r.normUsage
+				}
+			}
+			if parent == "" {
+				r.norm = 0
+			}
+			out = append(out, r)
+			if !isUser {
+				walk(s.Name.Or(""), depth+1)
+			}
+		}
+	}
+	walk("", 0)
+	return out
+}
+
+func columns(long bool) []column {
+	f6 := func(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
+	cols := []column{
+		{"Account", 20, true, func(r *row) string { return strings.Repeat(" ", r.depth) + r.account }},
+		{"User", 10, false, func(r *row) string { return r.user }},
+		{"RawShares", 10, false, func(r *row) string { return r.shares }},
+		{"NormShares", 11, false, func(r *row) string { return f6(r.norm) }},
+		{"RawUsage", 11, false, func(r *row) string { return strconv.FormatInt(int64(r.usage), 10) }},
+	}
+	if long {
+		cols = append(cols, column{"NormUsage", 11, false, func(r *row) string {
+			if r.depth == 0 {
+				return ""
+			}
+			return f6(r.normUsage)
+		}})
+	}
+	cols = append(cols,
+		column{"EffectvUsage", 13, false, func(r *row) string { return f6(r.effective) }},
+		column{"FairShare", 10, false, func(r *row) string {
+			if !r.hasFS {
+				return ""
+			}
+			return f6(r.fairshare)
+		}})
+	if long {
+		cols = append(cols, column{"LevelFS", 10, false, func(r *row) string {
+			if !r.isUser {
+				return ""
+			}
+			if math.IsInf(r.level, 1) {
+				return "inf"
+			}
+			return f6(r.level)
+		}})
+	}
+	return cols
+}
+
+// printRow prints a row (nil: the header and its rule) as sshare does:
+// fixed widths and a space after each column, or '|' between them with
+// -P ('|' after each with -p).
+func printRow(w io.Writer, cols []column, o *options, r *row) {
+	var b strings.Builder
+	cells := make([]string, len(cols))
+	for i, c := range cols {
+		if r == nil {
+			cells[i] = c.title
+		} else {
+			cells[i] = c.cell(r)
+		}
+	}
+	if o.parsable || o.parsable2 {
+		b.WriteString(strings.Join(cells, "|"))
+		if o.parsable {
+			b.WriteString("|")
+		}
+		fmt.Fprintln(w, b.String())
+		return
+	}
+	for i, c := range cols {
+		s := cells[i]
+		if len(s) > c.width {
+			s = s[:c.width-1] + "+"
+		}
+		pad := strings.Repeat(" ", c.width-len(s))
+		if c.left {
+			b.WriteString(s + pad + " ")
+		} else {
+			b.WriteString(pad + s + " ")
+		}
+	}
+	fmt.Fprintln(w, b.String())
+	if r == nil {
+		b.Reset()
+		for _, c := range cols {
+			b.WriteString(strings.Repeat("-", c.width) + " ")
+		}
+		fmt.Fprintln(w, b.String())
+	}
+}

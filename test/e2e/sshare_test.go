@@ -1,0 +1,30 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+)
+
+// TestSshare: the fair-share tree as sshare prints it (layout checked
+// against Slurm 22.05's sshare): the root account and the association of
+// the user who ran a job. Usage itself is brought up to date every
+// PriorityCalcPeriod, which the controller tests drive with their clock.
+func TestSshare(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1, Extra: "PriorityWeightFairshare=1000\n"})
+	id := c.Submit("", "--wrap", "true")
+	c.WaitState(id, "COMPLETED", 20*time.Second)
+	want := "Account                    User  RawShares  NormShares    RawUsage  EffectvUsage  FairShare \n" +
+		"-------------------- ---------- ---------- ----------- ----------- ------------- ---------- \n" +
+		"root                                          0.000000           0      1.000000            \n" +
+		" root                      root          1    1.000000           0      0.000000   1.000000 \n"
+	if got := c.MustRun("", "sshare"); got != want {
+		t.Errorf("sshare:\n%s\nwant:\n%s", got, want)
+	}
+	if got := c.MustRun("", "sshare", "-P", "-U"); got != "Account|User|RawShares|NormShares|RawUsage|EffectvUsage|FairShare\n root|root|1|1.000000|0|0.000000|1.000000\n" {
+		t.Errorf("sshare -P -U:\n%q", got)
+	}
+	if got := c.MustRun("", "sshare", "-n", "-u", "nobody"); got != "root                                          0.000000           0      1.000000            \n" {
+		t.Errorf("sshare -u nobody:\n%q", got)
+	}
+}
