@@ -103,6 +103,8 @@ func (c *Controller) launchMessageLocked(j *job.Job) nodeproto.Launch {
 		TimeLimitMin:    r.TimeLimit,
 		StartTime:       j.StartTime,
 		RestartCount:    j.RestartCount,
+		TopologyAddr:    c.cfg.Topology.Addr(j.BatchHost),
+		TopologyPattern: c.cfg.Topology.Pattern(j.BatchHost),
 		Nice:            r.Nice,
 		Exclusive:       r.Exclusive,
 		ConfPath:        c.cfg.SlurmConfPath,

@@ -72,8 +72,13 @@ func batchEnv(l *nodeproto.Launch, nodeName string) ([]string, propagated) {
 	set("SLURM_GTIDS", "0")
 	set("SLURM_STEP_ID", "-5")
 	set("SLURM_STEPID", "-5")
-	set("SLURM_TOPOLOGY_ADDR", nodeName)
-	set("SLURM_TOPOLOGY_ADDR_PATTERN", "node")
+	if l.TopologyAddr != "" {
+		set("SLURM_TOPOLOGY_ADDR", l.TopologyAddr)
+		set("SLURM_TOPOLOGY_ADDR_PATTERN", l.TopologyPattern)
+	} else {
+		set("SLURM_TOPOLOGY_ADDR", nodeName)
+		set("SLURM_TOPOLOGY_ADDR_PATTERN", "node")
+	}
 	set("SLURM_PRIO_PROCESS", strconv.Itoa(int(l.Nice)))
 	set("SLURM_RESTART_COUNT", u(l.RestartCount))
 	set("SLURM_OOM_KILL_STEP", "0")

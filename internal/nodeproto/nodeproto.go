@@ -157,6 +157,11 @@ type Launch struct {
 	TimeLimitMin uint32    `json:"time_limit"`
 	StartTime    time.Time `json:"start_time"`
 	RestartCount uint32    `json:"restart_count"`
+	// TopologyAddr and TopologyPattern are the batch host's place in the
+	// switch tree ("spine.s0.n1", "switch.switch.node"); empty without a
+	// topology.
+	TopologyAddr    string `json:"topology_addr,omitempty"`
+	TopologyPattern string `json:"topology_pattern,omitempty"`
 	Nice         int32     `json:"nice"`
 	Exclusive    bool      `json:"exclusive"`
 	// ControllerHost/Port are for SLURM_WORKING_CLUSTER and SLURM_CONF.

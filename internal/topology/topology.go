@@ -23,6 +23,8 @@ type Switch struct {
 	Name     string
 	Nodes    []string
 	Children []string
+	// LinkSpeed is informational (scontrol show topology), 1 by default.
+	LinkSpeed int
 }
 
 // Topology is a parsed topology.conf.
@@ -95,8 +97,15 @@ func Parse(r io.Reader) (*Topology, error) {
 		}
 		switch order[0] {
 		case "switchname":
-			sw := Switch{Name: kv["switchname"]}
+			sw := Switch{Name: kv["switchname"], LinkSpeed: 1}
 			var err error
+			if v, ok := kv["linkspeed"]; ok {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					return nil, fmt.Errorf("line %d: LinkSpeed=%s: not a number", line, v)
+				}
+				sw.LinkSpeed = n
+			}
 			if sw.Nodes, err = nodes(); err != nil {
 				return nil, err
 			}
@@ -226,13 +235,70 @@ func (t *Topology) Path(leaf int) []string {
 func (t *Topology) Leaves() int { return len(t.leaves) }
 
 // Addr is the node's SLURM_TOPOLOGY_ADDR: its switches from the root down
-// and the node ("s2.s0.n1"); just the node without a topology.
+// and the node ("s2.s0.n1"); empty for a node outside the topology (or
+// without one), which is then just itself. Blocks are not switches: a
+// block topology gives no address.
 func (t *Topology) Addr(node string) string {
 	leaf := t.Leaf(node)
-	if leaf < 0 {
-		return node
+	if leaf < 0 || len(t.Blocks) > 0 {
+		return ""
 	}
 	p := t.Path(leaf)
 	slices.Reverse(p)
 	return strings.Join(append(p, node), ".")
+}
+
+// Pattern is SLURM_TOPOLOGY_ADDR_PATTERN for Addr: "switch" for each
+// switch, then "node" ("switch.switch.node"); empty where Addr is.
+func (t *Topology) Pattern(node string) string {
+	addr := t.Addr(node)
+	if addr == "" {
+		return ""
+	}
+	n := strings.Count(addr, ".")
+	return strings.Repeat("switch.", n) + "node"
+}
+
+// Describe lists the switches or blocks as scontrol show topology does:
+// one line each, a switch with its level (leaves 0), link speed, every
+// node below it and its child switches.
+func (t *Topology) Describe(only string, compress func([]string) string) []string {
+	var out []string
+	for i, b := range t.Blocks {
+		if only == "" || only == b.Name {
+			out = append(out, fmt.Sprintf("BlockName=%s BlockIndex=%d Nodes=%s BlockSize=%d", b.Name, i, compress(b.Nodes), len(b.Nodes)))
+		}
+	}
+	byName := map[string]*Switch{}
+	for i := range t.Switches {
+		byName[t.Switches[i].Name] = &t.Switches[i]
+	}
+	var level func(s *Switch) int
+	var nodes func(s *Switch) []string
+	level = func(s *Switch) int {
+		l := 0
+		for _, c := range s.Children {
+			l = max(l, level(byName[c])+1)
+		}
+		return l
+	}
+	nodes = func(s *Switch) []string {
+		out := slices.Clone(s.Nodes)
+		for _, c := range s.Children {
+			out = append(out, nodes(byName[c])...)
+		}
+		return out
+	}
+	for i := range t.Switches {
+		s := &t.Switches[i]
+		if only != "" && only != s.Name {
+			continue
+		}
+		line := fmt.Sprintf("SwitchName=%s Level=%d LinkSpeed=%d Nodes=%s", s.Name, level(s), s.LinkSpeed, compress(nodes(s)))
+		if len(s.Children) > 0 {
+			line += " Switches=" + compress(s.Children)
+		}
+		out = append(out, line)
+	}
+	return out
 }

@@ -22,8 +22,11 @@ func TestTree(t *testing.T) {
 	if got := strings.Join(top.Path(1), ","); got != "s1,spine" {
 		t.Errorf("path of s1: %s", got)
 	}
-	if got := top.Addr("n6"); got != "spine.s1.n6" {
-		t.Errorf("addr %s", got)
+	if got, pat := top.Addr("n6"), top.Pattern("n6"); got != "spine.s1.n6" || pat != "switch.switch.node" {
+		t.Errorf("addr %s pattern %s", got, pat)
+	}
+	if got := top.Addr("n9"); got != "" {
+		t.Errorf("addr of a node outside: %q", got)
 	}
 	var none *Topology
 	if none.Leaf("n1") != -1 {

@@ -11,11 +11,18 @@ func TestTopology(t *testing.T) {
 	t.Parallel()
 	c := NewCluster(t, ClusterOptions{Nodes: 4, Extra: "TopologyPlugin=topology/tree\n",
 		Topology: "SwitchName=s0 Nodes=n[1-2]\nSwitchName=s1 Nodes=n[3-4]\nSwitchName=spine Switches=s[0-1]\n"})
+	want := "SwitchName=s0 Level=0 LinkSpeed=1 Nodes=n[1-2]\nSwitchName=s1 Level=0 LinkSpeed=1 Nodes=n[3-4]\nSwitchName=spine Level=1 LinkSpeed=1 Nodes=n[1-4] Switches=s[0-1]\n"
+	if got := c.MustRun("", "scontrol", "show", "topology"); got != want {
+		t.Errorf("scontrol show topology:\n%s", got)
+	}
 	hold := c.Submit("", "-w", "n1", "--exclusive", "--wrap", "sleep 30")
 	c.WaitState(hold, "RUNNING", 20*time.Second)
-	pair := c.Submit("", "-N2", "--exclusive", "--wrap", "true")
+	pair := c.Submit("", "-N2", "--exclusive", "-o", "pair.out", "--wrap", "echo $SLURM_TOPOLOGY_ADDR $SLURM_TOPOLOGY_ADDR_PATTERN")
 	if j := c.WaitState(pair, "COMPLETED", 20*time.Second); j.Nodes.Or("") != "n[3-4]" {
 		t.Errorf("2-node job on %q, want n[3-4] (one switch)", j.Nodes.Or(""))
+	}
+	if out := c.ReadFile("pair.out"); out != "spine.s1.n3 switch.switch.node\n" {
+		t.Errorf("job's topology address: %q", out)
 	}
 	c.MustRun("", "scancel", hold)
 }
