@@ -162,8 +162,8 @@ type Launch struct {
 	// topology.
 	TopologyAddr    string `json:"topology_addr,omitempty"`
 	TopologyPattern string `json:"topology_pattern,omitempty"`
-	Nice         int32     `json:"nice"`
-	Exclusive    bool      `json:"exclusive"`
+	Nice            int32  `json:"nice"`
+	Exclusive       bool   `json:"exclusive"`
 	// ControllerHost/Port are for SLURM_WORKING_CLUSTER and SLURM_CONF.
 	ConfPath string `json:"conf_path"`
 }
