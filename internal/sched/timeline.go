@@ -32,6 +32,19 @@ type timeline struct {
 	// while dirty.
 	most  free
 	dirty bool
+	// runs caches the node's free runs for the last kind of share asked
+	// for, valid while the timeline is unchanged (version): the jobs of a
+	// pass are mostly of few kinds, and each changes few nodes.
+	version uint64
+	runs    runCache
+}
+
+// runCache is a timeline's free runs [a, b) for one shape.
+type runCache struct {
+	sh      shape
+	version uint64
+	valid   bool
+	runs    []span
 }
 
 // release is a running job's share coming back at a time.
@@ -44,6 +57,7 @@ type release struct {
 // running jobs give back when they end, appending to tl.steps.
 func (tl *timeline) init(ns *NodeState, rel []release) {
 	tl.ns, tl.dirty = ns, true
+	tl.version++
 	tl.steps = append(tl.steps[:0], step{at: 0, free: freeOf(ns)})
 	slices.SortFunc(rel, func(a, b release) int { return cmp.Compare(a.at, b.at) })
 	for _, r := range rel {
@@ -123,6 +137,7 @@ func (tl *timeline) take(from, to int64, share *job.NodeAlloc) {
 	}
 	mask := gpuMask(share.GPUs)
 	tl.dirty = true
+	tl.version++
 	for ; i < end; i++ {
 		f := &tl.steps[i].free
 		f.cpus -= min(f.cpus, share.CPUs)
@@ -154,21 +169,18 @@ func (tl *timeline) mostUntil(limit int64) free {
 	return m
 }
 
-// starts appends to out the spans of start times [a, b] at which a share
-// of the job fits on the node for d seconds, beginning no earlier than lb
-// and no later than limit.
-func (tl *timeline) starts(out []span, s *shape, d, lb, limit int64) []span {
-	n := tl.ns.Node
-	runStart := int64(-1)
-	first := 0
-	if lb > 0 {
-		first = tl.index(lb)
+// freeRuns returns the runs of time [a, b) over which the node can host
+// a share of the job (b forever for a run that never ends).
+func (tl *timeline) freeRuns(s *shape) []span {
+	c := &tl.runs
+	if c.valid && c.version == tl.version && c.sh == *s {
+		return c.runs
 	}
-	for i := first; i < len(tl.steps); i++ {
+	n := tl.ns.Node
+	runs := c.runs[:0]
+	runStart := int64(-1)
+	for i := range tl.steps {
 		st := &tl.steps[i]
-		if runStart < 0 && st.at > limit {
-			break
-		}
 		if s.hostsShare(n, st.free) {
 			if runStart < 0 {
 				runStart = st.at
@@ -176,12 +188,29 @@ func (tl *timeline) starts(out []span, s *shape, d, lb, limit int64) []span {
 			continue
 		}
 		if runStart >= 0 {
-			out = addSpan(out, runStart, st.at, d, lb, limit)
+			runs = append(runs, span{runStart, st.at})
 			runStart = -1
 		}
 	}
 	if runStart >= 0 {
-		out = addSpan(out, runStart, forever, d, lb, limit)
+		runs = append(runs, span{runStart, forever})
+	}
+	*c = runCache{sh: *s, version: tl.version, valid: true, runs: runs}
+	return runs
+}
+
+// starts appends to out the spans of start times [a, b] at which a share
+// of the job fits on the node for d seconds, beginning no earlier than lb
+// and no later than limit.
+func (tl *timeline) starts(out []span, s *shape, d, lb, limit int64) []span {
+	for _, r := range tl.freeRuns(s) {
+		if r.a > limit {
+			break
+		}
+		if r.b != forever && r.b <= lb {
+			continue
+		}
+		out = addSpan(out, r.a, r.b, d, lb, limit)
 	}
 	return out
 }
@@ -189,14 +218,8 @@ func (tl *timeline) starts(out []span, s *shape, d, lb, limit int64) []span {
 // firstFree returns when the node first has room for a share of the job,
 // at any length, up to limit (forever: never).
 func (tl *timeline) firstFree(s *shape, limit int64) int64 {
-	for i := range tl.steps {
-		st := &tl.steps[i]
-		if st.at > limit {
-			break
-		}
-		if s.hostsShare(tl.ns.Node, st.free) {
-			return st.at
-		}
+	if runs := tl.freeRuns(s); len(runs) > 0 && runs[0].a <= limit {
+		return runs[0].a
 	}
 	return forever
 }
