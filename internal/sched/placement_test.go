@@ -153,3 +153,23 @@ func TestTopologyPlacement(t *testing.T) {
 		t.Errorf("--switches=1 after the wait: %v", p.Reasons)
 	}
 }
+
+// Two separate trees: a job larger than what either has free waits
+// rather than span both fabrics.
+func TestTopologyOneFabric(t *testing.T) {
+	top, err := topology.Parse(strings.NewReader("SwitchName=a Nodes=n[1-2]\nSwitchName=b Nodes=n[3-4]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := testNodes(4, 8, 0)
+	s := snapshot(nodes, pending(1, job.Request{MinNodes: 3}))
+	s.Topology = top
+	if plan := (&FIFO{}).Schedule(s); len(plan.Starts) != 0 || plan.Reasons[1] != job.ReasonResources {
+		t.Errorf("3-node job across two fabrics: %+v %v", plan.Starts, plan.Reasons)
+	}
+	s = snapshot(nodes, pending(1, job.Request{MinNodes: 2}))
+	s.Topology = top
+	if plan := (&FIFO{}).Schedule(s); len(plan.Starts) != 1 {
+		t.Errorf("2-node job did not start: %v", plan.Reasons)
+	}
+}

@@ -14,7 +14,8 @@ import (
 // switches (or blocks) as possible: one leaf when one can hold the job
 // (the fullest such, so emptier leaves stay whole), otherwise the lowest
 // switch whose leaves can, its leaves taken from the one with the most
-// room down. Nodes outside the topology come last.
+// room down. Nodes outside the topology come last. With switches, a job
+// never spans two trees: when none can hold it, no candidate is left.
 func topoOrder(t *topology.Topology, sh *shape, cands []*NodeState) []*NodeState {
 	byLeaf := make([][]*NodeState, t.Leaves())
 	var rest []*NodeState
@@ -52,9 +53,14 @@ func topoOrder(t *topology.Topology, sh *shape, cands []*NodeState) []*NodeState
 				top = sw
 			}
 		}
-		if top != "" {
+		switch {
+		case top != "":
 			leaves = slices.Clone(under[top])
-		} else {
+		case len(t.Switches) > 0:
+			// A job spans one switch fabric only: if no tree can hold it,
+			// it waits (an empty candidate list fails placement).
+			return nil
+		default:
 			for i := range byLeaf {
 				leaves = append(leaves, i)
 			}
