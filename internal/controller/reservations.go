@@ -121,10 +121,12 @@ func (c *Controller) buildReservationLocked(who Identity, spec ReservationSpec) 
 		}
 		r.Start = now
 	}
+	// Moving the start of a reservation keeps its length unless the
+	// update gives a new end or duration.
+	length := r.Duration()
 	if spec.StartSet && !spec.Start.IsZero() {
 		r.Start = spec.Start.Truncate(time.Second)
 	}
-	length := r.Duration()
 	switch {
 	case spec.EndSet:
 		r.End = spec.End.Truncate(time.Second)

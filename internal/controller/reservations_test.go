@@ -30,6 +30,14 @@ func TestReservationLifecycle(t *testing.T) {
 	if r, _ := c.Ctl.Reservation(name); len(r.Nodes) != 1 || r.Nodes[0] != "n2" {
 		t.Errorf("node-count reservation took %v, want n2 (n1 is held)", r.Nodes)
 	}
+	// Moving its start keeps its length.
+	later := c.Now().Add(2 * time.Hour)
+	if _, err := c.Ctl.SetReservation(ctx, ctltest.Root, controller.ReservationSpec{Name: name, Start: later, StartSet: true}); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := c.Ctl.Reservation(name); !r.Start.Equal(later.Truncate(time.Second)) || r.Duration() != 10*time.Minute {
+		t.Errorf("moved reservation: %v for %v", r.Start, r.Duration())
+	}
 	// Only its users may submit into it.
 	if _, err := c.Ctl.Submit(ctx, ctltest.Bob, controller.Submission{Req: ctltest.Request(func(r *job.Request) { r.Reservation = "daily" })}); slurmerr.CodeOf(err) != slurmerr.ReservationAccess {
 		t.Errorf("bob into alice's reservation: %v", err)
