@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,6 +12,7 @@ import (
 	"github.com/droverhq/drover/internal/controller/ctltest"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/slurmerr"
+	"github.com/droverhq/drover/internal/topology"
 )
 
 var ctx = context.Background()
@@ -229,5 +231,23 @@ func TestJobIDsIncrease(t *testing.T) {
 	}
 	if !slices.IsSorted(c.Ctl.JobOrder()) {
 		t.Errorf("listing order %v not sorted", c.Ctl.JobOrder())
+	}
+}
+
+// With two separate switch trees of two nodes, a 3-node job can never run:
+// refused at submission, as slurmctld refuses it.
+func TestSubmitBeyondOneTree(t *testing.T) {
+	top, err := topology.Parse(strings.NewReader("SwitchName=a Nodes=n[1-2]\nSwitchName=b Nodes=n[3-4]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ctltest.New(t, func(cfg *controller.Config) { cfg.Topology = top })
+	c.RegisterAll()
+	_, err = c.Ctl.Submit(ctx, ctltest.Alice, controller.Submission{Req: ctltest.Request(func(r *job.Request) { r.MinNodes = 3 })})
+	if slurmerr.CodeOf(err) != slurmerr.RequestedNodeConfigUnavailable {
+		t.Errorf("3 nodes over two 2-node trees: %v", err)
+	}
+	if _, err := c.Ctl.Submit(ctx, ctltest.Alice, controller.Submission{Req: ctltest.Request(func(r *job.Request) { r.MinNodes = 2 })}); err != nil {
+		t.Errorf("2 nodes: %v", err)
 	}
 }

@@ -302,3 +302,25 @@ func (t *Topology) Describe(only string, compress func([]string) string) []strin
 	}
 	return out
 }
+
+// LargestTree is the most nodes one switch tree joins, counting only the
+// nodes keep accepts; a job on more nodes can never run (topology/tree
+// never spans two trees). It is -1 without switches: no such bound.
+func (t *Topology) LargestTree(keep func(string) bool) int {
+	if t == nil || len(t.Switches) == 0 {
+		return -1
+	}
+	best := 0
+	perRoot := map[string]int{}
+	for node, leaf := range t.leafOf {
+		if !keep(node) {
+			continue
+		}
+		path := t.Path(leaf)
+		perRoot[path[len(path)-1]]++
+	}
+	for _, n := range perRoot {
+		best = max(best, n)
+	}
+	return best
+}

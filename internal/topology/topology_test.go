@@ -29,8 +29,15 @@ func TestTree(t *testing.T) {
 		t.Errorf("addr of a node outside: %q", got)
 	}
 	var none *Topology
-	if none.Leaf("n1") != -1 {
-		t.Errorf("nil topology has leaves")
+	if none.Leaf("n1") != -1 || none.LargestTree(func(string) bool { return true }) != -1 {
+		t.Errorf("nil topology has leaves or trees")
+	}
+	if got := top.LargestTree(func(n string) bool { return n != "n8" }); got != 7 {
+		t.Errorf("largest tree %d, want 7", got)
+	}
+	two, _ := Parse(strings.NewReader("SwitchName=a Nodes=n[1-2]\nSwitchName=b Nodes=n[3-5]\n"))
+	if got := two.LargestTree(func(string) bool { return true }); got != 3 {
+		t.Errorf("two trees: largest %d, want 3", got)
 	}
 }
 
