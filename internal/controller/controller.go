@@ -127,6 +127,12 @@ type Controller struct {
 	// cleared usage in this run.
 	fairShare  map[string]float64
 	usageReset bool
+	// idleAt is the state's command count when a cycle last found no job
+	// to schedule (idle set): until a command changes the state, another
+	// cycle would find none either, as held jobs need a command to be
+	// released. Used by the scheduling loop alone.
+	idleAt uint64
+	idle   bool
 
 	kick    chan struct{}
 	stop    chan struct{}
@@ -363,13 +369,21 @@ func (c *Controller) scheduleLoop() {
 // scheduleOnce runs one cycle: snapshot, plan, commit, launch.
 func (c *Controller) scheduleOnce(ctx context.Context) error {
 	begin := time.Now()
+	c.mu.RLock()
+	applied := c.st.applied
+	c.mu.RUnlock()
+	if c.idle && applied == c.idleAt {
+		return nil
+	}
 	snap, depText := c.snapshot()
 	c.mu.Lock()
 	c.depText = depText
 	c.mu.Unlock()
 	if len(snap.Pending) == 0 {
+		c.idle, c.idleAt = true, applied
 		return nil
 	}
+	c.idle = false
 	plan := c.sched.Schedule(snap)
 	c.mu.Lock()
 	c.reasons = plan.Reasons

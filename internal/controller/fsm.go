@@ -199,6 +199,9 @@ type fsm struct {
 
 	// byID keeps job ids sorted for stable listing.
 	order []job.ID
+	// applied counts the commands applied, so that a reader can tell
+	// whether anything changed since it last looked.
+	applied uint64
 }
 
 type counters struct {
@@ -231,6 +234,7 @@ type applyResult struct {
 }
 
 func (s *fsm) apply(c *command) applyResult {
+	s.applied++
 	if s.NextJobID < c.MinJobID {
 		s.NextJobID = c.MinJobID
 	}
