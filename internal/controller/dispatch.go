@@ -149,7 +149,12 @@ func arrayStep(ts []uint32) uint32 {
 // terminate asks the batch host to end a job: SIGCONT+SIGTERM, then SIGKILL
 // after KillWait. The job keeps its resources until the node reports.
 func (c *Controller) terminate(id job.ID, kind nodeproto.EndKind) {
-	c.sendSignal(id, nodeproto.Signal{JobID: uint32(id), Signal: int32(syscall.SIGTERM), Terminate: true, Kind: kind, KillWait: c.cfg.KillWait})
+	c.sendSignal(id, endSignal(id, kind, c.cfg.KillWait))
+}
+
+// endSignal ends a job's batch script: SIGTERM, SIGKILL after wait.
+func endSignal(id job.ID, kind nodeproto.EndKind, wait time.Duration) nodeproto.Signal {
+	return nodeproto.Signal{JobID: uint32(id), Signal: int32(syscall.SIGTERM), Terminate: true, Kind: kind, KillWait: wait}
 }
 
 // signal delivers a signal to a running job's batch step (its whole
@@ -160,7 +165,7 @@ func (c *Controller) signal(id job.ID, sig int32) {
 
 // killBatch ends a batch script on a node whatever the job became since.
 func (c *Controller) killBatch(k batchOn) {
-	c.sendSignalOn(k.JobID, k.Node, nodeproto.Signal{JobID: uint32(k.JobID), Signal: int32(syscall.SIGTERM), Terminate: true, Kind: nodeproto.EndCancelled, KillWait: c.cfg.KillWait})
+	c.sendSignalOn(k.JobID, k.Node, endSignal(k.JobID, nodeproto.EndCancelled, c.cfg.KillWait))
 }
 
 func (c *Controller) sendSignal(id job.ID, msg nodeproto.Signal) {
@@ -228,6 +233,6 @@ func (c *Controller) preempt(ctx context.Context, pr sched.Preemption) error {
 	if grace <= 0 {
 		grace = c.cfg.KillWait
 	}
-	c.sendSignal(pr.Victim, nodeproto.Signal{JobID: uint32(pr.Victim), Signal: int32(syscall.SIGTERM), Terminate: true, Kind: nodeproto.EndCancelled, KillWait: grace})
+	c.sendSignal(pr.Victim, endSignal(pr.Victim, nodeproto.EndCancelled, grace))
 	return nil
 }

@@ -293,6 +293,12 @@ func (c *Controller) maintainReservations(ctx context.Context) {
 	now := c.now()
 	var set []reservation.Reservation
 	var del []string
+	c.mu.RLock()
+	none := len(c.st.Resvs) == 0
+	c.mu.RUnlock()
+	if none {
+		return
+	}
 	c.mu.Lock()
 	for name, r := range c.st.Resvs {
 		inUse := c.reservationInUseLocked(name)

@@ -108,12 +108,3 @@ func (r *Reservation) Roll(now time.Time) bool {
 	}
 	return moved
 }
-
-// State is ACTIVE while the window is open, INACTIVE otherwise, as
-// scontrol shows it.
-func (r *Reservation) State(now time.Time) string {
-	if r.Active(now) {
-		return "ACTIVE"
-	}
-	return "INACTIVE"
-}

@@ -28,9 +28,6 @@ func TestWindow(t *testing.T) {
 	if !r.Admits("alice", "") || !r.Admits("bob", "ml") || r.Admits("bob", "") {
 		t.Errorf("Admits")
 	}
-	if r.State(t0) != "ACTIVE" || r.State(t0.Add(2*time.Hour)) != "INACTIVE" {
-		t.Errorf("State")
-	}
 	if r.Roll(t0.Add(3 * time.Hour)) {
 		t.Errorf("a one-off reservation rolled")
 	}

@@ -28,10 +28,10 @@ type timeline struct {
 	steps []step
 	// most is the most the node has left at any one time from now to the
 	// window's end (each resource on its own), so that a node that can
-	// never host a share is passed over without reading its steps; stale
-	// while dirty.
-	most  free
-	dirty bool
+	// never host a share is passed over without reading its steps; it is
+	// current while mostAt equals version.
+	most   free
+	mostAt uint64
 	// runs caches the node's free runs for the last kind of share asked
 	// for, valid while the timeline is unchanged (version): the jobs of a
 	// pass are mostly of few kinds, and each changes few nodes.
@@ -56,7 +56,7 @@ type release struct {
 // init builds a node's timeline from what it has left now and the shares
 // running jobs give back when they end, appending to tl.steps.
 func (tl *timeline) init(ns *NodeState, rel []release) {
-	tl.ns, tl.dirty = ns, true
+	tl.ns = ns
 	tl.version++
 	tl.steps = append(tl.steps[:0], step{at: 0, free: freeOf(ns)})
 	slices.SortFunc(rel, func(a, b release) int { return cmp.Compare(a.at, b.at) })
@@ -136,7 +136,6 @@ func (tl *timeline) take(from, to int64, share *job.NodeAlloc) {
 		end = tl.split(to)
 	}
 	mask := gpuMask(share.GPUs)
-	tl.dirty = true
 	tl.version++
 	for ; i < end; i++ {
 		f := &tl.steps[i].free
@@ -150,7 +149,7 @@ func (tl *timeline) take(from, to int64, share *job.NodeAlloc) {
 // mostUntil returns the most the node has left at any time up to limit,
 // each resource on its own.
 func (tl *timeline) mostUntil(limit int64) free {
-	if !tl.dirty {
+	if tl.mostAt == tl.version {
 		return tl.most
 	}
 	var m free
@@ -165,7 +164,7 @@ func (tl *timeline) mostUntil(limit int64) free {
 		m.gpus |= st.gpus
 		m.jobs = min(m.jobs, st.jobs)
 	}
-	tl.most, tl.dirty = m, false
+	tl.most, tl.mostAt = m, tl.version
 	return m
 }
 

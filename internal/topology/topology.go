@@ -219,9 +219,6 @@ func (t *Topology) Leaf(node string) int {
 	return -1
 }
 
-// LeafName names a leaf.
-func (t *Topology) LeafName(i int) string { return t.leaves[i].Name }
-
 // Path returns a leaf's switches from the leaf up to the root.
 func (t *Topology) Path(leaf int) []string {
 	var out []string

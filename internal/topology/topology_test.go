@@ -46,7 +46,7 @@ func TestBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if top.Leaves() != 2 || top.LeafName(top.Leaf("n7")) != "b2" || len(top.BlockSizes) != 2 {
+	if top.Leaves() != 2 || top.Path(top.Leaf("n7"))[0] != "b2" || len(top.BlockSizes) != 2 {
 		t.Errorf("blocks: %+v", top)
 	}
 }

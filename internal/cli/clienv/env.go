@@ -51,3 +51,18 @@ const SlurmVersion = "25.11.0"
 // Command is the entry point of one drop-in command: it parses args (without
 // the program name), does its work and returns the process exit code.
 type Command func(ctx context.Context, env *Env, args []string) int
+
+// DefaultSlurmConf is where Slurm's commands look for slurm.conf when
+// SLURM_CONF is not set.
+const DefaultSlurmConf = "/etc/slurm/slurm.conf"
+
+// SlurmConfPath is the slurm.conf the command reads: SLURM_CONF, or the
+// default path.
+func (e *Env) SlurmConfPath() string {
+	if e.Getenv != nil {
+		if p := e.Getenv("SLURM_CONF"); p != "" {
+			return p
+		}
+	}
+	return DefaultSlurmConf
+}

@@ -9,10 +9,6 @@ import (
 	"github.com/droverhq/drover/internal/slurmconf"
 )
 
-// defaultConfPath is where Slurm's commands look for slurm.conf when
-// SLURM_CONF is not set.
-const defaultConfPath = "/etc/slurm/slurm.conf"
-
 // maxHostlistFile bounds what is read from hostlist files, as Slurm
 // refuses files over 1 MB.
 const maxHostlistFile = 1 << 20
@@ -90,10 +86,7 @@ func (c *cmd) localConf() localConfig {
 	if c.conf != nil {
 		return *c.conf
 	}
-	path := c.getenv("SLURM_CONF")
-	if path == "" {
-		path = defaultConfPath
-	}
+	path := c.env.SlurmConfPath()
 	conf := localConfig{path: path}
 	if cfg, err := slurmconf.Load(path); err == nil {
 		conf.cfg, conf.loaded = cfg, true

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/internal/cli/getopt"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/timefmt"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
@@ -73,14 +74,14 @@ func parseReservation(argv []string, now time.Time) (*resvRequest, *updateError)
 			}
 			d.NodeCount = v0044.NewOptV0044Uint32NoValStruct(v0044.V0044Uint32NoValStruct{Set: v0044.NewOptBool(true), Number: v0044.NewOptInt32(int32(n))})
 		case abbrev(key, "Users", 1):
-			d.Users = v0044.V0044CsvString(splitList(val))
+			d.Users = v0044.V0044CsvString(getopt.SplitList(val))
 			r.hasUsers = true
 		case abbrev(key, "Accounts", 1):
-			d.Accounts = v0044.V0044CsvString(splitList(val))
+			d.Accounts = v0044.V0044CsvString(getopt.SplitList(val))
 			r.hasUsers = true
 		case abbrev(key, "Flags", 2):
 			d.Flags = []v0044.V0044ReservationDescMsgFlagsItem{}
-			for _, f := range splitList(val) {
+			for _, f := range getopt.SplitList(val) {
 				d.Flags = append(d.Flags, v0044.V0044ReservationDescMsgFlagsItem(strings.ToUpper(f)))
 			}
 		default:
@@ -88,16 +89,6 @@ func parseReservation(argv []string, now time.Time) (*resvRequest, *updateError)
 		}
 	}
 	return r, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // reservationExists asks the controller whether a reservation exists.

@@ -28,10 +28,6 @@ import (
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
-// defaultConfPath is where Slurm's commands look for slurm.conf when
-// SLURM_CONF is not set.
-const defaultConfPath = "/etc/slurm/slurm.conf"
-
 // Default formats, as sinfo's parse_command_line sets them.
 const (
 	formatDefault     = "partition:9 ,available:.5 ,time:.10 ,nodes:.6 ,statecompact:.6 ,nodelist:0"
@@ -114,11 +110,7 @@ func (c *cmd) main(ctx context.Context, args []string) int {
 	if done {
 		return code
 	}
-	if path := c.getenv("SLURM_CONF"); path != "" {
-		c.conf, _ = slurmconf.Load(path)
-	} else {
-		c.conf, _ = slurmconf.Load(defaultConfPath)
-	}
+	c.conf, _ = slurmconf.Load(c.env.SlurmConfPath())
 	for {
 		if !opts.noHeader && !opts.json && (opts.iterate > 0 || opts.long) {
 			// print_date: ctime(3) of the command's clock.

@@ -49,8 +49,7 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	if done {
 		return code
 	}
-	conf := confPath(env)
-	sc, err := slurmconf.Load(conf)
+	sc, err := slurmconf.Load(env.SlurmConfPath())
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
 		return 1
@@ -190,27 +189,8 @@ func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
 		fmt.Fprintln(env.Stdout, "slurm "+clienv.SlurmVersion)
 		return o, 0, true
 	}
-	o.jobs, o.users, o.partitions = split(jobs), split(users), split(parts)
+	o.jobs, o.users, o.partitions = getopt.SplitList(jobs), getopt.SplitList(users), getopt.SplitList(parts)
 	return o, 0, false
-}
-
-func split(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func confPath(env *clienv.Env) string {
-	if env.Getenv != nil {
-		if p := env.Getenv("SLURM_CONF"); p != "" {
-			return p
-		}
-	}
-	return "/etc/slurm/slurm.conf"
 }
 
 // load reads the jobs, and what factors are relative to: the nodes'

@@ -144,16 +144,7 @@ func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
 		fmt.Fprintf(env.Stderr, "%s: error: --format, --json and --yaml are not supported yet\n", prog)
 		return o, 1, true
 	}
-	split := func(s string) []string {
-		var out []string
-		for _, p := range strings.Split(s, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
-	o.users, o.accounts = split(users), split(accounts)
+	o.users, o.accounts = getopt.SplitList(users), getopt.SplitList(accounts)
 	return o, 0, false
 }
 
