@@ -60,6 +60,7 @@ type Backfill struct {
 // Schedule implements Scheduler.
 func (b *Backfill) Schedule(s *Snapshot) *Plan {
 	p := b.mainPass(s)
+	defer p.done()
 	if s.Backfill {
 		b.backfill(s, p)
 	}
@@ -86,7 +87,17 @@ type bfPass struct {
 	// startBuf and endBuf are firstFit's scratch.
 	startBuf, endBuf []int64
 	// heaps find one-node jobs' starts, per kind (see freeHeap).
-	heaps    map[shapeKey]*freeHeap
+	heaps map[shapeKey]*freeHeap
+	// kinds find the starts of jobs on several nodes, per kind of share
+	// (see kindIndex); changed logs the nodes whose timelines changed, for
+	// them to catch up.
+	kinds   map[shapeKey]*kindIndex
+	changed []int
+	times   []int64
+	// states, cands and flags are placeAt's scratch.
+	states   []NodeState
+	cands    []*NodeState
+	flags    []bool
 	scanOnly bool
 	topo     *topology.Topology
 }
@@ -154,9 +165,10 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 		res:       max(int64(b.Params.Resolution/time.Second), 1),
 		window:    int64(b.Params.Window / time.Second),
 		partNodes: map[string][]int{},
-		index:     make(map[string]int, len(p.nodes)),
+		index:     p.index,
 		lowest:    map[shapeKey][]bound{},
 		heaps:     map[shapeKey]*freeHeap{},
+		kinds:     map[shapeKey]*kindIndex{},
 		scanOnly:  b.scanOnly,
 		topo:      s.Topology,
 	}
@@ -216,6 +228,7 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 				for _, h := range bf.heaps {
 					h.fix(n)
 				}
+				bf.changed = append(bf.changed, n)
 			}
 			if t > 0 {
 				plan.Planned[j.ID] = Planned{Start: s.Now.Add(time.Duration(t) * time.Second), Nodes: alloc.NodeNames()}
@@ -233,10 +246,13 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 // buildLines makes every node's timeline from what is left of it after the
 // main pass and the ends of the jobs holding it, running and just started.
 func (bf *bfPass) buildLines(s *Snapshot) {
-	for i, ns := range bf.p.nodes {
-		bf.index[ns.Node.Name] = i
+	sc := bf.p.sc
+	n := len(bf.p.nodes)
+	sc.rel = slices.Grow(sc.rel[:0], n)[:n]
+	rel := sc.rel
+	for i := range rel {
+		rel[i] = rel[i][:0]
 	}
-	rel := make([][]release, len(bf.p.nodes))
 	add := func(na job.NodeAlloc, end int64) {
 		if i, ok := bf.index[na.Node]; ok {
 			rel[i] = append(rel[i], release{at: end, share: na})
@@ -251,29 +267,31 @@ func (bf *bfPass) buildLines(s *Snapshot) {
 			add(na, end)
 		}
 	}
-	limits := make(map[job.ID]uint32, len(bf.p.plan.Starts))
-	for _, j := range bf.p.order {
-		limits[j.ID] = j.Req.TimeLimit
-	}
-	for _, st := range bf.p.plan.Starts {
-		end := int64(forever)
-		if l := limits[st.JobID]; l != job.Infinite {
-			end = bf.roundUp(int64(l) * 60)
+	if len(bf.p.plan.Starts) > 0 {
+		limits := make(map[job.ID]uint32, len(bf.p.plan.Starts))
+		for _, j := range bf.p.order {
+			limits[j.ID] = j.Req.TimeLimit
 		}
-		for _, na := range st.Alloc.Nodes {
-			add(na, end)
+		for _, st := range bf.p.plan.Starts {
+			end := int64(forever)
+			if l := limits[st.JobID]; l != job.Infinite {
+				end = bf.roundUp(int64(l) * 60)
+			}
+			for _, na := range st.Alloc.Nodes {
+				add(na, end)
+			}
 		}
 	}
-	// One allocation for every timeline and its first steps: a pass
-	// builds them all and drops them all.
-	lines := make([]timeline, len(bf.p.nodes))
-	const firstSteps = 4
-	steps := make([]step, len(bf.p.nodes)*firstSteps)
-	bf.lines = make([]*timeline, len(bf.p.nodes))
+	// The timelines and their steps are kept from pass to pass.
+	sc.lines = slices.Grow(sc.lines[:0], n)[:n]
+	sc.linePtrs = slices.Grow(sc.linePtrs[:0], n)[:n]
+	bf.lines = sc.linePtrs
 	for i, ns := range bf.p.nodes {
-		lines[i].steps = steps[i*firstSteps : i*firstSteps : (i+1)*firstSteps]
-		lines[i].init(ns, rel[i])
-		bf.lines[i] = &lines[i]
+		sc.lines[i].init(ns, rel[i])
+		bf.lines[i] = &sc.lines[i]
+	}
+	for i := range rel {
+		clear(rel[i])
 	}
 	// A reservation's window is its own: no job the pass plans may use
 	// its nodes then (jobs in it are the main pass's).
@@ -361,6 +379,15 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 		}
 		return t, alloc, ok
 	}
+	if !single && cacheable && !bf.scanOnly {
+		t, alloc, ok := bf.earliestGrouped(part, sh, d, lb)
+		if ok {
+			bf.learn(key, nodes, d, t)
+		} else {
+			bf.learn(key, nodes, d, bf.window+1)
+		}
+		return t, alloc, ok
+	}
 	// A one-node job needs only the earliest start of any node: once one
 	// is found, later nodes are read no further than it.
 	limit := bf.window
@@ -399,6 +426,38 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 		}
 	}
 	return t, alloc, ok
+}
+
+// earliestGrouped is earliest for a job on several nodes that names no
+// nodes, read from the groups of nodes alike for its kind of share.
+func (bf *bfPass) earliestGrouped(part *partition.Partition, sh *shape, d, lb int64) (int64, *job.Allocation, bool) {
+	key := shapeKey{part: part.Name, sh: sh.shareKey()}
+	ki := bf.kinds[key]
+	if ki == nil {
+		ki = newKindIndex(&key.sh, bf.lines, bf.partNodes[part.Name])
+		ki.cursor = len(bf.changed)
+		bf.kinds[key] = ki
+	} else {
+		ki.refresh(bf.lines, bf.changed)
+	}
+	bf.times = ki.candidates(bf.times[:0], sh.nodes, d, lb, bf.window)
+	for _, t := range bf.times {
+		// The nodes free from t, as firstFit would list them.
+		spans := bf.spans[:0]
+		for _, i := range ki.nodes {
+			if ki.hosts(i, t, d) {
+				spans = append(spans, nodeSpan{span{t, t}, i})
+				if bf.topo == nil && len(spans) >= sh.nodes {
+					break
+				}
+			}
+		}
+		bf.spans = spans
+		if alloc, ok := bf.placeAt(spans, t, sh, d, nil); ok {
+			return t, alloc, true
+		}
+	}
+	return 0, nil, false
 }
 
 // maxPlaceTries bounds the start times tried for one job whose node count
@@ -453,7 +512,11 @@ func (bf *bfPass) placeAt(spans []nodeSpan, t int64, sh *shape, d int64, require
 	if d != forever {
 		end = t + d
 	}
-	var cands []*NodeState
+	// The candidates' states live in the pass's scratch, sized up front
+	// so that the pointers to them stay put.
+	bf.states = slices.Grow(bf.states[:0], len(spans))
+	bf.flags = bf.flags[:0]
+	cands := bf.cands[:0]
 	others := 0
 	last := -1
 	// With a topology every node free at t is a candidate, for topoOrder
@@ -475,9 +538,12 @@ func (bf *bfPass) placeAt(spans []nodeSpan, t int64, sh *shape, d int64, require
 			}
 			others++
 		}
-		ns := freeState(tl.ns.Node, tl.over(t, end))
-		cands = append(cands, &ns)
+		var ns NodeState
+		ns, bf.flags = freeStateIn(bf.flags, tl.ns.Node, tl.over(t, end))
+		bf.states = append(bf.states, ns)
+		cands = append(cands, &bf.states[len(bf.states)-1])
 	}
+	bf.cands = cands
 	if len(required) > 0 {
 		n := 0
 		for _, ns := range cands {

@@ -27,7 +27,9 @@ type FIFO struct {
 
 // Schedule implements Scheduler.
 func (f *FIFO) Schedule(s *Snapshot) *Plan {
-	return f.mainPass(s).plan
+	p := f.mainPass(s)
+	defer p.done()
+	return p.plan
 }
 
 // pass is one cycle's working state: the plan so far and what its starts
@@ -35,9 +37,11 @@ func (f *FIFO) Schedule(s *Snapshot) *Plan {
 type pass struct {
 	plan *Plan
 	// order is every pending job, highest priority first.
-	order        []*job.Job
-	nodes        []*NodeState
-	byName       map[string]*NodeState
+	order []*job.Job
+	nodes []*NodeState
+	// index is each node's position in nodes by name.
+	index        map[string]int
+	sc           *scratch
 	arrayRunning map[job.ID]uint32
 	// started holds the jobs that started in this cycle, with how many
 	// tasks for an array meta-record.
@@ -49,21 +53,41 @@ type pass struct {
 	preempted map[job.ID]bool
 }
 
+// node returns the pass's copy of a node by name (nil: no such node).
+func (p *pass) node(name string) *NodeState {
+	if i, ok := p.index[name]; ok {
+		return p.nodes[i]
+	}
+	return nil
+}
+
+// done hands the pass's memory back for the next cycle.
+func (p *pass) done() {
+	clear(p.sc.order)
+	scratchPool.Put(p.sc)
+	p.sc = nil
+}
+
 // usableIn returns the indices of a partition's usable nodes.
 func (p *pass) usableIn(part *partition.Partition) []int {
 	if idx, ok := p.partNodes[part.Name]; ok {
 		return idx
 	}
-	in := make(map[string]bool, len(part.Nodes))
+	sc := p.sc
+	sc.mark = slices.Grow(sc.mark[:0], len(p.nodes))[:len(p.nodes)]
 	for _, n := range part.Nodes {
-		in[n] = true
-	}
-	idx := []int{}
-	for i, ns := range p.nodes {
-		if in[ns.Node.Name] && ns.Node.Usable() {
-			idx = append(idx, i)
+		if i, ok := p.index[n]; ok {
+			sc.mark[i] = true
 		}
 	}
+	idx := sc.partIdx[part.Name][:0]
+	for i, ns := range p.nodes {
+		if sc.mark[i] && ns.Node.Usable() {
+			idx = append(idx, i)
+		}
+		sc.mark[i] = false
+	}
+	sc.partIdx[part.Name] = idx
 	p.partNodes[part.Name] = idx
 	return idx
 }
@@ -71,10 +95,13 @@ func (p *pass) usableIn(part *partition.Partition) []int {
 // mainPass starts jobs in priority order while they fit, per partition, as
 // slurmctld's main scheduling loop does.
 func (f *FIFO) mainPass(s *Snapshot) *pass {
+	sc := scratchPool.Get().(*scratch)
+	sc.indexNodes(s.Nodes)
 	p := &pass{
 		plan:         &Plan{Reasons: make(map[job.ID]job.Reason, len(s.Pending))},
-		order:        slices.Clone(s.Pending),
-		byName:       make(map[string]*NodeState, len(s.Nodes)),
+		order:        append(sc.order[:0], s.Pending...),
+		index:        sc.index,
+		sc:           sc,
 		arrayRunning: make(map[job.ID]uint32, len(s.ArrayRunning)),
 		started:      map[job.ID]int{},
 		partNodes:    map[string][]int{},
@@ -93,15 +120,27 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 		return cmpAsc(a.ID, b.ID)
 	})
 
+	sc.order = p.order
 	// Working copy of node usage: starts in this cycle consume resources.
-	p.nodes = make([]*NodeState, len(s.Nodes))
+	n := len(s.Nodes)
+	flags := 0
+	for i := range s.Nodes {
+		flags += max(len(s.Nodes[i].Node.GPUs), len(s.Nodes[i].Used.GPUs))
+	}
+	sc.nodes = slices.Grow(sc.nodes[:0], n)[:n]
+	sc.nodePtrs = slices.Grow(sc.nodePtrs[:0], n)[:n]
+	sc.gpus = slices.Grow(sc.gpus[:0], flags)[:flags]
+	p.nodes = sc.nodePtrs
+	off := 0
 	for i := range s.Nodes {
 		ns := s.Nodes[i]
-		used := make([]bool, max(len(ns.Node.GPUs), len(ns.Used.GPUs)))
-		copy(used, ns.Used.GPUs)
+		size := max(len(ns.Node.GPUs), len(ns.Used.GPUs))
+		used := sc.gpus[off : off+size : off+size]
+		off += size
+		clear(used[copy(used, ns.Used.GPUs):])
 		ns.Used.GPUs = used
-		p.nodes[i] = &ns
-		p.byName[ns.Node.Name] = &ns
+		sc.nodes[i] = ns
+		p.nodes[i] = &sc.nodes[i]
 	}
 	for k, v := range s.ArrayRunning {
 		p.arrayRunning[k] = v
@@ -191,7 +230,7 @@ func (p *pass) nextTask(j *job.Job) (task uint32, reason job.Reason, more bool) 
 
 // start records a start in the plan and takes its resources.
 func (p *pass) start(j *job.Job, task uint32, alloc *job.Allocation) {
-	consume(p.byName, alloc)
+	consume(p, alloc)
 	p.plan.Starts = append(p.plan.Starts, Start{JobID: j.ID, Task: task, Alloc: *alloc})
 	p.started[j.ID]++
 	if j.IsArray() {
@@ -259,7 +298,7 @@ func (p *pass) candidates(part *partition.Partition, r *job.Request) ([]*NodeSta
 	if len(r.NodeList) > 0 {
 		required = make(map[string]bool, len(r.NodeList))
 		for _, n := range r.NodeList {
-			ns := p.byName[n]
+			ns := p.node(n)
 			if ns == nil || !ns.Node.Usable() {
 				return nil, nil, true
 			}
@@ -276,9 +315,9 @@ func (p *pass) candidates(part *partition.Partition, r *job.Request) ([]*NodeSta
 	return out, required, false
 }
 
-func consume(byName map[string]*NodeState, a *job.Allocation) {
+func consume(p *pass, a *job.Allocation) {
 	for _, na := range a.Nodes {
-		ns := byName[na.Node]
+		ns := p.node(na.Node)
 		ns.Used.CPUs += na.CPUs
 		ns.Used.MemMB += na.MemMB
 		ns.Used.Jobs++

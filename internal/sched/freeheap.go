@@ -15,6 +15,8 @@ type freeHeap struct {
 	items []freeItem
 	// pos is each line's place in items (-1: not in the partition).
 	pos []int
+	// stack is earliest's scratch.
+	stack []int
 }
 
 type freeItem struct {
@@ -68,26 +70,30 @@ func (h *freeHeap) fix(node int) {
 
 // earliest returns the earliest start at or after lb, up to limit, of a
 // job of this kind running d seconds, and the first node (in
-// configuration order) free then; ok is false when none is.
+// configuration order) free then; ok is false when none is. It walks the
+// heap from the top and leaves a subtree as soon as its root cannot beat
+// the best start found: every node below it is free no sooner.
 func (h *freeHeap) earliest(d, lb, limit int64, scratch []span) (t int64, node int, ok bool, _ []span) {
 	best, bestNode := int64(forever), -1
-	var popped []freeItem
-	for len(h.items) > 0 {
-		top := h.items[0]
-		if top.first == forever || top.first > limit || top.first > best || top.first == best && top.node > bestNode {
-			break
+	stack := append(h.stack[:0], 0)
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i >= len(h.items) {
+			continue
 		}
-		heap.Pop(h)
-		popped = append(popped, top)
+		top := h.items[i]
+		if top.first == forever || top.first > limit || top.first > best || top.first == best && top.node > bestNode {
+			continue
+		}
 		scratch = h.lines[top.node].starts(scratch[:0], &h.sh, d, max(lb, top.first), min(limit, best))
 		if len(scratch) > 0 {
 			if a := scratch[0].a; a < best || a == best && top.node < bestNode {
 				best, bestNode = a, top.node
 			}
 		}
+		stack = append(stack, 2*i+2, 2*i+1)
 	}
-	for _, it := range popped {
-		heap.Push(h, it)
-	}
+	h.stack = stack
 	return best, bestNode, bestNode >= 0, scratch
 }

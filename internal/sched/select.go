@@ -189,6 +189,18 @@ func (s shape) hostsShare(n *node.Node, f free) bool {
 	return true
 }
 
+// shareKey is the part of a shape that decides whether a node can host a
+// share of it: a job on several nodes needs only its minimum on each, so
+// its node and task counts do not matter (and of GPUs per job, only
+// whether there are any).
+func (s shape) shareKey() shape {
+	if s.nodes > 1 {
+		s.nodes, s.tasks = 2, 0
+		s.gpusPerJob = min(s.gpusPerJob, 1)
+	}
+	return s
+}
+
 // packsGPUs reports whether placement packs the job onto the busiest GPU
 // node that fits: a one-node GPU job that does not want the node to
 // itself.
@@ -231,7 +243,8 @@ func (s shape) place(cands []*NodeState, required map[string]bool) (*job.Allocat
 		gpus  []int
 		tasks uint32
 	}
-	var picks []pick
+	var buf [16]pick
+	picks := buf[:0]
 	// Required nodes must all be usable and fit.
 	for _, ns := range cands {
 		if !required[ns.Node.Name] {

@@ -172,7 +172,8 @@ func (tl *timeline) mostUntil(limit int64) free {
 // a share of the job (b forever for a run that never ends).
 func (tl *timeline) freeRuns(s *shape) []span {
 	c := &tl.runs
-	if c.valid && c.version == tl.version && c.sh == *s {
+	key := s.shareKey()
+	if c.valid && c.version == tl.version && c.sh == key {
 		return c.runs
 	}
 	n := tl.ns.Node
@@ -194,7 +195,7 @@ func (tl *timeline) freeRuns(s *shape) []span {
 	if runStart >= 0 {
 		runs = append(runs, span{runStart, forever})
 	}
-	*c = runCache{sh: *s, version: tl.version, valid: true, runs: runs}
+	*c = runCache{sh: key, version: tl.version, valid: true, runs: runs}
 	return runs
 }
 
@@ -243,13 +244,17 @@ func addSpan(out []span, runStart, runEnd, d, lb, limit int64) []span {
 	return append(out, span{a, b})
 }
 
-// freeState turns what a node has left into the NodeState placement reads.
-func freeState(n *node.Node, f free) NodeState {
+// freeStateIn turns what a node has left into the NodeState placement
+// reads, its GPU flags appended to buf (returned grown).
+func freeStateIn(buf []bool, n *node.Node, f free) (NodeState, []bool) {
 	size := 0
 	for _, g := range n.GPUs {
 		size = max(size, g.Index+1)
 	}
-	used := make([]bool, size)
+	from := len(buf)
+	buf = slices.Grow(buf, size)[:from+size]
+	used := buf[from : from+size : from+size]
+	clear(used)
 	for _, g := range n.GPUs {
 		if g.Index >= 0 && (g.Index >= 64 || f.gpus&(1<<g.Index) == 0) {
 			used[g.Index] = true
@@ -260,5 +265,5 @@ func freeState(n *node.Node, f free) NodeState {
 		MemMB: n.RealMemory - min(f.mem, n.RealMemory),
 		GPUs:  used,
 		Jobs:  f.jobs,
-	}}
+	}}, buf
 }
