@@ -225,9 +225,6 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 			for i := range alloc.Nodes {
 				n := bf.index[alloc.Nodes[i].Node]
 				bf.lines[n].take(t, end, &alloc.Nodes[i])
-				for _, h := range bf.heaps {
-					h.fix(n)
-				}
 				bf.changed = append(bf.changed, n)
 			}
 			if t > 0 {
@@ -364,7 +361,10 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 		h := bf.heaps[key]
 		if h == nil {
 			h = newFreeHeap(sh, bf.lines, bf.partNodes[part.Name], bf.window)
+			h.cursor = len(bf.changed)
 			bf.heaps[key] = h
+		} else {
+			h.refresh(bf.changed)
 		}
 		t, node, ok, one := h.earliest(d, lb, bf.window, bf.one)
 		bf.one = one
@@ -391,6 +391,7 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 	// A one-node job needs only the earliest start of any node: once one
 	// is found, later nodes are read no further than it.
 	limit := bf.window
+	runKey := sh.shareKey()
 	spans := bf.spans[:0]
 	for _, i := range bf.partNodes[part.Name] {
 		tl := bf.lines[i]
@@ -399,7 +400,7 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 		}
 		n := len(spans)
 		if t, _ := sh.capacityFree(tl.ns.Node, tl.mostUntil(bf.window)); t > 0 {
-			bf.one = tl.starts(bf.one[:0], sh, d, lb, limit)
+			bf.one = tl.starts(bf.one[:0], &runKey, d, lb, limit)
 			for _, sp := range bf.one {
 				if single && sp.a >= limit && len(spans) > 0 {
 					break

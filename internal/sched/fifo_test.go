@@ -2,6 +2,7 @@ package sched
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -162,5 +163,41 @@ func TestFeasible(t *testing.T) {
 				t.Errorf("error %v is not a slurmerr.Error", err)
 			}
 		})
+	}
+}
+
+// The compiled share test answers as hostsShare does, for any shape,
+// node and what is left of it.
+func TestPropertyShareTestMatchesHostsShare(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 5))
+	for i := 0; i < 200_000; i++ {
+		n := &node.Node{Name: "n", CPUs: uint32(1 + r.IntN(64)), RealMemory: uint64(r.IntN(4) * 8000)}
+		for g := range r.IntN(5) {
+			typ := "a100"
+			if r.IntN(3) == 0 {
+				typ = "h100"
+			}
+			n.GPUs = append(n.GPUs, node.GPU{Index: g, Type: typ})
+		}
+		req := job.Request{
+			MinNodes: uint32(r.IntN(3)), NumTasks: uint32(r.IntN(10)), CPUsPerTask: uint32(r.IntN(5)),
+			TasksPerNode: uint32(r.IntN(4)), Exclusive: r.IntN(4) == 0, GPUsPerNode: uint32(r.IntN(3)),
+			GPUsPerJob: uint32(r.IntN(4) * r.IntN(2)),
+		}
+		switch r.IntN(4) {
+		case 0:
+			req.MemPerNode = uint64(r.IntN(3) * 4000)
+		case 1:
+			req.MemPerCPU = uint64(r.IntN(3) * 1000)
+		}
+		if r.IntN(3) == 0 {
+			req.GPUType = "h100"
+		}
+		sh := shapeOf(&req, uint64(r.IntN(2)*500), 0)
+		f := free{cpus: uint32(r.IntN(70)), mem: uint64(r.IntN(40_000)), gpus: uint64(r.IntN(32)), jobs: r.IntN(3)}
+		test := sh.testOn(n)
+		if got, want := test.hosts(f), sh.hostsShare(n, f); got != want {
+			t.Fatalf("shape %+v node %+v free %+v: compiled %v, hostsShare %v", sh, n, f, got, want)
+		}
 	}
 }

@@ -15,6 +15,10 @@ type freeHeap struct {
 	items []freeItem
 	// pos is each line's place in items (-1: not in the partition).
 	pos []int
+	// seen is the timeline version each node was read at, and cursor how
+	// far into the pass's change log the heap has read.
+	seen   []uint64
+	cursor int
 	// stack is earliest's scratch.
 	stack []int
 }
@@ -25,14 +29,15 @@ type freeItem struct {
 }
 
 func newFreeHeap(sh *shape, lines []*timeline, nodes []int, limit int64) *freeHeap {
-	h := &freeHeap{sh: *sh, lines: lines, limit: limit, pos: make([]int, len(lines))}
+	h := &freeHeap{sh: sh.shareKey(), lines: lines, limit: limit, pos: make([]int, len(lines)), seen: make([]uint64, len(lines))}
 	for i := range h.pos {
 		h.pos[i] = -1
 	}
 	h.items = make([]freeItem, 0, len(nodes))
 	for _, i := range nodes {
 		h.pos[i] = len(h.items)
-		h.items = append(h.items, freeItem{node: i, first: lines[i].firstFree(sh, limit)})
+		h.seen[i] = lines[i].version
+		h.items = append(h.items, freeItem{node: i, first: lines[i].firstFree(&h.sh, limit)})
 	}
 	heap.Init(h)
 	return h
@@ -60,12 +65,17 @@ func (h *freeHeap) Pop() any {
 	return it
 }
 
-// fix re-reads a node whose timeline changed.
-func (h *freeHeap) fix(node int) {
-	if p := h.pos[node]; p >= 0 {
-		h.items[p].first = h.lines[node].firstFree(&h.sh, h.limit)
-		heap.Fix(h, p)
+// refresh re-reads the nodes whose timelines changed since the heap was
+// last read.
+func (h *freeHeap) refresh(changed []int) {
+	for _, node := range changed[h.cursor:] {
+		if p := h.pos[node]; p >= 0 && h.seen[node] != h.lines[node].version {
+			h.items[p].first = h.lines[node].firstFree(&h.sh, h.limit)
+			h.seen[node] = h.lines[node].version
+			heap.Fix(h, p)
+		}
 	}
+	h.cursor = len(changed)
 }
 
 // earliest returns the earliest start at or after lb, up to limit, of a

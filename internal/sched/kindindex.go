@@ -24,6 +24,7 @@ type kindIndex struct {
 	groups []runGroup
 	byHash map[uint64][]int32
 	spare  []int32
+	last   int32
 	// weighted is the search's scratch.
 	starts, ends []weightedTime
 }
@@ -42,7 +43,7 @@ type weightedTime struct {
 
 func newKindIndex(sh *shape, lines []*timeline, nodes []int) *kindIndex {
 	ki := &kindIndex{sh: *sh, nodes: nodes, group: make([]int32, len(lines)),
-		seen: make([]uint64, len(lines)), byHash: map[uint64][]int32{}}
+		seen: make([]uint64, len(lines)), byHash: map[uint64][]int32{}, last: -1}
 	for i := range ki.group {
 		ki.group[i] = -1
 	}
@@ -64,14 +65,21 @@ func hashRuns(runs []span) uint64 {
 	return h
 }
 
-// join puts a node into the group of its current runs.
+// join puts a node into the group of its current runs. The nodes of one
+// allocation change together and mostly end up alike, so the group the
+// last node joined is tried first.
 func (ki *kindIndex) join(i int, tl *timeline) {
 	runs := tl.freeRuns(&ki.sh)
+	if g := ki.last; g >= 0 && ki.groups[g].count > 0 && slices.Equal(ki.groups[g].runs, runs) {
+		ki.groups[g].count++
+		ki.group[i], ki.seen[i] = g, tl.version
+		return
+	}
 	h := hashRuns(runs)
 	for _, g := range ki.byHash[h] {
 		if slices.Equal(ki.groups[g].runs, runs) {
 			ki.groups[g].count++
-			ki.group[i], ki.seen[i] = g, tl.version
+			ki.group[i], ki.seen[i], ki.last = g, tl.version, g
 			return
 		}
 	}
@@ -84,7 +92,7 @@ func (ki *kindIndex) join(i int, tl *timeline) {
 		ki.groups = append(ki.groups, runGroup{runs: slices.Clone(runs), count: 1, hash: h})
 	}
 	ki.byHash[h] = append(ki.byHash[h], g)
-	ki.group[i], ki.seen[i] = g, tl.version
+	ki.group[i], ki.seen[i], ki.last = g, tl.version, g
 }
 
 // leave takes a node out of its group.

@@ -189,6 +189,52 @@ func (s shape) hostsShare(n *node.Node, f free) bool {
 	return true
 }
 
+// shareTest is hostsShare compiled for one node: the least of each
+// resource a step must have left for the node to host a share.
+type shareTest struct {
+	never     bool
+	exclusive bool
+	cpus      uint32
+	mem       uint64
+	gpuMask   uint64
+	gpus      int
+}
+
+// testOn compiles hostsShare for node n.
+func (s shape) testOn(n *node.Node) shareTest {
+	need := s.minTasksOn()
+	gpus := s.gpusPerNode
+	if s.gpusPerJob > 0 {
+		gpus = max(gpus, 1)
+	}
+	if s.nodes == 1 {
+		need = max(need, s.tasks)
+		gpus = max(gpus, s.gpusPerJob)
+	}
+	t := shareTest{exclusive: s.exclusive, cpus: need * s.cpusPerTask, gpuMask: ^uint64(0), gpus: int(gpus)}
+	if s.tasksPerNode > 0 && s.tasksPerNode < need {
+		t.never = true
+	}
+	switch {
+	case s.memAll || (s.exclusive && s.memPerNode == 0 && s.memPerCPU == 0):
+		t.mem = n.RealMemory
+	case s.memPerNode > 0:
+		t.mem = s.memPerNode
+	case s.memPerCPU > 0:
+		t.mem = uint64(need) * s.memPerCPU * uint64(s.cpusPerTask)
+	}
+	if s.gpuType != "" {
+		t.gpuMask = typeMask(n, s.gpuType)
+	}
+	return t
+}
+
+// hosts is hostsShare for the node the test was compiled for.
+func (t *shareTest) hosts(f free) bool {
+	return !t.never && (!t.exclusive || f.jobs == 0) && f.cpus >= t.cpus && f.mem >= t.mem &&
+		bits.OnesCount64(f.gpus&t.gpuMask) >= t.gpus
+}
+
 // shareKey is the part of a shape that decides whether a node can host a
 // share of it: a job on several nodes needs only its minimum on each, so
 // its node and task counts do not matter (and of GPUs per job, only

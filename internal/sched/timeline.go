@@ -170,18 +170,18 @@ func (tl *timeline) mostUntil(limit int64) free {
 
 // freeRuns returns the runs of time [a, b) over which the node can host
 // a share of the job (b forever for a run that never ends).
+// s must be a shareKey: shapes that host alike share the cache.
 func (tl *timeline) freeRuns(s *shape) []span {
 	c := &tl.runs
-	key := s.shareKey()
-	if c.valid && c.version == tl.version && c.sh == key {
+	if c.valid && c.version == tl.version && c.sh == *s {
 		return c.runs
 	}
-	n := tl.ns.Node
+	test := s.testOn(tl.ns.Node)
 	runs := c.runs[:0]
 	runStart := int64(-1)
 	for i := range tl.steps {
 		st := &tl.steps[i]
-		if s.hostsShare(n, st.free) {
+		if test.hosts(st.free) {
 			if runStart < 0 {
 				runStart = st.at
 			}
@@ -195,13 +195,13 @@ func (tl *timeline) freeRuns(s *shape) []span {
 	if runStart >= 0 {
 		runs = append(runs, span{runStart, forever})
 	}
-	*c = runCache{sh: key, version: tl.version, valid: true, runs: runs}
+	*c = runCache{sh: *s, version: tl.version, valid: true, runs: runs}
 	return runs
 }
 
 // starts appends to out the spans of start times [a, b] at which a share
 // of the job fits on the node for d seconds, beginning no earlier than lb
-// and no later than limit.
+// and no later than limit (s a shareKey).
 func (tl *timeline) starts(out []span, s *shape, d, lb, limit int64) []span {
 	for _, r := range tl.freeRuns(s) {
 		if r.a > limit {
@@ -215,8 +215,8 @@ func (tl *timeline) starts(out []span, s *shape, d, lb, limit int64) []span {
 	return out
 }
 
-// firstFree returns when the node first has room for a share of the job,
-// at any length, up to limit (forever: never).
+// firstFree returns when the node first has room for a share of the job
+// (s a shareKey), at any length, up to limit (forever: never).
 func (tl *timeline) firstFree(s *shape, limit int64) int64 {
 	if runs := tl.freeRuns(s); len(runs) > 0 && runs[0].a <= limit {
 		return runs[0].a
