@@ -216,9 +216,12 @@ func (c *Controller) feasible(r *job.Request, part *partition.Partition) error {
 			return slurmerr.New(slurmerr.InvalidNodeName, "invalid node name specified: %s", name)
 		}
 	}
-	if most := c.cfg.Topology.LargestTree(part.HasNode); most >= 0 && int(max(r.MinNodes, 1, uint32(len(r.NodeList)))) > most {
-		// More nodes than any one switch tree of the partition joins.
-		return slurmerr.New(slurmerr.RequestedNodeConfigUnavailable, "")
+	if n := int(max(r.MinNodes, 1, uint32(len(r.NodeList)))); n > 1 {
+		if most := c.cfg.Topology.MostNodesFor(n, part.HasNode); most >= 0 && n > most {
+			// More nodes than any one switch tree, or block aggregate, of
+			// the partition joins.
+			return slurmerr.New(slurmerr.RequestedNodeConfigUnavailable, "")
+		}
 	}
 	return sched.Feasible(r, part, nodes, c.cfg.Defaults)
 }

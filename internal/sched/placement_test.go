@@ -173,3 +173,67 @@ func TestTopologyOneFabric(t *testing.T) {
 		t.Errorf("2-node job did not start: %v", plan.Reasons)
 	}
 }
+
+// With topology/block a job stays within one aggregate of the smallest
+// block level that holds it: the fullest such, blocks with the most room
+// first; when none has room it waits, however many nodes are free
+// elsewhere. A job larger than every level spans aggregates of the
+// largest.
+func TestBlockPlacement(t *testing.T) {
+	nodes := testNodes(16, 8, 0)
+	for i, n := range nodes {
+		n.Name = "n" + strconv.Itoa(i+1)
+	}
+	const blocks = "BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodes=n[5-8]\nBlockName=b3 Nodes=n[9-12]\nBlockName=b4 Nodes=n[13-16]\n"
+	place := func(sizes string, busy []string, j *job.Job, bf bool) *Plan {
+		top, err := topology.Parse(strings.NewReader(blocks + sizes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := snapshot(nodes, j)
+		s.Topology = top
+		for i := range s.Nodes {
+			if slices.Contains(busy, s.Nodes[i].Node.Name) {
+				running(s, job.ID(900+i), 60, job.Allocation{Nodes: []job.NodeAlloc{{Node: s.Nodes[i].Node.Name, CPUs: 8, Tasks: 1}}})
+			}
+		}
+		if bf {
+			s.Backfill = true
+			return backfillSched().Schedule(s)
+		}
+		return (&FIFO{}).Schedule(s)
+	}
+	nodesOf := func(p *Plan) string {
+		if len(p.Starts) == 0 {
+			return "(none)"
+		}
+		return hostlist.Compress(p.Starts[0].Alloc.NodeNames())
+	}
+	busy := []string{"n1", "n2", "n5"} // b1: 2 free, b2: 3 free, b3 and b4 whole
+	for _, c := range []struct {
+		sizes string
+		busy  []string
+		nodes uint32
+		want  string
+	}{
+		{"BlockSizes=4,16\n", busy, 3, "n[6-8]"},                     // the fullest block that holds 3
+		{"BlockSizes=4,16\n", busy, 5, "n[9-13]"},                    // one aggregate of 4 blocks, roomiest blocks first
+		{"BlockSizes=4,8\n", busy, 5, "n[3-4,6-8]"},                  // aggregate b1+b2 (5 free) rather than b3+b4
+		{"BlockSizes=4,8\n", busy, 6, "n[9-14]"},                     // b1+b2 too small: b3+b4
+		{"BlockSizes=4,8\n", nil, 12, "n[1-12]"},                     // larger than every level
+		{"", busy, 5, "n[3-4,6-8]"},                                  // default levels: every power of two
+		{"BlockSizes=4,8\n", append(busy, "n9", "n13"), 4, "(none)"}, // no block has 4 free
+	} {
+		j := pending(1, job.Request{MinNodes: c.nodes})
+		if got := nodesOf(place(c.sizes, c.busy, j, false)); got != c.want {
+			t.Errorf("%q, %d nodes, busy %v: %s, want %s", c.sizes, c.nodes, c.busy, got, c.want)
+		}
+	}
+	// The backfill pass plans within blocks too: with b3 and b4 partly
+	// busy for an hour, a 4-node job is planned on a whole block once
+	// its nodes come back, not on the nodes free now.
+	p := place("BlockSizes=4,8\n", []string{"n1", "n2", "n5", "n9", "n13", "n14", "n15", "n16"}, pending(1, job.Request{MinNodes: 4, TimeLimit: 30}), true)
+	if pl, ok := p.Planned[1]; len(p.Starts) != 0 || !ok || hostlist.Compress(pl.Nodes) != "n[1-4]" {
+		t.Errorf("backfill: starts %v planned %+v", p.Starts, p.Planned)
+	}
+}

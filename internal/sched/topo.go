@@ -28,6 +28,9 @@ func topoOrder(t *topology.Topology, sh *shape, cands []*NodeState) []*NodeState
 		byLeaf[leaf] = append(byLeaf[leaf], ns)
 	}
 	need := sh.nodes
+	if len(t.Blocks) > 0 {
+		return blockOrder(t, sh, cands, byLeaf, rest)
+	}
 	best := -1
 	for i, l := range byLeaf {
 		if len(l) >= need && (best < 0 || len(l) < len(byLeaf[best])) {
@@ -67,6 +70,65 @@ func topoOrder(t *topology.Topology, sh *shape, cands []*NodeState) []*NodeState
 		}
 		slices.SortStableFunc(leaves, func(a, b int) int { return cmp.Compare(len(byLeaf[b]), len(byLeaf[a])) })
 	}
+	return ordered(sh, cands, byLeaf, leaves, rest)
+}
+
+// blockOrder is topoOrder for topology/block: a job stays within one
+// aggregate of the smallest block level that can hold it (the fullest
+// such aggregate, so emptier ones stay whole), taking its blocks with the
+// most room first; with no such aggregate free it waits. A job larger
+// than every level takes the aggregates of the largest with the most
+// room first.
+func blockOrder(t *topology.Topology, sh *shape, cands []*NodeState, byLeaf [][]*NodeState, rest []*NodeState) []*NodeState {
+	room := func(leaves []int) int {
+		n := 0
+		for _, l := range leaves {
+			n += len(byLeaf[l])
+		}
+		return n
+	}
+	byRoom := func(leaves []int) {
+		slices.SortStableFunc(leaves, func(a, b int) int { return cmp.Compare(len(byLeaf[b]), len(byLeaf[a])) })
+	}
+	level, within := t.LevelFor(sh.nodes)
+	if !within {
+		levels := t.Levels()
+		level = levels[len(levels)-1]
+	}
+	var groups [][]int
+	for first := 0; first < len(byLeaf); first += level.Blocks {
+		var g []int
+		for l := first; l < min(first+level.Blocks, len(byLeaf)); l++ {
+			g = append(g, l)
+		}
+		byRoom(g)
+		groups = append(groups, g)
+	}
+	var leaves []int
+	if within {
+		best := -1
+		for i, g := range groups {
+			if n := room(g); n >= sh.nodes && (best < 0 || n < room(groups[best])) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return nil
+		}
+		leaves = groups[best]
+	} else {
+		slices.SortStableFunc(groups, func(a, b []int) int { return cmp.Compare(room(b), room(a)) })
+		for _, g := range groups {
+			leaves = append(leaves, g...)
+		}
+	}
+	return ordered(sh, cands, byLeaf, leaves, rest)
+}
+
+// ordered lists the nodes of the chosen leaves first, in that order, then
+// the other leaves' and the rest; the nodes the job will take are put
+// back in configuration order.
+func ordered(sh *shape, cands []*NodeState, byLeaf [][]*NodeState, leaves []int, rest []*NodeState) []*NodeState {
 	out := make([]*NodeState, 0, len(cands))
 	used := make([]bool, len(byLeaf))
 	for _, i := range leaves {

@@ -33,8 +33,10 @@ type Topology struct {
 	// of the two is empty.
 	Switches []Switch
 	Blocks   []Switch
-	// BlockSizes are the block sizes jobs are aligned to (block).
+	// BlockSizes are the block sizes jobs are aligned to (block), as
+	// given; levels are what they enforce.
 	BlockSizes []int
+	levels     []BlockLevel
 
 	leafOf   map[string]int    // node -> index into Leaves
 	leaves   []*Switch         // leaf switches, or blocks
@@ -156,7 +158,85 @@ func Parse(r io.Reader) (*Topology, error) {
 	if len(t.Switches) > 0 && len(t.Blocks) > 0 {
 		return nil, fmt.Errorf("both switches and blocks: one topology at a time")
 	}
+	if err := t.blockLevels(); err != nil {
+		return nil, err
+	}
 	return t, t.index()
+}
+
+// blockLevels checks BlockSizes and derives the levels of aggregated
+// blocks jobs are held to. The first size is the planning base block
+// size, which every block must reach; each later one is the base times a
+// power of two, larger than the one before. Without BlockSizes the base is
+// the smallest block and every power of two up to the number of blocks is
+// a level, as slurmctld does.
+func (t *Topology) blockLevels() error {
+	if len(t.BlockSizes) > 0 && len(t.Blocks) == 0 {
+		return fmt.Errorf("BlockSizes without blocks")
+	}
+	if len(t.Blocks) == 0 {
+		return nil
+	}
+	sizes := t.BlockSizes
+	if len(sizes) == 0 {
+		base := len(t.Blocks[0].Nodes)
+		for _, b := range t.Blocks {
+			base = min(base, len(b.Nodes))
+		}
+		for m := 1; m <= len(t.Blocks); m *= 2 {
+			sizes = append(sizes, base*m)
+		}
+	}
+	base := sizes[0]
+	for i, n := range sizes {
+		if i > 0 && (n <= sizes[i-1] || n%base != 0 || (n/base)&(n/base-1) != 0) {
+			return fmt.Errorf("BlockSizes=%s: each size must be the first times a power of two, larger than the one before", joinInts(t.BlockSizes))
+		}
+		t.levels = append(t.levels, BlockLevel{Nodes: n, Blocks: n / base})
+	}
+	for _, b := range t.Blocks {
+		if len(b.Nodes) < base {
+			return fmt.Errorf("block %s has %d nodes, fewer than the base block size %d", b.Name, len(b.Nodes), base)
+		}
+	}
+	return nil
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+// BlockLevel is one enforced size of topology/block: aggregates of Blocks
+// consecutive blocks (aligned: blocks 0..Blocks-1, then the next Blocks),
+// which a job of up to Nodes nodes must stay within.
+type BlockLevel struct {
+	Nodes  int
+	Blocks int
+}
+
+// Levels are the enforced block levels, smallest first (none without
+// blocks).
+func (t *Topology) Levels() []BlockLevel {
+	if t == nil {
+		return nil
+	}
+	return t.levels
+}
+
+// LevelFor returns the smallest level a job on nodes nodes must stay
+// within, or false when it is larger than every level (it may then span
+// aggregates of the largest).
+func (t *Topology) LevelFor(nodes int) (BlockLevel, bool) {
+	for _, l := range t.Levels() {
+		if nodes <= l.Nodes {
+			return l, true
+		}
+	}
+	return BlockLevel{}, false
 }
 
 // index links nodes to their leaves and switches to their parents.
@@ -300,11 +380,36 @@ func (t *Topology) Describe(only string, compress func([]string) string) []strin
 	return out
 }
 
-// LargestTree is the most nodes one switch tree joins, counting only the
-// nodes keep accepts; a job on more nodes can never run (topology/tree
-// never spans two trees). It is -1 without switches: no such bound.
-func (t *Topology) LargestTree(keep func(string) bool) int {
-	if t == nil || len(t.Switches) == 0 {
+// MostNodesFor is the most nodes a job on nodes nodes can ever be given,
+// counting only the nodes keep accepts; a job on more can never run. With
+// switches that is the largest tree (topology/tree never spans two);
+// with blocks, the largest aggregate of the level the job must stay
+// within. It is -1 where there is no such bound (no topology, or a job
+// larger than every block level).
+func (t *Topology) MostNodesFor(nodes int, keep func(string) bool) int {
+	if t == nil {
+		return -1
+	}
+	if len(t.Blocks) > 0 {
+		level, within := t.LevelFor(nodes)
+		if !within {
+			return -1
+		}
+		best := 0
+		for first := 0; first < len(t.Blocks); first += level.Blocks {
+			n := 0
+			for _, b := range t.Blocks[first:min(first+level.Blocks, len(t.Blocks))] {
+				for _, node := range b.Nodes {
+					if keep(node) {
+						n++
+					}
+				}
+			}
+			best = max(best, n)
+		}
+		return best
+	}
+	if len(t.Switches) == 0 {
 		return -1
 	}
 	best := 0

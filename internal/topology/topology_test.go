@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -29,14 +30,14 @@ func TestTree(t *testing.T) {
 		t.Errorf("addr of a node outside: %q", got)
 	}
 	var none *Topology
-	if none.Leaf("n1") != -1 || none.LargestTree(func(string) bool { return true }) != -1 {
+	if none.Leaf("n1") != -1 || none.MostNodesFor(2, func(string) bool { return true }) != -1 {
 		t.Errorf("nil topology has leaves or trees")
 	}
-	if got := top.LargestTree(func(n string) bool { return n != "n8" }); got != 7 {
+	if got := top.MostNodesFor(3, func(n string) bool { return n != "n8" }); got != 7 {
 		t.Errorf("largest tree %d, want 7", got)
 	}
 	two, _ := Parse(strings.NewReader("SwitchName=a Nodes=n[1-2]\nSwitchName=b Nodes=n[3-5]\n"))
-	if got := two.LargestTree(func(string) bool { return true }); got != 3 {
+	if got := two.MostNodesFor(2, func(string) bool { return true }); got != 3 {
 		t.Errorf("two trees: largest %d, want 3", got)
 	}
 }
@@ -48,6 +49,25 @@ func TestBlocks(t *testing.T) {
 	}
 	if top.Leaves() != 2 || top.Path(top.Leaf("n7"))[0] != "b2" || len(top.BlockSizes) != 2 {
 		t.Errorf("blocks: %+v", top)
+	}
+	if got := fmt.Sprint(top.Levels()); got != "[{4 1} {8 2}]" {
+		t.Errorf("levels %s", got)
+	}
+	all := func(string) bool { return true }
+	if a, b, c := top.MostNodesFor(3, all), top.MostNodesFor(6, all), top.MostNodesFor(9, all); a != 4 || b != 8 || c != -1 {
+		t.Errorf("most nodes for 3, 6, 9: %d %d %d", a, b, c)
+	}
+	// Without BlockSizes the base is the smallest block and every power
+	// of two up to the number of blocks is a level.
+	def, err := Parse(strings.NewReader("BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodes=n[5-7]\nBlockName=b3 Nodes=n[8-10]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(def.Levels()); got != "[{3 1} {6 2}]" {
+		t.Errorf("default levels %s", got)
+	}
+	if got := def.MostNodesFor(5, func(n string) bool { return n != "n1" }); got != 6 {
+		t.Errorf("most nodes for 5 without n1: %d, want 6 (b1+b2)", got)
 	}
 }
 
@@ -64,6 +84,10 @@ func TestParseErrors(t *testing.T) {
 		"SwitchName=s0 Nodes=n1 Speed=3\n":                   "line 1: unknown key speed",
 		"SwitchName=s0 Nodes=n1\nBlockName=b Nodes=n2\n":     "both switches and blocks: one topology at a time",
 		"SwitchName s0\n":                                    `line 1: "SwitchName" is not Key=value`,
+		"BlockSizes=4\n":                                     "BlockSizes without blocks",
+		"BlockName=b Nodes=n[1-4]\nBlockSizes=4,12\n":        "BlockSizes=4,12: each size must be the first times a power of two",
+		"BlockName=b Nodes=n[1-4]\nBlockSizes=4,8,8\n":       "BlockSizes=4,8,8: each size must be the first times a power of two",
+		"BlockName=b Nodes=n[1-3]\nBlockSizes=4\n":           "block b has 3 nodes, fewer than the base block size 4",
 	} {
 		_, err := Parse(strings.NewReader(in))
 		if err == nil || !strings.HasPrefix(err.Error(), want) {

@@ -26,3 +26,18 @@ func TestTopology(t *testing.T) {
 	}
 	c.MustRun("", "scancel", hold)
 }
+
+// TestBlockTopology: with topology/block, a 2-node job stays within one
+// block, taking the block that has room for all of it.
+func TestBlockTopology(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 4, Extra: "TopologyPlugin=topology/block\n",
+		Topology: "BlockName=b1 Nodes=n[1-2]\nBlockName=b2 Nodes=n[3-4]\nBlockSizes=2,4\n"})
+	hold := c.Submit("", "-w", "n1", "--exclusive", "--wrap", "sleep 30")
+	c.WaitState(hold, "RUNNING", 20*time.Second)
+	pair := c.Submit("", "-N2", "--exclusive", "--wrap", "true")
+	if j := c.WaitState(pair, "COMPLETED", 20*time.Second); j.Nodes.Or("") != "n[3-4]" {
+		t.Errorf("2-node job on %q, want n[3-4] (one block)", j.Nodes.Or(""))
+	}
+	c.MustRun("", "scancel", hold)
+}
