@@ -64,6 +64,7 @@ func (p *pass) node(name string) *NodeState {
 // done hands the pass's memory back for the next cycle.
 func (p *pass) done() {
 	clear(p.sc.order)
+	clear(p.sc.cands)
 	scratchPool.Put(p.sc)
 	p.sc = nil
 }
@@ -306,12 +307,14 @@ func (p *pass) candidates(part *partition.Partition, r *job.Request) ([]*NodeSta
 		}
 	}
 	idx := p.usableIn(part)
-	out := make([]*NodeState, 0, len(idx))
+	// The list lives until the next job's: nothing keeps it.
+	out := slices.Grow(p.sc.cands[:0], len(idx))
 	for _, i := range idx {
 		if ns := p.nodes[i]; excluded == nil || !excluded[ns.Node.Name] {
 			out = append(out, ns)
 		}
 	}
+	p.sc.cands = out
 	return out, required, false
 }
 

@@ -21,6 +21,8 @@ type scratch struct {
 	// built for, so that it is rebuilt only when the nodes change.
 	index map[string]int
 	names []string
+	// cands is the main pass's candidate list, reused from job to job.
+	cands []*NodeState
 	// mark and partIdx are usableIn's: a flag per node, and the lists it
 	// returned last time, by partition.
 	mark    []bool
