@@ -398,37 +398,6 @@ func signalName(sig int32) string {
 	return name
 }
 
-func tasksOf(j *job.Job) uint32 {
-	if j.Req.NumTasks > 0 {
-		return j.Req.NumTasks
-	}
-	if j.Alloc != nil {
-		var n uint32
-		for _, na := range j.Alloc.Nodes {
-			n += na.Tasks
-		}
-		return n
-	}
-	if j.Req.TasksPerNode > 0 {
-		return j.Req.TasksPerNode * max(j.Req.MinNodes, 1)
-	}
-	return max(j.Req.MinNodes, 1)
-}
-
-func nodeCount(j *job.Job) uint32 {
-	if j.Alloc != nil {
-		return uint32(len(j.Alloc.Nodes))
-	}
-	return max(j.Req.MinNodes, uint32(len(j.Req.NodeList)), 1)
-}
-
-func cpusOf(j *job.Job) uint32 {
-	if j.Alloc != nil {
-		return j.Alloc.TotalCPUs()
-	}
-	return tasksOf(j) * max(j.Req.CPUsPerTask, 1)
-}
-
 func memPerNode(j *job.Job) uint64 {
 	if j.Req.MemPerNode > 0 {
 		return j.Req.MemPerNode
@@ -457,67 +426,6 @@ func tresPerJob(r *job.Request) string {
 		return fmt.Sprintf("gres/gpu:%s:%d", r.GPUType, r.GPUsPerJob)
 	}
 	return fmt.Sprintf("gres/gpu:%d", r.GPUsPerJob)
-}
-
-// tresReq is the requested TRES string ("cpu=1,mem=100M,node=1,billing=1").
-func tresReq(j *job.Job) string {
-	cpus := cpusOf(j)
-	nodes := nodeCount(j)
-	mem := memTotal(j, cpus, nodes)
-	gpus := uint64(j.Req.GPUsPerNode)*uint64(nodes) + uint64(j.Req.GPUsPerJob)
-	return tresString(cpus, mem, nodes, gpus)
-}
-
-func tresAlloc(j *job.Job) string {
-	if j.Alloc == nil {
-		return ""
-	}
-	var mem uint64
-	for _, na := range j.Alloc.Nodes {
-		mem += na.MemMB
-	}
-	return tresString(j.Alloc.TotalCPUs(), mem, uint32(len(j.Alloc.Nodes)), uint64(j.Alloc.TotalGPUs()))
-}
-
-func memTotal(j *job.Job, cpus, nodes uint32) uint64 {
-	switch {
-	case j.Alloc != nil:
-		var m uint64
-		for _, na := range j.Alloc.Nodes {
-			m += na.MemMB
-		}
-		return m
-	case j.Req.MemPerNode > 0:
-		return j.Req.MemPerNode * uint64(nodes)
-	case j.Req.MemPerCPU > 0:
-		return j.Req.MemPerCPU * uint64(cpus)
-	}
-	return 0
-}
-
-func tresString(cpus uint32, memMB uint64, nodes uint32, gpus uint64) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "cpu=%d", cpus)
-	if memMB > 0 {
-		b.WriteString(",mem=" + formatMem(memMB))
-	}
-	fmt.Fprintf(&b, ",node=%d,billing=%d", nodes, cpus)
-	if gpus > 0 {
-		fmt.Fprintf(&b, ",gres/gpu=%d", gpus)
-	}
-	return b.String()
-}
-
-// formatMem prints MB as Slurm's TRES strings do ("100M", "16000M", "1G"
-// only for exact multiples of 1024).
-func formatMem(mb uint64) string {
-	switch {
-	case mb >= 1024*1024 && mb%(1024*1024) == 0:
-		return strconv.FormatUint(mb/(1024*1024), 10) + "T"
-	case mb >= 1024 && mb%1024 == 0:
-		return strconv.FormatUint(mb/1024, 10) + "G"
-	}
-	return strconv.FormatUint(mb, 10) + "M"
 }
 
 func jobResources(j *job.Job) api.V0044JobRes {

@@ -71,7 +71,7 @@ var jobMembers = []jobMember{
 	{"contiguous", func(_ *Server, _ *job.Job, w *api.V0044JobInfo) { w.Contiguous = api.NewOptBool(false) }},
 	{"core_spec", func(_ *Server, _ *job.Job, w *api.V0044JobInfo) { w.CoreSpec = api.NewOptInt32(0) }},
 	{"cpus", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
-		w.Cpus = api.NewOptV0044Uint32NoValStruct(u32(cpusOf(j)))
+		w.Cpus = api.NewOptV0044Uint32NoValStruct(u32(j.CPUCount()))
 	}},
 	{"cpus_per_task", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
 		w.CpusPerTask = api.NewOptV0044Uint16NoValStruct(u16(max(j.Req.CPUsPerTask, 1)))
@@ -114,7 +114,7 @@ var jobMembers = []jobMember{
 	{"max_nodes", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
 		maxNodes := j.Req.MaxNodes
 		if j.State == job.Pending && maxNodes == 0 {
-			maxNodes = nodeCount(j)
+			maxNodes = j.NodeCount()
 		}
 		w.MaxNodes = api.NewOptV0044Uint32NoValStruct(u32(maxNodes))
 	}},
@@ -143,7 +143,7 @@ var jobMembers = []jobMember{
 	{"name", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.Name = api.NewOptString(j.Req.Name) }},
 	{"nice", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.Nice = api.NewOptInt32(j.Req.Nice) }},
 	{"node_count", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
-		w.NodeCount = api.NewOptV0044Uint32NoValStruct(u32(nodeCount(j)))
+		w.NodeCount = api.NewOptV0044Uint32NoValStruct(u32(j.NodeCount()))
 	}},
 	{"nodes", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
 		if j.Alloc != nil {
@@ -206,7 +206,7 @@ var jobMembers = []jobMember{
 		w.SuspendTime = api.NewOptV0044Uint64NoValStruct(u64(0))
 	}},
 	{"tasks", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
-		w.Tasks = api.NewOptV0044Uint32NoValStruct(u32(tasksOf(j)))
+		w.Tasks = api.NewOptV0044Uint32NoValStruct(u32(j.TaskCount()))
 	}},
 	{"tasks_per_board", func(_ *Server, _ *job.Job, w *api.V0044JobInfo) {
 		w.TasksPerBoard = api.NewOptV0044Uint16NoValStruct(u16(0))
@@ -225,12 +225,20 @@ var jobMembers = []jobMember{
 	{"time_minimum", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
 		w.TimeMinimum = api.NewOptV0044Uint32NoValStruct(u32(j.Req.TimeMin))
 	}},
-	{"tres_alloc_str", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.TresAllocStr = api.NewOptString(tresAlloc(j)) }},
+	{"tres_alloc_str", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
+		if j.Alloc == nil {
+			w.TresAllocStr = api.NewOptString("")
+			return
+		}
+		w.TresAllocStr = api.NewOptString(j.AllocTRES().String())
+	}},
 	{"tres_per_job", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.TresPerJob = api.NewOptString(tresPerJob(&j.Req)) }},
 	{"tres_per_node", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
 		w.TresPerNode = api.NewOptString(tresPerNode(&j.Req))
 	}},
-	{"tres_req_str", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.TresReqStr = api.NewOptString(tresReq(j)) }},
+	{"tres_req_str", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
+		w.TresReqStr = api.NewOptString(j.ReqTRES().String())
+	}},
 	{"user_id", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.UserID = api.NewOptInt32(int32(j.Req.UserID)) }},
 	{"user_name", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.UserName = api.NewOptString(j.Req.UserName) }},
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/hostlist"
+	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/partition"
 	"github.com/droverhq/drover/internal/slurmerr"
@@ -251,7 +252,7 @@ func gresUsed(n *node.Node, used int) string {
 }
 
 func nodeTRES(n *node.Node) string {
-	s := "cpu=" + strconv.Itoa(int(n.CPUs)) + ",mem=" + formatMem(n.RealMemory) + ",billing=" + strconv.Itoa(int(n.CPUs))
+	s := "cpu=" + strconv.Itoa(int(n.CPUs)) + ",mem=" + job.FormatMemMB(n.RealMemory) + ",billing=" + strconv.Itoa(int(n.CPUs))
 	if len(n.GPUs) > 0 {
 		s += ",gres/gpu=" + strconv.Itoa(len(n.GPUs))
 	}
@@ -262,7 +263,7 @@ func nodeTRESUsed(ni controller.NodeInfo, gpus int) string {
 	if ni.Used.Jobs == 0 {
 		return ""
 	}
-	s := "cpu=" + strconv.Itoa(int(ni.Used.CPUs)) + ",mem=" + formatMem(ni.Used.MemMB)
+	s := "cpu=" + strconv.Itoa(int(ni.Used.CPUs)) + ",mem=" + job.FormatMemMB(ni.Used.MemMB)
 	if gpus > 0 {
 		s += ",gres/gpu=" + strconv.Itoa(gpus)
 	}
@@ -367,7 +368,7 @@ func memDefault(mb uint64, zeroIsSet bool) api.V0044Uint64NoValStruct {
 // partitionTRES is the partition's configured TRES, summed over its nodes
 // ("cpu=2,mem=4000M,node=1,billing=2,gres/gpu=2").
 func partitionTRES(pi controller.PartitionInfo) string {
-	return tresString(pi.TotalCPUs, pi.TotalMemMB, uint32(pi.Nodes), uint64(pi.TotalGPUs))
+	return job.TRES{CPUs: pi.TotalCPUs, MemMB: pi.TotalMemMB, Nodes: uint32(pi.Nodes), GPUs: uint64(pi.TotalGPUs)}.String()
 }
 
 func minutes(v uint32) api.V0044Uint32NoValStruct {

@@ -120,8 +120,11 @@ type Controller struct {
 	lastBackfill time.Time
 	// resvUsed is when a job last ran in each reservation (PURGE_COMP).
 	resvUsed map[string]time.Time
-	// prioCluster is what multifactor factors are relative to.
+	// prioCluster is what multifactor factors are relative to; partTRES
+	// the partitions' TRES (partTRESLocked).
 	prioCluster priority.Cluster
+	partTRESMu  sync.Mutex
+	partTRES    map[string]job.TRES
 	// fairShare is each user's fair-share factor, from the last usage
 	// update; usageReset is set once PriorityUsageResetPeriod=NOW has
 	// cleared usage in this run.

@@ -62,6 +62,9 @@ func (c *Controller) Register(ctx context.Context, reg nodeproto.Register) (node
 		for _, g := range reg.GPUs {
 			n.GPUs = append(n.GPUs, node.GPU{Index: g.Index, Type: g.Type, Minor: g.Minor, File: g.File, UUID: g.UUID, Cores: g.Cores})
 		}
+		c.partTRESMu.Lock()
+		c.partTRES = nil
+		c.partTRESMu.Unlock()
 	}
 	reported := map[job.ID]nodeproto.JobStatus{}
 	for _, js := range reg.Jobs {
@@ -354,6 +357,34 @@ func (c *Controller) Partition(name string) (PartitionInfo, error) {
 		return PartitionInfo{}, slurmerr.New(slurmerr.InvalidPartitionName, "Unable to find partition %s", name)
 	}
 	return c.partitionInfoLocked(name), nil
+}
+
+// partTRESLocked is a partition's TRES summed over its nodes, which
+// multifactor's TRES factors are relative to; kept until a node's GPUs
+// change (registration). The caller holds c.mu (reading is enough: the
+// cache has its own lock).
+func (c *Controller) partTRESLocked(name string) job.TRES {
+	c.partTRESMu.Lock()
+	defer c.partTRESMu.Unlock()
+	if t, ok := c.partTRES[name]; ok {
+		return t
+	}
+	if c.partTRES == nil {
+		c.partTRES = map[string]job.TRES{}
+	}
+	var t job.TRES
+	if p := c.parts[name]; p != nil {
+		for _, n := range p.Nodes {
+			if nd := c.nodes[n]; nd != nil {
+				t.CPUs += nd.CPUs
+				t.MemMB += nd.RealMemory
+				t.GPUs += uint64(len(nd.GPUs))
+				t.Nodes++
+			}
+		}
+	}
+	c.partTRES[name] = t
+	return t
 }
 
 func (c *Controller) partitionInfoLocked(name string) PartitionInfo {

@@ -49,6 +49,9 @@ func (c *Controller) priorityLocked(j *job.Job, now time.Time) uint32 {
 	}
 	f := pc.FactorsOf(j, factor, c.prioCluster, at)
 	f.FairShare = c.fairShare[j.Req.UserName]
+	if len(pc.WeightTRES) > 0 {
+		f.TRES = pc.TRESFactors(j.ReqTRES(), c.partTRESLocked(j.Req.Partition))
+	}
 	return pc.Priority(f)
 }
 

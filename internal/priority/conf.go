@@ -2,6 +2,8 @@ package priority
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,8 +70,52 @@ func FromSlurm(sc *slurmconf.Config) (*Config, error) {
 			}
 		}
 	}
+	if v, ok := sc.Value("PriorityWeightTRES"); ok {
+		w, err := ParseWeightTRES(v)
+		if err != nil {
+			return nil, err
+		}
+		pc.WeightTRES, pc.WeightTRESText = w, strings.TrimSpace(v)
+	}
 	if v, ok := sc.Value("PriorityFavorSmall"); ok {
 		pc.FavorSmall = strings.EqualFold(v, "yes") || v == "1"
 	}
 	return pc, nil
+}
+
+// ParseWeightTRES reads PriorityWeightTRES ("CPU=1000,Mem=2000,GRES/gpu=
+// 3000"): TRES names in any case, weights as numbers. TRES Drover does not
+// count are refused, as slurmctld refuses TRES it does not know.
+func ParseWeightTRES(v string) ([]TRESWeight, error) {
+	var out []TRESWeight
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(item, "=")
+		if !ok {
+			return nil, fmt.Errorf("PriorityWeightTRES=%s: %q is not TRES=weight", v, item)
+		}
+		name = strings.ToLower(strings.TrimSpace(name))
+		switch name {
+		case "cpu", "mem", "node", "billing", "gres/gpu":
+		default:
+			return nil, fmt.Errorf("PriorityWeightTRES=%s: invalid TRES %q (cpu, mem, node, billing or gres/gpu)", v, name)
+		}
+		w, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil || w < 0 || math.IsInf(w, 0) || math.IsNaN(w) {
+			return nil, fmt.Errorf("PriorityWeightTRES=%s: weight of %s: not a number", v, name)
+		}
+		for _, have := range out {
+			if have.Name == name {
+				return nil, fmt.Errorf("PriorityWeightTRES=%s: %s given twice", v, name)
+			}
+		}
+		out = append(out, TRESWeight{Name: name, Weight: w})
+	}
+	// Slurm keeps TRES in the order of their ids, whatever the setting's.
+	rank := map[string]int{"cpu": 1, "mem": 2, "node": 4, "billing": 5, "gres/gpu": 1000}
+	slices.SortStableFunc(out, func(a, b TRESWeight) int { return rank[a.Name] - rank[b.Name] })
+	return out, nil
 }

@@ -33,6 +33,18 @@ type Config struct {
 	// FairTree is Fair Tree fair-share (the default; PriorityFlags=
 	// NO_FAIR_TREE turns the classic formula on).
 	FairTree bool
+	// WeightTRES is PriorityWeightTRES, in the order given; WeightTRESText
+	// is the setting as written, which sprio -w shows.
+	WeightTRES     []TRESWeight
+	WeightTRESText string
+}
+
+// TRESWeight is one TRES of PriorityWeightTRES and its weight.
+type TRESWeight struct {
+	// Name is the TRES as Slurm names it: cpu, mem, node, billing,
+	// gres/gpu.
+	Name   string
+	Weight float64
 }
 
 // Defaults of the fair-share settings, as slurm.conf documents them.
@@ -57,10 +69,41 @@ type Cluster struct {
 type Factors struct {
 	Age, FairShare, JobSize, Partition, QOS, Assoc float64
 	Nice                                           int32
+	// TRES are the TRES factors, one for each of WeightTRES.
+	TRES []float64
 }
 
-// FactorsOf computes a job's factors at now. QOS, association and
-// fair-share are 0 until accounting gives QOS, associations and usage.
+// TRESFactors are a job's TRES factors: of each weighted TRES, what the
+// job asks for over what its partition has (billing counts CPUs).
+func (c *Config) TRESFactors(want, part job.TRES) []float64 {
+	if len(c.WeightTRES) == 0 {
+		return nil
+	}
+	ratio := func(a, b float64) float64 {
+		if b <= 0 {
+			return 0
+		}
+		return a / b
+	}
+	out := make([]float64, len(c.WeightTRES))
+	for i, w := range c.WeightTRES {
+		switch w.Name {
+		case "cpu", "billing":
+			out[i] = ratio(float64(want.CPUs), float64(part.CPUs))
+		case "mem":
+			out[i] = ratio(float64(want.MemMB), float64(part.MemMB))
+		case "node":
+			out[i] = ratio(float64(want.Nodes), float64(part.Nodes))
+		case "gres/gpu":
+			out[i] = ratio(float64(want.GPUs), float64(part.GPUs))
+		}
+	}
+	return out
+}
+
+// FactorsOf computes a job's factors at now, but for fair-share and TRES
+// (FairShare, TRESFactors). QOS and association are 0 until accounting
+// gives QOS and associations.
 func (c *Config) FactorsOf(j *job.Job, partitionFactor uint32, cl Cluster, now time.Time) Factors {
 	f := Factors{Nice: j.Req.Nice}
 	since := j.EligibleTime
@@ -99,6 +142,7 @@ func (c *Config) FactorsOf(j *job.Job, partitionFactor uint32, cl Cluster, now t
 // Weighted are the factors times their weights, as sprio shows them.
 type Weighted struct {
 	Age, FairShare, JobSize, Partition, QOS, Assoc float64
+	TRES                                           []float64
 }
 
 // Weigh applies the weights.
@@ -110,7 +154,21 @@ func (c *Config) Weigh(f Factors) Weighted {
 		Partition: float64(c.WeightPartition) * f.Partition,
 		QOS:       float64(c.WeightQOS) * f.QOS,
 		Assoc:     float64(c.WeightAssoc) * f.Assoc,
+		TRES:      c.weighTRES(f.TRES),
 	}
+}
+
+func (c *Config) weighTRES(f []float64) []float64 {
+	if len(f) == 0 {
+		return nil
+	}
+	out := make([]float64, len(f))
+	for i := range f {
+		if i < len(c.WeightTRES) {
+			out[i] = c.WeightTRES[i].Weight * f[i]
+		}
+	}
+	return out
 }
 
 // Priority is the job priority: the weighted factors summed, less the
@@ -118,6 +176,9 @@ func (c *Config) Weigh(f Factors) Weighted {
 func (c *Config) Priority(f Factors) uint32 {
 	w := c.Weigh(f)
 	sum := w.Age + w.FairShare + w.JobSize + w.Partition + w.QOS + w.Assoc - float64(f.Nice)
+	for _, t := range w.TRES {
+		sum += t
+	}
 	if sum < 1 {
 		return 1
 	}

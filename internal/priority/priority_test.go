@@ -48,3 +48,45 @@ func TestFactors(t *testing.T) {
 		t.Errorf("nice below zero: %d", p)
 	}
 }
+
+// TRES factors and their weights, with the figures real Slurm 22.05's
+// sprio printed for the same jobs on 4 nodes of 8 CPUs, 16000 MB and 4
+// GPUs (PriorityWeightJobSize=500, PriorityWeightTRES=CPU=2000,Mem=3000,
+// GRES/gpu=4000,Node=1500).
+func TestTRESFactors(t *testing.T) {
+	w, err := ParseWeightTRES("CPU=2000,Mem=3000,GRES/gpu=4000,Node=1500")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Config{WeightJobSize: 500, WeightTRES: w}
+	cl := Cluster{Nodes: 4, CPUs: 32}
+	part := job.TRES{CPUs: 32, MemMB: 64000, Nodes: 4, GPUs: 16}
+	now := time.Unix(1_000_000, 0)
+	for _, tc := range []struct {
+		req      job.Request
+		priority uint32
+		tres     []float64
+	}{
+		// sbatch -N2 -n4 --mem=2000 --gres=gpu:2: cpu=250,mem=188,node=750,gres/gpu=1000
+		{job.Request{MinNodes: 2, NumTasks: 4, MemPerNode: 2000, GPUsPerNode: 2}, 2343, []float64{250, 187.5, 750, 1000}},
+		// sbatch -n1 (DefMemPerCPU=1000): cpu=62,mem=47,node=375
+		{job.Request{NumTasks: 1, MemPerCPU: 1000}, 554, []float64{62.5, 46.875, 375, 0}},
+		// sbatch -N3 -n3 --gres=gpu:4 --mem=8000: cpu=188,mem=1125,node=1125,gres/gpu=3000
+		{job.Request{MinNodes: 3, NumTasks: 3, MemPerNode: 8000, GPUsPerNode: 4}, 5648, []float64{187.5, 1125, 1125, 3000}},
+	} {
+		j := &job.Job{SubmitTime: now, Req: tc.req}
+		f := c.FactorsOf(j, 0, cl, now)
+		f.TRES = c.TRESFactors(j.ReqTRES(), part)
+		if got := c.Weigh(f).TRES; !cmp.Equal(got, tc.tres, cmpopts.EquateApprox(0, 1e-9)) {
+			t.Errorf("%+v: weighted TRES %v, want %v", tc.req, got, tc.tres)
+		}
+		if p := c.Priority(f); p != tc.priority {
+			t.Errorf("%+v: priority %d, want %d", tc.req, p, tc.priority)
+		}
+	}
+	for _, bad := range []string{"CPU", "cpu=x", "energy=5", "cpu=1,CPU=2", "mem=-3"} {
+		if _, err := ParseWeightTRES(bad); err == nil {
+			t.Errorf("PriorityWeightTRES=%s accepted", bad)
+		}
+	}
+}

@@ -57,3 +57,37 @@ func TestSprio(t *testing.T) {
 	}
 	c.MustRun("", "scancel", hold)
 }
+
+// TestSprioTRES: PriorityWeightTRES adds each TRES's share of the
+// partition, weighted, to the priority, and sprio shows it in Slurm's
+// TRES column (the figures follow the formula checked against Slurm
+// 22.05: see internal/priority's TestTRESFactors).
+func TestSprioTRES(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 4, CPUs: 8, GPUs: 4,
+		Extra: "PriorityWeightJobSize=500\nPriorityWeightTRES=CPU=2000,Mem=3000,GRES/gpu=4000,Node=1500\n"})
+	hold := c.Submit("", "-N4", "--exclusive", "--wrap", "sleep 60")
+	c.WaitState(hold, "RUNNING", 20*time.Second)
+	a := c.Submit("", "-N2", "-n4", "--mem=2000", "--gres=gpu:2", "--wrap", "true")
+	b := c.Submit("", "-n1", "--mem=1000", "--wrap", "true")
+	d := c.Submit("", "-N3", "-n3", "--gres=gpu:4", "--mem=8000", "--wrap", "true")
+	want := "          JOBID PARTITION   PRIORITY       SITE    JOBSIZE                 TRES\n" +
+		"              " + a + " batch           2531          0        156 cpu=250,mem=375,node\n" +
+		"              " + b + " batch            601          0         70 cpu=62,mem=94,node=3\n" +
+		"              " + d + " batch           6773          0        210 cpu=188,mem=2250,nod\n"
+	if got := c.MustRun("", "sprio"); got != want {
+		t.Errorf("sprio:\n%s\nwant:\n%s", got, want)
+	}
+	if got := c.MustRun("", "sprio", "-h", "-o", "%i %60T %60t", "-j", a); !strings.Contains(got, " cpu=250,mem=375,node=750,gres/gpu=1000 ") ||
+		!strings.Contains(got, " cpu=0.12,mem=0.12,node=0.50,gres/gpu=0.25 ") {
+		t.Errorf("sprio TRES columns: %q", got)
+	}
+	if got := c.MustRun("", "sprio", "-w", "-o", "%.15i %T"); got != "          JOBID TRES\n        Weights CPU=2000,Mem=3000,GRES/gpu=4000,Node=1500\n" {
+		t.Errorf("sprio -w: %q", got)
+	}
+	// The controller schedules by the same priority.
+	if got := c.MustRun("", "squeue", "-h", "-t", "PD", "-o", "%i %Q", "-S", "-p"); got != d+" 6773\n"+a+" 2531\n"+b+" 601\n" {
+		t.Errorf("squeue priorities:\n%s", got)
+	}
+	c.MustRun("", "scancel", hold)
+}

@@ -29,8 +29,8 @@ import (
 // Default formats (sprio.c, Slurm 25.11). In the short ones the columns of
 // factors whose weight is 0 are left out.
 const (
-	formatDefault  = "%.15i %9r %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10Q %20T"
-	formatUser     = "%.15i %9r %.8u %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10Q %20T"
+	formatDefault  = "%.15i %9r %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10Q %.20T"
+	formatUser     = "%.15i %9r %.8u %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10Q %.20T"
 	formatLong     = "%.15i %9r %.8u %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10Q %.11N %.20T"
 	formatNorm     = "%.15i %9r %10y %10a %10b %10f %10j %10p %10q %20t"
 	formatNormLong = "%.15i %9r %.8u %10y %10s %10a %10b %10f %10j %10p %10q %.11N %20t"
@@ -67,7 +67,7 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	if env.Now != nil {
 		now = env.Now()
 	}
-	rows, cl, factors, fairShare, err := load(ctx, env.Client)
+	rows, cl, factors, partTRES, fairShare, err := load(ctx, env.Client)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
 		return 1
@@ -109,7 +109,12 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		j := jobOf(r)
 		fs := pc.FactorsOf(j, factors[r.Partition.Or("")], cl, now)
 		fs.FairShare = fairShare[r.UserName.Or("")]
-		v := values{row: r, f: fs, w: pc.Weigh(fs)}
+		if len(pc.WeightTRES) > 0 {
+			// A record whose TRES cannot be read counts none.
+			want, _ := job.ParseTRES(r.TresReqStr.Or(""))
+			fs.TRES = pc.TRESFactors(want, partTRES[r.Partition.Or("")])
+		}
+		v := values{row: r, pc: pc, f: fs, w: pc.Weigh(fs)}
 		printLine(w, fields, func(f field) string { return v.cell(f.letter) })
 		shown++
 	}
@@ -196,19 +201,19 @@ func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
 // load reads the jobs, and what factors are relative to: the nodes'
 // count and CPUs (FUTURE nodes left out, as the controller leaves them),
 // each partition's PriorityJobFactor and each user's fair-share factor.
-func load(ctx context.Context, cl v0044.Invoker) ([]v0044.V0044JobInfo, priority.Cluster, map[string]uint32, map[string]float64, error) {
+func load(ctx context.Context, cl v0044.Invoker) ([]v0044.V0044JobInfo, priority.Cluster, map[string]uint32, map[string]job.TRES, map[string]float64, error) {
 	var c priority.Cluster
 	jr, err := cl.SlurmV0044GetJobs(ctx, v0044.SlurmV0044GetJobsParams{})
 	if err != nil {
-		return nil, c, nil, nil, err
+		return nil, c, nil, nil, nil, err
 	}
 	jobs, ok := jr.(*v0044.V0044OpenapiJobInfoResp)
 	if !ok {
-		return nil, c, nil, nil, fmt.Errorf("slurm_load_jobs: unexpected answer")
+		return nil, c, nil, nil, nil, fmt.Errorf("slurm_load_jobs: unexpected answer")
 	}
 	nr, err := cl.SlurmV0044GetNodes(ctx, v0044.SlurmV0044GetNodesParams{})
 	if err != nil {
-		return nil, c, nil, nil, err
+		return nil, c, nil, nil, nil, err
 	}
 	if nodes, ok := nr.(*v0044.V0044OpenapiNodesResp); ok {
 		for _, n := range nodes.Nodes {
@@ -221,20 +226,23 @@ func load(ctx context.Context, cl v0044.Invoker) ([]v0044.V0044JobInfo, priority
 	}
 	pr, err := cl.SlurmV0044GetPartitions(ctx, v0044.SlurmV0044GetPartitionsParams{})
 	if err != nil {
-		return nil, c, nil, nil, err
+		return nil, c, nil, nil, nil, err
 	}
 	factors := map[string]uint32{}
+	partTRES := map[string]job.TRES{}
 	if parts, ok := pr.(*v0044.V0044OpenapiPartitionResp); ok {
 		for _, p := range parts.Partitions {
 			f := uint32(p.Priority.Or(v0044.V0044PartitionInfoPriority{}).JobFactor.Or(0))
 			factors[p.Name.Or("")] = f
+			// A partition whose TRES cannot be read gives factors of 0.
+			partTRES[p.Name.Or("")], _ = job.ParseTRES(p.Tres.Or(v0044.V0044PartitionInfoTres{}).Configured.Or(""))
 			c.MaxPartitionFactor = max(c.MaxPartitionFactor, f)
 		}
 	}
 	fairShare := map[string]float64{}
 	sr, err := cl.SlurmV0044GetShares(ctx, v0044.SlurmV0044GetSharesParams{})
 	if err != nil {
-		return nil, c, nil, nil, err
+		return nil, c, nil, nil, nil, err
 	}
 	if shares, ok := sr.(*v0044.V0044OpenapiSharesResp); ok {
 		for _, s := range shares.Shares.Shares {
@@ -246,7 +254,7 @@ func load(ctx context.Context, cl v0044.Invoker) ([]v0044.V0044JobInfo, priority
 	}
 	rows := jobs.Jobs
 	slices.SortStableFunc(rows, func(a, b v0044.V0044JobInfo) int { return int(a.JobID.Or(0)) - int(b.JobID.Or(0)) })
-	return rows, c, factors, fairShare, nil
+	return rows, c, factors, partTRES, fairShare, nil
 }
 
 // jobOf rebuilds what the factors read from a job record.
@@ -297,7 +305,7 @@ func dropZeroWeights(format string, pc *priority.Config) string {
 		'j': pc.WeightJobSize == 0, 'J': pc.WeightJobSize == 0,
 		'p': pc.WeightPartition == 0, 'P': pc.WeightPartition == 0,
 		'q': pc.WeightQOS == 0, 'Q': pc.WeightQOS == 0,
-		't': true, 'T': true, // no TRES weights yet
+		't': len(pc.WeightTRES) == 0, 'T': len(pc.WeightTRES) == 0,
 	}
 	var kept []string
 	for _, spec := range strings.Fields(format) {
@@ -312,6 +320,7 @@ func dropZeroWeights(format string, pc *priority.Config) string {
 // values are one job's cells.
 type values struct {
 	row *v0044.V0044JobInfo
+	pc  *priority.Config
 	f   priority.Factors
 	w   priority.Weighted
 }
@@ -368,8 +377,26 @@ func (v values) cell(letter byte) string {
 		return whole(v.w.QOS)
 	case 'q':
 		return norm(v.f.QOS)
+	case 'T':
+		return v.tres(v.w.TRES, 0)
+	case 't':
+		return v.tres(v.f.TRES, 2)
 	}
 	return ""
+}
+
+// tres lists the TRES factors that are not 0, weighted or not, as sprio
+// does ("cpu=250,mem=188,node=750,gres/gpu=1000"): printf's rounding,
+// to prec decimals.
+func (v values) tres(vals []float64, prec int) string {
+	var parts []string
+	for i, x := range vals {
+		if x == 0 || i >= len(v.pc.WeightTRES) {
+			continue
+		}
+		parts = append(parts, v.pc.WeightTRES[i].Name+"="+strconv.FormatFloat(x, 'f', prec, 64))
+	}
+	return strings.Join(parts, ",")
 }
 
 // weightOf is a column's cell on the -w line.
@@ -392,6 +419,8 @@ func weightOf(letter byte, pc *priority.Config) string {
 		return n(pc.WeightPartition)
 	case 'Q', 'q':
 		return n(pc.WeightQOS)
+	case 'T':
+		return pc.WeightTRESText
 	}
 	return ""
 }
