@@ -94,10 +94,11 @@ type bfPass struct {
 	kinds   map[shapeKey]*kindIndex
 	changed []int
 	times   []int64
-	// states, cands and flags are placeAt's scratch.
+	// states, cands, flags and alloc are placeAt's scratch.
 	states   []NodeState
 	cands    []*NodeState
 	flags    []bool
+	alloc    job.Allocation
 	scanOnly bool
 	topo     *topology.Topology
 }
@@ -231,13 +232,26 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 				plan.Planned[j.ID] = Planned{Start: s.Now.Add(time.Duration(t) * time.Second), Nodes: alloc.NodeNames()}
 				break
 			}
-			p.start(j, task, alloc)
+			p.start(j, task, cloneAlloc(alloc))
 			plan.Backfilled[j.ID] = true
 			if !j.IsArrayMeta() || p.started[j.ID] >= len(j.PendingTasks) {
 				delete(plan.Reasons, j.ID)
 			}
 		}
 	}
+}
+
+// cloneAlloc copies an allocation out of the pass's scratch.
+func cloneAlloc(a *job.Allocation) *job.Allocation {
+	out := &job.Allocation{Nodes: slices.Clone(a.Nodes)}
+	for i := range out.Nodes {
+		if len(out.Nodes[i].GPUs) == 0 {
+			out.Nodes[i].GPUs = nil
+		} else {
+			out.Nodes[i].GPUs = slices.Clone(out.Nodes[i].GPUs)
+		}
+	}
+	return out
 }
 
 // buildLines makes every node's timeline from what is left of it after the
@@ -559,7 +573,8 @@ func (bf *bfPass) placeAt(spans []nodeSpan, t int64, sh *shape, d int64, require
 	if bf.topo != nil && sh.nodes > 1 && len(required) == 0 {
 		cands = topoOrder(bf.topo, sh, cands)
 	}
-	return sh.place(cands, required)
+	// The allocation is the pass's scratch: a job that starts takes a copy.
+	return sh.placeInto(&bf.alloc, cands, required)
 }
 
 // bfNumbers are the numeric bf_* options: their range and where each

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"math/bits"
+	"slices"
 
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
@@ -283,6 +284,12 @@ func (s shape) fitsConfig(n *node.Node) bool {
 // its minimum, then the remaining tasks fill the first nodes as far as
 // they fit (so -N4 -n8 on 8-CPU nodes gives 5,1,1,1).
 func (s shape) place(cands []*NodeState, required map[string]bool) (*job.Allocation, bool) {
+	return s.placeInto(&job.Allocation{}, cands, required)
+}
+
+// placeInto is place writing into dst, whose node list and GPU lists it
+// reuses: the backfill pass places many jobs only to reserve their nodes.
+func (s shape) placeInto(dst *job.Allocation, cands []*NodeState, required map[string]bool) (*job.Allocation, bool) {
 	type pick struct {
 		ns    *NodeState
 		cap   uint32
@@ -363,7 +370,8 @@ func (s shape) place(cands []*NodeState, required map[string]bool) (*job.Allocat
 	}
 	// GPUs per job are spread over the chosen nodes in order.
 	gpuLeft := s.gpusPerJob
-	alloc := &job.Allocation{Nodes: make([]job.NodeAlloc, len(picks))}
+	alloc := dst
+	alloc.Nodes = slices.Grow(alloc.Nodes[:0], len(picks))[:len(picks)]
 	for i, p := range picks {
 		n := p.ns.Node
 		cpus := p.tasks * s.cpusPerTask
@@ -392,7 +400,7 @@ func (s shape) place(cands []*NodeState, required map[string]bool) (*job.Allocat
 		if uint32(len(p.gpus)) < want {
 			return nil, false
 		}
-		na.GPUs = append([]int(nil), p.gpus[:want]...)
+		na.GPUs = append(alloc.Nodes[i].GPUs[:0], p.gpus[:want]...)
 		alloc.Nodes[i] = na
 	}
 	if gpuLeft > 0 {
