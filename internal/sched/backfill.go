@@ -86,12 +86,13 @@ type bfPass struct {
 	one    []span
 	// startBuf and endBuf are firstFit's scratch.
 	startBuf, endBuf []int64
-	// heaps find one-node jobs' starts, per kind (see freeHeap).
-	heaps map[shapeKey]*freeHeap
+	// heaps find one-node jobs' starts, per partition and kind of share
+	// (see freeHeap).
+	heaps map[runsKey]*freeHeap
 	// kinds find the starts of jobs on several nodes, per kind of share
 	// (see kindIndex); changed logs the nodes whose timelines changed, for
 	// them to catch up.
-	kinds   map[shapeKey]*kindIndex
+	kinds   map[runsKey]*kindIndex
 	changed []int
 	times   []int64
 	// states, cands, flags and alloc are placeAt's scratch.
@@ -106,6 +107,13 @@ type bfPass struct {
 type shapeKey struct {
 	part string
 	sh   shape
+}
+
+// runsKey names what a partition's nodes' free runs for one kind of
+// share are read into.
+type runsKey struct {
+	part string
+	key  hostKey
 }
 
 // bound says that a job of some kind on nodes nodes or more, running d
@@ -168,8 +176,8 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 		partNodes: map[string][]int{},
 		index:     p.index,
 		lowest:    map[shapeKey][]bound{},
-		heaps:     map[shapeKey]*freeHeap{},
-		kinds:     map[shapeKey]*kindIndex{},
+		heaps:     map[runsKey]*freeHeap{},
+		kinds:     map[runsKey]*kindIndex{},
 		scanOnly:  b.scanOnly,
 		topo:      s.Topology,
 	}
@@ -372,11 +380,12 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 	}
 	single := sh.nodes == 1 && required == nil
 	if single && cacheable && !bf.scanOnly {
-		h := bf.heaps[key]
+		rk := runsKey{part: part.Name, key: sh.hostKey()}
+		h := bf.heaps[rk]
 		if h == nil {
-			h = newFreeHeap(sh, bf.lines, bf.partNodes[part.Name], bf.window)
+			h = newFreeHeap(rk.key, bf.lines, bf.partNodes[part.Name], bf.window)
 			h.cursor = len(bf.changed)
-			bf.heaps[key] = h
+			bf.heaps[rk] = h
 		} else {
 			h.refresh(bf.changed)
 		}
@@ -405,7 +414,7 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 	// A one-node job needs only the earliest start of any node: once one
 	// is found, later nodes are read no further than it.
 	limit := bf.window
-	runKey := sh.shareKey()
+	runKey := sh.hostKey()
 	spans := bf.spans[:0]
 	for _, i := range bf.partNodes[part.Name] {
 		tl := bf.lines[i]
@@ -446,10 +455,10 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 // earliestGrouped is earliest for a job on several nodes that names no
 // nodes, read from the groups of nodes alike for its kind of share.
 func (bf *bfPass) earliestGrouped(part *partition.Partition, sh *shape, d, lb int64) (int64, *job.Allocation, bool) {
-	key := shapeKey{part: part.Name, sh: sh.shareKey()}
+	key := runsKey{part: part.Name, key: sh.hostKey()}
 	ki := bf.kinds[key]
 	if ki == nil {
-		ki = newKindIndex(&key.sh, bf.lines, bf.partNodes[part.Name])
+		ki = newKindIndex(key.key, bf.lines, bf.partNodes[part.Name])
 		ki.cursor = len(bf.changed)
 		bf.kinds[key] = ki
 	} else {

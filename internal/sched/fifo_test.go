@@ -195,7 +195,8 @@ func TestPropertyShareTestMatchesHostsShare(t *testing.T) {
 		}
 		sh := shapeOf(&req, uint64(r.IntN(2)*500), 0)
 		f := free{cpus: uint32(r.IntN(70)), mem: uint64(r.IntN(40_000)), gpus: uint64(r.IntN(32)), jobs: r.IntN(3)}
-		test := sh.testOn(n)
+		key := sh.hostKey()
+		test := key.testOn(n)
 		if got, want := test.hosts(f), sh.hostsShare(n, f); got != want {
 			t.Fatalf("shape %+v node %+v free %+v: compiled %v, hostsShare %v", sh, n, f, got, want)
 		}

@@ -9,7 +9,7 @@ import "container/heap"
 // order and stopping at the first whose bound is past the best start yet,
 // instead of reading every node. Reservations move nodes back (fix).
 type freeHeap struct {
-	sh    shape
+	sh    hostKey
 	lines []*timeline
 	limit int64
 	items []freeItem
@@ -28,8 +28,8 @@ type freeItem struct {
 	first int64
 }
 
-func newFreeHeap(sh *shape, lines []*timeline, nodes []int, limit int64) *freeHeap {
-	h := &freeHeap{sh: sh.shareKey(), lines: lines, limit: limit, pos: make([]int, len(lines)), seen: make([]uint64, len(lines))}
+func newFreeHeap(k hostKey, lines []*timeline, nodes []int, limit int64) *freeHeap {
+	h := &freeHeap{sh: k, lines: lines, limit: limit, pos: make([]int, len(lines)), seen: make([]uint64, len(lines))}
 	for i := range h.pos {
 		h.pos[i] = -1
 	}

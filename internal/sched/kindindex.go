@@ -13,7 +13,7 @@ import (
 // reads the nodes only to place the job at the start it found. A node
 // whose timeline changes moves to the group of its new runs.
 type kindIndex struct {
-	sh    shape
+	sh    hostKey
 	nodes []int // the partition's usable nodes, indices into lines
 	// group is each line's group (-1: not in the partition) and seen the
 	// timeline version its runs were read at.
@@ -41,8 +41,8 @@ type weightedTime struct {
 	n  int
 }
 
-func newKindIndex(sh *shape, lines []*timeline, nodes []int) *kindIndex {
-	ki := &kindIndex{sh: *sh, nodes: nodes, group: make([]int32, len(lines)),
+func newKindIndex(k hostKey, lines []*timeline, nodes []int) *kindIndex {
+	ki := &kindIndex{sh: k, nodes: nodes, group: make([]int32, len(lines)),
 		seen: make([]uint64, len(lines)), byHash: map[uint64][]int32{}, last: -1}
 	for i := range ki.group {
 		ki.group[i] = -1

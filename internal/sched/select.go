@@ -201,8 +201,22 @@ type shareTest struct {
 	gpus      int
 }
 
-// testOn compiles hostsShare for node n.
-func (s shape) testOn(n *node.Node) shareTest {
+// hostKey is what decides whether a node can host a share of a job,
+// whatever the node: shapes with the same key host alike everywhere, so
+// they share free runs, heaps and groups.
+type hostKey struct {
+	never, exclusive bool
+	cpus             uint32
+	// wholeMem asks for the node's whole memory; mem is a fixed amount.
+	wholeMem bool
+	mem      uint64
+	gpuType  string
+	gpus     int
+}
+
+// hostKey is the shape's hostKey: a one-node job needs all of itself on
+// its node, a job on several nodes only its minimum on each.
+func (s shape) hostKey() hostKey {
 	need := s.minTasksOn()
 	gpus := s.gpusPerNode
 	if s.gpusPerJob > 0 {
@@ -212,20 +226,29 @@ func (s shape) testOn(n *node.Node) shareTest {
 		need = max(need, s.tasks)
 		gpus = max(gpus, s.gpusPerJob)
 	}
-	t := shareTest{exclusive: s.exclusive, cpus: need * s.cpusPerTask, gpuMask: ^uint64(0), gpus: int(gpus)}
+	k := hostKey{exclusive: s.exclusive, cpus: need * s.cpusPerTask, gpuType: s.gpuType, gpus: int(gpus)}
 	if s.tasksPerNode > 0 && s.tasksPerNode < need {
-		t.never = true
+		k.never = true
 	}
 	switch {
 	case s.memAll || (s.exclusive && s.memPerNode == 0 && s.memPerCPU == 0):
-		t.mem = n.RealMemory
+		k.wholeMem = true
 	case s.memPerNode > 0:
-		t.mem = s.memPerNode
+		k.mem = s.memPerNode
 	case s.memPerCPU > 0:
-		t.mem = uint64(need) * s.memPerCPU * uint64(s.cpusPerTask)
+		k.mem = uint64(need) * s.memPerCPU * uint64(s.cpusPerTask)
 	}
-	if s.gpuType != "" {
-		t.gpuMask = typeMask(n, s.gpuType)
+	return k
+}
+
+// testOn compiles hostsShare for node n.
+func (k *hostKey) testOn(n *node.Node) shareTest {
+	t := shareTest{never: k.never, exclusive: k.exclusive, cpus: k.cpus, mem: k.mem, gpuMask: ^uint64(0), gpus: k.gpus}
+	if k.wholeMem {
+		t.mem = n.RealMemory
+	}
+	if k.gpuType != "" {
+		t.gpuMask = typeMask(n, k.gpuType)
 	}
 	return t
 }
@@ -234,18 +257,6 @@ func (s shape) testOn(n *node.Node) shareTest {
 func (t *shareTest) hosts(f free) bool {
 	return !t.never && (!t.exclusive || f.jobs == 0) && f.cpus >= t.cpus && f.mem >= t.mem &&
 		bits.OnesCount64(f.gpus&t.gpuMask) >= t.gpus
-}
-
-// shareKey is the part of a shape that decides whether a node can host a
-// share of it: a job on several nodes needs only its minimum on each, so
-// its node and task counts do not matter (and of GPUs per job, only
-// whether there are any).
-func (s shape) shareKey() shape {
-	if s.nodes > 1 {
-		s.nodes, s.tasks = 2, 0
-		s.gpusPerJob = min(s.gpusPerJob, 1)
-	}
-	return s
 }
 
 // packsGPUs reports whether placement packs the job onto the busiest GPU

@@ -39,9 +39,9 @@ type timeline struct {
 	runs    runCache
 }
 
-// runCache is a timeline's free runs [a, b) for one shape.
+// runCache is a timeline's free runs [a, b) for one kind of share.
 type runCache struct {
-	sh      shape
+	key     hostKey
 	version uint64
 	valid   bool
 	runs    []span
@@ -170,13 +170,12 @@ func (tl *timeline) mostUntil(limit int64) free {
 
 // freeRuns returns the runs of time [a, b) over which the node can host
 // a share of the job (b forever for a run that never ends).
-// s must be a shareKey: shapes that host alike share the cache.
-func (tl *timeline) freeRuns(s *shape) []span {
+func (tl *timeline) freeRuns(k *hostKey) []span {
 	c := &tl.runs
-	if c.valid && c.version == tl.version && c.sh == *s {
+	if c.valid && c.version == tl.version && c.key == *k {
 		return c.runs
 	}
-	test := s.testOn(tl.ns.Node)
+	test := k.testOn(tl.ns.Node)
 	runs := c.runs[:0]
 	runStart := int64(-1)
 	for i := range tl.steps {
@@ -195,15 +194,15 @@ func (tl *timeline) freeRuns(s *shape) []span {
 	if runStart >= 0 {
 		runs = append(runs, span{runStart, forever})
 	}
-	*c = runCache{sh: *s, version: tl.version, valid: true, runs: runs}
+	*c = runCache{key: *k, version: tl.version, valid: true, runs: runs}
 	return runs
 }
 
 // starts appends to out the spans of start times [a, b] at which a share
 // of the job fits on the node for d seconds, beginning no earlier than lb
-// and no later than limit (s a shareKey).
-func (tl *timeline) starts(out []span, s *shape, d, lb, limit int64) []span {
-	for _, r := range tl.freeRuns(s) {
+// and no later than limit.
+func (tl *timeline) starts(out []span, k *hostKey, d, lb, limit int64) []span {
+	for _, r := range tl.freeRuns(k) {
 		if r.a > limit {
 			break
 		}
@@ -215,10 +214,10 @@ func (tl *timeline) starts(out []span, s *shape, d, lb, limit int64) []span {
 	return out
 }
 
-// firstFree returns when the node first has room for a share of the job
-// (s a shareKey), at any length, up to limit (forever: never).
-func (tl *timeline) firstFree(s *shape, limit int64) int64 {
-	if runs := tl.freeRuns(s); len(runs) > 0 && runs[0].a <= limit {
+// firstFree returns when the node first has room for a share of the job,
+// at any length, up to limit (forever: never).
+func (tl *timeline) firstFree(k *hostKey, limit int64) int64 {
+	if runs := tl.freeRuns(k); len(runs) > 0 && runs[0].a <= limit {
 		return runs[0].a
 	}
 	return forever
