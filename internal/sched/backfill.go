@@ -100,6 +100,9 @@ type bfPass struct {
 	cands    []*NodeState
 	flags    []bool
 	alloc    job.Allocation
+	// agg is what one partition's nodes have left in all, over time, kept
+	// once a starts-only pass makes its first reservation.
+	agg      *aggregate
 	scanOnly bool
 	topo     *topology.Topology
 }
@@ -192,7 +195,7 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 	}
 	tested := 0
 	perUser := map[uint32]int{}
-	for _, j := range p.order {
+	for at, j := range p.order {
 		if tested >= maxTest {
 			break
 		}
@@ -231,13 +234,22 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 			if d != forever {
 				end = t + d
 			}
+			if s.StartsOnly && t > 0 && bf.agg == nil {
+				bf.agg = newAggregate(bf.lines, bf.partNodes[part.Name], part.Name)
+			}
 			for i := range alloc.Nodes {
 				n := bf.index[alloc.Nodes[i].Node]
 				bf.lines[n].take(t, end, &alloc.Nodes[i])
 				bf.changed = append(bf.changed, n)
 			}
+			if bf.agg != nil {
+				bf.agg.take(t, end, alloc)
+			}
 			if t > 0 {
 				plan.Planned[j.ID] = Planned{Start: s.Now.Add(time.Duration(t) * time.Second), Nodes: alloc.NodeNames()}
+				if bf.agg != nil && !bf.anyMayStart(p.order[at+1:], maxTest-tested) {
+					return
+				}
 				break
 			}
 			p.start(j, task, cloneAlloc(alloc))
@@ -247,6 +259,43 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 			}
 		}
 	}
+}
+
+// anyMayStart reports whether any of the next jobs the pass would test
+// (up to budget of them) might still start now: a job starts now only if
+// what it needs at the least, counted over its partition's nodes, is
+// free at every moment of its time limit from now (the aggregate, which
+// only overstates what any set of nodes has). False means the rest of the
+// pass can start nothing.
+func (bf *bfPass) anyMayStart(next []*job.Job, budget int) bool {
+	g := bf.agg
+	g.prefixMin()
+	plan := bf.p.plan
+	for _, j := range next {
+		if budget <= 0 {
+			break
+		}
+		if r := plan.Reasons[j.ID]; r != job.ReasonResources && r != job.ReasonPriority || j.Req.Reservation != "" {
+			continue
+		}
+		budget--
+		if j.Req.Partition != g.part {
+			// Other nodes: the aggregate says nothing about them.
+			return true
+		}
+		r := &j.Req
+		nodes := int64(max(r.MinNodes, 1, uint32(len(r.NodeList))))
+		tasks := max(int64(r.NumTasks), nodes*int64(max(r.TasksPerNode, 1)))
+		d := int64(forever)
+		if r.TimeLimit != job.Infinite {
+			d = bf.roundUp(int64(r.TimeLimit) * 60)
+		}
+		cpus, gpus := g.leastFree(d)
+		if tasks*int64(max(r.CPUsPerTask, 1)) <= cpus && nodes*int64(r.GPUsPerNode)+int64(r.GPUsPerJob) <= gpus {
+			return true
+		}
+	}
+	return false
 }
 
 // cloneAlloc copies an allocation out of the pass's scratch.

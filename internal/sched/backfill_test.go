@@ -344,3 +344,28 @@ func TestPropertyHeapsMatchScan(t *testing.T) {
 		}
 	}
 }
+
+// A pass asked for starts only starts exactly what a whole pass starts.
+func TestPropertyStartsOnlySameStarts(t *testing.T) {
+	stopped := 0
+	for seed := uint64(0); seed < 600; seed++ {
+		r := rand.New(rand.NewPCG(seed, 9))
+		s := randomWorkload(r)
+		whole, quick := backfillSched(), backfillSched()
+		whole.Params.MaxJobTest, quick.Params.MaxJobTest = 1000, 1000
+		a := whole.Schedule(s)
+		s.StartsOnly = true
+		b := quick.Schedule(s)
+		if fmt.Sprint(a.Starts) != fmt.Sprint(b.Starts) {
+			t.Fatalf("seed %d: whole pass starts\n%v\nstarts only\n%v", seed, a.Starts, b.Starts)
+		}
+		if len(b.Planned) < len(a.Planned) {
+			stopped++
+		}
+	}
+	// The shortcut must actually be taken on some workloads.
+	if stopped == 0 {
+		t.Errorf("no pass stopped early")
+	}
+	t.Logf("%d of 600 passes stopped early", stopped)
+}

@@ -52,6 +52,10 @@ type Snapshot struct {
 	// Backfill asks a backfill scheduler to plan this cycle (bf_interval
 	// has passed); without it only the main pass runs.
 	Backfill bool
+	// StartsOnly says the caller reads only the plan's starts (the
+	// simulator): the backfill pass may stop planning once it has shown
+	// that no job left to test can start now.
+	StartsOnly bool
 }
 
 // Running is a job holding resources until End at the latest (zero: no
