@@ -96,10 +96,10 @@ type bfPass struct {
 	changed []int
 	times   []int64
 	// states, cands, flags and alloc are placeAt's scratch.
-	states   []NodeState
-	cands    []*NodeState
-	flags    []bool
-	alloc    job.Allocation
+	states []NodeState
+	cands  []*NodeState
+	flags  []bool
+	alloc  job.Allocation
 	// agg is what one partition's nodes have left in all, over time, kept
 	// once a starts-only pass makes its first reservation.
 	agg      *aggregate
