@@ -17,6 +17,8 @@ type aggregate struct {
 	// least[i] is the least of steps[0..i], current while fresh.
 	least []aggStep
 	fresh bool
+	// deltas is newAggregate's scratch.
+	deltas []aggStep
 }
 
 type aggStep struct {
@@ -24,8 +26,9 @@ type aggStep struct {
 	cpus, gpus int64
 }
 
-func newAggregate(lines []*timeline, nodes []int, part string) *aggregate {
-	var deltas []aggStep
+// reset makes g what a partition's nodes have left, reusing its memory.
+func (g *aggregate) reset(lines []*timeline, nodes []int, part string) *aggregate {
+	deltas := g.deltas[:0]
 	for _, i := range nodes {
 		var prev free
 		for k, st := range lines[i].steps {
@@ -38,7 +41,8 @@ func newAggregate(lines []*timeline, nodes []int, part string) *aggregate {
 		}
 	}
 	slices.SortFunc(deltas, func(a, b aggStep) int { return cmp.Compare(a.at, b.at) })
-	g := &aggregate{part: part}
+	g.deltas = deltas
+	g.part, g.steps, g.fresh = part, g.steps[:0], false
 	var run aggStep
 	for _, d := range deltas {
 		run.cpus += d.cpus

@@ -235,7 +235,7 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 				end = t + d
 			}
 			if s.StartsOnly && t > 0 && bf.agg == nil {
-				bf.agg = newAggregate(bf.lines, bf.partNodes[part.Name], part.Name)
+				bf.agg = p.sc.agg.reset(bf.lines, bf.partNodes[part.Name], part.Name)
 			}
 			for i := range alloc.Nodes {
 				n := bf.index[alloc.Nodes[i].Node]

@@ -74,21 +74,14 @@ func (p *pass) usableIn(part *partition.Partition) []int {
 	if idx, ok := p.partNodes[part.Name]; ok {
 		return idx
 	}
-	sc := p.sc
-	sc.mark = slices.Grow(sc.mark[:0], len(p.nodes))[:len(p.nodes)]
-	for _, n := range part.Nodes {
-		if i, ok := p.index[n]; ok {
-			sc.mark[i] = true
-		}
-	}
-	idx := sc.partIdx[part.Name][:0]
+	member := p.sc.members(part, len(p.nodes))
+	idx := p.sc.partIdx[part.Name][:0]
 	for i, ns := range p.nodes {
-		if sc.mark[i] && ns.Node.Usable() {
+		if member[i] && ns.Node.Usable() {
 			idx = append(idx, i)
 		}
-		sc.mark[i] = false
 	}
-	sc.partIdx[part.Name] = idx
+	p.sc.partIdx[part.Name] = idx
 	p.partNodes[part.Name] = idx
 	return idx
 }

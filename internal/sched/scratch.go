@@ -1,9 +1,11 @@
 package sched
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/partition"
 )
 
 // scratch is the memory one scheduling cycle works in, kept from cycle to
@@ -21,19 +23,56 @@ type scratch struct {
 	// built for, so that it is rebuilt only when the nodes change.
 	index map[string]int
 	names []string
+	// indexGen counts the times index was rebuilt.
+	indexGen uint64
 	// cands is the main pass's candidate list, reused from job to job.
 	cands []*NodeState
-	// mark and partIdx are usableIn's: a flag per node, and the lists it
-	// returned last time, by partition.
-	mark    []bool
+	// partIdx are the lists usableIn returned last time, by partition;
+	// member flags each partition's nodes, for the node list it was made
+	// from.
 	partIdx map[string][]int
+	member  map[string]*membership
+	// agg is a starts-only backfill pass's aggregate.
+	agg aggregate
 	// The backfill pass's timelines and the releases they are built from.
 	lines    []timeline
 	linePtrs []*timeline
 	rel      [][]release
 }
 
-var scratchPool = sync.Pool{New: func() any { return &scratch{index: map[string]int{}, partIdx: map[string][]int{}} }}
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{index: map[string]int{}, partIdx: map[string][]int{}, member: map[string]*membership{}}
+}}
+
+// membership flags the nodes (by position) of one partition.
+type membership struct {
+	of    []string
+	gen   uint64
+	flags []bool
+}
+
+// members flags the positions of a partition's nodes, read again only
+// when its node list or the node positions change (comparing names is
+// far cheaper than looking each up).
+func (sc *scratch) members(part *partition.Partition, n int) []bool {
+	m := sc.member[part.Name]
+	if m != nil && m.gen == sc.indexGen && len(m.flags) == n && slices.Equal(m.of, part.Nodes) {
+		return m.flags
+	}
+	if m == nil {
+		m = &membership{}
+		sc.member[part.Name] = m
+	}
+	m.of, m.gen = append(m.of[:0], part.Nodes...), sc.indexGen
+	m.flags = slices.Grow(m.flags[:0], n)[:n]
+	clear(m.flags)
+	for _, name := range part.Nodes {
+		if i, ok := sc.index[name]; ok {
+			m.flags[i] = true
+		}
+	}
+	return m.flags
+}
 
 // indexNodes makes index name each of the snapshot's nodes, rebuilding it
 // only when the node names differ from last time.
@@ -46,6 +85,7 @@ func (sc *scratch) indexNodes(nodes []NodeState) {
 		return
 	}
 	clear(sc.index)
+	sc.indexGen++
 	sc.names = sc.names[:0]
 	for i := range nodes {
 		name := nodes[i].Node.Name
