@@ -199,7 +199,7 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 		if tested >= maxTest {
 			break
 		}
-		if r := plan.Reasons[j.ID]; r != job.ReasonResources && r != job.ReasonPriority {
+		if r := p.reason(j); r != job.ReasonResources && r != job.ReasonPriority {
 			continue
 		}
 		if j.Req.Reservation != "" {
@@ -270,12 +270,11 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 func (bf *bfPass) anyMayStart(next []*job.Job, budget int) bool {
 	g := bf.agg
 	g.prefixMin()
-	plan := bf.p.plan
 	for _, j := range next {
 		if budget <= 0 {
 			break
 		}
-		if r := plan.Reasons[j.ID]; r != job.ReasonResources && r != job.ReasonPriority || j.Req.Reservation != "" {
+		if r := bf.p.reason(j); r != job.ReasonResources && r != job.ReasonPriority || j.Req.Reservation != "" {
 			continue
 		}
 		budget--

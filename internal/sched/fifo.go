@@ -40,8 +40,10 @@ type pass struct {
 	order []*job.Job
 	nodes []*NodeState
 	// index is each node's position in nodes by name.
-	index        map[string]int
-	sc           *scratch
+	index map[string]int
+	sc    *scratch
+	// quiet passes (Snapshot.StartsOnly) leave out the reasons nobody reads.
+	quiet        bool
 	arrayRunning map[job.ID]uint32
 	// started holds the jobs that started in this cycle, with how many
 	// tasks for an array meta-record.
@@ -51,6 +53,23 @@ type pass struct {
 	partNodes map[string][]int
 	// preempted are the running jobs this cycle chose to preempt.
 	preempted map[job.ID]bool
+}
+
+// orderKey is what the pass orders pending jobs by.
+type orderKey struct {
+	tier, prio uint32
+	submit     time.Time
+	j          *job.Job
+}
+
+// reason is a job's pending reason so far in the pass; a quiet pass
+// records none for the jobs behind a blocked one, which wait for
+// Priority.
+func (p *pass) reason(j *job.Job) job.Reason {
+	if r, ok := p.plan.Reasons[j.ID]; ok || !p.quiet || p.started[j.ID] > 0 {
+		return r
+	}
+	return job.ReasonPriority
 }
 
 // node returns the pass's copy of a node by name (nil: no such node).
@@ -91,29 +110,43 @@ func (p *pass) usableIn(part *partition.Partition) []int {
 func (f *FIFO) mainPass(s *Snapshot) *pass {
 	sc := scratchPool.Get().(*scratch)
 	sc.indexNodes(s.Nodes)
+	hint := len(s.Pending)
+	if s.StartsOnly {
+		// Jobs behind a blocked one get no reason: few entries.
+		hint = 0
+	}
 	p := &pass{
-		plan:         &Plan{Reasons: make(map[job.ID]job.Reason, len(s.Pending))},
-		order:        append(sc.order[:0], s.Pending...),
+		plan:         &Plan{Reasons: make(map[job.ID]job.Reason, hint)},
 		index:        sc.index,
 		sc:           sc,
+		quiet:        s.StartsOnly,
 		arrayRunning: make(map[job.ID]uint32, len(s.ArrayRunning)),
 		started:      map[job.ID]int{},
 		partNodes:    map[string][]int{},
 	}
-	slices.SortStableFunc(p.order, func(a, b *job.Job) int {
-		pa, pb := f.tier(s, a), f.tier(s, b)
-		if pa != pb {
-			return cmpDesc(pa, pb)
+	// The sort keys are read once a job, not once a comparison.
+	keys := slices.Grow(sc.keys[:0], len(s.Pending))
+	for _, j := range s.Pending {
+		keys = append(keys, orderKey{tier: f.tier(s, j), prio: j.Priority, submit: j.SubmitTime, j: j})
+	}
+	slices.SortStableFunc(keys, func(a, b orderKey) int {
+		if a.tier != b.tier {
+			return cmpDesc(a.tier, b.tier)
 		}
-		if a.Priority != b.Priority {
-			return cmpDesc(a.Priority, b.Priority)
+		if a.prio != b.prio {
+			return cmpDesc(a.prio, b.prio)
 		}
-		if c := a.SubmitTime.Compare(b.SubmitTime); c != 0 {
+		if c := a.submit.Compare(b.submit); c != 0 {
 			return c
 		}
-		return cmpAsc(a.ID, b.ID)
+		return cmpAsc(a.j.ID, b.j.ID)
 	})
-
+	p.order = slices.Grow(sc.order[:0], len(keys))
+	for _, k := range keys {
+		p.order = append(p.order, k.j)
+	}
+	clear(keys)
+	sc.keys = keys[:0]
 	sc.order = p.order
 	// Working copy of node usage: starts in this cycle consume resources.
 	n := len(s.Nodes)
@@ -149,7 +182,9 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 			continue
 		}
 		if blocked[part.Name] {
-			plan.Reasons[j.ID] = job.ReasonPriority
+			if !p.quiet {
+				plan.Reasons[j.ID] = job.ReasonPriority
+			}
 			continue
 		}
 		sh := shapeOf(&j.Req, f.defMemPerCPU(part), f.defMemPerNode(part))

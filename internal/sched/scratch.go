@@ -14,6 +14,7 @@ import (
 // in a Plan points into it.
 type scratch struct {
 	order []*job.Job
+	keys  []orderKey
 	// nodes are the pass's working copies of the snapshot's nodes, and
 	// gpus the backing array of their GPU flags.
 	nodes    []NodeState
