@@ -100,6 +100,7 @@ type bfPass struct {
 	cands  []*NodeState
 	flags  []bool
 	alloc  job.Allocation
+	picks  []pick
 	// agg is what one partition's nodes have left in all, over time, kept
 	// once a starts-only pass makes its first reservation.
 	agg      *aggregate
@@ -246,7 +247,11 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 				bf.agg.take(t, end, alloc)
 			}
 			if t > 0 {
-				plan.Planned[j.ID] = Planned{Start: s.Now.Add(time.Duration(t) * time.Second), Nodes: alloc.NodeNames()}
+				pl := Planned{Start: s.Now.Add(time.Duration(t) * time.Second)}
+				if !s.StartsOnly {
+					pl.Nodes = alloc.NodeNames()
+				}
+				plan.Planned[j.ID] = pl
 				if bf.agg != nil && !bf.anyMayStart(p.order[at+1:], maxTest-tested) {
 					return
 				}
@@ -631,7 +636,8 @@ func (bf *bfPass) placeAt(spans []nodeSpan, t int64, sh *shape, d int64, require
 		cands = topoOrder(bf.topo, sh, cands)
 	}
 	// The allocation is the pass's scratch: a job that starts takes a copy.
-	return sh.placeInto(&bf.alloc, cands, required)
+	bf.picks = slices.Grow(bf.picks[:0], sh.nodes+len(required)+1)
+	return sh.placeInto(&bf.alloc, bf.picks, cands, required)
 }
 
 // bfNumbers are the numeric bf_* options: their range and where each

@@ -295,20 +295,23 @@ func (s shape) fitsConfig(n *node.Node) bool {
 // its minimum, then the remaining tasks fill the first nodes as far as
 // they fit (so -N4 -n8 on 8-CPU nodes gives 5,1,1,1).
 func (s shape) place(cands []*NodeState, required map[string]bool) (*job.Allocation, bool) {
-	return s.placeInto(&job.Allocation{}, cands, required)
+	var buf [16]pick
+	return s.placeInto(&job.Allocation{}, buf[:0], cands, required)
+}
+
+// pick is a node place chooses, with what it can take.
+type pick struct {
+	ns    *NodeState
+	cap   uint32
+	gpus  []int
+	tasks uint32
 }
 
 // placeInto is place writing into dst, whose node list and GPU lists it
-// reuses: the backfill pass places many jobs only to reserve their nodes.
-func (s shape) placeInto(dst *job.Allocation, cands []*NodeState, required map[string]bool) (*job.Allocation, bool) {
-	type pick struct {
-		ns    *NodeState
-		cap   uint32
-		gpus  []int
-		tasks uint32
-	}
-	var buf [16]pick
-	picks := buf[:0]
+// reuses, and choosing nodes in picks' memory: the backfill pass places
+// many jobs only to reserve their nodes.
+func (s shape) placeInto(dst *job.Allocation, picks []pick, cands []*NodeState, required map[string]bool) (*job.Allocation, bool) {
+	picks = picks[:0]
 	// Required nodes must all be usable and fit.
 	for _, ns := range cands {
 		if !required[ns.Node.Name] {
