@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -188,12 +189,15 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 	plan := p.plan
 	plan.Planned = map[job.ID]Planned{}
 	plan.Backfilled = map[job.ID]bool{}
-	bf.buildLines(s)
-
 	maxTest := b.Params.MaxJobTest
 	if maxTest <= 0 {
 		maxTest = DefaultBackfillParams().MaxJobTest
 	}
+	if s.StartsOnly && !bf.anyFitsNow(s, maxTest) {
+		return
+	}
+	bf.buildLines(s)
+
 	tested := 0
 	perUser := map[uint32]int{}
 	for at, j := range p.order {
@@ -288,14 +292,50 @@ func (bf *bfPass) anyMayStart(next []*job.Job, budget int) bool {
 			return true
 		}
 		r := &j.Req
-		nodes := int64(max(r.MinNodes, 1, uint32(len(r.NodeList))))
-		tasks := max(int64(r.NumTasks), nodes*int64(max(r.TasksPerNode, 1)))
 		d := int64(forever)
 		if r.TimeLimit != job.Infinite {
 			d = bf.roundUp(int64(r.TimeLimit) * 60)
 		}
 		cpus, gpus := g.leastFree(d)
-		if tasks*int64(max(r.CPUsPerTask, 1)) <= cpus && nodes*int64(r.GPUsPerNode)+int64(r.GPUsPerJob) <= gpus {
+		if needC, needG := leastNeed(r); needC <= cpus && needG <= gpus {
+			return true
+		}
+	}
+	return false
+}
+
+// leastNeed is the least a job needs over all its nodes: CPUs and GPUs.
+func leastNeed(r *job.Request) (cpus, gpus int64) {
+	nodes := int64(max(r.MinNodes, 1, uint32(len(r.NodeList))))
+	tasks := max(int64(r.NumTasks), nodes*int64(max(r.TasksPerNode, 1)))
+	return tasks * int64(max(r.CPUsPerTask, 1)), nodes*int64(r.GPUsPerNode) + int64(r.GPUsPerJob)
+}
+
+// anyFitsNow reports whether any of the jobs the pass would test (up to
+// budget of them) needs no more than its partition's nodes have left in
+// all after the main pass; false means the pass can start nothing.
+func (bf *bfPass) anyFitsNow(s *Snapshot, budget int) bool {
+	type left struct{ cpus, gpus int64 }
+	free := map[string]left{}
+	for _, j := range bf.p.order {
+		if budget <= 0 {
+			break
+		}
+		if r := bf.p.reason(j); r != job.ReasonResources && r != job.ReasonPriority || j.Req.Reservation != "" {
+			continue
+		}
+		budget--
+		name := j.Req.Partition
+		f, ok := free[name]
+		if !ok {
+			for _, i := range bf.p.usableIn(s.Partitions[name]) {
+				n := freeOf(bf.p.nodes[i])
+				f.cpus += int64(n.cpus)
+				f.gpus += int64(bits.OnesCount64(n.gpus))
+			}
+			free[name] = f
+		}
+		if cpus, gpus := leastNeed(&j.Req); cpus <= f.cpus && gpus <= f.gpus {
 			return true
 		}
 	}

@@ -233,18 +233,7 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 		}
 		if main || bf {
 			res.Cycles++
-		}
-		if main {
-			// The main pass first, on its own: when what it starts leaves
-			// room for none of the jobs the backfill pass would test, that
-			// pass is known to start nothing. Run after it, the main pass
-			// inside the backfill cycle starts nothing more, and the
-			// backfill pass sees what it would have seen in one cycle.
-			cycle(false)
-			bf = bf && fits()
-		}
-		if bf {
-			cycle(true)
+			cycle(bf)
 		}
 		// A backfill pass held back by bf_interval is owed once the
 		// interval is over, even if nothing else happens by then.
