@@ -173,19 +173,11 @@ type nodeSpan struct {
 }
 
 func (b *Backfill) backfill(s *Snapshot, p *pass) {
-	bf := &bfPass{
-		p:         p,
-		params:    &b.Params,
-		res:       max(int64(b.Params.Resolution/time.Second), 1),
-		window:    int64(b.Params.Window / time.Second),
-		partNodes: map[string][]int{},
-		index:     p.index,
-		lowest:    map[shapeKey][]bound{},
-		heaps:     map[runsKey]*freeHeap{},
-		kinds:     map[runsKey]*kindIndex{},
-		scanOnly:  b.scanOnly,
-		topo:      s.Topology,
-	}
+	bf := p.sc.backfillPass()
+	bf.p, bf.params = p, &b.Params
+	bf.res = max(int64(b.Params.Resolution/time.Second), 1)
+	bf.window = int64(b.Params.Window / time.Second)
+	bf.index, bf.scanOnly, bf.topo = p.index, b.scanOnly, s.Topology
 	plan := p.plan
 	plan.Planned = map[job.ID]Planned{}
 	plan.Backfilled = map[job.ID]bool{}
@@ -476,7 +468,7 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 		rk := runsKey{part: part.Name, key: sh.hostKey()}
 		h := bf.heaps[rk]
 		if h == nil {
-			h = newFreeHeap(rk.key, bf.lines, bf.partNodes[part.Name], bf.window)
+			h = bf.p.sc.freeHeap(rk.key, bf.lines, bf.partNodes[part.Name], bf.window)
 			h.cursor = len(bf.changed)
 			bf.heaps[rk] = h
 		} else {
@@ -551,7 +543,7 @@ func (bf *bfPass) earliestGrouped(part *partition.Partition, sh *shape, d, lb in
 	key := runsKey{part: part.Name, key: sh.hostKey()}
 	ki := bf.kinds[key]
 	if ki == nil {
-		ki = newKindIndex(key.key, bf.lines, bf.partNodes[part.Name])
+		ki = bf.p.sc.kindIndex(key.key, bf.lines, bf.partNodes[part.Name])
 		ki.cursor = len(bf.changed)
 		bf.kinds[key] = ki
 	} else {

@@ -84,6 +84,8 @@ func (p *pass) node(name string) *NodeState {
 func (p *pass) done() {
 	clear(p.sc.order)
 	clear(p.sc.cands)
+	// Nothing of this cycle's is kept alive by the pooled memory.
+	p.sc.bf.p, p.sc.bf.params, p.sc.bf.topo = nil, nil, nil
 	scratchPool.Put(p.sc)
 	p.sc = nil
 }

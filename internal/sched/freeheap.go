@@ -1,6 +1,9 @@
 package sched
 
-import "container/heap"
+import (
+	"container/heap"
+	"slices"
+)
 
 // freeHeap orders a partition's nodes by when each first has room for a
 // share of one kind of one-node job, at any length. That time is a lower
@@ -28,12 +31,16 @@ type freeItem struct {
 	first int64
 }
 
-func newFreeHeap(k hostKey, lines []*timeline, nodes []int, limit int64) *freeHeap {
-	h := &freeHeap{sh: k, lines: lines, limit: limit, pos: make([]int, len(lines)), seen: make([]uint64, len(lines))}
+// reset makes h the heap of a partition's nodes for kind k, reusing its
+// memory.
+func (h *freeHeap) reset(k hostKey, lines []*timeline, nodes []int, limit int64) *freeHeap {
+	h.sh, h.lines, h.limit, h.cursor = k, lines, limit, 0
+	h.pos = slices.Grow(h.pos[:0], len(lines))[:len(lines)]
+	h.seen = slices.Grow(h.seen[:0], len(lines))[:len(lines)]
 	for i := range h.pos {
 		h.pos[i] = -1
 	}
-	h.items = make([]freeItem, 0, len(nodes))
+	h.items = slices.Grow(h.items[:0], len(nodes))
 	for _, i := range nodes {
 		h.pos[i] = len(h.items)
 		h.seen[i] = lines[i].version

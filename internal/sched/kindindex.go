@@ -41,9 +41,23 @@ type weightedTime struct {
 	n  int
 }
 
-func newKindIndex(k hostKey, lines []*timeline, nodes []int) *kindIndex {
-	ki := &kindIndex{sh: k, nodes: nodes, group: make([]int32, len(lines)),
-		seen: make([]uint64, len(lines)), byHash: map[uint64][]int32{}, last: -1}
+// reset makes ki the index of a partition's nodes for kind k, reusing
+// its memory.
+func (ki *kindIndex) reset(k hostKey, lines []*timeline, nodes []int) *kindIndex {
+	ki.sh, ki.nodes, ki.cursor, ki.last = k, nodes, 0, -1
+	ki.group = slices.Grow(ki.group[:0], len(lines))[:len(lines)]
+	ki.seen = slices.Grow(ki.seen[:0], len(lines))[:len(lines)]
+	for g := range ki.groups {
+		ki.groups[g].count = 0
+	}
+	ki.spare = ki.spare[:0]
+	for g := len(ki.groups) - 1; g >= 0; g-- {
+		ki.spare = append(ki.spare, int32(g))
+	}
+	if ki.byHash == nil {
+		ki.byHash = map[uint64][]int32{}
+	}
+	clear(ki.byHash)
 	for i := range ki.group {
 		ki.group[i] = -1
 	}

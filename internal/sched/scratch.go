@@ -33,8 +33,15 @@ type scratch struct {
 	// from.
 	partIdx map[string][]int
 	member  map[string]*membership
-	// agg is a starts-only backfill pass's aggregate.
-	agg aggregate
+	// agg is a starts-only backfill pass's aggregate; bf the backfill
+	// pass, and kinds and heaps the groups and heaps passes made, kept for
+	// their memory (the first kindsUsed and heapsUsed are this pass's).
+	agg       aggregate
+	bf        bfPass
+	kinds     []*kindIndex
+	kindsUsed int
+	heaps     []*freeHeap
+	heapsUsed int
 	// The backfill pass's timelines and the releases they are built from.
 	lines    []timeline
 	linePtrs []*timeline
@@ -93,4 +100,40 @@ func (sc *scratch) indexNodes(nodes []NodeState) {
 		sc.index[name] = i
 		sc.names = append(sc.names, name)
 	}
+}
+
+// backfillPass is the backfill pass's state, emptied for a new pass.
+func (sc *scratch) backfillPass() *bfPass {
+	bf := &sc.bf
+	if bf.lowest == nil {
+		bf.partNodes, bf.lowest = map[string][]int{}, map[shapeKey][]bound{}
+		bf.heaps, bf.kinds = map[runsKey]*freeHeap{}, map[runsKey]*kindIndex{}
+	}
+	clear(bf.partNodes)
+	clear(bf.lowest)
+	clear(bf.heaps)
+	clear(bf.kinds)
+	bf.changed, bf.agg, bf.lines = bf.changed[:0], nil, nil
+	sc.kindsUsed, sc.heapsUsed = 0, 0
+	return bf
+}
+
+// kindIndex is a kindIndex for this pass, reusing one an earlier pass made.
+func (sc *scratch) kindIndex(k hostKey, lines []*timeline, nodes []int) *kindIndex {
+	if sc.kindsUsed == len(sc.kinds) {
+		sc.kinds = append(sc.kinds, &kindIndex{})
+	}
+	ki := sc.kinds[sc.kindsUsed]
+	sc.kindsUsed++
+	return ki.reset(k, lines, nodes)
+}
+
+// freeHeap is a freeHeap for this pass, reusing one an earlier pass made.
+func (sc *scratch) freeHeap(k hostKey, lines []*timeline, nodes []int, limit int64) *freeHeap {
+	if sc.heapsUsed == len(sc.heaps) {
+		sc.heaps = append(sc.heaps, &freeHeap{})
+	}
+	h := sc.heaps[sc.heapsUsed]
+	sc.heapsUsed++
+	return h.reset(k, lines, nodes, limit)
 }
