@@ -300,7 +300,8 @@ func (bf *bfPass) anyMayStart(next []*job.Job, budget int) bool {
 func leastNeed(r *job.Request) (cpus, gpus int64) {
 	nodes := int64(max(r.MinNodes, 1, uint32(len(r.NodeList))))
 	tasks := max(int64(r.NumTasks), nodes*int64(max(r.TasksPerNode, 1)))
-	return tasks * int64(max(r.CPUsPerTask, 1)), nodes*int64(r.GPUsPerNode) + int64(r.GPUsPerJob)
+	// GPUs per job are spread over the nodes, topping up the per-node ones.
+	return tasks * int64(max(r.CPUsPerTask, 1)), max(nodes*int64(r.GPUsPerNode), int64(r.GPUsPerJob))
 }
 
 // anyFitsNow reports whether any of the jobs the pass would test (up to

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"math/bits"
 	"slices"
 	"time"
 
@@ -215,7 +216,11 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 				}
 				break
 			}
-			alloc, ok := sh.place(cands, required)
+			var alloc *job.Allocation
+			ok := fitsInAll(cands, &j.Req)
+			if ok {
+				alloc, ok = sh.place(cands, required)
+			}
 			if ok && waitsForSwitches(s.Topology, j, alloc, s.Now) {
 				// Holding out for fewer switches: the job waits, the rest of
 				// the partition goes on.
@@ -346,6 +351,23 @@ func (p *pass) candidates(part *partition.Partition, r *job.Request) ([]*NodeSta
 	}
 	p.sc.cands = out
 	return out, required, false
+}
+
+// fitsInAll reports whether what a job needs at the least is no more
+// than its candidate nodes have left in all: a cheap refusal of a job that
+// cannot fit, before placement reads every node.
+func fitsInAll(cands []*NodeState, r *job.Request) bool {
+	needC, needG := leastNeed(r)
+	var cpus, gpus int64
+	for _, ns := range cands {
+		f := freeOf(ns)
+		cpus += int64(f.cpus)
+		gpus += int64(bits.OnesCount64(f.gpus))
+		if cpus >= needC && gpus >= needG {
+			return true
+		}
+	}
+	return false
 }
 
 func consume(p *pass, a *job.Allocation) {

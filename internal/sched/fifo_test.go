@@ -202,3 +202,34 @@ func TestPropertyShareTestMatchesHostsShare(t *testing.T) {
 		}
 	}
 }
+
+// What a job needs at the least never exceeds what a placement of it
+// takes, so refusing a job that needs more than its candidates have left
+// in all refuses only jobs that placement would refuse.
+func TestPropertyLeastNeedIsALowerBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 4))
+	placed := 0
+	for i := 0; i < 20_000; i++ {
+		nodes := testNodes(1+r.IntN(4), uint32(1+r.IntN(16)), r.IntN(5))
+		var cands []*NodeState
+		for _, n := range nodes {
+			ns := &NodeState{Node: n, Used: node.Alloc{GPUs: make([]bool, len(n.GPUs)), CPUs: uint32(r.IntN(int(n.CPUs) + 1))}}
+			for g := range ns.Used.GPUs {
+				ns.Used.GPUs[g] = r.IntN(3) == 0
+			}
+			cands = append(cands, ns)
+		}
+		req := job.Request{MinNodes: uint32(r.IntN(3)), NumTasks: uint32(r.IntN(8)), CPUsPerTask: uint32(r.IntN(4)),
+			TasksPerNode: uint32(r.IntN(3)), Exclusive: r.IntN(5) == 0, GPUsPerNode: uint32(r.IntN(3)), GPUsPerJob: uint32(r.IntN(5) * r.IntN(2))}
+		sh := shapeOf(&req, 0, 0)
+		if _, ok := sh.place(cands, nil); ok {
+			placed++
+			if !fitsInAll(cands, &req) {
+				t.Fatalf("request %+v placed, but refused as needing more than the nodes have", req)
+			}
+		}
+	}
+	if placed == 0 {
+		t.Fatal("nothing placed")
+	}
+}
