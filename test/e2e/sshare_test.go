@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,5 +27,23 @@ func TestSshare(t *testing.T) {
 	}
 	if got := c.MustRun("", "sshare", "-n", "-u", "nobody"); got != "root                                          0.000000           0      1.000000            \n" {
 		t.Errorf("sshare -u nobody:\n%q", got)
+	}
+	// -o as Slurm 22.05's sshare reads it: names or their prefixes, a
+	// %width (negative: left aligned; titles cut, values cut with '+').
+	want = "Account                    User      FairShare LevelFS      RawS     ID \n" +
+		"-------------------- ---------- -------------- ------------ ---- ------ \n" +
+		"root                                                                  1 \n" +
+		" root                      root       1.000000 inf             1      2 \n"
+	if got := c.MustRun("", "sshare", "-o", "acc,use,fairs%14,Lev%-12,RawS%4,ID"); got != want {
+		t.Errorf("sshare -o:\n%s\nwant:\n%s", got, want)
+	}
+	if got := c.MustRun("", "sshare", "-P", "-o", "Account%20,User"); got != "Account|User\nroot|\n root|root\n" {
+		t.Errorf("sshare -P -o:\n%q", got)
+	}
+	if got := c.MustRun("", "sshare", "-l"); !strings.HasPrefix(got, "Account                    User  RawShares  NormShares    RawUsage   NormUsage  EffectvUsage  FairShare    LevelFS                    GrpTRESMins                    TRESRunMins \n") {
+		t.Errorf("sshare -l:\n%s", got)
+	}
+	if r := c.Run("", "sshare", "-o", "Account, User"); r.Code != 1 || r.Stderr != "sshare: error: Invalid field requested: \" user\"\n" {
+		t.Errorf("bad field: %+v", r)
 	}
 }

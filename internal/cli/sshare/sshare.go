@@ -27,6 +27,7 @@ type options struct {
 	all, noHeader, long, usersOnly bool
 	parsable, parsable2            bool
 	users, accounts                []string
+	format                         string
 }
 
 // column is one column of the report.
@@ -37,10 +38,19 @@ type column struct {
 	cell  func(r *row) string
 }
 
+// field is a column -o can name: its default width (negative: left
+// aligned), as sshare's print fields have them.
+type field struct {
+	name  string
+	width int
+	cell  func(r *row) string
+}
+
 // row is one line: an account (User empty) or a user's association.
 type row struct {
 	depth                   int
-	account, user           string
+	id                      int32
+	account, user, cluster  string
 	shares                  string
 	norm, usage, normUsage  float64
 	effective, fairshare    float64
@@ -70,6 +80,12 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	}
 	rows := rowsOf(r.Shares.Shares)
 	cols := columns(o.long)
+	if o.format != "" {
+		if cols, err = formatColumns(o.format); err != nil {
+			fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
+			return 1
+		}
+	}
 	w := env.Stdout
 	if !o.noHeader {
 		printRow(w, cols, &o, nil)
@@ -140,10 +156,11 @@ func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
 	case version:
 		fmt.Fprintln(env.Stdout, "slurm "+clienv.SlurmVersion)
 		return o, 0, true
-	case format != "" || jsonArg != "" || yamlArg != "":
-		fmt.Fprintf(env.Stderr, "%s: error: --format, --json and --yaml are not supported yet\n", prog)
+	case jsonArg != "" || yamlArg != "":
+		fmt.Fprintf(env.Stderr, "%s: error: --json and --yaml are not supported yet\n", prog)
 		return o, 1, true
 	}
+	o.format = format
 	o.users, o.accounts = getopt.SplitList(users), getopt.SplitList(accounts)
 	return o, 0, false
 }
@@ -162,7 +179,7 @@ func rowsOf(shares v0044.V0044AssocSharesObjList) []row {
 			}
 			isUser := slices.Contains(s.Type, v0044.V0044AssocSharesObjWrapTypeItemUSER)
 			fsw := s.Fairshare.Or(v0044.V0044AssocSharesObjWrapFairshare{})
-			r := row{depth: depth, account: s.Name.Or(""), norm: num(s.SharesNormalized), usage: float64(s.Usage.Or(0)),
+			r := row{depth: depth, id: s.ID.Or(0), cluster: s.Cluster.Or(""), account: s.Name.Or(""), norm: num(s.SharesNormalized), usage: float64(s.Usage.Or(0)),
 				normUsage: num(s.UsageNormalized), effective: num(s.EffectiveUsage), isUser: isUser}
 			if sh := s.Shares.Or(v0044.V0044Uint32NoValStruct{}); sh.Set.Or(false) && parent != "" {
 				r.shares, r.hasShare = strconv.FormatInt(int64(sh.Number.Or(0)), 10), true
@@ -188,33 +205,26 @@ func rowsOf(shares v0044.V0044AssocSharesObjList) []row {
 	return out
 }
 
-func columns(long bool) []column {
+// fields are the columns -o can name, in the order sshare matches a
+// prefix against them.
+var fields = func() []field {
 	f6 := func(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
-	cols := []column{
-		{"Account", 20, true, func(r *row) string { return strings.Repeat(" ", r.depth) + r.account }},
-		{"User", 10, false, func(r *row) string { return r.user }},
-		{"RawShares", 10, false, func(r *row) string { return r.shares }},
-		{"NormShares", 11, false, func(r *row) string { return f6(r.norm) }},
-		{"RawUsage", 11, false, func(r *row) string { return strconv.FormatInt(int64(r.usage), 10) }},
-	}
-	if long {
-		cols = append(cols, column{"NormUsage", 11, false, func(r *row) string {
-			if r.depth == 0 {
-				return ""
-			}
-			return f6(r.normUsage)
-		}})
-	}
-	cols = append(cols,
-		column{"EffectvUsage", 13, false, func(r *row) string { return f6(r.effective) }},
-		column{"FairShare", 10, false, func(r *row) string {
+	blank := func(*row) string { return "" }
+	return []field{
+		{"Account", -20, func(r *row) string { return strings.Repeat(" ", r.depth) + r.account }},
+		{"Cluster", 10, func(r *row) string { return r.cluster }},
+		{"EffectvUsage", 13, func(r *row) string { return f6(r.effective) }},
+		{"FairShare", 10, func(r *row) string {
 			if !r.hasFS {
 				return ""
 			}
 			return f6(r.fairshare)
-		}})
-	if long {
-		cols = append(cols, column{"LevelFS", 10, false, func(r *row) string {
+		}},
+		// No association limits or TRES usage until accounting.
+		{"GrpTRESMins", 30, blank},
+		{"GrpTRESRaw", 30, blank},
+		{"ID", 6, func(r *row) string { return strconv.Itoa(int(r.id)) }},
+		{"LevelFS", 10, func(r *row) string {
 			if !r.isUser {
 				return ""
 			}
@@ -222,9 +232,74 @@ func columns(long bool) []column {
 				return "inf"
 			}
 			return f6(r.level)
-		}})
+		}},
+		{"NormShares", 11, func(r *row) string { return f6(r.norm) }},
+		{"NormUsage", 11, func(r *row) string {
+			if r.depth == 0 {
+				return ""
+			}
+			return f6(r.normUsage)
+		}},
+		{"Partition", 12, blank},
+		{"RawShares", 10, func(r *row) string { return r.shares }},
+		{"RawUsage", 11, func(r *row) string { return strconv.FormatInt(int64(r.usage), 10) }},
+		{"TRESRunMins", 30, blank},
+		{"User", 10, func(r *row) string { return r.user }},
+	}
+}()
+
+// fieldNamed finds a field by a case-blind prefix of its name, the first
+// in fields' order winning, as sshare does.
+func fieldNamed(name string) (field, bool) {
+	if name == "" {
+		return field{}, false
+	}
+	for _, f := range fields {
+		if len(name) <= len(f.name) && strings.EqualFold(f.name[:len(name)], name) {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+func columnOf(f field, width int) column {
+	return column{title: f.name, width: max(width, -width), left: width < 0, cell: f.cell}
+}
+
+func columns(long bool) []column {
+	names := []string{"Account", "User", "RawShares", "NormShares", "RawUsage", "EffectvUsage", "FairShare"}
+	if long {
+		names = []string{"Account", "User", "RawShares", "NormShares", "RawUsage", "NormUsage", "EffectvUsage", "FairShare", "LevelFS", "GrpTRESMins", "TRESRunMins"}
+	}
+	var cols []column
+	for _, n := range names {
+		f, _ := fieldNamed(n)
+		cols = append(cols, columnOf(f, f.width))
 	}
 	return cols
+}
+
+// formatColumns reads -o: fields by name or prefix, each with an
+// optional %width (negative: left aligned) that replaces its default.
+func formatColumns(format string) ([]column, error) {
+	var cols []column
+	for _, spec := range strings.Split(format, ",") {
+		name, width, hasWidth := strings.Cut(spec, "%")
+		f, ok := fieldNamed(name)
+		if !ok {
+			return nil, fmt.Errorf("Invalid field requested: \"%s\"", strings.ToLower(name))
+		}
+		w := f.width
+		if hasWidth {
+			// atoi: anything that is not a number keeps the default (and so
+			// does a width past any screen).
+			if n, err := strconv.Atoi(width); err == nil && n != 0 && n >= -1024 && n <= 1024 {
+				w = n
+			}
+		}
+		cols = append(cols, columnOf(f, w))
+	}
+	return cols, nil
 }
 
 // printRow prints a row (nil: the header and its rule) as sshare does:
@@ -250,7 +325,12 @@ func printRow(w io.Writer, cols []column, o *options, r *row) {
 	}
 	for i, c := range cols {
 		s := cells[i]
-		if len(s) > c.width {
+		switch {
+		case len(s) <= c.width:
+		case r == nil:
+			// Titles are cut; values end in '+' to show they were.
+			s = s[:c.width]
+		default:
 			s = s[:c.width-1] + "+"
 		}
 		pad := strings.Repeat(" ", c.width-len(s))
