@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -45,5 +46,31 @@ func TestSshare(t *testing.T) {
 	}
 	if r := c.Run("", "sshare", "-o", "Account, User"); r.Code != 1 || r.Stderr != "sshare: error: Invalid field requested: \" user\"\n" {
 		t.Errorf("bad field: %+v", r)
+	}
+	// --json: the v0.0.44 shares answer, in the schema's member order,
+	// with the associations sshare would show and this command's meta.
+	out := c.MustRun("", "sshare", "--json")
+	var doc struct {
+		Shares struct {
+			Shares []struct {
+				Name, Parent string
+				Type         []string
+			}
+		}
+		Meta struct {
+			Command []string
+			Client  struct{ User string }
+		}
+		Errors []any
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || !strings.HasPrefix(out, "{\n  \"shares\": {\n    \"shares\": [") {
+		t.Fatalf("sshare --json: %v\n%s", err, out)
+	}
+	if len(doc.Shares.Shares) != 2 || doc.Shares.Shares[1].Name != "root" || doc.Shares.Shares[1].Parent != "root" ||
+		strings.Join(doc.Meta.Command, " ") != "sshare" || doc.Meta.Client.User != "root" || doc.Errors == nil {
+		t.Errorf("sshare --json:\n%s", out)
+	}
+	if r := c.Run("", "sshare", "--yaml"); r.Code != 1 || r.Stderr != "sshare: error: YAML output is not supported\n" {
+		t.Errorf("sshare --yaml: %+v", r)
 	}
 }

@@ -23,6 +23,7 @@ import (
 var roots = []struct{ name, schema, doc string }{
 	{"JobInfoResp", "v0.0.44_openapi_job_info_resp", "the job list answer (squeue --json, GET /jobs)"},
 	{"PartitionInfo", "v0.0.44_partition_info", "one partition (the partition member of sinfo --json)"},
+	{"SharesResp", "v0.0.44_openapi_shares_resp", "the fair-share answer (sshare --json, GET /shares)"},
 }
 
 // schema is the part of an OpenAPI schema object that shapes JSON.

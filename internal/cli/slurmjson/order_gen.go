@@ -121,3 +121,41 @@ var PartitionInfo = Schema{
 	Floats: map[string]bool{},
 	cache:  new(schemaCache),
 }
+
+// SharesResp is how v0.0.44_openapi_shares_resp, the fair-share answer (sshare --json, GET /shares), is written.
+var SharesResp = Schema{
+	Order: map[string][]string{
+		"":                                       {"shares", "meta", "errors", "warnings"},
+		"errors":                                 {"description", "error_number", "error", "source"},
+		"meta":                                   {"plugin", "client", "command", "slurm"},
+		"meta/client":                            {"source", "user", "group"},
+		"meta/plugin":                            {"type", "name", "data_parser", "accounting_storage"},
+		"meta/slurm":                             {"version", "release", "cluster"},
+		"meta/slurm/version":                     {"major", "micro", "minor"},
+		"shares":                                 {"shares", "total_shares"},
+		"shares/shares":                          {"id", "cluster", "name", "parent", "partition", "shares_normalized", "shares", "tres", "effective_usage", "usage_normalized", "usage", "fairshare", "type"},
+		"shares/shares/effective_usage":          {"set", "infinite", "number"},
+		"shares/shares/fairshare":                {"factor", "level"},
+		"shares/shares/fairshare/factor":         {"set", "infinite", "number"},
+		"shares/shares/fairshare/level":          {"set", "infinite", "number"},
+		"shares/shares/shares":                   {"set", "infinite", "number"},
+		"shares/shares/shares_normalized":        {"set", "infinite", "number"},
+		"shares/shares/tres":                     {"run_seconds", "group_minutes", "usage"},
+		"shares/shares/tres/group_minutes":       {"name", "value"},
+		"shares/shares/tres/group_minutes/value": {"set", "infinite", "number"},
+		"shares/shares/tres/run_seconds":         {"name", "value"},
+		"shares/shares/tres/run_seconds/value":   {"set", "infinite", "number"},
+		"shares/shares/tres/usage":               {"name", "value"},
+		"shares/shares/usage_normalized":         {"set", "infinite", "number"},
+		"warnings":                               {"description", "source"},
+	},
+	Floats: map[string]bool{
+		"shares/shares/effective_usage/number":   true,
+		"shares/shares/fairshare/factor/number":  true,
+		"shares/shares/fairshare/level/number":   true,
+		"shares/shares/shares_normalized/number": true,
+		"shares/shares/tres/usage/value":         true,
+		"shares/shares/usage_normalized/number":  true,
+	},
+	cache: new(schemaCache),
+}

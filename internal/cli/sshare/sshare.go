@@ -17,6 +17,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/getopt"
+	"github.com/droverhq/drover/internal/cli/slurmjson"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -28,6 +29,9 @@ type options struct {
 	parsable, parsable2            bool
 	users, accounts                []string
 	format                         string
+	json                           bool
+	// argv is the command line, for the JSON meta block.
+	argv []string
 }
 
 // column is one column of the report.
@@ -78,6 +82,10 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "%s: error: Problem with shares request\n", prog)
 		return 1
 	}
+	me := env.User.Name
+	if o.json {
+		return printJSON(env, &o, r, me)
+	}
 	rows := rowsOf(r.Shares.Shares)
 	cols := columns(o.long)
 	if o.format != "" {
@@ -90,25 +98,59 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	if !o.noHeader {
 		printRow(w, cols, &o, nil)
 	}
-	me := env.User.Name
 	for i := range rows {
 		rw := &rows[i]
-		if rw.isUser {
-			switch {
-			case len(o.users) > 0:
-				if !slices.Contains(o.users, rw.user) {
-					continue
-				}
-			case !o.all && me != "root" && rw.user != me:
-				continue
-			}
-		} else if o.usersOnly {
-			continue
-		}
-		if len(o.accounts) > 0 && !slices.Contains(o.accounts, rw.account) {
+		if !o.keeps(rw.isUser, rw.user, rw.account, me) {
 			continue
 		}
 		printRow(w, cols, &o, rw)
+	}
+	return 0
+}
+
+// keeps reports whether a row is shown: users as -u, -a and the caller
+// decide (everyone for root), accounts unless -U, either within -A.
+func (o *options) keeps(isUser bool, user, account, me string) bool {
+	if isUser {
+		switch {
+		case len(o.users) > 0:
+			if !slices.Contains(o.users, user) {
+				return false
+			}
+		case !o.all && me != "root" && user != me:
+			return false
+		}
+	} else if o.usersOnly {
+		return false
+	}
+	return len(o.accounts) == 0 || slices.Contains(o.accounts, account)
+}
+
+// printJSON writes the v0.0.44 shares answer for the associations sshare
+// would show, laid out as Slurm's serializer writes it, with this
+// command's meta block.
+func printJSON(env *clienv.Env, o *options, resp *v0044.V0044OpenapiSharesResp, me string) int {
+	out := *resp
+	out.Shares.Shares = v0044.V0044AssocSharesObjList{}
+	for _, sh := range resp.Shares.Shares {
+		isUser := slices.Contains(sh.Type, v0044.V0044AssocSharesObjWrapTypeItemUSER)
+		user, account := "", sh.Name.Or("")
+		if isUser {
+			user, account = sh.Name.Or(""), sh.Parent.Or("")
+		}
+		if o.keeps(isUser, user, account, me) {
+			out.Shares.Shares = append(out.Shares.Shares, sh)
+		}
+	}
+	out.Meta = v0044.NewOptV0044OpenapiMeta(slurmjson.CLIMeta(env.Prog, o.argv, env.User.Name, env.User.GID, clienv.SlurmVersion, resp.Meta))
+	out.Errors, out.Warnings = v0044.V0044OpenapiErrors{}, v0044.V0044OpenapiWarnings{}
+	text, err := slurmjson.Format(&out, slurmjson.SharesResp)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: error: %v\n", env.Prog, err)
+		return 1
+	}
+	if _, err := io.WriteString(env.Stdout, text); err != nil {
+		return 1
 	}
 	return 0
 }
@@ -156,11 +198,14 @@ func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
 	case version:
 		fmt.Fprintln(env.Stdout, "slurm "+clienv.SlurmVersion)
 		return o, 0, true
-	case jsonArg != "" || yamlArg != "":
-		fmt.Fprintf(env.Stderr, "%s: error: --json and --yaml are not supported yet\n", prog)
+	case yamlArg != "":
+		fmt.Fprintf(env.Stderr, "%s: error: YAML output is not supported\n", prog)
+		return o, 1, true
+	case jsonArg != "" && jsonArg != " " && jsonArg != "v0.0.44" && jsonArg != "data_parser/v0.0.44":
+		fmt.Fprintf(env.Stderr, "%s: error: JSON output is only available with data parser v0.0.44, not %s\n", prog, jsonArg)
 		return o, 1, true
 	}
-	o.format = format
+	o.format, o.json, o.argv = format, jsonArg != "", args
 	o.users, o.accounts = getopt.SplitList(users), getopt.SplitList(accounts)
 	return o, 0, false
 }
