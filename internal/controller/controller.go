@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/jobcomp"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/partition"
@@ -30,6 +31,8 @@ import (
 // Config is what the controller needs from slurm.conf and Drover's settings.
 type Config struct {
 	ClusterName string
+	// JobComp is JobCompType's job completion log (nil: jobcomp/none).
+	JobComp *jobcomp.Writer
 	// ControlHost is SlurmctldHost's name; ControlAddr where it listens.
 	ControlHost string
 	ControlAddr string
@@ -285,6 +288,10 @@ func (c *Controller) proposeWithBlobs(ctx context.Context, cmd *command, blobs [
 		return applyResult{}, fmt.Errorf("commit %s: %w", cmd.Op, err)
 	}
 	res, _ := out.(applyResult)
+	if err := c.cfg.JobComp.Record(res.Runs); err != nil {
+		// The job's state is durable; only its line in the log is lost.
+		c.logger.Error("write job completion record", "err", err)
+	}
 	return res, res.Err
 }
 

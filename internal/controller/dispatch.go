@@ -225,7 +225,7 @@ func (c *Controller) preempt(ctx context.Context, pr sched.Preemption) error {
 	c.logger.Info("preempting job", "job", pr.Victim, "for", pr.For, "mode", mode)
 	cmd := &command{Op: opCancel, Cancel: &cancelCmd{JobIDs: []job.ID{pr.Victim}, State: job.Preempted, Reason: job.ReasonNone}}
 	if requeue {
-		cmd = &command{Op: opRequeue, Requeue: &requeueCmd{JobID: pr.Victim, OnEnd: true}}
+		cmd = &command{Op: opRequeue, Requeue: &requeueCmd{JobID: pr.Victim, OnEnd: true, As: job.Preempted}}
 	}
 	if _, err := c.propose(ctx, cmd); err != nil {
 		return err

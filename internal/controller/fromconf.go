@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/gres"
+	"github.com/droverhq/drover/internal/jobcomp"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/partition"
 	"github.com/droverhq/drover/internal/priority"
@@ -38,6 +39,12 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 		return Config{}, fmt.Errorf("SchedulerType=%s: not supported (sched/backfill or sched/builtin)", sc.SchedulerType)
 	}
 	cfg.Backfill, cfg.Warnings = sched.ParseBackfillParams(sc.SchedulerParameters)
+	loc, _ := sc.Value("JobCompLoc")
+	jc, err := jobcomp.New(sc.JobCompType, loc, sc.ClusterName)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.JobComp = jc
 	preemptType, _ := sc.Value("PreemptType")
 	switch preemptType {
 	case "", "preempt/none":

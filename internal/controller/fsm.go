@@ -141,6 +141,8 @@ type requeueCmd struct {
 	// OnEnd does not requeue a running job yet: it marks it to be
 	// requeued when its processes are gone (Job.RequeueOnEnd).
 	OnEnd bool `json:"on_end,omitempty"`
+	// As is the state the ending run is recorded with (Job.RequeueAs).
+	As job.State `json:"as,omitempty"`
 }
 
 // nodeSetCmd is an administrative node change (scontrol update NodeName=).
@@ -230,7 +232,11 @@ type applyResult struct {
 	Split []job.ID
 	// Unreferenced lists script keys no job refers to any more.
 	Unreferenced []string
-	Err          error
+	// Runs are the runs of jobs that ended, as they ended, for the job
+	// completion log (not part of the state: replaying the log does not
+	// write them again).
+	Runs []job.Job
+	Err  error
 }
 
 func (s *fsm) apply(c *command) applyResult {
@@ -406,7 +412,8 @@ func (s *fsm) applyEnd(c *command) applyResult {
 	if j == nil || j.Alloc == nil {
 		return applyResult{Err: slurmerr.New(slurmerr.InvalidJobID, "job %d not running", e.JobID)}
 	}
-	if j.State == job.Running {
+	ran := j.State == job.Running
+	if ran {
 		j.State = e.State
 		j.EndTime = c.Time
 		s.count(e.State)
@@ -430,7 +437,12 @@ func (s *fsm) applyEnd(c *command) applyResult {
 	}
 	j.Completing = false
 	s.touch(j, c.Time)
-	return applyResult{Ended: []job.ID{j.ID}}
+	res := applyResult{Ended: []job.ID{j.ID}}
+	if ran {
+		// A run cancelled or timed out was recorded when that was decided.
+		res.Runs = []job.Job{*j}
+	}
+	return res
 }
 
 func (s *fsm) count(st job.State) {
@@ -462,12 +474,14 @@ func (s *fsm) applyCancel(c *command) applyResult {
 				if rec := s.splitTask(j, task, c.Time); rec != nil {
 					s.cancelRecord(rec, c, state)
 					res.Ended = append(res.Ended, rec.ID)
+					res.Runs = append(res.Runs, *rec)
 				}
 			}
 			continue
 		}
 		s.cancelRecord(j, c, state)
 		res.Ended = append(res.Ended, id)
+		res.Runs = append(res.Runs, *j)
 	}
 	return res
 }
@@ -582,7 +596,7 @@ func (s *fsm) applyRequeue(c *command) applyResult {
 		if j.State != job.Running || j.Completing {
 			return applyResult{Err: slurmerr.New(slurmerr.TransitionStateNoUpdate, "")}
 		}
-		j.RequeueOnEnd, j.RequeueHold = true, c.Requeue.Hold
+		j.RequeueOnEnd, j.RequeueHold, j.RequeueAs = true, c.Requeue.Hold, c.Requeue.As
 		s.touch(j, c.Time)
 		return applyResult{JobID: j.ID}
 	}
@@ -594,12 +608,24 @@ func (s *fsm) applyRequeue(c *command) applyResult {
 		}
 		return applyResult{JobID: j.ID}
 	}
-	s.requeue(j, c.Time, c.Requeue.Hold, c.Requeue.Reason)
-	return applyResult{JobID: j.ID}
+	res := applyResult{JobID: j.ID}
+	if run := s.requeue(j, c.Time, c.Requeue.Hold, c.Requeue.Reason, j.RequeueAs); run != nil {
+		res.Runs = []job.Job{*run}
+	}
+	return res
 }
 
-// requeue puts a job back in the queue under the same id, as a new run.
-func (s *fsm) requeue(j *job.Job, t time.Time, hold bool, reason job.Reason) {
+// requeue puts a job back in the queue under the same id, as a new run,
+// and returns the run that ended (nil for a job that had finished), in
+// state as.
+func (s *fsm) requeue(j *job.Job, t time.Time, hold bool, reason job.Reason, as job.State) *job.Job {
+	var run *job.Job
+	if j.State == job.Running || j.Completing {
+		r := *j
+		r.State, r.EndTime, r.Completing = as, t, false
+		run = &r
+	}
+	j.RequeueAs = job.Pending
 	j.State = job.Pending
 	j.Alloc = nil
 	j.BatchHost = ""
@@ -621,6 +647,7 @@ func (s *fsm) requeue(j *job.Job, t time.Time, hold bool, reason job.Reason) {
 		j.Reason = job.ReasonHeldAdmin
 	}
 	s.touch(j, t)
+	return run
 }
 
 func (s *fsm) admin(name string) *nodeAdmin {
@@ -689,10 +716,12 @@ func (s *fsm) failJobsOn(name string, t time.Time) applyResult {
 		}
 		switch {
 		case j.State == job.Running && j.Req.Requeue && j.BatchHost == name:
-			s.requeue(j, t, j.RequeueOnEnd && j.RequeueHold, "")
+			if run := s.requeue(j, t, j.RequeueOnEnd && j.RequeueHold, "", job.NodeFail); run != nil {
+				res.Runs = append(res.Runs, *run)
+			}
 		case j.State == job.Running && j.Req.Requeue:
 			// Requeued once its batch host reports the script ended.
-			j.RequeueOnEnd = true
+			j.RequeueOnEnd, j.RequeueAs = true, job.NodeFail
 			s.touch(j, t)
 			continue
 		case j.State == job.Running:
@@ -700,6 +729,7 @@ func (s *fsm) failJobsOn(name string, t time.Time) applyResult {
 			j.Reason = job.ReasonNodeDown
 			j.EndTime = t
 			s.count(job.NodeFail)
+			res.Runs = append(res.Runs, *j)
 		}
 		j.Completing = false
 		s.touch(j, t)

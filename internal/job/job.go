@@ -208,6 +208,10 @@ type Job struct {
 	// requeues the job instead of ending it.
 	RequeueOnEnd bool
 	RequeueHold  bool
+	// RequeueAs is the state the run that ends is recorded with when the
+	// job goes back to the queue: NODE_FAIL, PREEMPTED, or PENDING for an
+	// operator's requeue (what slurmctld's job completion log shows).
+	RequeueAs    State
 	RestartCount uint32
 	// LastUpdate changes whenever the record changes (REST update_time).
 	LastUpdate time.Time

@@ -31,7 +31,8 @@ echo "done at $i"
 // NODE_FAIL. The node is given work again only after it registers.
 func TestNodeFailureRequeueResumes(t *testing.T) {
 	t.Parallel()
-	c := NewCluster(t, ClusterOptions{Nodes: 2})
+	comp := filepath.Join(t.TempDir(), "jobcomp.txt")
+	c := NewCluster(t, ClusterOptions{Nodes: 2, Extra: "JobCompType=jobcomp/filetxt\nJobCompLoc=" + comp + "\n"})
 	// The job starts on n1 (n2 drained meanwhile) and may run anywhere.
 	c.MustRun("", "scontrol", "update", "NodeName=n2", "State=DRAIN", "Reason=hold")
 	id := c.Submit(checkpointScript, "-o", "train.out")
@@ -70,6 +71,24 @@ func TestNodeFailureRequeueResumes(t *testing.T) {
 	}
 	if st := c.State(noRequeue); st != "NODE_FAIL" {
 		t.Errorf("job with --no-requeue: %s, want NODE_FAIL", st)
+	}
+	// The job completion log keeps the run that was lost, NODE_FAIL on
+	// n1, and the one that finished on n2; the other job's run ended
+	// NODE_FAIL for good.
+	data, err := os.ReadFile(comp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 10 {
+			runs = append(runs, f[0]+" "+f[4]+" "+f[9])
+		}
+	}
+	want := []string{"JobId=" + id + " JobState=NODE_FAIL NodeList=n1", "JobId=" + noRequeue + " JobState=NODE_FAIL NodeList=n1", "JobId=" + id + " JobState=COMPLETED NodeList=n2"}
+	if strings.Join(runs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("job completion log:\n%s\nwant:\n%s\n%s", strings.Join(runs, "\n"), strings.Join(want, "\n"), data)
 	}
 	sinfo := c.MustRun("", "sinfo", "-h", "-n", "n1", "-o", "%T %E")
 	if sinfo != "down* Not responding\n" {

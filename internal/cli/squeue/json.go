@@ -42,4 +42,3 @@ func (q *queue) printJSON(resp *v0044.V0044OpenapiJobInfoResp) error {
 	}
 	return nil
 }
-
