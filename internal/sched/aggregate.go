@@ -17,7 +17,9 @@ type aggregate struct {
 	// least[i] is the least of steps[0..i], current while fresh.
 	least []aggStep
 	fresh bool
-	// deltas is newAggregate's scratch.
+	// in flags the partition's nodes (by line), whose shares count.
+	in []bool
+	// deltas is reset's scratch.
 	deltas []aggStep
 }
 
@@ -43,6 +45,11 @@ func (g *aggregate) reset(lines []*timeline, nodes []int, part string) *aggregat
 	slices.SortFunc(deltas, func(a, b aggStep) int { return cmp.Compare(a.at, b.at) })
 	g.deltas = deltas
 	g.part, g.steps, g.fresh = part, g.steps[:0], false
+	g.in = slices.Grow(g.in[:0], len(lines))[:len(lines)]
+	clear(g.in)
+	for _, i := range nodes {
+		g.in[i] = true
+	}
 	var run aggStep
 	for _, d := range deltas {
 		run.cpus += d.cpus
@@ -71,9 +78,13 @@ func (g *aggregate) split(t int64) int {
 	return i
 }
 
-// take removes an allocation from [from, to).
-func (g *aggregate) take(from, to int64, a *job.Allocation) {
-	cpus, gpus := int64(a.TotalCPUs()), int64(a.TotalGPUs())
+// take removes a share of line node from [from, to), if the node is the
+// partition's.
+func (g *aggregate) take(from, to int64, node int, share *job.NodeAlloc) {
+	if !g.in[node] {
+		return
+	}
+	cpus, gpus := int64(share.CPUs), int64(len(share.GPUs))
 	i := g.split(from)
 	end := len(g.steps)
 	if to != forever {

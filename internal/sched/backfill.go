@@ -238,9 +238,9 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 				n := bf.index[alloc.Nodes[i].Node]
 				bf.lines[n].take(t, end, &alloc.Nodes[i])
 				bf.changed = append(bf.changed, n)
-			}
-			if bf.agg != nil {
-				bf.agg.take(t, end, alloc)
+				if bf.agg != nil {
+					bf.agg.take(t, end, n, &alloc.Nodes[i])
+				}
 			}
 			if t > 0 {
 				pl := Planned{Start: s.Now.Add(time.Duration(t) * time.Second)}

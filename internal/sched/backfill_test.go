@@ -8,6 +8,7 @@ import (
 
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
+	"github.com/droverhq/drover/internal/partition"
 )
 
 func backfillSched() *Backfill {
@@ -351,6 +352,22 @@ func TestPropertyStartsOnlySameStarts(t *testing.T) {
 	for seed := uint64(0); seed < 600; seed++ {
 		r := rand.New(rand.NewPCG(seed, 9))
 		s := randomWorkload(r)
+		if seed%2 == 1 {
+			// A second partition over some of the nodes, with some of the
+			// jobs: an aggregate of one partition says nothing of another.
+			other := &partition.Partition{Name: "other", MaxTime: partition.Infinite}
+			for i, ns := range s.Nodes {
+				if i%2 == 0 {
+					other.Nodes = append(other.Nodes, ns.Node.Name)
+				}
+			}
+			s.Partitions["other"] = other
+			for _, j := range s.Pending {
+				if r.IntN(2) == 0 {
+					j.Req.Partition = "other"
+				}
+			}
+		}
 		whole, quick := backfillSched(), backfillSched()
 		whole.Params.MaxJobTest, quick.Params.MaxJobTest = 1000, 1000
 		a := whole.Schedule(s)
@@ -368,4 +385,35 @@ func TestPropertyStartsOnlySameStarts(t *testing.T) {
 		t.Errorf("no pass stopped early")
 	}
 	t.Logf("%d of 600 passes stopped early", stopped)
+}
+
+// A starts-only pass keeps one partition's aggregate to its own nodes:
+// a reservation in another partition does not make a job of the first
+// look as if it cannot start.
+func TestStartsOnlyAggregateIsPerPartition(t *testing.T) {
+	nodes := testNodes(4, 4, 0)
+	mk := func() *Snapshot {
+		a := pending(1, job.Request{MinNodes: 2, NumTasks: 2, CPUsPerTask: 4, TimeLimit: 120})
+		b := pending(2, job.Request{MinNodes: 2, NumTasks: 2, CPUsPerTask: 4, TimeLimit: 60})
+		c := pending(3, job.Request{NumTasks: 1, CPUsPerTask: 4, TimeLimit: 40})
+		a.Req.Partition, b.Req.Partition, c.Req.Partition = "a", "b", "a"
+		s := snapshot(nodes, a, b, c)
+		s.Partitions["a"] = &partition.Partition{Name: "a", MaxTime: partition.Infinite, Nodes: []string{nodes[0].Name, nodes[1].Name}}
+		s.Partitions["b"] = &partition.Partition{Name: "b", MaxTime: partition.Infinite, Nodes: []string{nodes[2].Name, nodes[3].Name}}
+		full := func(n string) job.Allocation {
+			return job.Allocation{Nodes: []job.NodeAlloc{{Node: n, CPUs: 4, Tasks: 1}}}
+		}
+		running(s, 91, 60, full(nodes[0].Name))
+		running(s, 92, 30, full(nodes[2].Name))
+		running(s, 93, 30, full(nodes[3].Name))
+		s.Backfill = true
+		return s
+	}
+	whole := backfillSched().Schedule(mk())
+	quick := mk()
+	quick.StartsOnly = true
+	got := backfillSched().Schedule(quick)
+	if len(whole.Starts) != 1 || whole.Starts[0].JobID != 3 || fmt.Sprint(got.Starts) != fmt.Sprint(whole.Starts) {
+		t.Errorf("whole pass starts %v, starts-only pass %v", whole.Starts, got.Starts)
+	}
 }
