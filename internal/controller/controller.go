@@ -33,6 +33,9 @@ type Config struct {
 	ClusterName string
 	// JobComp is JobCompType's job completion log (nil: jobcomp/none).
 	JobComp *jobcomp.Writer
+	// RequeueDelay is how long a requeued job waits before it may start
+	// again (AuthInfo cred_expire + 1 s; 0: not at all).
+	RequeueDelay time.Duration
 	// ControlHost is SlurmctldHost's name; ControlAddr where it listens.
 	ControlHost string
 	ControlAddr string
@@ -279,6 +282,7 @@ func (c *Controller) proposeWithBlobs(ctx context.Context, cmd *command, blobs [
 	// Ids keep increasing across restarts, and jump up when FirstJobId
 	// grows (see command.MinJobID).
 	cmd.MinJobID = job.ID(c.cfg.FirstJobID)
+	cmd.RequeueDelay = c.cfg.RequeueDelay
 	rec, err := json.Marshal(cmd)
 	if err != nil {
 		return applyResult{}, fmt.Errorf("encode %s command: %w", cmd.Op, err)

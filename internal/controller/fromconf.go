@@ -3,7 +3,9 @@ package controller
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/droverhq/drover/gres"
 	"github.com/droverhq/drover/internal/jobcomp"
@@ -39,6 +41,21 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 		return Config{}, fmt.Errorf("SchedulerType=%s: not supported (sched/backfill or sched/builtin)", sc.SchedulerType)
 	}
 	cfg.Backfill, cfg.Warnings = sched.ParseBackfillParams(sc.SchedulerParameters)
+	credExpire := 120
+	if v, ok := sc.Value("AuthInfo"); ok {
+		for _, opt := range strings.Split(v, ",") {
+			if val, ok := strings.CutPrefix(strings.TrimSpace(opt), "cred_expire="); ok {
+				n, err := strconv.Atoi(val)
+				if err != nil || n < 0 {
+					return Config{}, fmt.Errorf("AuthInfo=%s: cred_expire=%s: not a number of seconds", v, val)
+				}
+				credExpire = n
+			}
+		}
+	}
+	// A requeued job waits for the credentials of its last run to
+	// expire, as slurmctld has it wait.
+	cfg.RequeueDelay = time.Duration(credExpire+1) * time.Second
 	loc, _ := sc.Value("JobCompLoc")
 	jc, err := jobcomp.New(sc.JobCompType, loc, sc.ClusterName)
 	if err != nil {

@@ -125,3 +125,34 @@ func TestConfigPriority(t *testing.T) {
 		t.Errorf("PriorityType=priority/fancy accepted")
 	}
 }
+
+func TestConfigRequeueDelayAndJobComp(t *testing.T) {
+	for text, want := range map[string]time.Duration{
+		"":                                       121 * time.Second,
+		"AuthInfo=cred_expire=30\n":              31 * time.Second,
+		"AuthInfo=socket=/run/x,cred_expire=0\n": time.Second,
+	} {
+		cfg, err := configFrom(t, text+"PartitionName=p Nodes=n1\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.RequeueDelay != want {
+			t.Errorf("%q: requeue delay %v, want %v", text, cfg.RequeueDelay, want)
+		}
+		if cfg.JobComp != nil {
+			t.Errorf("%q: a job completion log without JobCompType", text)
+		}
+	}
+	for text, want := range map[string]string{
+		"AuthInfo=cred_expire=soon\n": "AuthInfo=cred_expire=soon: cred_expire=soon: not a number of seconds",
+		"JobCompType=jobcomp/mysql\n": "JobCompType=jobcomp/mysql: not supported (jobcomp/none or jobcomp/filetxt)",
+	} {
+		if _, err := configFrom(t, text+"PartitionName=p Nodes=n1\n"); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %s", text, err, want)
+		}
+	}
+	cfg, err := configFrom(t, "JobCompType=jobcomp/filetxt\nJobCompLoc=/tmp/x\nPartitionName=p Nodes=n1\n")
+	if err != nil || cfg.JobComp == nil {
+		t.Errorf("jobcomp/filetxt: %v %v", cfg.JobComp, err)
+	}
+}

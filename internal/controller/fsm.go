@@ -28,6 +28,11 @@ type command struct {
 	// than seeding the state from the configuration, so that replaying
 	// the log after FirstJobId changed gives every job the id it had.
 	MinJobID job.ID `json:"min_job_id,omitempty"`
+	// RequeueDelay is how long a job this command requeues waits before
+	// it may start again (BeginTime): slurmctld waits for the credentials
+	// of the run it cut short to expire (AuthInfo cred_expire, and a
+	// second). It travels in the command for the reason MinJobID does.
+	RequeueDelay time.Duration `json:"requeue_delay,omitempty"`
 
 	Submit   *submitCmd   `json:"submit,omitempty"`
 	Start    *startCmd    `json:"start,omitempty"`
@@ -609,16 +614,16 @@ func (s *fsm) applyRequeue(c *command) applyResult {
 		return applyResult{JobID: j.ID}
 	}
 	res := applyResult{JobID: j.ID}
-	if run := s.requeue(j, c.Time, c.Requeue.Hold, c.Requeue.Reason, j.RequeueAs); run != nil {
+	if run := s.requeue(j, c.Time, c.Requeue.Hold, c.Requeue.Reason, j.RequeueAs, c.RequeueDelay); run != nil {
 		res.Runs = []job.Job{*run}
 	}
 	return res
 }
 
-// requeue puts a job back in the queue under the same id, as a new run,
-// and returns the run that ended (nil for a job that had finished), in
-// state as.
-func (s *fsm) requeue(j *job.Job, t time.Time, hold bool, reason job.Reason, as job.State) *job.Job {
+// requeue puts a job back in the queue under the same id, as a new run
+// that may begin after delay, and returns the run that ended (nil for a
+// job that had finished), in state as.
+func (s *fsm) requeue(j *job.Job, t time.Time, hold bool, reason job.Reason, as job.State, delay time.Duration) *job.Job {
 	var run *job.Job
 	if j.State == job.Running || j.Completing {
 		r := *j
@@ -637,6 +642,10 @@ func (s *fsm) requeue(j *job.Job, t time.Time, hold bool, reason job.Reason, as 
 	j.RestartCount++
 	j.SubmitTime = t
 	j.EligibleTime = t
+	if delay > 0 {
+		j.Req.BeginTime = t.Add(delay)
+		j.EligibleTime = j.Req.BeginTime
+	}
 	j.Reason = reason
 	if j.Reason == "" {
 		j.Reason = job.ReasonNone
@@ -675,7 +684,7 @@ func (s *fsm) applyNodeSet(c *command) applyResult {
 	}
 	s.LastNodeUpdate = c.Time
 	if n.Down != nil && *n.Down {
-		return s.failJobsOn(n.Name, c.Time)
+		return s.failJobsOn(n.Name, c.Time, c.RequeueDelay)
 	}
 	return applyResult{}
 }
@@ -685,7 +694,7 @@ func (s *fsm) applyNodeFail(c *command) applyResult {
 	a.Down = true
 	a.Reason, a.ReasonUID, a.ReasonTime = c.NodeFail.Reason, 0, c.Time
 	s.LastNodeUpdate = c.Time
-	return s.failJobsOn(c.NodeFail.Name, c.Time)
+	return s.failJobsOn(c.NodeFail.Name, c.Time, c.RequeueDelay)
 }
 
 // batchOn names a job's batch script on a node.
@@ -701,7 +710,7 @@ type batchOn struct {
 // job ends NODE_FAIL. Ended lists the jobs that left the node, Kill the
 // batch scripts that may still run (on the node itself, when an
 // administrator set it DOWN).
-func (s *fsm) failJobsOn(name string, t time.Time) applyResult {
+func (s *fsm) failJobsOn(name string, t time.Time, delay time.Duration) applyResult {
 	var res applyResult
 	for _, id := range s.order {
 		j := s.Jobs[id]
@@ -716,7 +725,7 @@ func (s *fsm) failJobsOn(name string, t time.Time) applyResult {
 		}
 		switch {
 		case j.State == job.Running && j.Req.Requeue && j.BatchHost == name:
-			if run := s.requeue(j, t, j.RequeueOnEnd && j.RequeueHold, "", job.NodeFail); run != nil {
+			if run := s.requeue(j, t, j.RequeueOnEnd && j.RequeueHold, "", job.NodeFail, delay); run != nil {
 				res.Runs = append(res.Runs, *run)
 			}
 		case j.State == job.Running && j.Req.Requeue:

@@ -656,3 +656,37 @@ func TestRequeueSurvivesRestart(t *testing.T) {
 		t.Errorf("%d launches, want the first 2 only (a job to requeue is not relaunched)", n)
 	}
 }
+
+// A requeued job waits for the credentials of the run it cut short to
+// expire (AuthInfo cred_expire, and a second) before it may start again,
+// pending for BeginTime, as slurmctld has it wait.
+func TestRequeueWaitsForCredentials(t *testing.T) {
+	c := ctltest.New(t, func(cfg *controller.Config) { cfg.RequeueDelay = 121 * time.Second })
+	c.RegisterAll()
+	id := c.Submit(ctltest.Alice, ctltest.Request())
+	schedule(t, c)
+	c.Node.WaitLaunches(t, 1)
+	if err := c.Ctl.Requeue(ctx, ctltest.Alice, controller.JobSelector{ID: id}, false); err != nil {
+		t.Fatal(err)
+	}
+	c.Node.WaitSignals(t, 1)
+	c.Finish(id, nodeproto.EndCancelled, 0, 15)
+	requeued := c.Now()
+	j := c.Job(id)
+	if j.State != job.Pending || !j.Req.BeginTime.Equal(requeued.Add(121*time.Second)) || !j.EligibleTime.Equal(j.Req.BeginTime) {
+		t.Fatalf("requeued job: %v begin %v eligible %v (requeued at %v)", j.State, j.Req.BeginTime, j.EligibleTime, requeued)
+	}
+	c.Clock.Advance(2 * time.Minute)
+	schedule(t, c)
+	if n := len(c.Node.Launches()); n != 1 {
+		t.Fatalf("relaunched %d times before its begin time", n-1)
+	}
+	if r := c.Job(id).Reason; r != job.ReasonBeginTime {
+		t.Errorf("reason %q, want BeginTime", r)
+	}
+	c.Clock.Advance(2 * time.Second)
+	schedule(t, c)
+	if l := c.Node.WaitLaunches(t, 2)[1]; l.JobID != uint32(id) || l.RestartCount != 1 {
+		t.Errorf("relaunch %+v", l)
+	}
+}

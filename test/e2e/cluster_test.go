@@ -109,7 +109,8 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ClusterName=%s\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%d\n", c.Name, ports[0])
 	fmt.Fprintf(&b, "StateSaveLocation=%s/state\nSlurmdSpoolDir=%s/spool/%%n\n", dir, dir)
-	b.WriteString("SlurmdTimeout=10\nKillWait=2\nMinJobAge=300\nReturnToService=2\nDefMemPerCPU=100\n")
+	// Requeued jobs wait cred_expire+1 s to start again: 2 s here.
+	b.WriteString("SlurmdTimeout=10\nKillWait=2\nMinJobAge=300\nReturnToService=2\nDefMemPerCPU=100\nAuthInfo=cred_expire=1\n")
 	for i := 1; i <= o.Nodes; i++ {
 		fmt.Fprintf(&b, "NodeName=n%d NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d", i, ports[i], o.CPUs, 1000*o.CPUs)
 		if o.GPUs > 0 {
