@@ -126,6 +126,12 @@ func u64(n int64) api.V0044Uint64NoValStruct {
 	return api.V0044Uint64NoValStruct{Set: api.NewOptBool(true), Infinite: api.NewOptBool(false), Number: api.NewOptInt64(n)}
 }
 
+// u64NoLimit is a limit not set, as slurmrestd writes one (unset,
+// infinite).
+func u64NoLimit() api.V0044Uint64NoValStruct {
+	return api.V0044Uint64NoValStruct{Set: api.NewOptBool(false), Infinite: api.NewOptBool(true), Number: api.NewOptInt64(0)}
+}
+
 func u64Unset() api.V0044Uint64NoValStruct {
 	return api.V0044Uint64NoValStruct{Set: api.NewOptBool(false), Infinite: api.NewOptBool(false), Number: api.NewOptInt64(0)}
 }

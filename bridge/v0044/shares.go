@@ -27,18 +27,30 @@ func (s *Server) SlurmV0044GetShares(ctx context.Context, _ api.SlurmV0044GetSha
 	for _, u := range users {
 		total += usage[u]
 	}
+	names, run := s.ctl.RunTRES()
+	all := make([]uint64, len(names))
+	for _, row := range run {
+		for i, v := range row {
+			all[i] += v
+		}
+	}
+	run[""] = all
 	f64 := func(v float64) api.OptV0044Float64NoValStruct {
 		return api.NewOptV0044Float64NoValStruct(api.V0044Float64NoValStruct{Set: api.NewOptBool(true), Infinite: api.NewOptBool(false), Number: api.NewOptFloat64(v)})
 	}
 	entry := func(id int, name, parent string, kind api.V0044AssocSharesObjWrapTypeItem, shares uint32, norm, use, factor float64) api.V0044AssocSharesObjWrap {
+		// The root account's running TRES are everyone's (run[""]).
+		key := name
+		if parent == "" {
+			key = ""
+		}
 		w := api.V0044AssocSharesObjWrap{
 			ID: api.NewOptInt32(int32(id)), Cluster: api.NewOptString(s.ctl.ClusterName()), Name: api.NewOptString(name),
 			Parent: api.NewOptString(parent), Partition: api.NewOptString(""),
 			Shares:           api.NewOptV0044Uint32NoValStruct(u32(shares)),
 			SharesNormalized: f64(norm), Usage: api.NewOptInt64(int64(use)),
 			Type: []api.V0044AssocSharesObjWrapTypeItem{kind},
-			Tres: api.NewOptV0044AssocSharesObjWrapTres(api.V0044AssocSharesObjWrapTres{
-				GroupMinutes: api.V0044SharesUint64TresList{}, RunSeconds: api.V0044SharesUint64TresList{}, Usage: api.V0044SharesFloat128TresList{}}),
+			Tres: api.NewOptV0044AssocSharesObjWrapTres(shareTRES(names, run[key], use)),
 		}
 		un := 0.0
 		switch {
@@ -59,4 +71,26 @@ func (s *Server) SlurmV0044GetShares(ctx context.Context, _ api.SlurmV0044GetSha
 		Shares: api.V0044SharesRespMsg{Shares: out, TotalShares: api.NewOptInt64(int64(len(users)))},
 		Meta:   s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{},
 	}, nil
+}
+
+// shareTRES is an association's TRES as slurmrestd lists them, every TRES
+// the cluster tracks in its order: the TRES-seconds its running jobs have
+// left, no group limits (unset, infinite), and its usage (CPU-seconds; the
+// only TRES whose usage is kept until accounting).
+func shareTRES(names []string, run []uint64, cpuUsage float64) api.V0044AssocSharesObjWrapTres {
+	t := api.V0044AssocSharesObjWrapTres{GroupMinutes: api.V0044SharesUint64TresList{}, RunSeconds: api.V0044SharesUint64TresList{}, Usage: api.V0044SharesFloat128TresList{}}
+	for i, name := range names {
+		var r uint64
+		if i < len(run) {
+			r = run[i]
+		}
+		t.RunSeconds = append(t.RunSeconds, api.V0044SharesUint64Tres{Name: api.NewOptString(name), Value: api.NewOptV0044Uint64NoValStruct(u64(int64(r)))})
+		t.GroupMinutes = append(t.GroupMinutes, api.V0044SharesUint64Tres{Name: api.NewOptString(name), Value: api.NewOptV0044Uint64NoValStruct(u64NoLimit())})
+		use := 0.0
+		if name == "cpu" {
+			use = cpuUsage
+		}
+		t.Usage = append(t.Usage, api.V0044SharesFloat128Tres{Name: api.NewOptString(name), Value: api.NewOptFloat64(use)})
+	}
+	return t
 }

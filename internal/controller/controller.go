@@ -36,6 +36,9 @@ type Config struct {
 	// RequeueDelay is how long a requeued job waits before it may start
 	// again (AuthInfo cred_expire + 1 s; 0: not at all).
 	RequeueDelay time.Duration
+	// TRES are the TRES the cluster tracks (AccountingStorageTRES as
+	// slurmctld completes it), in its order.
+	TRES []string
 	// ControlHost is SlurmctldHost's name; ControlAddr where it listens.
 	ControlHost string
 	ControlAddr string

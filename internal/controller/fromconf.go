@@ -56,6 +56,8 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 	// A requeued job waits for the credentials of its last run to
 	// expire, as slurmctld has it wait.
 	cfg.RequeueDelay = time.Duration(credExpire+1) * time.Second
+	storageTRES, _ := sc.Value("AccountingStorageTRES")
+	cfg.TRES = slurmconf.AccountingTRES(storageTRES)
 	loc, _ := sc.Value("JobCompLoc")
 	jc, err := jobcomp.New(sc.JobCompType, loc, sc.ClusterName)
 	if err != nil {

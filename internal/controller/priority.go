@@ -151,3 +151,47 @@ func (c *Controller) FairShare() (priority.Usage, map[string]float64) {
 	}
 	return usage, factors
 }
+
+// RunTRES returns the TRES the cluster tracks and, for each user, the
+// TRES-seconds their running jobs have left until their time limits end
+// (what sshare shows as TRESRunMins); a job without a time limit counts
+// none.
+func (c *Controller) RunTRES() ([]string, map[string][]uint64) {
+	now := c.now()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	names := c.cfg.TRES
+	out := map[string][]uint64{}
+	for _, id := range c.st.order {
+		j := c.st.Jobs[id]
+		if j.State != job.Running || j.Alloc == nil || j.Req.TimeLimit == job.Infinite {
+			continue
+		}
+		left := j.StartTime.Add(time.Duration(j.Req.TimeLimit) * time.Minute).Sub(now)
+		if left <= 0 {
+			continue
+		}
+		secs := uint64((left + time.Second - 1) / time.Second)
+		t := j.AllocTRES()
+		row := out[j.Req.UserName]
+		if row == nil {
+			row = make([]uint64, len(names))
+			out[j.Req.UserName] = row
+		}
+		for i, name := range names {
+			var n uint64
+			switch name {
+			case "cpu", "billing":
+				n = uint64(t.CPUs)
+			case "mem":
+				n = t.MemMB
+			case "node":
+				n = uint64(t.Nodes)
+			case "gres/gpu":
+				n = t.GPUs
+			}
+			row[i] += n * secs
+		}
+	}
+	return names, out
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -73,4 +74,13 @@ func TestSshare(t *testing.T) {
 	if r := c.Run("", "sshare", "--yaml"); r.Code != 1 || r.Stderr != "sshare: error: YAML output is not supported\n" {
 		t.Errorf("sshare --yaml: %+v", r)
 	}
+	// A running job's TRES-minutes left to its time limit (10 min of one
+	// CPU and 100 MB), over every TRES the cluster tracks.
+	running := c.Submit("", "-t", "10", "--wrap", "sleep 60")
+	c.WaitState(running, "RUNNING", 20*time.Second)
+	got := c.MustRun("", "sshare", "-n", "-U", "-o", "TRESRunMins%90,GrpTRESRaw%90,GrpTRESMins")
+	if !regexp.MustCompile(`^ +cpu=(9|10),mem=(9[0-9][0-9]|1000),energy=0,node=(9|10),billing=(9|10),fs/disk=0,vmem=0,pages=0 +cpu=[0-9]+,mem=0,energy=0,node=0,billing=0,fs/disk=0,vmem=0,pages=0 {32}\n$`).MatchString(got) {
+		t.Errorf("sshare TRES columns:\n%q", got)
+	}
+	c.MustRun("", "scancel", running)
 }

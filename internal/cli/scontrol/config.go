@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/slurmconf"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -318,25 +319,7 @@ func configName(k configKey, l localConfig) string {
 // default TRES first, then the configured ones, with the GPU memory and
 // utilisation TRES added after gres/gpu.
 func accountingTRES(c *configCtx) string {
-	tres := []string{"cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages"}
-	seen := map[string]bool{}
-	for _, t := range tres {
-		seen[t] = true
-	}
-	add := func(t string) {
-		if t != "" && !seen[strings.ToLower(t)] {
-			seen[strings.ToLower(t)] = true
-			tres = append(tres, t)
-		}
-	}
-	for _, t := range strings.Split(c.conf.get("AccountingStorageTRES"), ",") {
-		add(t)
-		if strings.EqualFold(t, "gres/gpu") {
-			add("gres/gpumem")
-			add("gres/gpuutil")
-		}
-	}
-	return strings.Join(tres, ",")
+	return strings.Join(slurmconf.AccountingTRES(c.conf.get("AccountingStorageTRES")), ",")
 }
 
 // pluginValue prints a plugin setting: Slurm drops "<type>/none" plugins,

@@ -60,6 +60,9 @@ type row struct {
 	effective, fairshare    float64
 	level                   float64
 	isUser, hasFS, hasShare bool
+	// tresRaw, tresRun and tresLimit are the TRES columns: usage, the
+	// minutes running jobs have left, and group limits, "name=value,...".
+	tresRaw, tresRun, tresLimit string
 }
 
 // Run is the sshare command.
@@ -226,6 +229,7 @@ func rowsOf(shares v0044.V0044AssocSharesObjList) []row {
 			fsw := s.Fairshare.Or(v0044.V0044AssocSharesObjWrapFairshare{})
 			r := row{depth: depth, id: s.ID.Or(0), cluster: s.Cluster.Or(""), account: s.Name.Or(""), norm: num(s.SharesNormalized), usage: float64(s.Usage.Or(0)),
 				normUsage: num(s.UsageNormalized), effective: num(s.EffectiveUsage), isUser: isUser}
+			r.tresRaw, r.tresRun, r.tresLimit = tresColumns(s.Tres.Or(v0044.V0044AssocSharesObjWrapTres{}))
 			if sh := s.Shares.Or(v0044.V0044Uint32NoValStruct{}); sh.Set.Or(false) && parent != "" {
 				r.shares, r.hasShare = strconv.FormatInt(int64(sh.Number.Or(0)), 10), true
 			}
@@ -250,6 +254,25 @@ func rowsOf(shares v0044.V0044AssocSharesObjList) []row {
 	return out
 }
 
+// tresColumns writes an association's TRES lists as sshare does: usage
+// and running minutes for every TRES, limits only where set.
+func tresColumns(t v0044.V0044AssocSharesObjWrapTres) (raw, run, limit string) {
+	var r, m, l []string
+	for _, u := range t.Usage {
+		r = append(r, u.Name.Or("")+"="+strconv.FormatInt(int64(u.Value.Or(0)), 10))
+	}
+	for _, s := range t.RunSeconds {
+		v := s.Value.Or(v0044.V0044Uint64NoValStruct{})
+		m = append(m, s.Name.Or("")+"="+strconv.FormatInt(v.Number.Or(0)/60, 10))
+	}
+	for _, g := range t.GroupMinutes {
+		if v := g.Value.Or(v0044.V0044Uint64NoValStruct{}); v.Set.Or(false) && !v.Infinite.Or(false) {
+			l = append(l, g.Name.Or("")+"="+strconv.FormatInt(v.Number.Or(0), 10))
+		}
+	}
+	return strings.Join(r, ","), strings.Join(m, ","), strings.Join(l, ",")
+}
+
 // fields are the columns -o can name, in the order sshare matches a
 // prefix against them.
 var fields = func() []field {
@@ -265,9 +288,8 @@ var fields = func() []field {
 			}
 			return f6(r.fairshare)
 		}},
-		// No association limits or TRES usage until accounting.
-		{"GrpTRESMins", 30, blank},
-		{"GrpTRESRaw", 30, blank},
+		{"GrpTRESMins", 30, func(r *row) string { return r.tresLimit }},
+		{"GrpTRESRaw", 30, func(r *row) string { return r.tresRaw }},
 		{"ID", 6, func(r *row) string { return strconv.Itoa(int(r.id)) }},
 		{"LevelFS", 10, func(r *row) string {
 			if !r.isUser {
@@ -288,7 +310,7 @@ var fields = func() []field {
 		{"Partition", 12, blank},
 		{"RawShares", 10, func(r *row) string { return r.shares }},
 		{"RawUsage", 11, func(r *row) string { return strconv.FormatInt(int64(r.usage), 10) }},
-		{"TRESRunMins", 30, blank},
+		{"TRESRunMins", 30, func(r *row) string { return r.tresRun }},
 		{"User", 10, func(r *row) string { return r.user }},
 	}
 }()
