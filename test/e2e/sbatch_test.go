@@ -263,6 +263,13 @@ func TestSbatchHoldReleaseAndBegin(t *testing.T) {
 	if err1 != nil || err2 != nil || eligible.Sub(submit) < 59*time.Minute || eligible.Sub(submit) > 61*time.Minute {
 		t.Errorf("SubmitTime=%s EligibleTime=%s, want an hour apart", f["SubmitTime"], f["EligibleTime"])
 	}
+	// Its start is expected at its begin time, as slurmctld shows it.
+	if f["StartTime"] != f["EligibleTime"] {
+		t.Errorf("StartTime=%s, want the begin time %s", f["StartTime"], f["EligibleTime"])
+	}
+	if got := c.MustRun("", "squeue", "--start", "-h", "-j", later, "-o", "%S"); got != f["EligibleTime"]+"\n" {
+		t.Errorf("squeue --start: %q, want %s", got, f["EligibleTime"])
+	}
 	c.MustRun("", "scancel", later)
 	c.WaitState(later, "CANCELLED", 10*time.Second)
 }
