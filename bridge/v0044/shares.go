@@ -3,6 +3,7 @@ package v0044
 import (
 	"context"
 	"slices"
+	"strings"
 
 	api "github.com/droverhq/drover/openapi/v0044"
 )
@@ -10,7 +11,7 @@ import (
 // SlurmV0044GetShares implements GET /shares: the fair-share tree as
 // sshare reads it. Until accounting brings associations the tree is root
 // and one association of one share per user.
-func (s *Server) SlurmV0044GetShares(ctx context.Context, _ api.SlurmV0044GetSharesParams) (api.SlurmV0044GetSharesRes, error) {
+func (s *Server) SlurmV0044GetShares(ctx context.Context, params api.SlurmV0044GetSharesParams) (api.SlurmV0044GetSharesRes, error) {
 	s.count("REQUEST_SHARE_INFO")
 	usage, factors := s.ctl.FairShare()
 	users := make([]string, 0, len(factors))
@@ -67,6 +68,7 @@ func (s *Server) SlurmV0044GetShares(ctx context.Context, _ api.SlurmV0044GetSha
 	for i, u := range users {
 		out = append(out, entry(i+2, u, "root", api.V0044AssocSharesObjWrapTypeItemUSER, 1, 1/float64(len(users)), usage[u], factors[u]))
 	}
+	out = filterShares(out, params)
 	return &api.V0044OpenapiSharesResp{
 		Shares: api.V0044SharesRespMsg{Shares: out, TotalShares: api.NewOptInt64(int64(len(users)))},
 		Meta:   s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{},
@@ -93,4 +95,37 @@ func shareTRES(names []string, run []uint64, cpuUsage float64) api.V0044AssocSha
 		t.Usage = append(t.Usage, api.V0044SharesFloat128Tres{Name: api.NewOptString(name), Value: api.NewOptFloat64(use)})
 	}
 	return t
+}
+
+// filterShares keeps the associations the users and accounts filters name
+// (comma-separated lists): users by name, accounts with the users under
+// them.
+func filterShares(list api.V0044AssocSharesObjList, params api.SlurmV0044GetSharesParams) api.V0044AssocSharesObjList {
+	split := func(o api.OptString) []string {
+		v, ok := o.Get()
+		if !ok || v == "" {
+			return nil
+		}
+		return strings.Split(v, ",")
+	}
+	users, accounts := split(params.Users), split(params.Accounts)
+	if users == nil && accounts == nil {
+		return list
+	}
+	out := api.V0044AssocSharesObjList{}
+	for _, a := range list {
+		isUser := slices.Contains(a.Type, api.V0044AssocSharesObjWrapTypeItemUSER)
+		account := a.Name.Or("")
+		if isUser {
+			account = a.Parent.Or("")
+		}
+		if accounts != nil && !slices.Contains(accounts, account) {
+			continue
+		}
+		if users != nil && isUser && !slices.Contains(users, a.Name.Or("")) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }

@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // TestSshare: the fair-share tree as sshare prints it (layout checked
@@ -83,4 +86,26 @@ func TestSshare(t *testing.T) {
 		t.Errorf("sshare TRES columns:\n%q", got)
 	}
 	c.MustRun("", "scancel", running)
+
+	// GET /shares filters by user and by account, as slurmrestd does.
+	names := func(p v0044.SlurmV0044GetSharesParams) string {
+		res, err := c.Client().SlurmV0044GetShares(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range res.(*v0044.V0044OpenapiSharesResp).Shares.Shares {
+			out = append(out, s.Parent.Or("")+"/"+s.Name.Or(""))
+		}
+		return strings.Join(out, " ")
+	}
+	if got := names(v0044.SlurmV0044GetSharesParams{Users: v0044.NewOptString("nobody")}); got != "/root" {
+		t.Errorf("users=nobody: %s", got)
+	}
+	if got := names(v0044.SlurmV0044GetSharesParams{Users: v0044.NewOptString("root,nobody")}); got != "/root root/root" {
+		t.Errorf("users=root,nobody: %s", got)
+	}
+	if got := names(v0044.SlurmV0044GetSharesParams{Accounts: v0044.NewOptString("other")}); got != "" {
+		t.Errorf("accounts=other: %s", got)
+	}
 }
