@@ -90,3 +90,25 @@ func TestTRESFactors(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseWeightTRES(f *testing.F) {
+	f.Add("CPU=2000,Mem=3000,GRES/gpu=4000,Node=1500")
+	f.Add("billing=1.5,cpu=0")
+	f.Fuzz(func(t *testing.T, v string) {
+		w, err := ParseWeightTRES(v)
+		if err != nil {
+			return
+		}
+		// Weights come back in Slurm's TRES order, each name once, each
+		// weight a number.
+		rank := map[string]int{"cpu": 1, "mem": 2, "node": 4, "billing": 5, "gres/gpu": 1000}
+		for i, x := range w {
+			if rank[x.Name] == 0 || x.Weight < 0 || x.Weight != x.Weight {
+				t.Fatalf("%q: weight %+v", v, x)
+			}
+			if i > 0 && rank[w[i-1].Name] >= rank[x.Name] {
+				t.Fatalf("%q: out of order %v", v, w)
+			}
+		}
+	})
+}
