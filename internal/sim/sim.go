@@ -182,58 +182,51 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 			lastBF = now
 		}
 		main := len(pending) > 0 && byID(pending[0].ID).need.within(free)
-		// fits reports whether any job a backfill pass would test fits in
-		// what is free, counted over the whole machine: if none does, the
-		// pass can start nothing.
-		fits := func() bool {
+		bf := false
+		if due {
 			for _, j := range pending[:min(len(pending), params.MaxJobTest)] {
 				if byID(j.ID).need.within(free) {
-					return true
+					bf = true
+					break
 				}
 			}
-			return false
 		}
-		bf := due && fits()
-		cycle := func(backfill bool) {
+		if main || bf {
 			snap.Now = epoch.Add(time.Duration(now) * time.Second)
 			snap.Pending = pending
 			snap.Running = snap.Running[:0]
 			for _, r := range running {
 				snap.Running = append(snap.Running, r)
 			}
-			snap.Backfill = backfill
+			snap.Backfill = bf
 			plan := s.Schedule(snap)
-			if len(plan.Starts) == 0 {
-				return
-			}
-			started := make(map[job.ID]bool, len(plan.Starts))
-			for _, st := range plan.Starts {
-				sj := byID(st.JobID)
-				a := st.Alloc
-				sj.j.Alloc = &a
-				sj.j.State = job.Running
-				take(snap, byName, &a)
-				free.cpus -= int(a.TotalCPUs())
-				free.gpus -= a.TotalGPUs()
-				endAt := now + max(sj.run, 0)
-				running[st.JobID] = sched.Running{ID: st.JobID, Alloc: &a,
-					End: snap.Now.Add(time.Duration(int64(sj.j.Req.TimeLimit)*60) * time.Second)}
-				heap.Push(&ends, end{at: endAt, id: st.JobID})
-				res.Outcomes[st.JobID-1] = Outcome{Submit: sj.submit, Start: now, Size: sj.size}
-				started[st.JobID] = true
-			}
-			kept := pending[:0]
-			for _, j := range pending {
-				if !started[j.ID] {
-					kept = append(kept, j)
-				}
-			}
-			clear(pending[len(kept):])
-			pending = kept
-		}
-		if main || bf {
 			res.Cycles++
-			cycle(bf)
+			if len(plan.Starts) > 0 {
+				started := make(map[job.ID]bool, len(plan.Starts))
+				for _, st := range plan.Starts {
+					sj := byID(st.JobID)
+					a := st.Alloc
+					sj.j.Alloc = &a
+					sj.j.State = job.Running
+					take(snap, byName, &a)
+					free.cpus -= int(a.TotalCPUs())
+					free.gpus -= a.TotalGPUs()
+					endAt := now + max(sj.run, 0)
+					running[st.JobID] = sched.Running{ID: st.JobID, Alloc: &a,
+						End: snap.Now.Add(time.Duration(int64(sj.j.Req.TimeLimit)*60) * time.Second)}
+					heap.Push(&ends, end{at: endAt, id: st.JobID})
+					res.Outcomes[st.JobID-1] = Outcome{Submit: sj.submit, Start: now, Size: sj.size}
+					started[st.JobID] = true
+				}
+				kept := pending[:0]
+				for _, j := range pending {
+					if !started[j.ID] {
+						kept = append(kept, j)
+					}
+				}
+				clear(pending[len(kept):])
+				pending = kept
+			}
 		}
 		// A backfill pass held back by bf_interval is owed once the
 		// interval is over, even if nothing else happens by then.
