@@ -179,18 +179,7 @@ func (c *Controller) RunTRES() ([]string, map[string][]uint64) {
 			out[j.Req.UserName] = row
 		}
 		for i, name := range names {
-			var n uint64
-			switch name {
-			case "cpu", "billing":
-				n = uint64(t.CPUs)
-			case "mem":
-				n = t.MemMB
-			case "node":
-				n = uint64(t.Nodes)
-			case "gres/gpu":
-				n = t.GPUs
-			}
-			row[i] += n * secs
+			row[i] += t.Count(name) * secs
 		}
 	}
 	return names, out

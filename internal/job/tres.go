@@ -79,6 +79,22 @@ func (j *Job) AllocTRES() TRES {
 	return t
 }
 
+// Count is the amount of one TRES by Slurm's name (billing counts CPUs;
+// 0 for a TRES not counted here).
+func (t TRES) Count(name string) uint64 {
+	switch name {
+	case "cpu", "billing":
+		return uint64(t.CPUs)
+	case "mem":
+		return t.MemMB
+	case "node":
+		return uint64(t.Nodes)
+	case "gres/gpu":
+		return t.GPUs
+	}
+	return 0
+}
+
 // String is the TRES as Slurm writes them ("cpu=4,mem=4000M,node=2,
 // billing=4,gres/gpu=4").
 func (t TRES) String() string {

@@ -79,23 +79,10 @@ func (c *Config) TRESFactors(want, part job.TRES) []float64 {
 	if len(c.WeightTRES) == 0 {
 		return nil
 	}
-	ratio := func(a, b float64) float64 {
-		if b <= 0 {
-			return 0
-		}
-		return a / b
-	}
 	out := make([]float64, len(c.WeightTRES))
 	for i, w := range c.WeightTRES {
-		switch w.Name {
-		case "cpu", "billing":
-			out[i] = ratio(float64(want.CPUs), float64(part.CPUs))
-		case "mem":
-			out[i] = ratio(float64(want.MemMB), float64(part.MemMB))
-		case "node":
-			out[i] = ratio(float64(want.Nodes), float64(part.Nodes))
-		case "gres/gpu":
-			out[i] = ratio(float64(want.GPUs), float64(part.GPUs))
+		if total := part.Count(w.Name); total > 0 {
+			out[i] = float64(want.Count(w.Name)) / float64(total)
 		}
 	}
 	return out
