@@ -29,21 +29,20 @@ func (s *Server) SlurmV0044GetShares(ctx context.Context, params api.SlurmV0044G
 		total += usage[u]
 	}
 	names, run := s.ctl.RunTRES()
+	// The root account's running TRES are everyone's.
 	all := make([]uint64, len(names))
 	for _, row := range run {
 		for i, v := range row {
 			all[i] += v
 		}
 	}
-	run[""] = all
 	f64 := func(v float64) api.OptV0044Float64NoValStruct {
 		return api.NewOptV0044Float64NoValStruct(api.V0044Float64NoValStruct{Set: api.NewOptBool(true), Infinite: api.NewOptBool(false), Number: api.NewOptFloat64(v)})
 	}
 	entry := func(id int, name, parent string, kind api.V0044AssocSharesObjWrapTypeItem, shares uint32, norm, use, factor float64) api.V0044AssocSharesObjWrap {
-		// The root account's running TRES are everyone's (run[""]).
-		key := name
+		running := run[name]
 		if parent == "" {
-			key = ""
+			running = all
 		}
 		w := api.V0044AssocSharesObjWrap{
 			ID: api.NewOptInt32(int32(id)), Cluster: api.NewOptString(s.ctl.ClusterName()), Name: api.NewOptString(name),
@@ -51,7 +50,7 @@ func (s *Server) SlurmV0044GetShares(ctx context.Context, params api.SlurmV0044G
 			Shares:           api.NewOptV0044Uint32NoValStruct(u32(shares)),
 			SharesNormalized: f64(norm), Usage: api.NewOptInt64(int64(use)),
 			Type: []api.V0044AssocSharesObjWrapTypeItem{kind},
-			Tres: api.NewOptV0044AssocSharesObjWrapTres(shareTRES(names, run[key], use)),
+			Tres: api.NewOptV0044AssocSharesObjWrapTres(shareTRES(names, running, use)),
 		}
 		un := 0.0
 		switch {
