@@ -262,6 +262,24 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 	}
 }
 
+// anyTested reports whether ok holds for any of the jobs the pass would
+// test among next (up to budget of them).
+func (bf *bfPass) anyTested(next []*job.Job, budget int, ok func(*job.Job) bool) bool {
+	for _, j := range next {
+		if budget <= 0 {
+			break
+		}
+		if r := bf.p.reason(j); r != job.ReasonResources && r != job.ReasonPriority || j.Req.Reservation != "" {
+			continue
+		}
+		budget--
+		if ok(j) {
+			return true
+		}
+	}
+	return false
+}
+
 // anyMayStart reports whether any of the next jobs the pass would test
 // (up to budget of them) might still start now: a job starts now only if
 // what it needs at the least, counted over its partition's nodes, is
@@ -271,37 +289,19 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 func (bf *bfPass) anyMayStart(next []*job.Job, budget int) bool {
 	g := bf.agg
 	g.prefixMin()
-	for _, j := range next {
-		if budget <= 0 {
-			break
-		}
-		if r := bf.p.reason(j); r != job.ReasonResources && r != job.ReasonPriority || j.Req.Reservation != "" {
-			continue
-		}
-		budget--
+	return bf.anyTested(next, budget, func(j *job.Job) bool {
 		if j.Req.Partition != g.part {
 			// Other nodes: the aggregate says nothing about them.
 			return true
 		}
-		r := &j.Req
 		d := int64(forever)
-		if r.TimeLimit != job.Infinite {
-			d = bf.roundUp(int64(r.TimeLimit) * 60)
+		if j.Req.TimeLimit != job.Infinite {
+			d = bf.roundUp(int64(j.Req.TimeLimit) * 60)
 		}
 		cpus, gpus := g.leastFree(d)
-		if needC, needG := leastNeed(r); needC <= cpus && needG <= gpus {
-			return true
-		}
-	}
-	return false
-}
-
-// leastNeed is the least a job needs over all its nodes: CPUs and GPUs.
-func leastNeed(r *job.Request) (cpus, gpus int64) {
-	nodes := int64(max(r.MinNodes, 1, uint32(len(r.NodeList))))
-	tasks := max(int64(r.NumTasks), nodes*int64(max(r.TasksPerNode, 1)))
-	// GPUs per job are spread over the nodes, topping up the per-node ones.
-	return tasks * int64(max(r.CPUsPerTask, 1)), max(nodes*int64(r.GPUsPerNode), int64(r.GPUsPerJob))
+		needC, needG := leastNeed(&j.Req)
+		return needC <= cpus && needG <= gpus
+	})
 }
 
 // anyFitsNow reports whether any of the jobs the pass would test (up to
@@ -310,14 +310,7 @@ func leastNeed(r *job.Request) (cpus, gpus int64) {
 func (bf *bfPass) anyFitsNow(s *Snapshot, budget int) bool {
 	type left struct{ cpus, gpus int64 }
 	free := map[string]left{}
-	for _, j := range bf.p.order {
-		if budget <= 0 {
-			break
-		}
-		if r := bf.p.reason(j); r != job.ReasonResources && r != job.ReasonPriority || j.Req.Reservation != "" {
-			continue
-		}
-		budget--
+	return bf.anyTested(bf.p.order, budget, func(j *job.Job) bool {
 		name := j.Req.Partition
 		f, ok := free[name]
 		if !ok {
@@ -328,11 +321,9 @@ func (bf *bfPass) anyFitsNow(s *Snapshot, budget int) bool {
 			}
 			free[name] = f
 		}
-		if cpus, gpus := leastNeed(&j.Req); cpus <= f.cpus && gpus <= f.gpus {
-			return true
-		}
-	}
-	return false
+		cpus, gpus := leastNeed(&j.Req)
+		return cpus <= f.cpus && gpus <= f.gpus
+	})
 }
 
 // cloneAlloc copies an allocation out of the pass's scratch.

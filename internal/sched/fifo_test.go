@@ -2,6 +2,7 @@ package sched
 
 import (
 	"errors"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -166,8 +167,22 @@ func TestFeasible(t *testing.T) {
 	}
 }
 
-// The compiled share test answers as hostsShare does, for any shape,
-// node and what is left of it.
+// hostsShare is the share test written out from placement's own
+// capacity rule: a one-node job needs all of itself on the node, a job on
+// several nodes at least its minimum.
+func (s shape) hostsShare(n *node.Node, f free) bool {
+	t, g := s.capacityFree(n, f)
+	if t == 0 {
+		return false
+	}
+	if s.nodes == 1 {
+		return t >= s.tasks && uint32(bits.OnesCount64(g)) >= s.gpusPerJob
+	}
+	return true
+}
+
+// The compiled share test answers as placement's capacity rule does, for
+// any shape, node and what is left of it.
 func TestPropertyShareTestMatchesHostsShare(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 5))
 	for i := 0; i < 200_000; i++ {

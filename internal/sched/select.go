@@ -176,22 +176,10 @@ func (s shape) capacityFree(n *node.Node, f free) (tasks uint32, gpus uint64) {
 	return tasks, gpus
 }
 
-// hostsShare reports whether a node with f left can run the job's share
-// of it: a one-node job all of it, a job on several nodes at least its
-// minimum on each.
-func (s shape) hostsShare(n *node.Node, f free) bool {
-	t, g := s.capacityFree(n, f)
-	if t == 0 {
-		return false
-	}
-	if s.nodes == 1 {
-		return t >= s.tasks && uint32(bits.OnesCount64(g)) >= s.gpusPerJob
-	}
-	return true
-}
-
-// shareTest is hostsShare compiled for one node: the least of each
-// resource a step must have left for the node to host a share.
+// shareTest decides whether a node can host a job's share (a one-node
+// job all of it, a job on several nodes at least its minimum on each),
+// compiled for one node: the least of each resource a step must have
+// left.
 type shareTest struct {
 	never     bool
 	exclusive bool
@@ -241,7 +229,7 @@ func (s shape) hostKey() hostKey {
 	return k
 }
 
-// testOn compiles hostsShare for node n.
+// testOn compiles the share test for node n.
 func (k *hostKey) testOn(n *node.Node) shareTest {
 	t := shareTest{never: k.never, exclusive: k.exclusive, cpus: k.cpus, mem: k.mem, gpuMask: ^uint64(0), gpus: k.gpus}
 	if k.wholeMem {
@@ -253,10 +241,18 @@ func (k *hostKey) testOn(n *node.Node) shareTest {
 	return t
 }
 
-// hosts is hostsShare for the node the test was compiled for.
+// hosts reports whether a node with f left hosts a share.
 func (t *shareTest) hosts(f free) bool {
 	return !t.never && (!t.exclusive || f.jobs == 0) && f.cpus >= t.cpus && f.mem >= t.mem &&
 		bits.OnesCount64(f.gpus&t.gpuMask) >= t.gpus
+}
+
+// leastNeed is the least a job needs over all its nodes: CPUs and GPUs.
+func leastNeed(r *job.Request) (cpus, gpus int64) {
+	nodes := int64(max(r.MinNodes, 1, uint32(len(r.NodeList))))
+	tasks := max(int64(r.NumTasks), nodes*int64(max(r.TasksPerNode, 1)))
+	// GPUs per job are spread over the nodes, topping up the per-node ones.
+	return tasks * int64(max(r.CPUsPerTask, 1)), max(nodes*int64(r.GPUsPerNode), int64(r.GPUsPerJob))
 }
 
 // packsGPUs reports whether placement packs the job onto the busiest GPU
