@@ -129,10 +129,10 @@ func fakeGetent(t *testing.T) {
 	script := `#!/bin/sh
 [ "$2" = "--" ] || { echo "usage" >&2; exit 1; }
 case "$1 $3" in
-"passwd 5001"|"passwd ada") echo "ada:*:5001:5001:Ada L:/home/ada:/bin/zsh" ;;
-"passwd 5002"|"passwd bob") echo "bob:*:5002:6000:Bob:/home/bob:" ;;
-"initgroups ada") echo "ada                  7001 5001 7002" ;;
-"initgroups bob") echo "bob                  " ;;
+"passwd 5001"|"passwd ns-ada") echo "ns-ada:*:5001:5001:Ada L:/home/ns-ada:/bin/zsh" ;;
+"passwd 5002"|"passwd ns-bob") echo "ns-bob:*:5002:6000:Bob:/home/ns-bob:" ;;
+"initgroups ns-ada") echo "ns-ada               7001 5001 7002" ;;
+"initgroups ns-bob") echo "ns-bob               " ;;
 "passwd broken") echo "broken:x" ;;
 "initgroups "*) echo "$3                  " ;;
 *) exit 2 ;;
@@ -148,9 +148,11 @@ esac
 }
 
 func TestLookupThroughNameService(t *testing.T) {
-	for _, uid := range []int{5001, 5002} {
-		if _, err := exec.Command("id", strconv.Itoa(uid)).Output(); err == nil {
-			t.Skipf("uid %d exists on this machine", uid)
+	// The users live only in the fake name service: a machine that has
+	// any of them locally would answer first.
+	for _, who := range []string{"5001", "5002", "5003", "ns-ada", "ns-bob", "broken"} {
+		if _, err := exec.Command("id", who).Output(); err == nil {
+			t.Skipf("user %s exists on this machine", who)
 		}
 	}
 	fakeGetent(t)
@@ -161,11 +163,11 @@ func TestLookupThroughNameService(t *testing.T) {
 	}{
 		"by uid": {
 			lookup: func() (*Identity, error) { return Lookup(5001) },
-			want:   &Identity{Name: "ada", UID: 5001, GID: 5001, Groups: []uint32{5001, 7001, 7002}, Home: "/home/ada", Shell: "/bin/zsh"},
+			want:   &Identity{Name: "ns-ada", UID: 5001, GID: 5001, Groups: []uint32{5001, 7001, 7002}, Home: "/home/ns-ada", Shell: "/bin/zsh"},
 		},
 		"by name, empty shell": {
-			lookup: func() (*Identity, error) { return LookupName("bob") },
-			want:   &Identity{Name: "bob", UID: 5002, GID: 6000, Groups: []uint32{6000}, Home: "/home/bob", Shell: DefaultShell},
+			lookup: func() (*Identity, error) { return LookupName("ns-bob") },
+			want:   &Identity{Name: "ns-bob", UID: 5002, GID: 6000, Groups: []uint32{6000}, Home: "/home/ns-bob", Shell: DefaultShell},
 		},
 		"unknown": {
 			lookup:  func() (*Identity, error) { return Lookup(5003) },
