@@ -46,8 +46,21 @@ const (
 	EnvironmentMissing             Code = 2127
 	InvalidNodeState               Code = 2028
 	InvalidTaskMemory              Code = 2044
+	InvalidAccount                 Code = 2045
+	InvalidParentAccount           Code = 2046
+	SameParentAccount              Code = 2047
+	InvalidQOS                     Code = 2066
+	QOSPreemptionLoop              Code = 2067
+	InvalidAssoc                   Code = 2167
 	InvalidQuery                   Code = 9000
+	JobsRunningOnAssoc             Code = 7001
+	NoRemoveDefaultAccount         Code = 7009
+	NoRemoveDefaultQOS             Code = 7011
 	DataConvFailed                 Code = 9202
+	NoChangeInData                 Code = 1900
+	UserIDMissing                  Code = 2010
+	DataAmbiguousModify            Code = 9210
+	DataAmbiguousQuery             Code = 9211
 )
 
 var messages = map[Code]string{
@@ -84,8 +97,21 @@ var messages = map[Code]string{
 	EnvironmentMissing:             "Environment is missing in job",
 	InvalidNodeState:               "Invalid node state specified",
 	InvalidTaskMemory:              "Memory required by task is not available",
+	InvalidAccount:                 "Invalid account or account/partition combination specified",
+	InvalidParentAccount:           "Invalid parent account specified",
+	SameParentAccount:              "Account already child of parent account specified",
+	InvalidQOS:                     "Invalid qos specification",
+	QOSPreemptionLoop:              "QOS Preemption loop detected",
+	InvalidAssoc:                   "Invalid or unknown association",
+	JobsRunningOnAssoc:             "Job(s) active, cancel job(s) before remove",
+	NoRemoveDefaultAccount:         "You can not remove the default account of a user",
+	NoRemoveDefaultQOS:             "This request would make it so some associations would not have access to their default qos.",
 	InvalidQuery:                   "Query empty or not RFC7320 compliant",
 	DataConvFailed:                 "Unable to convert Data type",
+	NoChangeInData:                 "Data has not changed since time specified",
+	UserIDMissing:                  "Invalid user id",
+	DataAmbiguousModify:            "Request matched more than one object to modify. Modifications must only apply to a single object. Try adding more properties to make update match a unique object.",
+	DataAmbiguousQuery:             "Request matched more than one object to query. Request is limited to query of a single matching object.",
 }
 
 // Message returns Slurm's fixed text for code (slurm_strerror).
