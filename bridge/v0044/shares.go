@@ -2,74 +2,83 @@ package v0044
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 
+	"github.com/droverhq/drover/internal/priority"
 	api "github.com/droverhq/drover/openapi/v0044"
 )
 
 // SlurmV0044GetShares implements GET /shares: the fair-share tree as
-// sshare reads it. Until accounting brings associations the tree is root
-// and one association of one share per user.
+// sshare reads it, one entry for every association of the accounting
+// model (and for users outside it, under root), in tree order.
 func (s *Server) SlurmV0044GetShares(ctx context.Context, params api.SlurmV0044GetSharesParams) (api.SlurmV0044GetSharesRes, error) {
 	s.count("REQUEST_SHARE_INFO")
-	usage, factors := s.ctl.FairShare()
-	users := make([]string, 0, len(factors))
-	for u := range factors {
-		users = append(users, u)
-	}
-	for u := range usage {
-		if _, ok := factors[u]; !ok {
-			users = append(users, u)
-		}
-	}
-	slices.Sort(users)
-	total := 0.0
-	for _, u := range users {
-		total += usage[u]
-	}
+	rows, _ := s.ctl.ShareRows()
 	names, run := s.ctl.RunTRES()
-	// The root account's running TRES are everyone's.
-	all := make([]uint64, len(names))
-	for _, row := range run {
-		for i, v := range row {
-			all[i] += v
+	// An account's running TRES are those of every user below it.
+	parent := map[string]string{}
+	for _, r := range rows {
+		if r.User == "" {
+			parent[r.Account] = r.Parent
 		}
 	}
+	accountRun := map[string][]uint64{}
+	for key, row := range run {
+		account, _, _ := strings.Cut(key, "/")
+		for seen := map[string]bool{}; account != "" && !seen[account]; account = parent[account] {
+			seen[account] = true
+			sum := accountRun[account]
+			if sum == nil {
+				sum = make([]uint64, len(names))
+				accountRun[account] = sum
+			}
+			for i, v := range row {
+				sum[i] += v
+			}
+		}
+	}
+	model := s.ctl.Accounting()
 	f64 := func(v float64) api.OptV0044Float64NoValStruct {
+		if math.IsInf(v, 1) {
+			return api.NewOptV0044Float64NoValStruct(api.V0044Float64NoValStruct{Set: api.NewOptBool(true), Infinite: api.NewOptBool(true), Number: api.NewOptFloat64(0)})
+		}
 		return api.NewOptV0044Float64NoValStruct(api.V0044Float64NoValStruct{Set: api.NewOptBool(true), Infinite: api.NewOptBool(false), Number: api.NewOptFloat64(v)})
 	}
-	entry := func(id int, name, parent string, kind api.V0044AssocSharesObjWrapTypeItem, shares uint32, norm, use, factor float64) api.V0044AssocSharesObjWrap {
-		running := run[name]
-		if parent == "" {
-			running = all
+	out := api.V0044AssocSharesObjList{}
+	var totalShares int64
+	for i, r := range rows {
+		name, kind, running := r.Account, api.V0044AssocSharesObjWrapTypeItemASSOCIATION, accountRun[r.Account]
+		if r.User != "" {
+			name, kind, running = r.User, api.V0044AssocSharesObjWrapTypeItemUSER, run[priority.AssocKey(r.Account, r.User)]
+		}
+		if r.Parent == "root" || (r.User != "" && r.Account == "root") {
+			totalShares += int64(r.RawShares)
+		}
+		id := int32(i + 1)
+		if a, ok := model.Assoc(r.Account, r.User, ""); ok {
+			id = int32(a.ID)
 		}
 		w := api.V0044AssocSharesObjWrap{
-			ID: api.NewOptInt32(int32(id)), Cluster: api.NewOptString(s.ctl.ClusterName()), Name: api.NewOptString(name),
-			Parent: api.NewOptString(parent), Partition: api.NewOptString(""),
-			Shares:           api.NewOptV0044Uint32NoValStruct(u32(shares)),
-			SharesNormalized: f64(norm), Usage: api.NewOptInt64(int64(use)),
+			ID: api.NewOptInt32(id), Cluster: api.NewOptString(s.ctl.ClusterName()), Name: api.NewOptString(name),
+			Parent: api.NewOptString(r.Parent), Partition: api.NewOptString(""),
+			Shares:           api.NewOptV0044Uint32NoValStruct(u32(r.RawShares)),
+			SharesNormalized: f64(r.NormShares), Usage: api.NewOptInt64(int64(r.RawUsage)),
 			Type: []api.V0044AssocSharesObjWrapTypeItem{kind},
-			Tres: api.NewOptV0044AssocSharesObjWrapTres(shareTRES(names, running, use)),
+			Tres: api.NewOptV0044AssocSharesObjWrapTres(shareTRES(names, running, r.RawUsage)),
 		}
-		un := 0.0
-		switch {
-		case parent == "":
+		un := r.NormUsage
+		if r.Parent == "" && r.User == "" {
 			un = 1 // the root holds all usage
-		case total > 0:
-			un = use / total
 		}
-		w.UsageNormalized, w.EffectiveUsage = f64(un), f64(un)
-		w.Fairshare = api.NewOptV0044AssocSharesObjWrapFairshare(api.V0044AssocSharesObjWrapFairshare{Factor: f64(factor), Level: f64(0)})
-		return w
-	}
-	out := api.V0044AssocSharesObjList{entry(1, "root", "", api.V0044AssocSharesObjWrapTypeItemASSOCIATION, 1, 1, total, 1)}
-	for i, u := range users {
-		out = append(out, entry(i+2, u, "root", api.V0044AssocSharesObjWrapTypeItemUSER, 1, 1/float64(len(users)), usage[u], factors[u]))
+		w.UsageNormalized, w.EffectiveUsage = f64(un), f64(r.EffectvUsage)
+		w.Fairshare = api.NewOptV0044AssocSharesObjWrapFairshare(api.V0044AssocSharesObjWrapFairshare{Factor: f64(r.FairShare), Level: f64(r.LevelFS)})
+		out = append(out, w)
 	}
 	out = filterShares(out, params)
 	return &api.V0044OpenapiSharesResp{
-		Shares: api.V0044SharesRespMsg{Shares: out, TotalShares: api.NewOptInt64(int64(len(users)))},
+		Shares: api.V0044SharesRespMsg{Shares: out, TotalShares: api.NewOptInt64(totalShares)},
 		Meta:   s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{},
 	}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/droverhq/drover/internal/assoc"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/jobcomp"
 	"github.com/droverhq/drover/internal/node"
@@ -80,6 +81,11 @@ type Config struct {
 	// preempt running jobs of partitions of a lower PriorityTier whose
 	// PreemptMode is not OFF.
 	PreemptByPartition bool
+	// PreemptByQOS is PreemptType=preempt/qos: a job may preempt running
+	// jobs whose QOS its own QOS's Preempt list names.
+	PreemptByQOS bool
+	// Enforce is AccountingStorageEnforce.
+	Enforce assoc.Enforce
 	// Warnings are what deriving the configuration found wrong but
 	// survivable; New logs them.
 	Warnings []string
@@ -134,11 +140,15 @@ type Controller struct {
 	prioCluster priority.Cluster
 	partTRESMu  sync.Mutex
 	partTRES    map[string]job.TRES
-	// fairShare is each user's fair-share factor, from the last usage
+	// fairShare is each user association's fair-share factor (keyed
+	// priority.AssocKey) and shareRows the whole tree, from the last usage
 	// update; usageReset is set once PriorityUsageResetPeriod=NOW has
 	// cleared usage in this run.
 	fairShare  map[string]float64
+	shareRows  []priority.ShareRow
 	usageReset bool
+	// admins are the users whose AdminLevel makes them operators.
+	admins adminSet
 	// idleAt is the state's command count when a cycle last found no job
 	// to schedule (idle set): until a command changes the state, another
 	// cycle would find none either, as held jobs need a command to be
@@ -236,7 +246,7 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 	}
 	c.log = l
 	c.mu.Lock()
-	c.fairShareLocked()
+	c.acctChangedLocked()
 	c.mu.Unlock()
 	return c, nil
 }
@@ -454,7 +464,14 @@ func (c *Controller) snapshot() (*sched.Snapshot, map[job.ID]string) {
 		ArrayRunning: map[job.ID]uint32{},
 		Blocked:      map[job.ID]job.Reason{},
 		Preempt:      c.cfg.PreemptByPartition,
+		PreemptQOS:   c.cfg.PreemptByQOS,
 		Topology:     c.cfg.Topology,
+	}
+	if s.PreemptQOS {
+		s.QOS = map[string]sched.QOS{}
+		for _, q := range c.st.Acct.QOSList() {
+			s.QOS[q.Name] = sched.QOS{Priority: q.Priority, Preempt: q.Preempt}
+		}
 	}
 	if _, ok := c.sched.(*sched.Backfill); ok {
 		s.Backfill = s.Now.Sub(c.lastBackfill) >= c.cfg.Backfill.Interval
@@ -498,7 +515,7 @@ func (c *Controller) snapshot() (*sched.Snapshot, map[job.ID]string) {
 				end = s.Now
 			}
 			s.Running = append(s.Running, sched.Running{ID: j.ID, Alloc: j.Alloc, End: end,
-				Partition: j.Req.Partition, Start: j.StartTime, Ending: j.Completing || j.RequeueOnEnd})
+				Partition: j.Req.Partition, QOS: j.Req.QOS, Start: j.StartTime, Ending: j.Completing || j.RequeueOnEnd})
 			if j.State == job.Running && j.IsArray() {
 				s.ArrayRunning[j.ArrayJobID]++
 			}

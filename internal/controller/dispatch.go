@@ -200,8 +200,9 @@ func (c *Controller) sendSignalOn(id job.ID, host string, msg nodeproto.Signal) 
 }
 
 // preempt ends a running job so that a job of a higher partition
-// PriorityTier can have its resources, as its partition's PreemptMode
-// says: REQUEUE puts it back in the queue once its processes are gone (a
+// PriorityTier (or, under preempt/qos, of a QOS that may preempt its own)
+// can have its resources, as its partition's PreemptMode, or its QOS's
+// under preempt/qos, says: REQUEUE puts it back in the queue once its processes are gone (a
 // job that may not be requeued is cancelled instead), CANCEL ends it
 // PREEMPTED. Either way it gets SIGTERM, then SIGKILL after the
 // partition's GraceTime.
@@ -214,6 +215,15 @@ func (c *Controller) preempt(ctx context.Context, pr sched.Preemption) error {
 	if j != nil {
 		if p := c.parts[j.Req.Partition]; p != nil {
 			mode, grace = p.PreemptMode, p.GraceTime
+		}
+		if c.cfg.PreemptByQOS {
+			// preempt/qos: the victim's QOS decides, where it says.
+			if q, ok := c.st.Acct.QOS(j.Req.QOS); ok && j.Req.QOS != "" {
+				if q.PreemptMode != "" {
+					mode = q.PreemptMode
+				}
+				grace = time.Duration(q.GraceTime) * time.Second
+			}
 		}
 		requeue = mode == partition.PreemptRequeue && j.Req.Requeue
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/gres"
+	"github.com/droverhq/drover/internal/assoc"
 	"github.com/droverhq/drover/internal/jobcomp"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/partition"
@@ -69,8 +70,14 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 	case "", "preempt/none":
 	case "preempt/partition_prio":
 		cfg.PreemptByPartition = true
+	case "preempt/qos":
+		cfg.PreemptByQOS = true
 	default:
-		return Config{}, fmt.Errorf("PreemptType=%s: not supported (preempt/none or preempt/partition_prio; preempt/qos needs the QOS of accounting)", preemptType)
+		return Config{}, fmt.Errorf("PreemptType=%s: not supported (preempt/none, preempt/partition_prio or preempt/qos)", preemptType)
+	}
+	enforce, _ := sc.Value("AccountingStorageEnforce")
+	if cfg.Enforce, err = assoc.ParseEnforce(enforce); err != nil {
+		return Config{}, err
 	}
 	switch plugin, _ := sc.Value("TopologyPlugin"); plugin {
 	case "", "topology/flat", "topology/none", "topology/default":

@@ -68,9 +68,10 @@ func TestConfigScheduling(t *testing.T) {
 		}
 	}
 	for text, wantErr := range map[string]string{
-		"PreemptMode=SUSPEND,GANG\nPartitionName=a Nodes=n1\n": "PreemptMode=SUSPEND,GANG: SUSPEND is not supported (CANCEL or REQUEUE)",
-		"PreemptType=preempt/qos\nPartitionName=a Nodes=n1\n":  "PreemptType=preempt/qos: not supported (preempt/none or preempt/partition_prio; preempt/qos needs the QOS of accounting)",
-		"SchedulerType=sched/hold\nPartitionName=a Nodes=n1\n": "SchedulerType=sched/hold: not supported (sched/backfill or sched/builtin)",
+		"PreemptMode=SUSPEND,GANG\nPartitionName=a Nodes=n1\n":        "PreemptMode=SUSPEND,GANG: SUSPEND is not supported (CANCEL or REQUEUE)",
+		"PreemptType=preempt/foo\nPartitionName=a Nodes=n1\n":         "PreemptType=preempt/foo: not supported (preempt/none, preempt/partition_prio or preempt/qos)",
+		"AccountingStorageEnforce=assocs\nPartitionName=a Nodes=n1\n": "invalid parameter for AccountingStorageEnforce: assocs",
+		"SchedulerType=sched/hold\nPartitionName=a Nodes=n1\n":        "SchedulerType=sched/hold: not supported (sched/backfill or sched/builtin)",
 	} {
 		if _, err := configFrom(t, text); err == nil || err.Error() != wantErr {
 			t.Errorf("%q: %v, want %q", text, err, wantErr)

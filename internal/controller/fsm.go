@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/droverhq/drover/internal/assoc"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/priority"
 	"github.com/droverhq/drover/internal/reservation"
@@ -47,6 +48,7 @@ type command struct {
 	NodeFail *nodeFailCmd `json:"node_fail,omitempty"`
 	Purge    *purgeCmd    `json:"purge,omitempty"`
 	Split    *splitCmd    `json:"split,omitempty"`
+	Acct     *acctCmd     `json:"acct,omitempty"`
 }
 
 const (
@@ -193,7 +195,8 @@ type fsm struct {
 	Nodes     map[string]*nodeAdmin `json:"nodes"`
 	// Resvs are the advance reservations by name.
 	Resvs map[string]*reservation.Reservation `json:"reservations"`
-	// Usage is each user's decayed usage for fair-share, as of UsageTime.
+	// Usage is each association's decayed usage for fair-share, keyed
+	// priority.AssocKey, as of UsageTime.
 	Usage     priority.Usage `json:"usage"`
 	UsageTime time.Time      `json:"usage_time"`
 	// SubmitSeq orders submissions for priority/basic style priorities.
@@ -203,6 +206,9 @@ type fsm struct {
 	LastNodeUpdate time.Time `json:"last_node_update"`
 	// Counters for diag.
 	Counters counters `json:"counters"`
+	// Acct is the accounting model: QOS, accounts, users, associations.
+	// Never nil; a change replaces it whole.
+	Acct *assoc.Model `json:"accounting"`
 
 	// byID keeps job ids sorted for stable listing.
 	order []job.ID
@@ -220,7 +226,7 @@ type counters struct {
 }
 
 func newFSM(firstJobID job.ID) *fsm {
-	return &fsm{NextJobID: firstJobID, Jobs: map[job.ID]*job.Job{}, Nodes: map[string]*nodeAdmin{}, Resvs: map[string]*reservation.Reservation{}}
+	return &fsm{NextJobID: firstJobID, Jobs: map[job.ID]*job.Job{}, Nodes: map[string]*nodeAdmin{}, Resvs: map[string]*reservation.Reservation{}, Acct: assoc.New()}
 }
 
 // applyResult is what a proposer gets back.
@@ -271,8 +277,10 @@ func (s *fsm) apply(c *command) applyResult {
 	case opSplit:
 		return s.applySplit(c)
 	case opUsage:
-		s.Usage, s.UsageTime = c.Usage.Usage, c.Time
+		s.Usage, s.UsageTime = upgradeUsage(c.Usage.Usage), c.Time
 		return applyResult{}
+	case opAcct:
+		return s.applyAcct(c)
 	case opResvSet:
 		r := c.ResvSet.Resv
 		s.Resvs[r.Name] = &r
@@ -830,6 +838,7 @@ const (
 	snapResvs          = "reservations"
 	snapUsage          = "usage"
 	snapUsageTime      = "usage_time"
+	snapAcct           = "accounting"
 	snapNodes          = "nodes"
 	snapJobs           = "jobs"
 )
@@ -867,6 +876,8 @@ func (s *fsm) snapshot(w io.Writer) error {
 	sw.member(snapUsage, s.Usage)
 	sw.raw(",")
 	sw.member(snapUsageTime, s.UsageTime)
+	sw.raw(",")
+	sw.member(snapAcct, s.Acct)
 	sw.raw(",\"" + snapJobs + "\":{")
 	var key []byte
 	for i, id := range s.order {
@@ -958,6 +969,10 @@ func (s *fsm) restore(r io.Reader) error {
 			err = dec.Decode(&n.Usage)
 		case snapUsageTime:
 			err = dec.Decode(&n.UsageTime)
+		case snapAcct:
+			var m *assoc.Model
+			err = dec.Decode(&m)
+			n.Acct = m
 		case snapNodes:
 			err = decodeObject(dec, func(name string) error {
 				a := &nodeAdmin{}
@@ -998,6 +1013,12 @@ func (s *fsm) restore(r io.Reader) error {
 	}
 	if n.Resvs == nil {
 		n.Resvs = map[string]*reservation.Reservation{}
+	}
+	if n.Acct == nil {
+		n.Acct = assoc.New()
+	}
+	if n.Usage != nil {
+		n.Usage = upgradeUsage(n.Usage)
 	}
 	n.order = slices.Sorted(maps.Keys(n.Jobs))
 	*s = *n

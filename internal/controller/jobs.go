@@ -70,8 +70,15 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 		partName = partName[:i]
 	}
 	part := c.parts[partName]
+	given := r.Partition
+	r.Partition = partName
+	acctErr := c.resolveAccountLocked(&r)
+	r.Partition = given
 	resvErr := c.checkReservationLocked(who, &r)
 	c.mu.RUnlock()
+	if acctErr != nil {
+		return SubmitResult{}, acctErr
+	}
 	if resvErr != nil {
 		return SubmitResult{}, resvErr
 	}
@@ -153,7 +160,7 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 		return SubmitResult{}, err
 	}
 	c.mu.Lock()
-	if _, known := c.fairShare[r.UserName]; !known && c.fairShare != nil {
+	if _, known := c.fairShare[jobAssocKey(c.st.Acct, &job.Job{Req: r})]; !known && c.fairShare != nil {
 		// A new user takes a share at once, not at the next usage update.
 		c.fairShareLocked()
 	}
@@ -175,7 +182,7 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 func (c *Controller) setOwner(who Identity, sub Submission, r *job.Request) error {
 	otherUser := sub.UserIDSet && r.UserID != who.UID
 	otherGroup := sub.GroupIDSet && r.GroupID != who.GID
-	if (otherUser || otherGroup) && !c.privileged(who) {
+	if (otherUser || otherGroup) && who.UID != 0 && who.UID != c.cfg.SlurmUserID {
 		return slurmerr.New(slurmerr.AccessDenied, "only root may submit for another user or group")
 	}
 	if !otherUser {
@@ -226,11 +233,12 @@ func (c *Controller) feasible(r *job.Request, part *partition.Partition) error {
 	return sched.Feasible(r, part, nodes, c.cfg.Defaults)
 }
 
-// Privileged reports whether who may act on every job (root, SlurmUser).
+// Privileged reports whether who may act on every job: root, SlurmUser,
+// and users whose AdminLevel is Operator or Administrator.
 func (c *Controller) Privileged(who Identity) bool { return c.privileged(who) }
 
 func (c *Controller) privileged(who Identity) bool {
-	return who.UID == 0 || who.UID == c.cfg.SlurmUserID
+	return who.UID == 0 || who.UID == c.cfg.SlurmUserID || c.isAdmin(who.User)
 }
 
 // JobFilter selects jobs for listing.

@@ -48,7 +48,22 @@ func (c *Controller) priorityLocked(j *job.Job, now time.Time) uint32 {
 		factor = p.PriorityJobFactor
 	}
 	f := pc.FactorsOf(j, factor, c.prioCluster, at)
-	f.FairShare = c.fairShare[j.Req.UserName]
+	m := c.st.Acct
+	f.FairShare = c.fairShare[jobAssocKey(m, j)]
+	if pc.WeightQOS > 0 && j.Req.QOS != "" {
+		if q, ok := m.QOS(j.Req.QOS); ok {
+			if top := m.MaxQOSPriority(); top > 0 {
+				f.QOS = float64(q.Priority) / float64(top)
+			}
+		}
+	}
+	if pc.WeightAssoc > 0 {
+		if a, ok := m.Resolve(j.Req.UserName, j.Req.Account, j.Req.Partition); ok {
+			if top := m.MaxAssocPriority(); top > 0 {
+				f.Assoc = float64(m.Effective(a).Priority) / float64(top)
+			}
+		}
+	}
 	if len(pc.WeightTRES) > 0 {
 		f.TRES = pc.TRESFactors(j.ReqTRES(), c.partTRESLocked(j.Req.Partition))
 	}
@@ -96,7 +111,7 @@ func (c *Controller) updateUsage(ctx context.Context) {
 			to = j.EndTime
 		}
 		if to.After(from) {
-			usage[j.Req.UserName] += float64(j.Alloc.TotalCPUs()) * to.Sub(from).Seconds()
+			usage[jobAssocKey(c.st.Acct, j)] += float64(j.Alloc.TotalCPUs()) * to.Sub(from).Seconds() * c.usageFactorLocked(j)
 		}
 	}
 	c.mu.RUnlock()
@@ -110,49 +125,52 @@ func (c *Controller) updateUsage(ctx context.Context) {
 	c.mu.Unlock()
 }
 
-// fairShareLocked recomputes every user's fair-share factor from the
-// usage: the users are those with usage or with jobs.
+// usageFactorLocked is the QOS UsageFactor a job's usage is multiplied
+// by (1 without a QOS).
+func (c *Controller) usageFactorLocked(j *job.Job) float64 {
+	if q, ok := c.st.Acct.QOS(j.Req.QOS); ok && j.Req.QOS != "" {
+		return q.UsageFactor
+	}
+	return 1
+}
+
+// fairShareLocked recomputes the fair-share tree from the usage: the
+// associations of the accounting model, and users that have usage or jobs
+// outside them.
 func (c *Controller) fairShareLocked() {
 	pc := c.cfg.Priority
 	if pc == nil || pc.WeightFairshare == 0 {
-		c.fairShare = nil
+		c.fairShare, c.shareRows = nil, nil
 		return
 	}
-	seen := map[string]bool{}
-	var users []string
-	add := func(u string) {
-		if u != "" && !seen[u] {
-			seen[u] = true
-			users = append(users, u)
+	c.shareRows = priority.TreeShares(c.shareAssocsLocked(), c.st.Usage, pc.FairTree)
+	c.fairShare = make(map[string]float64, len(c.shareRows))
+	for _, r := range c.shareRows {
+		if r.User != "" {
+			c.fairShare[priority.AssocKey(r.Account, r.User)] = r.FairShare
 		}
 	}
-	for u := range c.st.Usage {
-		add(u)
-	}
-	for _, id := range c.st.order {
-		add(c.st.Jobs[id].Req.UserName)
-	}
-	slices.Sort(users)
-	c.fairShare = priority.FairShare(c.st.Usage, users, pc.FairTree)
 }
 
-// FairShare returns the users' usage and fair-share factors, for the
-// shares endpoint.
-func (c *Controller) FairShare() (priority.Usage, map[string]float64) {
+// ShareRows returns the fair-share tree as sshare shows it, and the
+// associations' usage (keyed priority.AssocKey).
+func (c *Controller) ShareRows() ([]priority.ShareRow, priority.Usage) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	usage := priority.Usage{}
-	for u, v := range c.st.Usage {
-		usage[u] = v
+	rows := c.shareRows
+	if rows == nil {
+		fairTree := c.cfg.Priority != nil && c.cfg.Priority.FairTree
+		rows = priority.TreeShares(c.shareAssocsLocked(), c.st.Usage, fairTree)
 	}
-	factors := map[string]float64{}
-	for u, v := range c.fairShare {
-		factors[u] = v
+	usage := make(priority.Usage, len(c.st.Usage))
+	for k, v := range c.st.Usage {
+		usage[k] = v
 	}
-	return usage, factors
+	return slices.Clone(rows), usage
 }
 
-// RunTRES returns the TRES the cluster tracks and, for each user, the
+// RunTRES returns the TRES the cluster tracks and, for each user
+// association (keyed priority.AssocKey), the
 // TRES-seconds their running jobs have left until their time limits end
 // (what sshare shows as TRESRunMins); a job without a time limit counts
 // none.
@@ -173,10 +191,11 @@ func (c *Controller) RunTRES() ([]string, map[string][]uint64) {
 		}
 		secs := uint64((left + time.Second - 1) / time.Second)
 		t := j.AllocTRES()
-		row := out[j.Req.UserName]
+		key := jobAssocKey(c.st.Acct, j)
+		row := out[key]
 		if row == nil {
 			row = make([]uint64, len(names))
-			out[j.Req.UserName] = row
+			out[key] = row
 		}
 		for i, name := range names {
 			row[i] += t.Count(name) * secs

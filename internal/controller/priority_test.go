@@ -72,26 +72,40 @@ func TestFairSharePriority(t *testing.T) {
 	c.Finish(ran, "exited", 0, 0)
 	c.Clock.Advance(5 * time.Minute)
 	c.Ctl.UpdateUsage(ctx)
-	usage, factors := c.Ctl.FairShare()
-	if got := usage["alice"]; got != 4*3600 {
+	_, usage := c.Ctl.ShareRows()
+	if got := usage["root/alice"]; got != 4*3600 {
 		t.Errorf("alice's usage %v, want %v CPU-seconds", got, 4*3600)
 	}
 	a := c.Submit(ctltest.Alice, ctltest.Request())
 	b := c.Submit(ctltest.Bob, ctltest.Request())
 	c.Clock.Advance(5 * time.Minute)
 	c.Ctl.UpdateUsage(ctx)
-	_, factors = c.Ctl.FairShare()
-	if factors["bob"] != 1 || factors["alice"] != 0.5 {
-		t.Errorf("fair tree factors %v, want bob 1 alice 0.5", factors)
+	// Three user associations: root's own, then bob and alice under
+	// root. Unused, root and bob share the first rank; alice ranks third.
+	factors := userFactors(c.Ctl)
+	if factors["bob"] != 1 || factors["root"] != 1 || factors["alice"] != 1.0/3 {
+		t.Errorf("fair tree factors %v, want bob 1 root 1 alice 1/3", factors)
 	}
-	if pa, pb := c.Job(a).Priority, c.Job(b).Priority; pa != 500 || pb != 1000 {
-		t.Errorf("priorities alice %d bob %d, want 500 and 1000", pa, pb)
+	if pa, pb := c.Job(a).Priority, c.Job(b).Priority; pa != 333 || pb != 1000 {
+		t.Errorf("priorities alice %d bob %d, want 333 and 1000", pa, pb)
 	}
 	c.Restart()
-	if usage, _ := c.Ctl.FairShare(); usage["alice"] < 4*3600*0.99 {
+	if _, usage := c.Ctl.ShareRows(); usage["root/alice"] < 4*3600*0.99 {
 		t.Errorf("usage after a restart: %v", usage)
 	}
-	if pa := c.Job(a).Priority; pa != 500 {
+	if pa := c.Job(a).Priority; pa != 333 {
 		t.Errorf("alice's priority after a restart %d", pa)
 	}
+}
+
+// userFactors is every user's fair-share factor, by user name.
+func userFactors(ctl *controller.Controller) map[string]float64 {
+	rows, _ := ctl.ShareRows()
+	out := map[string]float64{}
+	for _, r := range rows {
+		if r.User != "" {
+			out[r.User] = r.FairShare
+		}
+	}
+	return out
 }

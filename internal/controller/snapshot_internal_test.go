@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/droverhq/drover/internal/assoc"
 	"github.com/droverhq/drover/internal/job"
 )
 
@@ -97,6 +98,13 @@ func variedFSM(t *testing.T) *fsm {
 	run(&command{Op: opNodeSet, Time: at(29), NodeSet: &nodeSetCmd{Name: "n5", Down: &down, Reason: "power", UID: 0}})
 	run(&command{Op: opNodeFail, Time: at(30), NodeFail: &nodeFailCmd{Name: "n6", Reason: "Not responding"}})
 	run(&command{Op: opPurge, Time: at(400), Purge: &purgeCmd{Before: at(100)}})
+	run(&command{Op: opAcct, Time: at(401), Acct: &acctCmd{Change: assoc.Change{
+		{Kind: assoc.KindQOS, QOS: &assoc.QOS{Name: "high", Priority: 100, Preempt: []string{"normal"}, PreemptMode: "REQUEUE", UsageFactor: 2, GraceTime: 60}},
+		{Kind: assoc.KindAccount, Account: &assoc.Account{Name: "physics", Description: "the <physics> dept", Organization: "science"}},
+		{Kind: assoc.KindAssoc, Assoc: &assoc.Association{Account: "physics", ParentAccount: "root", Shares: 10, QOS: []string{"high", "normal"}, DefaultQOS: "normal"}},
+		{Kind: assoc.KindUser, User: &assoc.User{Name: "alice", DefaultAccount: "physics", AdminLevel: assoc.AdminOperator}},
+		{Kind: assoc.KindAssoc, Assoc: &assoc.Association{Account: "physics", User: "alice", Shares: 3, Priority: 7, PrioritySet: true}},
+	}}})
 	if s.Jobs[gone] != nil || s.Jobs[later] == nil {
 		t.Fatalf("purge: job %d kept or job %d gone", gone, later)
 	}
@@ -106,11 +114,16 @@ func variedFSM(t *testing.T) *fsm {
 	return s
 }
 
-// fsmDiff compares two states field by field, listing order included.
-// fsmDiff compares two states; how many commands each applied is not
-// state.
+// fsmDiff compares two states field by field, listing order included;
+// how many commands each applied is not state. Accounting models compare
+// by their JSON, which holds all of them.
 func fsmDiff(want, got *fsm) string {
-	return cmp.Diff(want, got, cmp.AllowUnexported(fsm{}), cmpopts.IgnoreFields(fsm{}, "applied"))
+	sameModel := cmp.Comparer(func(a, b *assoc.Model) bool {
+		ja, errA := json.Marshal(a)
+		jb, errB := json.Marshal(b)
+		return errA == nil && errB == nil && bytes.Equal(ja, jb)
+	})
+	return cmp.Diff(want, got, cmp.AllowUnexported(fsm{}), cmpopts.IgnoreFields(fsm{}, "applied"), sameModel)
 }
 
 func snapshotBytes(t testing.TB, s *fsm) []byte {

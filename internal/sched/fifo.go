@@ -230,7 +230,7 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 			if !ok {
 				plan.Reasons[j.ID] = job.ReasonResources
 				blocked[part.Name] = true
-				if s.Preempt {
+				if s.Preempt || s.PreemptQOS {
 					p.preemptFor(s, j, part, &sh, cands, required)
 				}
 				break

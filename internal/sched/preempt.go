@@ -10,7 +10,9 @@ import (
 // preemptFor chooses running jobs to preempt so that a job that does not
 // fit can start, as preempt/partition_prio does: only jobs of partitions of
 // a lower PriorityTier whose PreemptMode is not OFF, lowest tier first and
-// the most recently started first within a tier, and no more of them than
+// the most recently started first within a tier; or as preempt/qos does:
+// only jobs whose QOS the job's QOS may preempt, lowest QOS priority
+// first, then the most recently started; and no more of them than
 // the job needs. Jobs already ending count as gone; if they alone make
 // room, nothing more is preempted and the job waits for them.
 func (p *pass) preemptFor(s *Snapshot, j *job.Job, part *partition.Partition, sh *shape, cands []*NodeState, required map[string]bool) {
@@ -62,9 +64,15 @@ func (p *pass) preemptFor(s *Snapshot, j *job.Job, part *partition.Partition, sh
 			ending = append(ending, r)
 			continue
 		}
-		vp := s.Partitions[r.Partition]
-		if vp == nil || vp.PriorityTier >= part.PriorityTier || vp.PreemptMode == partition.PreemptOff || vp.PreemptMode == "" {
-			continue
+		if s.PreemptQOS {
+			if !slices.Contains(s.QOS[j.Req.QOS].Preempt, r.QOS) || r.QOS == "" {
+				continue
+			}
+		} else {
+			vp := s.Partitions[r.Partition]
+			if vp == nil || vp.PriorityTier >= part.PriorityTier || vp.PreemptMode == partition.PreemptOff || vp.PreemptMode == "" {
+				continue
+			}
 		}
 		eligible = append(eligible, r)
 	}
@@ -72,6 +80,12 @@ func (p *pass) preemptFor(s *Snapshot, j *job.Job, part *partition.Partition, sh
 		return
 	}
 	slices.SortStableFunc(eligible, func(a, b Running) int {
+		if s.PreemptQOS {
+			if qa, qb := s.QOS[a.QOS].Priority, s.QOS[b.QOS].Priority; qa != qb {
+				return cmpAsc(qa, qb)
+			}
+			return b.Start.Compare(a.Start)
+		}
 		ta, tb := s.Partitions[a.Partition].PriorityTier, s.Partitions[b.Partition].PriorityTier
 		if ta != tb {
 			return cmpAsc(ta, tb)

@@ -95,3 +95,40 @@ func TestPreemptByPartitionTier(t *testing.T) {
 		t.Errorf("eval preempted %v", plan.Preempt)
 	}
 }
+
+// preempt/qos: the partition tiers no longer matter; the job's QOS says
+// whom it may preempt, and the lowest QOS priority goes first.
+func TestPreemptByQOS(t *testing.T) {
+	withQOS := func(r Running, qos string) Running { r.QOS = qos; return r }
+	tests := []struct {
+		name    string
+		qos     string
+		running []Running
+		want    []Preemption
+	}{
+		{"low QOS yields, whatever its partition", "high", []Running{withQOS(onNode(1, "prod", "n1", 100), "low"), withQOS(onNode(2, "prod", "n2", 200), "normal")}, []Preemption{{Victim: 1, For: 10}}},
+		{"the lowest QOS priority first, not the youngest", "high", []Running{withQOS(onNode(1, "scav", "n1", 100), "low"), withQOS(onNode(2, "scav", "n2", 200), "scavenger")}, []Preemption{{Victim: 2, For: 10}}},
+		{"a QOS not in the Preempt list stays", "high", []Running{withQOS(onNode(1, "scav", "n1", 100), "normal"), withQOS(onNode(2, "scav", "n2", 200), "high")}, nil},
+		{"a QOS that preempts nothing", "normal", []Running{withQOS(onNode(1, "scav", "n1", 100), "low"), withQOS(onNode(2, "scav", "n2", 200), "low")}, nil},
+		{"a job without QOS is never a victim", "high", []Running{onNode(1, "scav", "n1", 100), onNode(2, "scav", "n2", 200)}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := preemptSnapshot(tc.running...)
+			s.Preempt, s.PreemptQOS = false, true
+			s.QOS = map[string]QOS{
+				"high":      {Priority: 100, Preempt: []string{"low", "scavenger"}},
+				"normal":    {Priority: 10},
+				"low":       {Priority: 5},
+				"scavenger": {Priority: 1},
+			}
+			j := prodJob(10, 1)
+			j.Req.QOS = tc.qos
+			s.Pending = []*job.Job{j}
+			plan := (&FIFO{}).Schedule(s)
+			if fmt.Sprint(plan.Preempt) != fmt.Sprint(tc.want) {
+				t.Errorf("preempt %v, want %v", plan.Preempt, tc.want)
+			}
+		})
+	}
+}

@@ -49,6 +49,11 @@ type Snapshot struct {
 	// fit may preempt running jobs of partitions of a lower PriorityTier
 	// whose PreemptMode is not OFF.
 	Preempt bool
+	// PreemptQOS is PreemptType=preempt/qos: a job that does not fit may
+	// preempt running jobs whose QOS its own QOS's Preempt list names;
+	// QOS has the QOS by name.
+	PreemptQOS bool
+	QOS        map[string]QOS
 	// Backfill asks a backfill scheduler to plan this cycle (bf_interval
 	// has passed); without it only the main pass runs.
 	Backfill bool
@@ -67,8 +72,16 @@ type Running struct {
 	// Partition and Start describe it for preemption; Ending marks a job
 	// already being ended or requeued, whose resources come back soon.
 	Partition string
+	QOS       string
 	Start     time.Time
 	Ending    bool
+}
+
+// QOS is what preempt/qos reads of a QOS: its priority (the lowest is
+// preempted first) and the QOS it may preempt.
+type QOS struct {
+	Priority uint32
+	Preempt  []string
 }
 
 // NodeState is a node and the share of it held by running jobs.

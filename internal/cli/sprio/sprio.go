@@ -67,7 +67,7 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	if env.Now != nil {
 		now = env.Now()
 	}
-	rows, cl, factors, partTRES, fairShare, err := load(ctx, env.Client)
+	in, err := load(ctx, env.Client, pc)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
 		return 1
@@ -101,18 +101,24 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		return 0
 	}
 	shown := 0
-	for i := range rows {
-		r := &rows[i]
+	for i := range in.rows {
+		r := &in.rows[i]
 		if !o.wants(r) {
 			continue
 		}
 		j := jobOf(r)
-		fs := pc.FactorsOf(j, factors[r.Partition.Or("")], cl, now)
-		fs.FairShare = fairShare[r.UserName.Or("")]
+		fs := pc.FactorsOf(j, in.partFactor[r.Partition.Or("")], in.cluster, now)
+		fs.FairShare = in.fairShareOf(r.Account.Or(""), r.UserName.Or(""))
+		if in.maxQOS > 0 {
+			fs.QOS = float64(in.qosPrio[r.Qos.Or("")]) / float64(in.maxQOS)
+		}
+		if in.maxAssoc > 0 {
+			fs.Assoc = float64(in.assocPriority(r.Account.Or(""), r.UserName.Or(""), r.Partition.Or(""))) / float64(in.maxAssoc)
+		}
 		if len(pc.WeightTRES) > 0 {
 			// A record whose TRES cannot be read counts none.
 			want, _ := job.ParseTRES(r.TresReqStr.Or(""))
-			fs.TRES = pc.TRESFactors(want, partTRES[r.Partition.Or("")])
+			fs.TRES = pc.TRESFactors(want, in.partTRES[r.Partition.Or("")])
 		}
 		v := values{row: r, pc: pc, f: fs, w: pc.Weigh(fs)}
 		printLine(w, fields, func(f field) string { return v.cell(f.letter) })
@@ -198,63 +204,153 @@ func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
 	return o, 0, false
 }
 
+// inputs are the jobs and what their factors are relative to.
+type inputs struct {
+	rows    []v0044.V0044JobInfo
+	cluster priority.Cluster
+	// partFactor and partTRES are each partition's PriorityJobFactor and
+	// configured TRES.
+	partFactor map[string]uint32
+	partTRES   map[string]job.TRES
+	// fairShare is each user association's factor, keyed
+	// priority.AssocKey.
+	fairShare map[string]float64
+	// qosPrio and maxQOS give the QOS factor; assocs and maxAssoc the
+	// association factor (read only when their weights count).
+	qosPrio  map[string]uint32
+	maxQOS   uint32
+	assocs   []v0044.V0044Assoc
+	maxAssoc uint32
+}
+
+// fairShareOf is the factor of the association a job runs under; a job
+// outside every association counts as a user under root, as the
+// controller counts it.
+func (in *inputs) fairShareOf(account, user string) float64 {
+	if f, ok := in.fairShare[priority.AssocKey(account, user)]; ok {
+		return f
+	}
+	return in.fairShare[priority.AssocKey("root", user)]
+}
+
+// assocPriority is the priority of the association a job runs under: its
+// own, or the nearest ancestor's that is set; the association for the
+// job's partition wins over the one for all partitions.
+func (in *inputs) assocPriority(account, user, partition string) uint32 {
+	find := func(account, user, partition string) (v0044.V0044Assoc, bool) {
+		for _, a := range in.assocs {
+			if a.Account.Or("") == account && a.User == user && a.Partition.Or("") == partition {
+				return a, true
+			}
+		}
+		return v0044.V0044Assoc{}, false
+	}
+	a, ok := find(account, user, partition)
+	if !ok {
+		if a, ok = find(account, user, ""); !ok {
+			return 0
+		}
+	}
+	for seen := map[string]bool{}; ; {
+		if p, ok := a.Priority.Get(); ok && p.Set.Or(false) {
+			return uint32(p.Number.Or(0))
+		}
+		parent := a.ParentAccount.Or("")
+		if a.User != "" {
+			parent = a.Account.Or("")
+		}
+		if parent == "" || seen[parent] {
+			return 0
+		}
+		seen[parent] = true
+		if a, ok = find(parent, "", ""); !ok {
+			return 0
+		}
+	}
+}
+
 // load reads the jobs, and what factors are relative to: the nodes'
 // count and CPUs (FUTURE nodes left out, as the controller leaves them),
-// each partition's PriorityJobFactor and each user's fair-share factor.
-func load(ctx context.Context, cl v0044.Invoker) ([]v0044.V0044JobInfo, priority.Cluster, map[string]uint32, map[string]job.TRES, map[string]float64, error) {
-	var c priority.Cluster
+// each partition's PriorityJobFactor, each association's fair-share
+// factor and, where their weights count, the QOS and associations.
+func load(ctx context.Context, cl v0044.Invoker, pc *priority.Config) (*inputs, error) {
+	in := &inputs{partFactor: map[string]uint32{}, partTRES: map[string]job.TRES{}, fairShare: map[string]float64{}, qosPrio: map[string]uint32{}}
 	jr, err := cl.SlurmV0044GetJobs(ctx, v0044.SlurmV0044GetJobsParams{})
 	if err != nil {
-		return nil, c, nil, nil, nil, err
+		return nil, err
 	}
 	jobs, ok := jr.(*v0044.V0044OpenapiJobInfoResp)
 	if !ok {
-		return nil, c, nil, nil, nil, fmt.Errorf("slurm_load_jobs: unexpected answer")
+		return nil, fmt.Errorf("slurm_load_jobs: unexpected answer")
 	}
 	nr, err := cl.SlurmV0044GetNodes(ctx, v0044.SlurmV0044GetNodesParams{})
 	if err != nil {
-		return nil, c, nil, nil, nil, err
+		return nil, err
 	}
 	if nodes, ok := nr.(*v0044.V0044OpenapiNodesResp); ok {
 		for _, n := range nodes.Nodes {
 			if slices.Contains(n.State, v0044.V0044NodeStateItemFUTURE) {
 				continue
 			}
-			c.Nodes++
-			c.CPUs += int(n.Cpus.Or(0))
+			in.cluster.Nodes++
+			in.cluster.CPUs += int(n.Cpus.Or(0))
 		}
 	}
 	pr, err := cl.SlurmV0044GetPartitions(ctx, v0044.SlurmV0044GetPartitionsParams{})
 	if err != nil {
-		return nil, c, nil, nil, nil, err
+		return nil, err
 	}
-	factors := map[string]uint32{}
-	partTRES := map[string]job.TRES{}
 	if parts, ok := pr.(*v0044.V0044OpenapiPartitionResp); ok {
 		for _, p := range parts.Partitions {
 			f := uint32(p.Priority.Or(v0044.V0044PartitionInfoPriority{}).JobFactor.Or(0))
-			factors[p.Name.Or("")] = f
+			in.partFactor[p.Name.Or("")] = f
 			// A partition whose TRES cannot be read gives factors of 0.
-			partTRES[p.Name.Or("")], _ = job.ParseTRES(p.Tres.Or(v0044.V0044PartitionInfoTres{}).Configured.Or(""))
-			c.MaxPartitionFactor = max(c.MaxPartitionFactor, f)
+			in.partTRES[p.Name.Or("")], _ = job.ParseTRES(p.Tres.Or(v0044.V0044PartitionInfoTres{}).Configured.Or(""))
+			in.cluster.MaxPartitionFactor = max(in.cluster.MaxPartitionFactor, f)
 		}
 	}
-	fairShare := map[string]float64{}
 	sr, err := cl.SlurmV0044GetShares(ctx, v0044.SlurmV0044GetSharesParams{})
 	if err != nil {
-		return nil, c, nil, nil, nil, err
+		return nil, err
 	}
 	if shares, ok := sr.(*v0044.V0044OpenapiSharesResp); ok {
 		for _, s := range shares.Shares.Shares {
 			if slices.Contains(s.Type, v0044.V0044AssocSharesObjWrapTypeItemUSER) {
 				f := s.Fairshare.Or(v0044.V0044AssocSharesObjWrapFairshare{}).Factor.Or(v0044.V0044Float64NoValStruct{})
-				fairShare[s.Name.Or("")] = f.Number.Or(0)
+				in.fairShare[priority.AssocKey(s.Parent.Or(""), s.Name.Or(""))] = f.Number.Or(0)
 			}
 		}
 	}
-	rows := jobs.Jobs
-	slices.SortStableFunc(rows, func(a, b v0044.V0044JobInfo) int { return int(a.JobID.Or(0)) - int(b.JobID.Or(0)) })
-	return rows, c, factors, partTRES, fairShare, nil
+	if pc.WeightQOS > 0 {
+		qr, err := cl.SlurmdbV0044GetQos(ctx, v0044.SlurmdbV0044GetQosParams{})
+		if err != nil {
+			return nil, err
+		}
+		if qos, ok := qr.(*v0044.V0044OpenapiSlurmdbdQosResp); ok {
+			for _, q := range qos.Qos {
+				p := uint32(q.Priority.Or(v0044.V0044Uint32NoValStruct{}).Number.Or(0))
+				in.qosPrio[q.Name.Or("")] = p
+				in.maxQOS = max(in.maxQOS, p)
+			}
+		}
+	}
+	if pc.WeightAssoc > 0 {
+		ar, err := cl.SlurmdbV0044GetAssociations(ctx, v0044.SlurmdbV0044GetAssociationsParams{})
+		if err != nil {
+			return nil, err
+		}
+		if assocs, ok := ar.(*v0044.V0044OpenapiAssocsResp); ok {
+			in.assocs = assocs.Associations
+			for _, a := range in.assocs {
+				if a.User != "" {
+					in.maxAssoc = max(in.maxAssoc, in.assocPriority(a.Account.Or(""), a.User, a.Partition.Or("")))
+				}
+			}
+		}
+	}
+	in.rows = jobs.Jobs
+	slices.SortStableFunc(in.rows, func(a, b v0044.V0044JobInfo) int { return int(a.JobID.Or(0)) - int(b.JobID.Or(0)) })
+	return in, nil
 }
 
 // jobOf rebuilds what the factors read from a job record.

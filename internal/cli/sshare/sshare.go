@@ -60,6 +60,8 @@ type row struct {
 	effective, fairshare    float64
 	level                   float64
 	isUser, hasFS, hasShare bool
+	// hasLevel: a LevelFS to show (every association but root).
+	hasLevel bool
 	// tresRaw, tresRun and tresLimit are the TRES columns: usage, the
 	// minutes running jobs have left, and group limits, "name=value,...".
 	tresRaw, tresRun, tresLimit string
@@ -236,9 +238,21 @@ func rowsOf(shares v0044.V0044AssocSharesObjList) []row {
 			if isUser {
 				r.account, r.user = parent, s.Name.Or("")
 				r.fairshare, r.hasFS = num(fsw.Factor), true
-				r.level = math.Inf(1)
-				if r.normUsage > 0 {
-					r.level = r.norm / r.normUsage
+			}
+			if parent != "" {
+				// LevelFS: S/U among its siblings; an answer without it
+				// (an older controller) gives S/U over all usage.
+				r.hasLevel = true
+				if lv, ok := fsw.Level.Get(); ok && lv.Set.Or(false) {
+					r.level = lv.Number.Or(0)
+					if lv.Infinite.Or(false) {
+						r.level = math.Inf(1)
+					}
+				} else {
+					r.level = math.Inf(1)
+					if r.normUsage > 0 {
+						r.level = r.norm / r.normUsage
+					}
 				}
 			}
 			if parent == "" {
@@ -292,7 +306,7 @@ var fields = func() []field {
 		{"GrpTRESRaw", 30, func(r *row) string { return r.tresRaw }},
 		{"ID", 6, func(r *row) string { return strconv.Itoa(int(r.id)) }},
 		{"LevelFS", 10, func(r *row) string {
-			if !r.isUser {
+			if !r.hasLevel {
 				return ""
 			}
 			if math.IsInf(r.level, 1) {

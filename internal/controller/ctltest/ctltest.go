@@ -27,12 +27,13 @@ import (
 	"github.com/droverhq/drover/internal/sched"
 )
 
-// Identities used by tests. Alice and Bob are ordinary users; Root may act
+// Identities used by tests. Alice, Bob and Carol are ordinary users; Root may act
 // on every job, as root does in slurmctld.
 var (
 	Root  = controller.Identity{UID: 0, GID: 0, User: "root", Group: "root"}
 	Alice = controller.Identity{UID: 1000, GID: 1000, User: "alice", Group: "alice"}
 	Bob   = controller.Identity{UID: 1001, GID: 1001, User: "bob", Group: "bob"}
+	Carol = controller.Identity{UID: 1002, GID: 1002, User: "carol", Group: "carol"}
 )
 
 // Epoch is where a test clock starts: a fixed instant, so that recorded
