@@ -583,10 +583,24 @@ func (s *Server) cancelOne(ctx context.Context, id string, sig int32, kf control
 		Federation: api.NewOptV0044KillJobsRespJobFederation(api.V0044KillJobsRespJobFederation{Sibling: api.NewOptString("")}),
 		Error:      api.NewOptV0044KillJobsRespJobError(api.V0044KillJobsRespJobError{Code: api.NewOptInt32(0), String: api.NewOptString("No error"), Message: api.NewOptString("No error")}),
 	}
-	sel, err := parseSelector(id, s.ctl.MaxArraySize())
-	if err == nil {
-		st.JobID = u32(uint32(sel.ID))
-		err = s.ctl.Cancel(ctx, caller(ctx), controller.CancelRequest{Sel: sel, Signal: sig, Flags: kf})
+	var err error
+	if jobPart, stepPart, isStep := strings.Cut(id, "."); isStep {
+		// "12.3": one step (scancel JOB.STEP).
+		jobID, jerr := strconv.ParseUint(jobPart, 10, 32)
+		stepID, serr := strconv.ParseUint(stepPart, 10, 32)
+		if jerr != nil || serr != nil || jobID == 0 {
+			err = slurmerr.New(slurmerr.InvalidJobID, "")
+		} else {
+			st.JobID = u32(uint32(jobID))
+			err = s.ctl.SignalStep(ctx, caller(ctx), job.ID(jobID), uint32(stepID), sig)
+		}
+	} else {
+		var sel controller.JobSelector
+		sel, err = parseSelector(id, s.ctl.MaxArraySize())
+		if err == nil {
+			st.JobID = u32(uint32(sel.ID))
+			err = s.ctl.Cancel(ctx, caller(ctx), controller.CancelRequest{Sel: sel, Signal: sig, Flags: kf})
+		}
 	}
 	if err != nil {
 		code := slurmerr.CodeOf(err)
@@ -743,3 +757,48 @@ func updateFromWire(d *api.V0044JobDescMsg) (controller.JobUpdate, error) {
 // defaultSwitchWait is SchedulerParameters' max_switch_wait default: how
 // long a --switches job without @wait holds out for fewer switches.
 const defaultSwitchWait = 300 * time.Second
+
+// SlurmV0044PostJobAllocate implements POST /job/allocate: an allocation
+// without a batch script (salloc, srun outside a job), released by its
+// owner through POST /drover/v1/job/{job_id}/complete.
+func (s *Server) SlurmV0044PostJobAllocate(ctx context.Context, req api.OptV0044JobAllocReq) (api.SlurmV0044PostJobAllocateRes, error) {
+	s.count("REQUEST_RESOURCE_ALLOCATION")
+	fail := func(status int, err error, source string) (api.SlurmV0044PostJobAllocateRes, error) {
+		return &api.V0044OpenapiJobAllocRespStatusCode{StatusCode: status, Response: api.V0044OpenapiJobAllocResp{
+			Meta: s.meta(ctx), Errors: errorsOf(err, source), Warnings: api.V0044OpenapiWarnings{},
+		}}, nil
+	}
+	r, ok := req.Get()
+	desc, hasJob := r.Job.Get()
+	if !ok || !hasJob {
+		if ok && len(r.Hetjob) > 0 {
+			return fail(422, slurmerr.New(slurmerr.InvalidQuery, "heterogeneous jobs are not supported"), "_job_post_allocate")
+		}
+		return fail(422, slurmerr.New(slurmerr.InvalidQuery, `Populated "job" field is required for job allocation`), "_job_post_allocate")
+	}
+	if desc.Script.Or("") != "" {
+		return fail(422, slurmerr.New(slurmerr.InvalidQuery, "an allocation has no batch script"), "_job_post_allocate")
+	}
+	sub, err := submissionFromWire(&desc, s.ctl.MaxArraySize())
+	if err != nil {
+		return fail(422, err, "_job_post_allocate")
+	}
+	if len(sub.Req.Array.Tasks) > 0 {
+		return fail(422, slurmerr.New(slurmerr.InvalidArray, "an allocation cannot be an array"), "_job_post_allocate")
+	}
+	sub.Req.Interactive = true
+	res, err := s.ctl.Submit(ctx, caller(ctx), sub)
+	if err != nil {
+		e := apiError(err, "slurm_allocate_resources()")
+		if d := detailOf(err); d != "" {
+			e.Description = api.NewOptString(d)
+		}
+		return &api.V0044OpenapiJobAllocRespStatusCode{StatusCode: 500, Response: api.V0044OpenapiJobAllocResp{
+			Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{},
+		}}, nil
+	}
+	return &api.V0044OpenapiJobAllocResp{
+		JobID: api.NewOptInt32(int32(res.JobID)), JobSubmitUserMsg: api.NewOptString(""),
+		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: warningsOf(res.Warnings, "_job_post_allocate"),
+	}, nil
+}

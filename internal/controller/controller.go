@@ -86,6 +86,9 @@ type Config struct {
 	PreemptByQOS bool
 	// Enforce is AccountingStorageEnforce.
 	Enforce assoc.Enforce
+	// StepKey is the cluster key job step credentials are signed with
+	// (slurm.key); without it srun cannot start steps.
+	StepKey []byte
 	// Warnings are what deriving the configuration found wrong but
 	// survivable; New logs them.
 	Warnings []string
@@ -351,6 +354,9 @@ func (c *Controller) Kick() {
 
 // ClusterName returns the cluster's name.
 func (c *Controller) ClusterName() string { return c.cfg.ClusterName }
+
+// KillWait is how long processes get between SIGTERM and SIGKILL.
+func (c *Controller) KillWait() time.Duration { return c.cfg.KillWait }
 
 // MaxArraySize is slurm.conf's MaxArraySize: array indices must be below
 // it.

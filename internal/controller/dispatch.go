@@ -17,7 +17,7 @@ import (
 func (c *Controller) launch(id job.ID) {
 	c.mu.RLock()
 	j := c.st.Jobs[id]
-	if j == nil || j.State != job.Running || j.Alloc == nil || len(j.Alloc.Nodes) == 0 {
+	if j == nil || j.State != job.Running || j.Alloc == nil || len(j.Alloc.Nodes) == 0 || j.Req.Interactive {
 		c.mu.RUnlock()
 		return
 	}
@@ -171,11 +171,29 @@ func (c *Controller) killBatch(k batchOn) {
 func (c *Controller) sendSignal(id job.ID, msg nodeproto.Signal) {
 	c.mu.RLock()
 	host := ""
+	var others []string
 	if j := c.st.Jobs[id]; j != nil {
 		host = j.BatchHost
+		if msg.Terminate && j.Alloc != nil {
+			// The job's other nodes run only its steps, which end with
+			// it; so do all the nodes of an allocation.
+			for _, n := range j.Alloc.NodeNames() {
+				if n != host || j.Req.Interactive {
+					others = append(others, n)
+				}
+			}
+		}
+		if j.Req.Interactive {
+			host = ""
+		}
 	}
 	c.mu.RUnlock()
 	c.sendSignalOn(id, host, msg)
+	stepsOnly := msg
+	stepsOnly.StepsOnly = true
+	for _, n := range others {
+		c.sendSignalOn(id, n, stepsOnly)
+	}
 }
 
 func (c *Controller) sendSignalOn(id job.ID, host string, msg nodeproto.Signal) {

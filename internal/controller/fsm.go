@@ -49,6 +49,8 @@ type command struct {
 	Purge    *purgeCmd    `json:"purge,omitempty"`
 	Split    *splitCmd    `json:"split,omitempty"`
 	Acct     *acctCmd     `json:"acct,omitempty"`
+	Step     *stepCmd     `json:"step,omitempty"`
+	StepEnd  *stepEndCmd  `json:"step_end,omitempty"`
 }
 
 const (
@@ -209,6 +211,10 @@ type fsm struct {
 	// Acct is the accounting model: QOS, accounts, users, associations.
 	// Never nil; a change replaces it whole.
 	Acct *assoc.Model `json:"accounting"`
+	// Steps are the running steps of each running job, and NextStep the
+	// id its next step gets; both go when the job stops running.
+	Steps    map[job.ID][]*job.Step `json:"steps"`
+	NextStep map[job.ID]uint32      `json:"next_step"`
 
 	// byID keeps job ids sorted for stable listing.
 	order []job.ID
@@ -226,12 +232,14 @@ type counters struct {
 }
 
 func newFSM(firstJobID job.ID) *fsm {
-	return &fsm{NextJobID: firstJobID, Jobs: map[job.ID]*job.Job{}, Nodes: map[string]*nodeAdmin{}, Resvs: map[string]*reservation.Reservation{}, Acct: assoc.New()}
+	return &fsm{NextJobID: firstJobID, Jobs: map[job.ID]*job.Job{}, Nodes: map[string]*nodeAdmin{}, Resvs: map[string]*reservation.Reservation{}, Acct: assoc.New(),
+		Steps: map[job.ID][]*job.Step{}, NextStep: map[job.ID]uint32{}}
 }
 
 // applyResult is what a proposer gets back.
 type applyResult struct {
 	JobID   job.ID
+	StepID  uint32
 	Started []startEntry
 	// Ended lists the jobs a command moved to a terminal state, or back
 	// to the queue after a node failure.
@@ -281,6 +289,10 @@ func (s *fsm) apply(c *command) applyResult {
 		return applyResult{}
 	case opAcct:
 		return s.applyAcct(c)
+	case opStep:
+		return s.applyStep(c)
+	case opStepEnd:
+		return s.applyStepEnd(c)
 	case opResvSet:
 		r := c.ResvSet.Resv
 		s.Resvs[r.Name] = &r
@@ -296,6 +308,12 @@ func (s *fsm) apply(c *command) applyResult {
 }
 
 func (s *fsm) touch(j *job.Job, t time.Time) {
+	if j.State != job.Running || j.Completing {
+		// A job that stops running takes its steps along; a requeued
+		// run numbers its steps from 0 again.
+		delete(s.Steps, j.ID)
+		delete(s.NextStep, j.ID)
+	}
 	j.LastUpdate = t
 	if t.After(s.LastJobUpdate) {
 		s.LastJobUpdate = t
@@ -505,7 +523,9 @@ func (s *fsm) applyCancel(c *command) applyResult {
 func (s *fsm) cancelRecord(j *job.Job, c *command, state job.State) {
 	j.CancelledBy = c.Cancel.UID
 	j.EndTime = c.Time
-	if j.State == job.Running {
+	if j.State == job.Running && !j.Req.Interactive {
+		// An allocation has no script to wait for; its steps are
+		// killed on the nodes as it ends.
 		j.Completing = true
 	}
 	j.State = state
@@ -779,6 +799,8 @@ func (s *fsm) applyPurge(c *command) applyResult {
 				purgedKeys[j.ScriptKey] = true
 			}
 			delete(s.Jobs, id)
+			delete(s.Steps, id)
+			delete(s.NextStep, id)
 			continue
 		}
 		kept = append(kept, id)
@@ -839,6 +861,8 @@ const (
 	snapUsage          = "usage"
 	snapUsageTime      = "usage_time"
 	snapAcct           = "accounting"
+	snapSteps          = "steps"
+	snapNextStep       = "next_step"
 	snapNodes          = "nodes"
 	snapJobs           = "jobs"
 )
@@ -878,6 +902,10 @@ func (s *fsm) snapshot(w io.Writer) error {
 	sw.member(snapUsageTime, s.UsageTime)
 	sw.raw(",")
 	sw.member(snapAcct, s.Acct)
+	sw.raw(",")
+	sw.member(snapSteps, s.Steps)
+	sw.raw(",")
+	sw.member(snapNextStep, s.NextStep)
 	sw.raw(",\"" + snapJobs + "\":{")
 	var key []byte
 	for i, id := range s.order {
@@ -969,6 +997,10 @@ func (s *fsm) restore(r io.Reader) error {
 			err = dec.Decode(&n.Usage)
 		case snapUsageTime:
 			err = dec.Decode(&n.UsageTime)
+		case snapSteps:
+			err = dec.Decode(&n.Steps)
+		case snapNextStep:
+			err = dec.Decode(&n.NextStep)
 		case snapAcct:
 			var m *assoc.Model
 			err = dec.Decode(&m)
@@ -1016,6 +1048,12 @@ func (s *fsm) restore(r io.Reader) error {
 	}
 	if n.Acct == nil {
 		n.Acct = assoc.New()
+	}
+	if n.Steps == nil {
+		n.Steps = map[job.ID][]*job.Step{}
+	}
+	if n.NextStep == nil {
+		n.NextStep = map[job.ID]uint32{}
 	}
 	if n.Usage != nil {
 		n.Usage = upgradeUsage(n.Usage)

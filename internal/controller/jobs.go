@@ -47,11 +47,18 @@ type SubmitResult struct {
 // job_allocate/_job_create in slurmctld do.
 func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (SubmitResult, error) {
 	r := sub.Req
-	if strings.TrimSpace(r.Script) == "" {
-		return SubmitResult{}, slurmerr.New(slurmerr.JobScriptMissing, "")
-	}
-	if len(r.Environment) == 0 {
-		return SubmitResult{}, slurmerr.New(slurmerr.EnvironmentMissing, "")
+	if r.Interactive {
+		// An allocation runs no script; steps bring their own
+		// environment, and it is never requeued (Slurm requeues batch
+		// jobs only).
+		r.Script, r.Requeue, sub.RequeueSet = "", false, true
+	} else {
+		if strings.TrimSpace(r.Script) == "" {
+			return SubmitResult{}, slurmerr.New(slurmerr.JobScriptMissing, "")
+		}
+		if len(r.Environment) == 0 {
+			return SubmitResult{}, slurmerr.New(slurmerr.EnvironmentMissing, "")
+		}
 	}
 	if err := c.setOwner(who, sub, &r); err != nil {
 		return SubmitResult{}, err
@@ -446,7 +453,7 @@ func (c *Controller) Cancel(ctx context.Context, who Identity, req CancelRequest
 	var kill []job.ID
 	c.mu.RLock()
 	for _, id := range res.Ended {
-		if j := c.st.Jobs[id]; j != nil && j.Completing {
+		if j := c.st.Jobs[id]; j != nil && (j.Completing || (j.Req.Interactive && j.Alloc != nil)) {
 			kill = append(kill, id)
 		}
 	}

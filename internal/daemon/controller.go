@@ -28,6 +28,9 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	if d := v.GetString("state-dir"); d != "" {
 		cfg.StateDir = d
 	}
+	if cfg.StepKey, err = StepKey(v, path, logger); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return fmt.Errorf("create StateSaveLocation: %w", err)
 	}

@@ -68,6 +68,9 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	if v.GetBool("no-cgroups") {
 		cfg.DisableCgroups = true
 	}
+	if cfg.StepKey, err = StepKey(v, path, logger); err != nil {
+		return err
+	}
 	servePprof(ctx, v, logger)
 	a, err := nodeagent.New(cfg, logger)
 	if err != nil {

@@ -4,8 +4,10 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/droverhq/drover/internal/slurmconf"
+	"github.com/droverhq/drover/internal/stepcred"
 )
 
 // Settings are Drover's own settings, on top of slurm.conf: flags,
@@ -53,6 +56,22 @@ func ConfPath(flag string) string {
 		return p
 	}
 	return "/etc/slurm/slurm.conf"
+}
+
+// StepKey loads the cluster key job step credentials are signed with:
+// --key-file, or slurm.key beside slurm.conf. Without one the daemons run,
+// but srun cannot start steps (they say so).
+func StepKey(v *viper.Viper, confPath string, logger *slog.Logger) ([]byte, error) {
+	path := v.GetString("key-file")
+	if path == "" {
+		path = stepcred.KeyPath(confPath)
+	}
+	key, err := stepcred.LoadKey(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		logger.Warn("no cluster key: job steps (srun) are disabled", "path", path)
+		return nil, nil
+	}
+	return key, err
 }
 
 // LoadConf reads slurm.conf and logs its warnings once.

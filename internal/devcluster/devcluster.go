@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -22,6 +23,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/droverhq/drover/internal/daemon"
+	"github.com/droverhq/drover/internal/stepcred"
 )
 
 // Options shape the dev cluster.
@@ -293,6 +295,11 @@ func writeConf(l layout, o *Options, ctlPort int, nodePorts []int) error {
 	}
 	if err := os.WriteFile(l.gresConf, []byte(gres), 0o644); err != nil {
 		return fmt.Errorf("write gres.conf: %w", err)
+	}
+	// The cluster key signs job step credentials; a restarted dev
+	// cluster keeps its own.
+	if err := stepcred.WriteKey(stepcred.KeyPath(l.conf)); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("write the cluster key: %w", err)
 	}
 	return nil
 }

@@ -60,6 +60,9 @@ type Request struct {
 
 	Exclusive  bool
 	Requeue    bool
+	// Interactive is an allocation without a batch script (salloc, srun
+	// outside a job): it runs job steps until its owner releases it.
+	Interactive bool `json:",omitempty"`
 	Comment    string
 	Account    string
 	QOS        string

@@ -1,7 +1,9 @@
 // Package nodeagent is Drover's slurmd: it registers a node with the
 // controller, sends heartbeats, runs batch jobs as their users with Slurm's
-// environment and output files, enforces kill requests on whole process
-// trees, and reports how each job ended until the controller acknowledges.
+// environment and output files, runs the tasks of srun's job steps with
+// their I/O streamed to srun (slurmstepd's part, step.go), enforces kill
+// requests on whole process trees, and reports how each job ended until
+// the controller acknowledges.
 package nodeagent
 
 import (
@@ -22,6 +24,7 @@ import (
 
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/proctrack"
+	"github.com/droverhq/drover/internal/stepcred"
 )
 
 // Config configures a node daemon.
@@ -44,6 +47,9 @@ type Config struct {
 	// cgroups (process groups only).
 	CgroupRoot     string
 	DisableCgroups bool
+	// StepKey is the cluster key (slurm.key) that step credentials are
+	// signed with; without it every step launch is refused.
+	StepKey []byte
 }
 
 // Agent is a running node daemon.
@@ -64,6 +70,17 @@ type Agent struct {
 	hbEvery  time.Duration
 	kickDone chan struct{}
 	needReg  chan struct{}
+
+	// steps are the job steps running here (srun's tasks); replay
+	// refuses a step credential used twice. closing refuses new steps
+	// while the daemon stops; stepCtx ends with it; stepWG counts the
+	// steps' goroutines.
+	steps      map[stepKey]*step
+	replay     *stepcred.ReplayCache
+	closing    bool
+	stepCtx    context.Context
+	stepCancel context.CancelFunc
+	stepWG     sync.WaitGroup
 
 	addr net.Addr
 }
@@ -89,7 +106,10 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 		hbEvery:  5 * time.Second,
 		kickDone: make(chan struct{}, 1),
 		needReg:  make(chan struct{}, 1),
+		steps:    map[stepKey]*step{},
+		replay:   stepcred.NewReplayCache(),
 	}
+	a.stepCtx, a.stepCancel = context.WithCancel(context.Background())
 	if err := a.recoverSpool(); err != nil {
 		return nil, err
 	}
@@ -155,6 +175,7 @@ func (a *Agent) Run(ctx context.Context, ready chan<- net.Addr) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+nodeproto.PathLaunch, a.handleLaunch)
 	mux.HandleFunc("POST "+nodeproto.PathSignal, a.handleSignal)
+	mux.HandleFunc("POST "+nodeproto.PathStepLaunch, a.handleStepLaunch)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -172,6 +193,7 @@ func (a *Agent) Run(ctx context.Context, ready chan<- net.Addr) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(sctx)
+	a.endSteps()
 	wg.Wait()
 	return err
 }
@@ -277,6 +299,12 @@ func (a *Agent) register(ctx context.Context) error {
 		a.logger.Warn("controller does not know job, killing it", "job", j.id)
 		j.terminate(nodeproto.EndCancelled, 0)
 	}
+	for _, id := range reply.Kill {
+		// Its steps here go with it.
+		for _, s := range a.stepsOf(id, nil) {
+			s.terminate(0)
+		}
+	}
 	a.logger.Info("registered with controller", "node", a.cfg.Name, "addr", reg.Addr)
 	return nil
 }
@@ -354,6 +382,18 @@ func (a *Agent) handleSignal(w http.ResponseWriter, r *http.Request) {
 		nodeproto.Fail(w, http.StatusBadRequest, err)
 		return
 	}
+	if s.StepsOnly || s.StepID != nil {
+		// Only the job's steps here: a node that runs none of the
+		// job's batch script has nothing else to reach, and nothing
+		// to remember for a launch that may follow.
+		a.signalSteps(&s)
+		nodeproto.Reply(w, http.StatusOK, struct{}{})
+		return
+	}
+	if s.Terminate {
+		// Ending a job ends its steps on this node too.
+		a.signalSteps(&s)
+	}
 	a.mu.Lock()
 	j := a.jobs[s.JobID]
 	_, finished := a.done[s.JobID]
@@ -396,5 +436,9 @@ func (a *Agent) finish(d nodeproto.JobDone) {
 	}
 }
 
-// Close removes this daemon's cgroup subtree.
-func (a *Agent) Close() error { return a.tracker.Cleanup() }
+// Close ends the job steps still running (when Run did not) and removes
+// this daemon's cgroup subtree.
+func (a *Agent) Close() error {
+	a.endSteps()
+	return a.tracker.Cleanup()
+}

@@ -20,10 +20,12 @@ const (
 	PathJobDone   = "/drover/v1/node/jobdone"
 )
 
-// Paths served by a node daemon (controller -> node).
+// Paths served by a node daemon (controller -> node; srun -> node for
+// PathStepLaunch).
 const (
-	PathLaunch = "/drover/v1/launch"
-	PathSignal = "/drover/v1/signal"
+	PathLaunch     = "/drover/v1/launch"
+	PathSignal     = "/drover/v1/signal"
+	PathStepLaunch = "/drover/v1/step/launch"
 )
 
 // GPU is a GPU a node daemon found.
@@ -176,6 +178,59 @@ type Signal struct {
 	Terminate bool          `json:"terminate"`
 	Kind      EndKind       `json:"kind"`
 	KillWait  time.Duration `json:"kill_wait"`
+	// StepsOnly reaches only the job's steps on this node (its batch
+	// script, if any, is spared), as a job's non-batch nodes hold none;
+	// with StepID set, only that step (scancel JOB.STEP).
+	StepsOnly bool    `json:"steps_only,omitempty"`
+	StepID    *uint32 `json:"step_id,omitempty"`
+}
+
+// StepLaunch asks a node daemon to start its tasks of a job step
+// (REQUEST_LAUNCH_TASKS): srun sends it to every node of the step, with
+// the credential the controller signed for the step. The daemon then
+// dials srun back at Cred's address and speaks internal/stepio.
+type StepLaunch struct {
+	Cred   string `json:"cred"`
+	JobID  uint32 `json:"job_id"`
+	StepID uint32 `json:"step_id"`
+	// NodeIndex is this node's place among Nodes (SLURM_NODEID); Tasks
+	// are the global task ids (SLURM_PROCID) it runs, ascending.
+	NodeIndex int   `json:"node_index"`
+	Tasks     []int `json:"tasks"`
+	// Nodes and TasksPerNode are the whole step's layout.
+	Nodes        []string `json:"nodes"`
+	TasksPerNode []int    `json:"tasks_per_node"`
+	Argv         []string `json:"argv"`
+	// Env is srun's environment, with what srun sets for the step
+	// (SLURM_STEP_*, SLURM_NTASKS...); the daemon adds each task's own.
+	Env  []string `json:"env"`
+	Cwd  string   `json:"cwd"`
+	UID  uint32   `json:"uid"`
+	GID  uint32   `json:"gid"`
+	User string   `json:"user"`
+	// CPUsPerTask is -c; CPUs are the node's CPU ids the step may use
+	// (for --cpu-bind); CPUBind is --cpu-bind (none, cores, map_cpu:...).
+	CPUsPerTask int    `json:"cpus_per_task"`
+	CPUs        []int  `json:"cpus,omitempty"`
+	CPUBind     string `json:"cpu_bind,omitempty"`
+	// GPUs are the device indices the step may use on this node;
+	// GPUsPerTask splits them between its tasks (--gpus-per-task), and
+	// GPUBind is --gpu-bind.
+	GPUs        []int  `json:"gpus,omitempty"`
+	GPUsPerTask int    `json:"gpus_per_task,omitempty"`
+	GPUBind     string `json:"gpu_bind,omitempty"`
+	// StdOut, StdErr and StdIn are file name patterns (-o, -e, -i with
+	// %t, %n, ...) written or read on the node; empty: through srun.
+	// StdinTask is the task that gets srun's stdin (-1: none, -2: all).
+	StdOut    string `json:"stdout,omitempty"`
+	StdErr    string `json:"stderr,omitempty"`
+	StdIn     string `json:"stdin,omitempty"`
+	StdinTask int    `json:"stdin_task"`
+	// JobName and the rest describe the job for output patterns.
+	JobName   string `json:"job_name"`
+	MemPerCPU uint64 `json:"mem_per_cpu,omitempty"`
+	// KillWait is how long tasks get between SIGTERM and SIGKILL.
+	KillWait time.Duration `json:"kill_wait"`
 }
 
 // Error is an error answer.

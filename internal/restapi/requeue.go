@@ -2,8 +2,6 @@ package restapi
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/droverhq/drover/internal/authctx"
 	"github.com/droverhq/drover/internal/controller"
@@ -19,37 +17,43 @@ func requeueHandler(ctl *controller.Controller) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctl.StatsRef().CountRPC("REQUEST_JOB_REQUEUE")
 		caller, _ := authctx.From(r.Context())
-		id := r.PathValue("job_id")
 		hold := r.URL.Query().Get("hold") == "true"
-		var err error
-		n, perr := strconv.ParseUint(strings.TrimSpace(id), 10, 32)
-		if perr != nil || n == 0 {
-			err = slurmerr.New(slurmerr.InvalidJobID, "Invalid job id: %s", id)
-		} else {
+		n, err := pathID(r, "job_id")
+		if err == nil {
 			err = ctl.Requeue(r.Context(), caller.Identity, controller.JobSelector{ID: job.ID(n)}, hold)
 		}
-		resp := api44.V0044OpenapiResp{Errors: api44.V0044OpenapiErrors{}, Warnings: api44.V0044OpenapiWarnings{}}
-		status := http.StatusOK
 		if err != nil {
-			code := slurmerr.CodeOf(err)
-			resp.Errors = append(resp.Errors, api44.V0044OpenapiError{
-				ErrorNumber: api44.NewOptInt32(int32(code)),
-				Error:       api44.NewOptString(code.Message()),
-				Description: api44.NewOptString(err.Error()),
-				Source:      api44.NewOptString("requeue"),
-			})
-			status = http.StatusInternalServerError
-			if code == slurmerr.InvalidJobID {
-				status = http.StatusNotFound
-			}
-		}
-		data, merr := resp.MarshalJSON()
-		if merr != nil {
-			http.Error(w, "Unspecified error", http.StatusInternalServerError)
+			replyError(w, err, "requeue")
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		w.Write(data)
+		replyEnvelope(w, http.StatusOK, api44.V0044OpenapiResp{Errors: api44.V0044OpenapiErrors{}, Warnings: api44.V0044OpenapiWarnings{}})
 	}
+}
+
+// replyError answers with slurmrestd's error envelope: the Slurm error
+// number and message of err, 404 for an unknown job, 500 otherwise.
+func replyError(w http.ResponseWriter, err error, source string) {
+	code := slurmerr.CodeOf(err)
+	resp := api44.V0044OpenapiResp{Errors: api44.V0044OpenapiErrors{{
+		ErrorNumber: api44.NewOptInt32(int32(code)),
+		Error:       api44.NewOptString(code.Message()),
+		Description: api44.NewOptString(err.Error()),
+		Source:      api44.NewOptString(source),
+	}}, Warnings: api44.V0044OpenapiWarnings{}}
+	status := http.StatusInternalServerError
+	if code == slurmerr.InvalidJobID {
+		status = http.StatusNotFound
+	}
+	replyEnvelope(w, status, resp)
+}
+
+func replyEnvelope(w http.ResponseWriter, status int, resp api44.V0044OpenapiResp) {
+	data, err := resp.MarshalJSON()
+	if err != nil {
+		http.Error(w, "Unspecified error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(data)
 }

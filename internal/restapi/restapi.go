@@ -61,6 +61,7 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 	mux.Handle("/slurm/v0.0.44/", srv44)
 	mux.Handle("/slurmdb/v0.0.44/", srv44)
 	mux.Handle("POST /drover/v1/job/{job_id}/requeue", requeueHandler(ctl))
+	stepRoutes(mux, ctl)
 	mux.Handle("/drover/v1/node/", ctl.NodeHandler())
 	mux.HandleFunc("/", notFound)
 	// Without these, ServeMux answers a subtree's name without its slash

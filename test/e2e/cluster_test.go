@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/connect"
+	"github.com/droverhq/drover/internal/stepcred"
 	"github.com/droverhq/drover/internal/testutil"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -124,6 +125,7 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 	must(t, os.MkdirAll(filepath.Join(dir, "etc"), 0o755))
 	c.Conf = filepath.Join(dir, "etc", "slurm.conf")
 	must(t, os.WriteFile(c.Conf, []byte(b.String()), 0o644))
+	must(t, stepcred.WriteKey(stepcred.KeyPath(c.Conf)))
 	gres := ""
 	if o.GPUs > 0 {
 		if o.NVML {

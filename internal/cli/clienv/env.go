@@ -29,6 +29,10 @@ type Env struct {
 	Now func() time.Time
 	// Client reaches the controller through the slurmrestd v0.0.44 API.
 	Client v0044.Invoker
+	// Call sends one of Drover's own requests, for what v0.0.44 has no
+	// operation for (job steps): in as JSON, the answer decoded into out
+	// (see connect.Call).
+	Call func(ctx context.Context, method, path string, in, out any) error
 	// User is the caller's identity.
 	User User
 	// Hostname is the submit host's name (SLURM_SUBMIT_HOST).

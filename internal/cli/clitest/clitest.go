@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -68,6 +69,9 @@ func New(t testing.TB, h v0044.Handler, now time.Time) *Harness {
 		User:     clienv.User{Name: "root", UID: 0, GID: 0},
 		Hostname: "node0",
 		Cwd:      "/home/alice/project",
+		Call: func(_ context.Context, method, path string, _, _ any) error {
+			return fmt.Errorf("%s %s: not served by the test harness", method, path)
+		},
 	}
 	return hs
 }

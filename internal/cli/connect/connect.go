@@ -6,7 +6,9 @@
 package connect
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -135,6 +137,9 @@ func Env(prog string) (*clienv.Env, error) {
 		return nil, err
 	}
 	env.Client = c
+	env.Call = func(ctx context.Context, method, path string, in, out any) error {
+		return CallTarget(ctx, t, method, path, in, out)
+	}
 	return env, nil
 }
 
@@ -146,10 +151,29 @@ const RequeuePath = "/drover/v1/job/{job_id}/requeue"
 // Requeue asks the controller to requeue a job (scontrol requeue, or
 // requeuehold when hold is set).
 func Requeue(ctx context.Context, jobID string, hold bool) error {
+	path := strings.Replace(RequeuePath, "{job_id}", url.PathEscape(jobID), 1)
+	if hold {
+		path += "?hold=true"
+	}
+	return Call(ctx, http.MethodPost, path, nil, nil)
+}
+
+// Call sends one of Drover's own requests (the /drover/v1/ paths that
+// slurmrestd's API lacks: requeue, job steps) with the caller's identity,
+// as the generated client sends its own: in is sent as JSON when not nil,
+// and a successful answer is decoded into out when not nil. A refusal
+// comes back in slurmrestd's error envelope and is returned as a
+// *RequestError.
+func Call(ctx context.Context, method, path string, in, out any) error {
 	t, err := Resolve()
 	if err != nil {
 		return err
 	}
+	return CallTarget(ctx, t, method, path, in, out)
+}
+
+// CallTarget is Call to a known target.
+func CallTarget(ctx context.Context, t Target, method, path string, in, out any) error {
 	hc := &http.Client{Timeout: 60 * time.Second}
 	base := t.URL
 	if t.Socket != "" {
@@ -160,15 +184,25 @@ func Requeue(ctx context.Context, jobID string, hold bool) error {
 		}}
 		base = "http://localhost"
 	}
-	u := base + strings.Replace(RequeuePath, "{job_id}", url.PathEscape(jobID), 1)
-	if hold {
-		u += "?hold=true"
+	var body io.Reader
+	if in != nil {
+		data, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(data)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, body)
 	if err != nil {
 		return err
 	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if t.Socket == "" {
+		if tok := os.Getenv("SLURM_JWT"); tok != "" {
+			req.Header.Set("X-SLURM-USER-TOKEN", tok)
+		}
 		if me, err := user.Current(); err == nil {
 			req.Header.Set("X-SLURM-USER-NAME", me.Username)
 		}
@@ -178,19 +212,25 @@ func Requeue(ctx context.Context, jobID string, hold bool) error {
 		return err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
 		return err
 	}
+	if resp.StatusCode == http.StatusOK {
+		if out == nil {
+			return nil
+		}
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("unexpected answer to %s %s: %w", method, path, err)
+		}
+		return nil
+	}
 	var env v0044.V0044OpenapiResp
-	if err := env.Decode(jx.DecodeBytes(data)); err != nil {
-		return fmt.Errorf("requeue: unexpected answer (HTTP %d): %s", resp.StatusCode, strings.TrimSpace(string(data)))
+	if err := env.Decode(jx.DecodeBytes(data)); err != nil || len(env.Errors) == 0 {
+		return fmt.Errorf("unexpected answer (HTTP %d): %s", resp.StatusCode, strings.TrimSpace(string(data)))
 	}
-	if len(env.Errors) > 0 {
-		e := env.Errors[0]
-		return &RequestError{Code: e.ErrorNumber.Or(1), Message: e.Error.Or("Unspecified error")}
-	}
-	return nil
+	e := env.Errors[0]
+	return &RequestError{Code: e.ErrorNumber.Or(1), Message: e.Error.Or("Unspecified error")}
 }
 
 // RequestError is a controller refusal with Slurm's error number.

@@ -94,6 +94,7 @@ func daemonFlags(cmd *cobra.Command, v *viper.Viper, names ...string) {
 		"listen":       "address to listen on (default from slurm.conf)",
 		"socket":       "controller unix socket (default StateSaveLocation/drover.sock)",
 		"state-dir":    "override StateSaveLocation",
+		"key-file":     "cluster key job step credentials are signed with (default slurm.key beside slurm.conf)",
 		"name":         "this node's NodeName (default: short host name)",
 		"spool-dir":    "override SlurmdSpoolDir",
 		"gres-nvml":    "path of the drover-gres-nvml discovery helper",
@@ -126,7 +127,7 @@ func controllerCmd() *cobra.Command {
 			return daemon.RunController(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")), nil)
 		},
 	}
-	daemonFlags(cmd, v, "conf", "listen", "socket", "state-dir", "log-level", "pprof-listen")
+	daemonFlags(cmd, v, "conf", "listen", "socket", "state-dir", "key-file", "log-level", "pprof-listen")
 	return cmd
 }
 
@@ -144,7 +145,7 @@ func nodeCmd() *cobra.Command {
 			return daemon.RunNode(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")))
 		},
 	}
-	daemonFlags(cmd, v, "conf", "listen", "name", "spool-dir", "gres-nvml", "nvml-mock", "log-level", "no-cgroups", "pprof-listen")
+	daemonFlags(cmd, v, "conf", "listen", "name", "spool-dir", "key-file", "gres-nvml", "nvml-mock", "log-level", "no-cgroups", "pprof-listen")
 	return cmd
 }
 

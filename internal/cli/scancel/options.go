@@ -152,12 +152,6 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 		errorf("No job identification provided")
 		return nil, &exitError{1}
 	}
-	for _, t := range o.targets {
-		if t.HasStep {
-			errorf("Cancelling job steps is not supported yet: %s", t)
-			return nil, &exitError{1}
-		}
-	}
 	return o, nil
 }
 

@@ -323,10 +323,11 @@ func TestRun(t *testing.T) {
 			args: []string{"12_[1-3],13"},
 			want: clitest.Run{Code: 1, Stderr: "scancel: error: Invalid job id 12_[1-3],13\n"},
 		},
-		"steps are refused": {
-			args: []string{"128.0"},
-			want: clitest.Run{Code: 1, Stderr: "scancel: error: Cancelling job steps is not supported yet: 128.0\n"},
+		"a step goes as written": {
+			args:      []string{"128.0"},
+			wantCalls: []string{"DELETE /job/128.0"},
 		},
+
 		"nothing to do": {
 			args: []string{"-v"},
 			want: clitest.Run{Code: 1, Stderr: "scancel: error: No job identification provided\n"},

@@ -53,6 +53,8 @@ func (c *cmd) show(ctx context.Context, argv []string) {
 		c.showPartitions(ctx, val)
 	case abbrev(tag, "reservations", 1), abbrev(tag, "reservationname", 1):
 		c.showReservations(ctx, val)
+	case abbrev(tag, "steps", 2):
+		c.showSteps(ctx, val)
 	case abbrev(tag, "topology", 1):
 		c.showTopology(val)
 	default:

@@ -59,6 +59,7 @@ type options struct {
 	sort         *string
 	start        bool
 	stepFlag     bool
+	steps        []string // -s's list: job ids or job.step ids
 	states       []jobfmt.State
 	statesText   string
 	allStates    bool
@@ -238,8 +239,11 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 	flag("sibling", "", func() {})
 	str("sort", "S", func(v string) error { o.sort = &v; return nil })
 	flag("start", "", func() { o.start, o.formatEnvSet = true, true })
-	optional("steps", "s", func(string) error {
+	optional("steps", "s", func(v string) error {
 		o.stepFlag, o.formatEnvSet = true, true
+		if v != getopt.OptionalArg {
+			o.steps = splitList(v)
+		}
 		return nil
 	})
 	str("states", "t", func(v string) error {
@@ -300,6 +304,7 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 			o.jobs, o.jobsText = jobs, operands[0]
 			operands = operands[1:]
 		} else if o.stepFlag {
+			o.steps = splitList(operands[0])
 			operands = operands[1:]
 		}
 		if len(operands) > 0 {
@@ -307,10 +312,6 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 			io.WriteString(env.Stdout, usageText)
 			return nil, &exitError{1}
 		}
-	}
-	if o.stepFlag {
-		errorf("job step listing (-s, --steps) is not supported")
-		return nil, &exitError{1}
 	}
 	if o.accounts == nil {
 		if v := getenv("SQUEUE_ACCOUNT"); v != "" {

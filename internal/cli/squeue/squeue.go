@@ -39,6 +39,9 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "%s: error: %v\n", env.Prog, err)
 		return 1
 	}
+	if o.stepFlag {
+		return printSteps(ctx, env, o, o.steps)
+	}
 	q := &queue{env: env, opts: o}
 	if err := q.resolveNodes(ctx); err != nil {
 		var ee *exitError

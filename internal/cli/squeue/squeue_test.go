@@ -224,10 +224,6 @@ func TestRun(t *testing.T) {
 			args: []string{"--json=v0.0.42"},
 			want: clitest.Run{Code: 1, Stderr: "squeue: error: JSON output is only available with data parser v0.0.44, not v0.0.42\n"},
 		},
-		"steps are refused": {
-			args: []string{"-s"},
-			want: clitest.Run{Code: 1, Stderr: "squeue: error: job step listing (-s, --steps) is not supported\n"},
-		},
 		"iterate must be positive": {
 			args: []string{"-i", "0"},
 			want: clitest.Run{Code: 1, Stderr: "squeue: error: --iterate=0\n\n"},

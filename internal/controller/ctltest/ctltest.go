@@ -82,6 +82,7 @@ func Config(stateDir string) controller.Config {
 		KillWait:      30 * time.Second,
 		MinJobAge:     300 * time.Second,
 		Defaults:      sched.Defaults{DefMemPerCPU: 1000},
+		StepKey:       []byte("0123456789abcdef0123456789abcdef"),
 	}
 	for _, name := range NodeNames {
 		n := node.Node{

@@ -1,0 +1,348 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/nodeproto"
+	"github.com/droverhq/drover/internal/slurmerr"
+	"github.com/droverhq/drover/internal/stepcred"
+	"github.com/droverhq/drover/internal/steplayout"
+)
+
+// Job steps: srun asks the controller for a step within a running job
+// (REQUEST_JOB_STEP_CREATE), launches its tasks on the nodes itself with
+// the credential the controller signs, and reports the step's end.
+const (
+	opStep    = "step"
+	opStepEnd = "step_end"
+)
+
+// stepCmd records a new step; its id is the job's next.
+type stepCmd struct {
+	Step job.Step `json:"step"`
+}
+
+// stepEndCmd removes a step that ended.
+type stepEndCmd struct {
+	JobID  job.ID `json:"job_id"`
+	StepID uint32 `json:"step_id"`
+}
+
+// StepCredLifetime is how long a step's credential may be used to launch
+// it (Slurm's cred_expire is 120 s by default); srun launches at once.
+const StepCredLifetime = 10 * time.Minute
+
+func (s *fsm) applyStep(c *command) applyResult {
+	st := c.Step.Step
+	j := s.Jobs[st.JobID]
+	if err := stepsAllowed(j); err != nil {
+		return applyResult{Err: err}
+	}
+	if !st.Overlap {
+		// The CPUs each node has left after the other steps': checked
+		// here, in log order, so that two steps racing for the same
+		// CPUs cannot both have them.
+		left := s.stepCPUsLeft(j)
+		for i, n := range st.Nodes {
+			if st.CPUs[i] > left[n] {
+				return applyResult{Err: slurmerr.New(slurmerr.NodesBusy, "")}
+			}
+		}
+	}
+	st.ID = s.NextStep[j.ID]
+	s.NextStep[j.ID]++
+	st.StartTime = c.Time
+	s.Steps[j.ID] = append(s.Steps[j.ID], &st)
+	return applyResult{JobID: j.ID, StepID: st.ID}
+}
+
+func (s *fsm) applyStepEnd(c *command) applyResult {
+	e := c.StepEnd
+	steps := s.Steps[e.JobID]
+	i := slices.IndexFunc(steps, func(st *job.Step) bool { return st.ID == e.StepID })
+	if i < 0 {
+		return applyResult{Err: slurmerr.New(slurmerr.InvalidJobID, "no step %d.%d", e.JobID, e.StepID)}
+	}
+	s.Steps[e.JobID] = slices.Delete(steps, i, i+1)
+	if len(s.Steps[e.JobID]) == 0 {
+		delete(s.Steps, e.JobID)
+	}
+	return applyResult{JobID: e.JobID, StepID: e.StepID}
+}
+
+// stepsAllowed refuses steps in a job that does not run.
+func stepsAllowed(j *job.Job) error {
+	switch {
+	case j == nil:
+		return slurmerr.New(slurmerr.InvalidJobID, "")
+	case j.State == job.Pending:
+		return slurmerr.New(slurmerr.JobPending, "")
+	case j.State != job.Running || j.Completing || j.Alloc == nil:
+		return slurmerr.New(slurmerr.AlreadyDone, "")
+	}
+	return nil
+}
+
+// stepCPUsLeft is, for each node of a job, the CPUs no running step holds.
+func (s *fsm) stepCPUsLeft(j *job.Job) map[string]uint32 {
+	left := make(map[string]uint32, len(j.Alloc.Nodes))
+	for _, na := range j.Alloc.Nodes {
+		left[na.Node] = na.CPUs
+	}
+	for _, st := range s.Steps[j.ID] {
+		for i, n := range st.Nodes {
+			left[n] -= min(left[n], st.CPUs[i])
+		}
+	}
+	return left
+}
+
+// StepRequest is srun's request for a step.
+type StepRequest struct {
+	JobID  job.ID
+	Name   string
+	Layout steplayout.Request
+	// Overlap shares CPUs with other steps; Exact holds only the CPUs the
+	// tasks need instead of every CPU of the job on the step's nodes.
+	Overlap, Exact bool
+	// GPUsPerNode (--gres=gpu:N, --gpus-per-node) and GPUsPerTask
+	// (--gpus-per-task) narrow the job's GPUs on each node.
+	GPUsPerNode, GPUsPerTask int
+	TimeLimit                uint32
+	// SrunAddr is where srun listens for the node daemons (host:port);
+	// SrunHost and SrunPID describe srun for scontrol show step.
+	SrunAddr string
+	SrunHost string
+	SrunPID  uint32
+	Argv     []string
+}
+
+// StepGrant is a created step and what srun needs to launch it.
+type StepGrant struct {
+	Step   job.Step
+	Layout steplayout.Layout
+	// NodeAddrs are the node daemons' addresses, one for each step node.
+	NodeAddrs []string
+	// Cred is the signed credential every node daemon checks.
+	Cred string
+	// Job is the job's record, for the step's environment.
+	Job *job.Job
+}
+
+// CreateStep creates a step in a running job for its owner (or an
+// operator): it lays the tasks out over the job's nodes, holds the CPUs
+// the step needs, and signs the step's credential. A step that could run
+// but for other steps' CPUs gets NodesBusy (from steplayout), which srun
+// retries.
+func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepRequest) (StepGrant, error) {
+	if len(c.cfg.StepKey) == 0 {
+		return StepGrant{}, slurmerr.New(slurmerr.Disabled, "job steps need the cluster key (slurm.key beside slurm.conf)")
+	}
+	c.mu.RLock()
+	j := c.st.Jobs[req.JobID]
+	if err := stepsAllowed(j); err != nil {
+		c.mu.RUnlock()
+		return StepGrant{}, err
+	}
+	if j.Req.UserID != who.UID && !c.privileged(who) {
+		c.mu.RUnlock()
+		return StepGrant{}, slurmerr.New(slurmerr.AccessDenied, "")
+	}
+	left := c.st.stepCPUsLeft(j)
+	avail := make([]steplayout.NodeAvail, len(j.Alloc.Nodes))
+	for i, na := range j.Alloc.Nodes {
+		avail[i] = steplayout.NodeAvail{Name: na.Node, CPUs: int(na.CPUs)}
+		if !req.Overlap {
+			// CPUs other steps hold: a step that needs them waits.
+			avail[i] = steplayout.NodeAvail{Name: na.Node, CPUs: int(left[na.Node]), Busy: int(na.CPUs - left[na.Node])}
+		}
+	}
+	jobCopy := *j
+	addrs := map[string]string{}
+	for _, na := range j.Alloc.Nodes {
+		if n := c.nodes[na.Node]; n != nil {
+			addrs[na.Node] = n.DaemonAddr
+		}
+	}
+	c.mu.RUnlock()
+
+	req.Layout.Exact = req.Exact
+	lay, err := steplayout.Place(avail, req.Layout)
+	if err != nil {
+		return StepGrant{}, err
+	}
+	cpt := max(req.Layout.CPUsPerTask, 1)
+	st := job.Step{
+		JobID: j.ID, Name: req.Name, UserID: who.UID, UserName: who.User,
+		Nodes: lay.Nodes, CPUsPerTask: uint32(cpt), Overlap: req.Overlap,
+		TimeLimit: req.TimeLimit, SrunHost: req.SrunHost, SrunPID: req.SrunPID,
+		Argv: req.Argv, Distribution: lay.Dist.String(), Partition: j.Req.Partition,
+	}
+	if st.TimeLimit == 0 {
+		st.TimeLimit = job.Infinite
+	}
+	byName := map[string]job.NodeAlloc{}
+	for _, na := range j.Alloc.Nodes {
+		byName[na.Node] = na
+	}
+	addrList := make([]string, len(lay.Nodes))
+	for i, n := range lay.Nodes {
+		tasks := len(lay.Tasks[i])
+		st.Tasks = append(st.Tasks, uint32(tasks))
+		cpus := uint32(0)
+		switch {
+		case req.Overlap:
+		case req.Exact:
+			cpus = uint32(tasks * cpt)
+		default:
+			cpus = left[n]
+		}
+		st.CPUs = append(st.CPUs, cpus)
+		st.GPUs = append(st.GPUs, stepGPUs(byName[n].GPUs, tasks, req.GPUsPerNode, req.GPUsPerTask))
+		addrList[i] = addrs[n]
+	}
+	res, err := c.propose(ctx, &command{Op: opStep, Step: &stepCmd{Step: st}})
+	if err != nil {
+		return StepGrant{}, err
+	}
+	st.ID = res.StepID
+	cred, err := stepcred.Sign(c.cfg.StepKey, stepcred.Cred{
+		JobID: uint32(j.ID), StepID: st.ID, UID: j.Req.UserID, GID: j.Req.GroupID, User: j.Req.UserName,
+		Nodes: lay.Nodes, SrunAddr: req.SrunAddr, Expires: c.now().Add(StepCredLifetime),
+	})
+	if err != nil {
+		return StepGrant{}, errors.Join(err, c.EndStep(ctx, who, j.ID, st.ID))
+	}
+	return StepGrant{Step: st, Layout: lay, NodeAddrs: addrList, Cred: cred, Job: &jobCopy}, nil
+}
+
+// stepGPUs are the GPUs a step gets on a node: every GPU of the job there,
+// or the first perNode of them, or perTask for each task.
+func stepGPUs(job []int, tasks, perNode, perTask int) []int {
+	n := len(job)
+	switch {
+	case perTask > 0:
+		n = min(n, perTask*tasks)
+	case perNode > 0:
+		n = min(n, perNode)
+	}
+	return slices.Clone(job[:n])
+}
+
+// EndStep removes a step that ended (srun reports it).
+func (c *Controller) EndStep(ctx context.Context, who Identity, jobID job.ID, stepID uint32) error {
+	c.mu.RLock()
+	var st *job.Step
+	for _, s := range c.st.Steps[jobID] {
+		if s.ID == stepID {
+			st = s
+		}
+	}
+	c.mu.RUnlock()
+	if st == nil {
+		return slurmerr.New(slurmerr.InvalidJobID, "no step %d.%d", jobID, stepID)
+	}
+	if st.UserID != who.UID && !c.privileged(who) {
+		return slurmerr.New(slurmerr.AccessDenied, "")
+	}
+	_, err := c.propose(ctx, &command{Op: opStepEnd, StepEnd: &stepEndCmd{JobID: jobID, StepID: stepID}})
+	return err
+}
+
+// Steps returns copies of the running steps, by job then step id, each
+// running batch job's batch step first, as slurmctld lists them.
+func (c *Controller) Steps() []job.Step {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []job.Step
+	for _, id := range c.st.order {
+		j := c.st.Jobs[id]
+		if j.State == job.Running && !j.Req.Interactive && j.Alloc != nil && j.BatchHost != "" {
+			var cpus uint32
+			for _, na := range j.Alloc.Nodes {
+				if na.Node == j.BatchHost {
+					cpus = na.CPUs
+				}
+			}
+			out = append(out, job.Step{
+				JobID: id, ID: job.BatchStep, Name: "batch", UserID: j.Req.UserID, UserName: j.Req.UserName,
+				Nodes: []string{j.BatchHost}, Tasks: []uint32{1}, CPUs: []uint32{cpus}, CPUsPerTask: j.Req.CPUsPerTask,
+				TimeLimit: job.Infinite, StartTime: j.StartTime, Partition: j.Req.Partition, Argv: j.Req.Argv,
+			})
+		}
+		for _, s := range c.st.Steps[id] {
+			out = append(out, *s)
+		}
+	}
+	return out
+}
+
+// SignalStep delivers a signal to one step's tasks on all its nodes
+// (scancel JOB.STEP; SIGKILL, the default, ends the step).
+func (c *Controller) SignalStep(ctx context.Context, who Identity, jobID job.ID, stepID uint32, sig int32) error {
+	c.mu.RLock()
+	j := c.st.Jobs[jobID]
+	var st *job.Step
+	for _, s := range c.st.Steps[jobID] {
+		if s.ID == stepID {
+			st = s
+		}
+	}
+	c.mu.RUnlock()
+	if j == nil || st == nil {
+		return slurmerr.New(slurmerr.InvalidJobID, "")
+	}
+	if j.Req.UserID != who.UID && !c.privileged(who) {
+		return slurmerr.New(slurmerr.AccessDenied, "")
+	}
+	id := stepID
+	msg := nodeproto.Signal{JobID: uint32(jobID), Signal: sig, StepsOnly: true, StepID: &id}
+	if sig == 0 || sig == 9 {
+		msg.Signal, msg.Terminate, msg.Kind, msg.KillWait = 0, true, nodeproto.EndCancelled, c.cfg.KillWait
+	}
+	for _, n := range st.Nodes {
+		c.sendSignalOn(jobID, n, msg)
+	}
+	return nil
+}
+
+// CompleteAllocation ends an allocation its owner releases (salloc or
+// srun exiting, slurm_complete_job): COMPLETED, or FAILED with the
+// command's exit code. Its steps are killed on the nodes.
+func (c *Controller) CompleteAllocation(ctx context.Context, who Identity, id job.ID, exitCode int32) error {
+	c.mu.RLock()
+	j := c.st.Jobs[id]
+	var owner uint32
+	var interactive bool
+	var state job.State
+	if j != nil {
+		owner, interactive, state = j.Req.UserID, j.Req.Interactive, j.State
+	}
+	c.mu.RUnlock()
+	switch {
+	case j == nil:
+		return slurmerr.New(slurmerr.InvalidJobID, "")
+	case owner != who.UID && !c.privileged(who):
+		return slurmerr.New(slurmerr.AccessDenied, "")
+	case !interactive:
+		return slurmerr.New(slurmerr.BatchOnly, "")
+	case state.Terminal():
+		return slurmerr.New(slurmerr.AlreadyDone, "")
+	case state == job.Pending:
+		return c.Cancel(ctx, who, CancelRequest{Sel: JobSelector{ID: id}})
+	}
+	end := job.Completed
+	if exitCode != 0 {
+		end = job.Failed
+	}
+	if _, err := c.propose(ctx, &command{Op: opEnd, End: &endCmd{JobID: id, State: end, ExitCode: exitCode}}); err != nil {
+		return err
+	}
+	c.sendSignal(id, endSignal(id, nodeproto.EndExited, c.cfg.KillWait))
+	c.Kick()
+	return nil
+}

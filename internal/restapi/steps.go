@@ -1,0 +1,178 @@
+package restapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/droverhq/drover/internal/authctx"
+	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/slurmerr"
+	"github.com/droverhq/drover/internal/steplayout"
+	"github.com/droverhq/drover/internal/stepproto"
+)
+
+// maxStepBody caps a step request: an argv and a node list.
+const maxStepBody = 1 << 20
+
+// stepRoutes adds the job step paths (internal/stepproto) to mux.
+func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
+	mux.HandleFunc("POST "+stepproto.PathCreate, func(w http.ResponseWriter, r *http.Request) {
+		ctl.StatsRef().CountRPC("REQUEST_JOB_STEP_CREATE")
+		caller, _ := authctx.From(r.Context())
+		id, err := pathID(r, "job_id")
+		if err != nil {
+			replyError(w, err, "step create")
+			return
+		}
+		var req stepproto.CreateRequest
+		if err := json.NewDecoder(io.LimitReader(r.Body, maxStepBody)).Decode(&req); err != nil {
+			replyError(w, slurmerr.New(slurmerr.Unspecified, "malformed step request: %v", err), "step create")
+			return
+		}
+		dist, err := steplayout.ParseDistribution(req.Distribution)
+		if req.Distribution == "" {
+			dist, err = steplayout.Distribution{}, nil
+		}
+		if err != nil {
+			replyError(w, err, "step create")
+			return
+		}
+		g, err := ctl.CreateStep(r.Context(), caller.Identity, controller.StepRequest{
+			JobID: job.ID(id), Name: req.Name,
+			Layout: steplayout.Request{
+				MinNodes: req.MinNodes, MaxNodes: req.MaxNodes, Tasks: req.Tasks, TasksPerNode: req.TasksPerNode,
+				CPUsPerTask: req.CPUsPerTask, Dist: dist, NodeList: req.NodeList, Exclude: req.Exclude,
+				Relative: req.Relative, Arbitrary: req.Arbitrary, Overcommit: req.Overcommit,
+				NodesFromEnv: req.NodesFromEnv, TasksFromEnv: req.TasksFromEnv,
+			},
+			Overlap: req.Overlap, Exact: req.Exact, GPUsPerNode: req.GPUsPerNode, GPUsPerTask: req.GPUsPerTask,
+			TimeLimit: req.TimeLimit, SrunAddr: req.SrunAddr, SrunHost: req.SrunHost, SrunPID: req.SrunPID, Argv: req.Argv,
+		})
+		if err != nil {
+			replyError(w, err, "step create")
+			return
+		}
+		j := g.Job
+		out := stepproto.Grant{
+			JobID: uint32(j.ID), StepID: g.Step.ID, Nodes: g.Step.Nodes, NodeAddrs: g.NodeAddrs,
+			Tasks: g.Layout.Tasks, CPUs: g.Step.CPUs, GPUs: g.Step.GPUs, Cred: g.Cred, Distribution: g.Step.Distribution,
+			Warnings: g.Layout.Warnings,
+			JobName:  j.Req.Name, Cluster: ctl.ClusterName(), Partition: j.Req.Partition, Account: j.Req.Account, QOS: j.Req.QOS,
+			JobNodes: j.Alloc.NodeNames(), JobNumTasks: j.Req.NumTasks,
+			UID: j.Req.UserID, GID: j.Req.GroupID, User: j.Req.UserName,
+			MemPerCPU: j.Req.MemPerCPU, MemPerNode: j.Req.MemPerNode, TimeLimit: j.Req.TimeLimit,
+			KillWait: int(ctl.KillWait().Seconds()),
+		}
+		for _, na := range j.Alloc.Nodes {
+			out.JobCPUsPerNode = append(out.JobCPUsPerNode, na.CPUs)
+			out.JobTasks = append(out.JobTasks, na.Tasks)
+		}
+		replyJSON(w, http.StatusOK, out)
+	})
+	mux.HandleFunc("POST "+stepproto.PathEnd, func(w http.ResponseWriter, r *http.Request) {
+		ctl.StatsRef().CountRPC("REQUEST_STEP_COMPLETE")
+		caller, _ := authctx.From(r.Context())
+		id, step, err := pathStep(r)
+		if err == nil {
+			err = ctl.EndStep(r.Context(), caller.Identity, job.ID(id), step)
+		}
+		if err != nil {
+			replyError(w, err, "step complete")
+			return
+		}
+		replyJSON(w, http.StatusOK, struct{}{})
+	})
+	mux.HandleFunc("POST "+stepproto.PathSignal, func(w http.ResponseWriter, r *http.Request) {
+		ctl.StatsRef().CountRPC("REQUEST_CANCEL_JOB_STEP")
+		caller, _ := authctx.From(r.Context())
+		id, step, err := pathStep(r)
+		sig := 0
+		if err == nil {
+			if v := r.URL.Query().Get("signal"); v != "" {
+				if sig, err = strconv.Atoi(v); err != nil || sig < 0 || sig > 64 {
+					err = slurmerr.New(slurmerr.Unspecified, "invalid signal %q", v)
+				}
+			}
+		}
+		if err == nil {
+			err = ctl.SignalStep(r.Context(), caller.Identity, job.ID(id), step, int32(sig))
+		}
+		if err != nil {
+			replyError(w, err, "step signal")
+			return
+		}
+		replyJSON(w, http.StatusOK, struct{}{})
+	})
+	mux.HandleFunc("POST "+stepproto.PathComplete, func(w http.ResponseWriter, r *http.Request) {
+		ctl.StatsRef().CountRPC("REQUEST_COMPLETE_JOB_ALLOCATION")
+		caller, _ := authctx.From(r.Context())
+		id, err := pathID(r, "job_id")
+		code := 0
+		if err == nil {
+			if v := r.URL.Query().Get("exit_code"); v != "" {
+				if code, err = strconv.Atoi(v); err != nil {
+					err = slurmerr.New(slurmerr.Unspecified, "invalid exit code %q", v)
+				}
+			}
+		}
+		if err == nil {
+			err = ctl.CompleteAllocation(r.Context(), caller.Identity, job.ID(id), int32(code))
+		}
+		if err != nil {
+			replyError(w, err, "complete job allocation")
+			return
+		}
+		replyJSON(w, http.StatusOK, struct{}{})
+	})
+	mux.HandleFunc("GET "+stepproto.PathList, func(w http.ResponseWriter, r *http.Request) {
+		ctl.StatsRef().CountRPC("REQUEST_JOB_STEP_INFO")
+		out := stepproto.List{Steps: []stepproto.Step{}}
+		for _, s := range ctl.Steps() {
+			out.Steps = append(out.Steps, stepproto.Step{
+				JobID: uint32(s.JobID), StepID: s.ID, Name: s.Name, UserID: s.UserID, User: s.UserName,
+				Partition: s.Partition, Nodes: s.Nodes, Tasks: s.Tasks, CPUs: s.CPUs, CPUsPerTask: s.CPUsPerTask,
+				StartTime: s.StartTime, TimeLimit: s.TimeLimit, SrunHost: s.SrunHost, SrunPID: s.SrunPID,
+				Distribution: s.Distribution, Argv: s.Argv,
+			})
+		}
+		replyJSON(w, http.StatusOK, out)
+	})
+}
+
+func pathID(r *http.Request, name string) (uint32, error) {
+	v := r.PathValue(name)
+	n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+	if err != nil || n == 0 {
+		return 0, slurmerr.New(slurmerr.InvalidJobID, "Invalid job id: %s", v)
+	}
+	return uint32(n), nil
+}
+
+func pathStep(r *http.Request) (uint32, uint32, error) {
+	id, err := pathID(r, "job_id")
+	if err != nil {
+		return 0, 0, err
+	}
+	v := r.PathValue("step_id")
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return 0, 0, slurmerr.New(slurmerr.InvalidJobID, "Invalid step id: %s", v)
+	}
+	return id, uint32(n), nil
+}
+
+func replyJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("encode answer: %v", err), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(data)
+}

@@ -1,0 +1,109 @@
+// Package stepproto is the part of srun's conversation with the controller
+// that slurmrestd's API has no operation for: creating a job step, ending
+// it, and listing steps (Slurm's REQUEST_JOB_STEP_CREATE,
+// REQUEST_STEP_COMPLETE and REQUEST_JOB_STEP_INFO RPCs). JSON over HTTP
+// under /drover/v1/, beside the v0.0.44 paths and authenticated as they
+// are; errors come back in slurmrestd's error envelope.
+package stepproto
+
+import "time"
+
+// Paths on the controller.
+const (
+	PathCreate = "/drover/v1/job/{job_id}/steps"
+	PathEnd    = "/drover/v1/job/{job_id}/step/{step_id}/end"
+	PathSignal = "/drover/v1/job/{job_id}/step/{step_id}/signal"
+	PathList   = "/drover/v1/steps"
+	// PathComplete releases an allocation (slurm_complete_job), with
+	// ?exit_code=N.
+	PathComplete = "/drover/v1/job/{job_id}/complete"
+)
+
+// CreateRequest asks for a step in a running job.
+type CreateRequest struct {
+	Name         string   `json:"name"`
+	MinNodes     int      `json:"min_nodes,omitempty"`
+	MaxNodes     int      `json:"max_nodes,omitempty"`
+	Tasks        int      `json:"tasks,omitempty"`
+	TasksPerNode int      `json:"tasks_per_node,omitempty"`
+	CPUsPerTask  int      `json:"cpus_per_task,omitempty"`
+	Distribution string   `json:"distribution,omitempty"`
+	NodeList     []string `json:"node_list,omitempty"`
+	Exclude      []string `json:"exclude,omitempty"`
+	// Relative is -r (-1: not given).
+	Relative   int      `json:"relative"`
+	Arbitrary  []string `json:"arbitrary,omitempty"`
+	Overcommit bool     `json:"overcommit,omitempty"`
+	// NodesFromEnv and TasksFromEnv say -N and -n were inherited from the
+	// job (SLURM_JOB_NUM_NODES, SLURM_NTASKS), which srun treats apart.
+	NodesFromEnv bool     `json:"nodes_from_env,omitempty"`
+	TasksFromEnv bool     `json:"tasks_from_env,omitempty"`
+	Overlap      bool     `json:"overlap,omitempty"`
+	Exact        bool     `json:"exact,omitempty"`
+	GPUsPerNode  int      `json:"gpus_per_node,omitempty"`
+	GPUsPerTask  int      `json:"gpus_per_task,omitempty"`
+	TimeLimit    uint32   `json:"time_limit,omitempty"`
+	SrunAddr     string   `json:"srun_addr"`
+	SrunHost     string   `json:"srun_host"`
+	SrunPID      uint32   `json:"srun_pid"`
+	Argv         []string `json:"argv"`
+}
+
+// Grant is a created step: its layout, where its nodes' daemons listen,
+// its credential, and the job's side of the environment.
+type Grant struct {
+	JobID        uint32   `json:"job_id"`
+	StepID       uint32   `json:"step_id"`
+	Nodes        []string `json:"nodes"`
+	NodeAddrs    []string `json:"node_addrs"`
+	Tasks        [][]int  `json:"tasks"`
+	CPUs         []uint32 `json:"cpus"`
+	GPUs         [][]int  `json:"gpus"`
+	Cred         string   `json:"cred"`
+	Distribution string   `json:"distribution"`
+	// Warnings are srun's lines about adjusted options ("can't run 2
+	// processes on 3 nodes, setting nnodes to 2").
+	Warnings []string `json:"warnings,omitempty"`
+	// The job, for the step's environment.
+	JobName        string   `json:"job_name"`
+	Cluster        string   `json:"cluster"`
+	Partition      string   `json:"partition"`
+	Account        string   `json:"account"`
+	QOS            string   `json:"qos"`
+	JobNodes       []string `json:"job_nodes"`
+	JobCPUsPerNode []uint32 `json:"job_cpus_per_node"`
+	JobTasks       []uint32 `json:"job_tasks_per_node"`
+	JobNumTasks    uint32   `json:"job_num_tasks"`
+	UID            uint32   `json:"uid"`
+	GID            uint32   `json:"gid"`
+	User           string   `json:"user"`
+	MemPerCPU      uint64   `json:"mem_per_cpu,omitempty"`
+	MemPerNode     uint64   `json:"mem_per_node,omitempty"`
+	TimeLimit      uint32   `json:"time_limit"`
+	KillWait       int      `json:"kill_wait"`
+}
+
+// Step is a running step, as squeue -s and scontrol show step list it.
+type Step struct {
+	JobID        uint32    `json:"job_id"`
+	StepID       uint32    `json:"step_id"`
+	Name         string    `json:"name"`
+	UserID       uint32    `json:"uid"`
+	User         string    `json:"user"`
+	Partition    string    `json:"partition"`
+	Nodes        []string  `json:"nodes"`
+	Tasks        []uint32  `json:"tasks"`
+	CPUs         []uint32  `json:"cpus"`
+	CPUsPerTask  uint32    `json:"cpus_per_task"`
+	StartTime    time.Time `json:"start_time"`
+	TimeLimit    uint32    `json:"time_limit"`
+	SrunHost     string    `json:"srun_host"`
+	SrunPID      uint32    `json:"srun_pid"`
+	Distribution string    `json:"distribution"`
+	Argv         []string  `json:"argv"`
+}
+
+// List is the answer to GET PathList.
+type List struct {
+	Steps []Step `json:"steps"`
+}
