@@ -37,6 +37,8 @@ type failure struct {
 	code  int
 	// errorExit defers the code to the command's SLURM_EXIT_ERROR.
 	errorExit bool
+	// stdout is printed before exiting (srun's --cpu-bind=help text).
+	stdout string
 }
 
 func (f *failure) Error() string { return strings.Join(f.lines, "; ") }

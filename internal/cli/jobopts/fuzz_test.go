@@ -1,6 +1,7 @@
 package jobopts
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -117,6 +118,82 @@ func FuzzValues(f *testing.F) {
 		nc, err := parseNodeCount(strconv.Itoa(lo) + "-" + strconv.Itoa(hi))
 		if err != nil || nc.Min != lo || nc.Max != hi {
 			t.Fatalf("node range %d-%d read as %+v, %v", lo, hi, nc, err)
+		}
+	})
+}
+
+// FuzzSrunCommandLine runs srun's passes (environment, command line,
+// checks) on an arbitrary argv and job environment. Nothing may panic; the
+// operands ParseArgs returns are a suffix of argv, untouched; and every
+// refusal is an *Exit with one of srun's statuses and messages prefixed
+// with its name.
+func FuzzSrunCommandLine(f *testing.F) {
+	f.Add("-n2\x00-l\x00hostname", "8", "4", "")
+	f.Add("-N2\x00--\x00a.out\x00-x", "8", "4", "2")
+	f.Add("--cpu-bind=verbose,mask_cpu:0x3,f*2\x00--mpi=pmix\x00-K\x00x", "", "", "")
+	f.Add("--hint=nomultithread\x00--threads-per-core=2\x00-W\x000\x00x", "3", "1", "")
+	f.Add("-w\x00n[1-4]\x00-n2\x00-m\x00arbitrary\x00--jobid=12_3.4\x00x", "x", "", "")
+	f.Add("--pty\x00-o\x00out\x00--exclusive\x00--overlap\x00--cpu\x00x", "1", "9", "1")
+	f.Fuzz(func(t *testing.T, args, ntasks, nodes, perNode string) {
+		argv := split0(args)
+		env := map[string]string{"SLURM_JOB_ID": "7"}
+		for k, v := range map[string]string{"SLURM_NTASKS": ntasks, "SLURM_JOB_NUM_NODES": nodes, "SLURM_NTASKS_PER_NODE": perNode} {
+			if v != "" {
+				env[k] = v
+			}
+		}
+		p := NewSrun(run{env: env}.config("srun"))
+		var e *Exit
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("panic: %v", r)
+				}
+			}()
+			if err := p.ParseEnv(); err != nil {
+				if !errors.As(err, &e) {
+					t.Fatalf("ParseEnv: %v", err)
+				}
+				return
+			}
+			ops, err := p.ParseArgs(argv)
+			if err != nil {
+				if !errors.As(err, &e) {
+					t.Fatalf("ParseArgs: %v", err)
+				}
+				return
+			}
+			if len(ops) > len(argv) {
+				t.Fatalf("operands %q longer than argv %q", ops, argv)
+			}
+			if diff := cmp.Diff(argv[len(argv)-len(ops):], ops, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("operands are not a suffix of argv %q (-want +got):\n%s", argv, diff)
+			}
+			if err := p.Finish(); err != nil && !errors.As(err, &e) {
+				t.Fatalf("Finish: %v", err)
+			}
+		}()
+		if e == nil {
+			// -N0 with --ntasks-per-node runs no task, as in srun.
+			if o := p.Options(); o.Tasks() < 0 {
+				t.Fatalf("%d tasks", o.Tasks())
+			}
+			return
+		}
+		switch e.Code {
+		case 0:
+			if e.Stdout == "" {
+				t.Fatalf("exit 0 without output: %+v", e)
+			}
+		case 1, 255:
+			if e.Stderr == "" && e.Stdout == "" {
+				t.Fatalf("exit %d without output", e.Code)
+			}
+			if e.Stderr != "" && (!strings.HasPrefix(e.Stderr, "srun: ") || !strings.HasSuffix(e.Stderr, "\n")) {
+				t.Fatalf("stderr %q", e.Stderr)
+			}
+		default:
+			t.Fatalf("exit status %d", e.Code)
 		}
 	})
 }

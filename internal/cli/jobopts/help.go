@@ -2,6 +2,7 @@ package jobopts
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -12,8 +13,15 @@ const helpColumn = 30
 
 // Help returns the text of --help: the options Drover implements, laid out
 // like Slurm's help (short option, long option with its argument, and a
-// description from column 31).
+// description from column 31). srun's and salloc's are Slurm's own text, in
+// its sections, less the options Drover refuses.
 func (p *Parser) Help() string {
+	switch p.cmd {
+	case cmdSrun:
+		return p.filterHelp(srunHelpText)
+	case cmdSalloc:
+		return p.filterHelp(sallocHelpText)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Usage: %s [OPTIONS...] script [args...]\n\nOptions:\n", p.cfg.Prog)
 	var help, other []*pflag.Flag
@@ -63,8 +71,15 @@ func writeHelpLine(b *strings.Builder, f *pflag.Flag) {
 	fmt.Fprintf(b, "%-*s%s\n", helpColumn, left, d.usage)
 }
 
-// Usage returns the text of --usage: a brief synopsis.
+// Usage returns the text of --usage: a brief synopsis (Slurm's, for srun
+// and salloc).
 func (p *Parser) Usage() string {
+	switch p.cmd {
+	case cmdSrun:
+		return srunUsageText
+	case cmdSalloc:
+		return sallocUsageText
+	}
 	pad := strings.Repeat(" ", len("Usage: ")+len(p.cfg.Prog)+1)
 	lines := []string{
 		"[-N nnodes] [-n ntasks]",
@@ -90,6 +105,35 @@ func (p *Parser) Usage() string {
 		b.WriteString(pad)
 		b.WriteString(l)
 		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// helpOption finds the long option a help line describes ("  -N,
+// --nodes=N ...", "      --cpu-bind= ...").
+var helpOption = regexp.MustCompile(`^ {2}(?:-[A-Za-z], | {4})--([A-Za-z0-9_-]+)`)
+
+// filterHelp drops from a help text the entries of options this parser
+// does not offer or hides (the ones Drover refuses): an entry is an option
+// line and the lines below it indented to the description column.
+func (p *Parser) filterHelp(text string) string {
+	var b strings.Builder
+	lines := strings.SplitAfter(text, "\n")
+	cont := strings.Repeat(" ", helpColumn)
+	drop := false
+	for _, l := range lines {
+		if drop && strings.HasPrefix(l, cont) {
+			continue
+		}
+		drop = false
+		if m := helpOption.FindStringSubmatch(l); m != nil {
+			f := p.fs.Lookup(m[1])
+			if f == nil || f.Hidden {
+				drop = true
+				continue
+			}
+		}
+		b.WriteString(l)
 	}
 	return b.String()
 }

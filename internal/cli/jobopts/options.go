@@ -1,9 +1,11 @@
-// Package jobopts parses the job description options that sbatch (and
-// later srun and salloc) share, with Slurm's rules: getopt_long's syntax and
-// messages, the SBATCH_* input environment variables, "#SBATCH" directives,
-// and Slurm's precedence between them (command line over environment over
-// directives). The result is a plain Options value; JobDesc turns it into the
-// slurmrestd v0.0.44 job description real sbatch would have sent.
+// Package jobopts parses the job description options that sbatch, srun and
+// salloc share, with Slurm's rules: getopt_long's syntax and messages, the
+// input environment variables (SBATCH_*, srun's SLURM_*, SALLOC_*),
+// "#SBATCH" directives, and Slurm's precedence between them (command line
+// over environment over directives). Each command has its own option table,
+// in Slurm's order, built from one definition per option. The result is a
+// plain Options value; JobDesc turns it into the slurmrestd v0.0.44 job
+// description real sbatch would have sent.
 //
 // Behaviour is re-implemented from Slurm 25.11's documentation and observed
 // output; messages and exit codes are Slurm's.
@@ -223,6 +225,120 @@ type Options struct {
 	IgnorePBS bool
 	Quiet     int
 	Verbose   int
+
+	// Step launch (srun). Fields srun fills from slurm.conf when not
+	// given (--mpi, --wait, --threads, --kill-on-bad-exit...) stay unset.
+
+	// Label is -l/--label: prefix each output line with its task number.
+	Label bool
+	// Unbuffered is -u/--unbuffered: forward task output without line
+	// buffering (implied by --pty).
+	Unbuffered bool
+	// Overlap is --overlap: the step shares its resources (CPUs, memory,
+	// GRES) with other steps.
+	Overlap bool
+	// Exact is --exact (also implied by srun's --exclusive): the step
+	// gets only the resources it asks for, not whole nodes' CPUs.
+	Exact bool
+	// Whole is --whole: the step gets whole nodes of the allocation.
+	Whole bool
+	// KillOnBadExit is -K/--kill-on-bad-exit[=0|1]: 1 ends the step when a
+	// task exits non-zero, 0 never does; unset follows KillOnBadExit in
+	// slurm.conf.
+	KillOnBadExit Maybe[int]
+	// WaitSec is -W/--wait: seconds to wait after the first task exits
+	// before ending the others (0: wait forever).
+	WaitSec Maybe[int]
+	// Relative is -r/--relative: run the step from this node index of the
+	// allocation.
+	Relative Maybe[int]
+	// CPUBind is --cpu-bind as given (validated with srun's rules), with
+	// the binding level srun derives from --threads-per-core, --hint,
+	// --ntasks-per-core and --ntasks-per-socket appended ("threads",
+	// "cores,verbose"...).
+	CPUBind string
+	// AccelBind is --accel-bind (any of g, n, v).
+	AccelBind string
+	// MPI is --mpi: "none", "pmi2" or "pmix" ("list" asks for the list of
+	// types, see MPIList); empty means MpiDefault.
+	MPI string
+	// DisableStatus is -X/--disable-status: a single Ctrl-C forwards
+	// SIGINT instead of printing the tasks' status.
+	DisableStatus bool
+	// QuitOnInterrupt is -q/--quit-on-interrupt: a single Ctrl-C ends
+	// srun.
+	QuitOnInterrupt bool
+	// MultiProg is --multi-prog: the command is a configuration file
+	// giving each task its own program.
+	MultiProg bool
+	// Pty is --pty: task zero runs in a pseudo terminal; PtyFD is the
+	// optional terminal file descriptor ("--pty=fd").
+	Pty   bool
+	PtyFD string
+	// Threads is -T/--threads: srun's fan-out when launching tasks.
+	Threads Maybe[int]
+	// SlurmdDebug is --slurmd-debug, as a Slurm log level (2 error ... 6
+	// debug2), clamped to that range as srun does.
+	SlurmdDebug Maybe[int]
+	// JobID is --jobid (or SLURM_JOB_ID): run the step in this existing
+	// job; ArrayTaskID is the array element of "--jobid=123_4".
+	JobID       Maybe[uint32]
+	ArrayTaskID Maybe[uint32]
+	// AllocNodeList is the allocation's node list inherited through
+	// SLURM_JOB_NODELIST.
+	AllocNodeList string
+	// TestOnly is --test-only: estimate when the job would start, run
+	// nothing.
+	TestOnly bool
+	// PreserveEnv is -E/--preserve-env: tasks see the inherited
+	// SLURM_JOB_NUM_NODES and SLURM_NTASKS rather than the step's counts.
+	PreserveEnv bool
+	// Prolog and Epilog are srun's --prolog/--epilog (run by srun itself);
+	// TaskProlog and TaskEpilog run around each task on the nodes.
+	Prolog, Epilog         string
+	TaskProlog, TaskEpilog string
+	// SendLibs is --send-libs[=yes|no].
+	SendLibs Maybe[bool]
+	// NoAllocate is -Z/--no-allocate (root only in Slurm): run on the
+	// nodes of -w without an allocation.
+	NoAllocate bool
+	// ExternalLauncher is --external-launcher: the step is an MPI
+	// launcher's daemons (mpirun started inside a job).
+	ExternalLauncher bool
+	// Interactive is srun's hidden --interactive (salloc's interactive
+	// step).
+	Interactive bool
+	// MsgTimeout is --msg-timeout, in seconds; TreeWidth is --treewidth,
+	// with "off" read as Slurm's 0xfffd.
+	MsgTimeout Maybe[int]
+	TreeWidth  Maybe[int]
+	// WaitForChildren is --wait-for-children.
+	WaitForChildren bool
+	// GRESAllowTaskSharing is srun's --gres-flags=allow-task-sharing.
+	GRESAllowTaskSharing bool
+	// CmdName is the base name of the command srun runs; it names the job
+	// and the step when --job-name is not given.
+	CmdName string
+
+	// Allocation (salloc).
+
+	// Immediate is -I/--immediate[=secs] (srun and salloc): give up if
+	// the resources are not available within that many seconds.
+	Immediate Maybe[int]
+	// Bell is --bell (true) or --no-bell (false); unset rings the bell
+	// when the allocation took long.
+	Bell Maybe[bool]
+	// NoShell is --no-shell: salloc exits once the allocation is granted.
+	NoShell bool
+	// KillCommand is -K/--kill-command[=signal]: the signal number sent
+	// to the command when the allocation ends (SIGTERM by default).
+	KillCommand Maybe[int]
+
+	// Messages are lines the command prints to standard error after its
+	// name and carries on: Slurm's info() ("Ignoring --cpu-bind=rank...")
+	// and error() messages that do not stop it ("error: Thread value
+	// ...").
+	Messages []string
 
 	// EnvVars are the variables the command sets in its own environment
 	// while parsing (SLURM_HINT, SLURM_JOB_DEPENDENCY, SLURM_EXPORT_ENV),

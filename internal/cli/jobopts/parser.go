@@ -16,7 +16,8 @@ import (
 // is read from the process itself, so tests and in-process callers get
 // deterministic results.
 type Config struct {
-	// Prog is the command name used in messages ("sbatch").
+	// Prog is the command name used in messages ("sbatch", "srun",
+	// "salloc"); empty means the command's own name.
 	Prog string
 	// Now is the clock for --begin and --deadline.
 	Now time.Time
@@ -39,6 +40,10 @@ type Config struct {
 	// to ids; nil uses os/user.
 	LookupUser  func(string) (uint32, error)
 	LookupGroup func(string) (uint32, error)
+	// SlurmUser and SlurmUserID are slurm.conf's SlurmUser, who may use
+	// srun's --slurmd-debug besides root; empty means root.
+	SlurmUser   string
+	SlurmUserID uint32
 }
 
 // Parser applies option sources to one Options value. Its option table is
@@ -47,11 +52,35 @@ type Config struct {
 // abbreviations and messages match Slurm's.
 type Parser struct {
 	cfg  Config
+	cmd  command
 	opts *Options
 	fs   *pflag.FlagSet
 	defs []*optDef
 	envs []envDef
 	scan *scanner
+	// operands are the command line's operands, once ParseArgs or
+	// ParseCommandLine has read it (srun's Finish needs its command).
+	operands []string
+}
+
+// command is the Slurm command whose table and rules a Parser follows.
+type command int
+
+const (
+	cmdSbatch command = iota
+	cmdSrun
+	cmdSalloc
+)
+
+// String returns the command's name.
+func (c command) String() string {
+	switch c {
+	case cmdSrun:
+		return "srun"
+	case cmdSalloc:
+		return "salloc"
+	}
+	return "sbatch"
 }
 
 // optDef is one option of the table. It implements pflag.Value so that the
@@ -100,8 +129,8 @@ func (d *optDef) Type() string {
 	return "string"
 }
 
-// envDef maps an input environment variable to an option, as sbatch's
-// env_vars table does.
+// envDef maps an input environment variable to an option, as the
+// env_vars tables of sbatch, srun and salloc do.
 type envDef struct {
 	name string
 	id   string
@@ -110,19 +139,30 @@ type envDef struct {
 // NewSbatch returns a parser with sbatch's option table, filling a fresh
 // Options.
 func NewSbatch(cfg Config) *Parser {
+	return newParser(cfg, cmdSbatch, sbatchOptions(), sbatchEnv())
+}
+
+// newParser builds a parser for cmd from its option table (in Slurm's
+// order) and its input environment variables.
+func newParser(cfg Config, cmd command, defs []*optDef, envs []envDef) *Parser {
 	if cfg.Prog == "" {
-		cfg.Prog = "sbatch"
+		cfg.Prog = cmd.String()
 	}
 	if cfg.ErrorExit == 0 {
 		cfg.ErrorExit = 1
 	}
-	p := &Parser{cfg: cfg, opts: &Options{Sources: map[string]Source{}}}
+	p := &Parser{cfg: cfg, cmd: cmd, opts: &Options{Sources: map[string]Source{}}}
 	p.fs = pflag.NewFlagSet(cfg.Prog, pflag.ContinueOnError)
 	p.fs.SortFlags = false
-	p.defs = sbatchOptions()
+	p.defs = defs
 	specs := make([]*spec, 0, len(p.defs))
 	for _, d := range p.defs {
 		d.p = p
+		if cmd != cmdSbatch {
+			// Only sbatch has an early pass: srun and salloc act on
+			// --help, --version... where they stand in argv.
+			d.early = false
+		}
 		if d.long != "" {
 			short := ""
 			if d.short != 0 {
@@ -139,7 +179,7 @@ func NewSbatch(cfg Config) *Parser {
 		specs = append(specs, &d.spec)
 	}
 	p.scan = newScanner(specs)
-	p.envs = sbatchEnv()
+	p.envs = envs
 	return p
 }
 
@@ -180,10 +220,12 @@ func (p *Parser) exit(err error) error {
 	if f.errorExit {
 		code = p.cfg.ErrorExit
 	}
-	return &Exit{Code: code, Stderr: b.String()}
+	return &Exit{Code: code, Stdout: f.stdout, Stderr: b.String()}
 }
 
-// getoptExit is getopt's message followed by sbatch's hint, exit 255.
+// getoptExit is getopt's message followed by the command's hint ("Try
+// \"srun --help\" ..."), exit 255: slurm_process_option_or_exit's exit(-1)
+// for the '?' getopt returns.
 func (p *Parser) getoptExit(msg string) error {
 	return &Exit{
 		Code: ExitOptionError,
@@ -226,23 +268,37 @@ func (p *Parser) ParseEarly(args []string) (operands []string, err error) {
 	return args[optind:], nil
 }
 
-// ParseCommandLine applies the command line's options (all but the early
-// ones), stopping at the first error, which it returns as an *Exit.
+// ParseCommandLine applies the command line's options (all but sbatch's
+// early ones), stopping at the first error, which it returns as an *Exit.
+// ParseArgs does the same and also returns the operands.
 func (p *Parser) ParseCommandLine(args []string) error {
-	items, _ := p.scan.scan(args)
+	_, err := p.ParseArgs(args)
+	return err
+}
+
+// ParseArgs applies the command line's options as ParseCommandLine does and
+// returns its operands: srun's command and its arguments, salloc's command,
+// sbatch's script and its arguments. They are args from the first argument
+// that is not an option (or after "--"), untouched: the option strings
+// start with '+', so getopt stops there rather than permuting. srun and
+// salloc act on --help, --usage and --version where they stand, after the
+// options before them.
+func (p *Parser) ParseArgs(args []string) (operands []string, err error) {
+	items, optind := p.scan.scan(args)
 	for _, it := range items {
 		if it.err != "" {
-			return p.getoptExit(it.err)
+			return nil, p.getoptExit(it.err)
 		}
 		d := p.def(it.spec)
 		if d.early {
 			continue
 		}
 		if err := p.apply(d, it.value, it.hasValue, FromCommandLine); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	p.operands = args[optind:]
+	return args[optind:], nil
 }
 
 // ParseDirectives applies the options of a script's directives (the words
@@ -269,8 +325,10 @@ func (p *Parser) ParseDirectives(args []string) error {
 }
 
 // ParseEnv applies the input environment variables (SBATCH_PARTITION,
-// SBATCH_TIMELIMIT...), in sbatch's order. A flag variable counts as set
-// when empty, "yes" or a non-zero number, and resets the option otherwise.
+// SBATCH_TIMELIMIT..., srun's SLURM_NTASKS, SLURM_JOB_ID..., salloc's
+// SALLOC_*), in the command's order; srun and salloc read them before the
+// command line. A flag variable counts as set when empty, "yes" or a
+// non-zero number, and resets the option otherwise.
 func (p *Parser) ParseEnv() error {
 	for _, e := range p.envs {
 		v, ok := p.lookupEnv(e.name)

@@ -188,14 +188,17 @@ func resourceArgRange(arg, what string) (int, bool, error) {
 
 // setGRESFlags parses --gres-flags.
 func setGRESFlags(p *Parser, v string, _ bool) error {
-	enforce, disable := false, false
+	enforce, disable, share := false, false, false
 	for tok := range strings.SplitSeq(v, ",") {
 		if tok == "" {
 			continue
 		}
 		switch strings.ToLower(tok) {
 		case "allow-task-sharing":
-			return optErrorf("--gres-flags=allow-task-sharing is only used with srun.")
+			if p.cmd != cmdSrun {
+				return optErrorf("--gres-flags=allow-task-sharing is only used with srun.")
+			}
+			share = true
 		case "disable-binding":
 			disable = true
 		case "enforce-binding":
@@ -210,6 +213,7 @@ func setGRESFlags(p *Parser, v string, _ bool) error {
 		return optErrorf("Invalid --gres-flags combo: disable-binding and enforce-binding are mutually exclusive.")
 	}
 	p.opts.GRESEnforceBind, p.opts.GRESDisableBind = enforce, disable
+	p.opts.GRESAllowTaskSharing = share
 	return nil
 }
 

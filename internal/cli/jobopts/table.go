@@ -230,6 +230,10 @@ func sbatchOptions() []*optDef {
 				switch {
 				case !has || strings.EqualFold(v, "exclusive"):
 					p.opts.Shared = SharedNone
+					if p.cmd == cmdSrun {
+						// For a step, --exclusive is --exact.
+						p.opts.Exact = true
+					}
 				case strings.EqualFold(v, "oversubscribe"):
 					p.opts.Shared = SharedOversubscribe
 				case strings.EqualFold(v, "user"):
@@ -326,8 +330,10 @@ func sbatchOptions() []*optDef {
 		{
 			spec:    spec{long: "gres-flags", arg: requiredArgument, id: "gres-flags"},
 			argName: "opts", usage: "flags related to GRES management",
-			set:   setGRESFlags,
-			reset: func(o *Options) { o.GRESEnforceBind, o.GRESDisableBind = false, false },
+			set: setGRESFlags,
+			reset: func(o *Options) {
+				o.GRESEnforceBind, o.GRESDisableBind, o.GRESAllowTaskSharing = false, false, false
+			},
 		},
 		{
 			spec:  spec{long: "help", short: 'h', arg: noArgument, id: "help"},

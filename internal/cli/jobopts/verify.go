@@ -10,13 +10,30 @@ import (
 	"github.com/droverhq/drover/internal/hostlist"
 )
 
-// Finish checks the options as a whole and derives what sbatch derives from
-// them before building the job description, in sbatch's order: conflicts
-// between options (with the command line beating the environment), the
-// --tres-per-task siblings, node lists read from files, --hint, default and
-// absolute I/O paths, the node and task counts sbatch infers, and GRES
-// syntax. Errors come back as *Exit.
+// Finish checks the options as a whole and derives what the command
+// derives from them, in its order (sbatch's, srun's or salloc's
+// _opt_verify). For sbatch: conflicts between options (with the command
+// line beating the environment), the --tres-per-task siblings, node lists
+// read from files, --hint, default and absolute I/O paths, the node and
+// task counts sbatch infers, and GRES syntax. srun's and salloc's are
+// described at finishSrun and finishSalloc. Errors come back as *Exit.
 func (p *Parser) Finish() error {
+	var err error
+	switch p.cmd {
+	case cmdSrun:
+		err = p.finishSrun()
+	case cmdSalloc:
+		err = p.finishSalloc()
+	default:
+		err = p.finishSbatch()
+	}
+	if err != nil {
+		return p.exit(err)
+	}
+	return nil
+}
+
+func (p *Parser) finishSbatch() error {
 	for _, step := range []func() error{
 		p.checkNtasksPerGPU,
 		p.checkSpecCores,
@@ -36,7 +53,28 @@ func (p *Parser) Finish() error {
 		p.checkPropagate,
 	} {
 		if err := step(); err != nil {
-			return p.exit(err)
+			return err
+		}
+	}
+	return nil
+}
+
+// sharedChecks is validate_options_salloc_sbatch_srun, the checks the
+// three commands have in common, in order.
+func (p *Parser) sharedChecks() error {
+	for _, step := range []func() error{
+		p.checkNtasksPerGPU,
+		p.checkSpecCores,
+		p.finishThreadsPerCore,
+		p.checkMemory,
+		p.checkShare,
+		p.finishTRESPerTask,
+		p.checkCPUsPerTRES,
+		p.finishNodeList,
+		p.checkArbitrary,
+	} {
+		if err := step(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -359,14 +397,22 @@ func (p *Parser) checkVerboseQuiet() error {
 }
 
 // finishHint is validate_hint_option and verify_hint: --hint loses to the
-// options it stands for when both come from the command line, and is
-// otherwise turned into them. sbatch passes the hint on in SLURM_HINT.
+// options it stands for when both come from the command line (or both
+// from the environment), and is otherwise turned into them. For srun,
+// --cpu-bind with a binding type counts among those options, and the hint
+// adds its binding level to --cpu-bind; sbatch and salloc pass the hint on
+// in SLURM_HINT instead.
 func (p *Parser) finishHint() error {
 	o := p.opts
 	siblings := []string{"ntasks-per-core", "threads-per-core", "sockets-per-node", "extra-node-info"}
-	anyCLI := false
+	bind := p.cmd == cmdSrun && cpuBindTyped(o.CPUBind)
+	anyCLI := bind && o.setByCLI("cpu-bind")
 	for _, s := range siblings {
 		anyCLI = anyCLI || o.setByCLI(s)
+	}
+	anyEnv := bind && o.Sources["cpu-bind"] == FromEnv
+	for _, s := range []string{"ntasks-per-core", "threads-per-core", "extra-node-info"} {
+		anyEnv = anyEnv || o.Sources[s] == FromEnv
 	}
 	switch {
 	case o.setByCLI("hint") && anyCLI:
@@ -375,7 +421,16 @@ func (p *Parser) finishHint() error {
 		for _, s := range siblings {
 			p.reset(s)
 		}
+		if bind {
+			verbose := cpuBindVerbose(o.CPUBind)
+			p.reset("cpu-bind")
+			if verbose {
+				o.CPUBind = "verbose"
+			}
+		}
 	case anyCLI:
+		p.reset("hint")
+	case o.Sources["hint"] == FromEnv && anyEnv:
 		p.reset("hint")
 	}
 	if o.Hint == "" {
@@ -394,23 +449,30 @@ func (p *Parser) finishHint() error {
 	for _, tok := range toks {
 		switch strings.ToLower(tok) {
 		case "help":
-			return &Exit{Code: p.cfg.ErrorExit, Stdout: hintHelp}
+			return &failure{stdout: hintHelp, errorExit: true}
 		case "compute_bound":
 			o.SocketsPerNode, o.CoresPerSocket, o.ThreadsPerCore = Maybe[int]{}, Maybe[int]{}, Some(1)
+			p.addCPUBind("cores")
 		case "memory_bound":
 			// Slurm also asks for one core per socket, which the
 			// v0.0.44 job description cannot carry.
 			o.ThreadsPerCore = Some(1)
+			p.addCPUBind("cores")
 		case "multithread":
 			o.ThreadsPerCore = Maybe[int]{}
 			o.NtasksPerCore = Some(0xffff)
+			p.addCPUBind("threads")
+			p.dropCPUBind("one_thread")
 		case "nomultithread":
 			o.ThreadsPerCore = Some(1)
+			p.addCPUBind("threads", "one_thread")
 		default:
 			return verifyErrorf("unrecognized --hint argument \"%s\", see --hint=help", tok)
 		}
 	}
-	o.EnvVars = append(o.EnvVars, EnvVar{Name: "SLURM_HINT", Value: o.Hint})
+	if p.cmd != cmdSrun {
+		o.EnvVars = append(o.EnvVars, EnvVar{Name: "SLURM_HINT", Value: o.Hint})
+	}
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/sinfo"
 	"github.com/droverhq/drover/internal/cli/sprio"
 	"github.com/droverhq/drover/internal/cli/squeue"
+	"github.com/droverhq/drover/internal/cli/srun"
 	"github.com/droverhq/drover/internal/cli/sshare"
 )
 
@@ -26,6 +27,7 @@ var shims = map[string]shim{
 	"sinfo":    sinfo.Run,
 	"sprio":    sprio.Run,
 	"sshare":   sshare.Run,
+	"srun":     srun.Run,
 	"scontrol": scontrol.New(scontrol.Options{Requeue: connect.Requeue}),
 }
 

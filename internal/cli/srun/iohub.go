@@ -1,0 +1,330 @@
+package srun
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/droverhq/drover/internal/stepio"
+)
+
+// hub is srun's end of the step's I/O: it accepts one connection from
+// each node daemon, writes the tasks' output as it arrives, forwards stdin
+// and signals, and collects the tasks' exits.
+type hub struct {
+	ln     net.Listener
+	cred   string
+	nodes  []string
+	tasks  [][]int // per node, the global task ids
+	label  bool
+	width  int // label width: digits of the largest task id
+	stdout io.Writer
+	stderr io.Writer
+	// stdinTask gets srun's stdin (-1: none, -2: all).
+	stdinTask int
+
+	mu      sync.Mutex
+	conns   []*nodeConn // by node index, nil until the node called
+	status  map[int]taskStatus
+	ended   int
+	total   int
+	outMu   sync.Mutex
+	partial map[partKey][]byte // with --label: each task's unfinished line
+	doneCh  chan struct{}
+}
+
+type partKey struct {
+	task   uint32
+	stderr bool
+}
+
+type nodeConn struct {
+	conn net.Conn
+	w    *stepio.Writer
+}
+
+// taskStatus is how a task ended: Code an exit code, or a signal when
+// Signaled.
+type taskStatus struct {
+	Code     int32
+	Signaled bool
+}
+
+func newHub(ln net.Listener, cred string, nodes []string, tasks [][]int, label bool, stdout, stderr io.Writer, stdinTask int) *hub {
+	h := &hub{ln: ln, cred: cred, nodes: nodes, tasks: tasks, label: label, stdout: stdout, stderr: stderr,
+		stdinTask: stdinTask, conns: make([]*nodeConn, len(nodes)), status: map[int]taskStatus{},
+		partial: map[partKey][]byte{}, doneCh: make(chan struct{})}
+	for _, t := range tasks {
+		h.total += len(t)
+	}
+	h.width = len(strconv.Itoa(max(h.total-1, 0)))
+	return h
+}
+
+// serve accepts the nodes' connections until every task has ended.
+func (h *hub) serve() {
+	for {
+		c, err := h.ln.Accept()
+		if err != nil {
+			return
+		}
+		go h.handle(c)
+	}
+}
+
+func (h *hub) handle(c net.Conn) {
+	r := stepio.NewReader(bufio.NewReaderSize(c, 64<<10))
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	hello, err := r.Next()
+	if err != nil || hello.Kind != stepio.Hello || string(hello.Data) != h.cred || int(hello.Node) >= len(h.nodes) {
+		// Not a node of this step: the credential proves it.
+		c.Close()
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+	node := int(hello.Node)
+	nc := &nodeConn{conn: c, w: stepio.NewWriter(c)}
+	h.mu.Lock()
+	if h.conns[node] != nil {
+		h.mu.Unlock()
+		c.Close()
+		return
+	}
+	h.conns[node] = nc
+	h.mu.Unlock()
+	for {
+		f, err := r.Next()
+		if err != nil {
+			h.lost(node, err)
+			return
+		}
+		switch f.Kind {
+		case stepio.Stdout:
+			h.output(f.Task, f.Data, false)
+		case stepio.Stderr:
+			h.output(f.Task, f.Data, true)
+		case stepio.Failed:
+			// slurmstepd's own complaint reaches the task's stderr; the
+			// task's Exit frame follows with its status.
+			h.output(f.Task, []byte("slurmstepd: error: "+string(f.Data)+"\n"), true)
+		case stepio.Exit:
+			h.flushPartial([]int{int(f.Task)})
+			h.exit(int(f.Task), taskStatus{Code: f.Code, Signaled: f.Signaled})
+		}
+	}
+}
+
+// lost marks every task of a node whose connection ended as gone; a node
+// that reported all its tasks just finished.
+func (h *hub) lost(node int, err error) {
+	for _, t := range h.tasks[node] {
+		h.mu.Lock()
+		_, known := h.status[t]
+		h.mu.Unlock()
+		if !known {
+			if !errors.Is(err, io.EOF) {
+				fmt.Fprintf(h.stderr, "srun: error: %s: task %d: connection lost: %v\n", h.nodes[node], t, err)
+			}
+			h.exit(t, taskStatus{Code: int32(syscall.SIGKILL), Signaled: true})
+		}
+	}
+	h.flushPartial(h.tasks[node])
+}
+
+func (h *hub) exit(task int, st taskStatus) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, seen := h.status[task]; seen {
+		return
+	}
+	h.status[task] = st
+	h.ended++
+	if h.ended == h.total {
+		close(h.doneCh)
+	}
+}
+
+// output writes a chunk of a task's output: as it came, or with
+// --label line by line behind "N: ", keeping an unfinished line until its
+// end arrives (or the task ends).
+func (h *hub) output(task uint32, data []byte, stderr bool) {
+	w := h.stdout
+	if stderr {
+		w = h.stderr
+	}
+	h.outMu.Lock()
+	defer h.outMu.Unlock()
+	if !h.label {
+		w.Write(data)
+		return
+	}
+	key := partKey{task, stderr}
+	buf := append(h.partial[key], data...)
+	var out bytes.Buffer
+	for {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			break
+		}
+		h.writeLabel(&out, task)
+		out.Write(buf[:i+1])
+		buf = buf[i+1:]
+	}
+	if len(buf) > 0 {
+		h.partial[key] = append([]byte(nil), buf...)
+	} else {
+		delete(h.partial, key)
+	}
+	w.Write(out.Bytes())
+}
+
+func (h *hub) writeLabel(b *bytes.Buffer, task uint32) {
+	s := strconv.Itoa(int(task))
+	for range h.width - len(s) {
+		b.WriteByte(' ')
+	}
+	b.WriteString(s)
+	b.WriteString(": ")
+}
+
+// flushPartial writes what tasks left without a final newline.
+func (h *hub) flushPartial(tasks []int) {
+	if !h.label {
+		return
+	}
+	h.outMu.Lock()
+	defer h.outMu.Unlock()
+	for _, t := range tasks {
+		for _, stderr := range []bool{false, true} {
+			key := partKey{uint32(t), stderr}
+			if rest := h.partial[key]; len(rest) > 0 {
+				var b bytes.Buffer
+				h.writeLabel(&b, uint32(t))
+				b.Write(rest)
+				b.WriteByte('\n')
+				if stderr {
+					h.stderr.Write(b.Bytes())
+				} else {
+					h.stdout.Write(b.Bytes())
+				}
+				delete(h.partial, key)
+			}
+		}
+	}
+}
+
+// signal forwards a signal to every task.
+func (h *hub) signal(sig syscall.Signal) {
+	h.broadcast(stepio.Frame{Kind: stepio.Signal, Code: int32(sig)})
+}
+
+func (h *hub) broadcast(f stepio.Frame) {
+	h.mu.Lock()
+	conns := append([]*nodeConn(nil), h.conns...)
+	h.mu.Unlock()
+	for _, c := range conns {
+		if c != nil {
+			c.w.Write(f)
+			c.w.Flush()
+		}
+	}
+}
+
+// forwardStdin copies srun's stdin to the task that gets it (or all),
+// then closes the tasks' stdin.
+func (h *hub) forwardStdin(in io.Reader) {
+	if h.stdinTask == -1 || in == nil {
+		return
+	}
+	target := uint32(stepio.AllTasks)
+	node := -1
+	if h.stdinTask >= 0 {
+		target = uint32(h.stdinTask)
+		for i, ts := range h.tasks {
+			for _, t := range ts {
+				if t == h.stdinTask {
+					node = i
+				}
+			}
+		}
+		if node < 0 {
+			return
+		}
+	}
+	send := func(f stepio.Frame) bool {
+		// Wait for the node(s) to call back.
+		for {
+			h.mu.Lock()
+			ready := true
+			var conns []*nodeConn
+			for i, c := range h.conns {
+				if node >= 0 && i != node {
+					continue
+				}
+				if c == nil {
+					ready = false
+				}
+				conns = append(conns, c)
+			}
+			h.mu.Unlock()
+			if ready {
+				for _, c := range conns {
+					c.w.Write(f)
+					c.w.Flush()
+				}
+				return true
+			}
+			select {
+			case <-h.doneCh:
+				return false
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := in.Read(buf)
+		if n > 0 {
+			if !send(stepio.Frame{Kind: stepio.Stdin, Task: target, Data: append([]byte(nil), buf[:n]...)}) {
+				return
+			}
+		}
+		if err != nil {
+			send(stepio.Frame{Kind: stepio.StdinEOF, Task: target})
+			return
+		}
+	}
+}
+
+// running lists the tasks not yet ended, for the first Ctrl-C's report.
+func (h *hub) running() []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []int
+	for _, ts := range h.tasks {
+		for _, t := range ts {
+			if _, ok := h.status[t]; !ok {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+func (h *hub) close() {
+	h.ln.Close()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range h.conns {
+		if c != nil {
+			c.conn.Close()
+		}
+	}
+}

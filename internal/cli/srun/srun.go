@@ -1,0 +1,197 @@
+// Package srun is the drop-in srun command: inside a job (SLURM_JOB_ID)
+// it runs a job step on the job's nodes; outside one it first obtains an
+// allocation, runs the step in it and releases it. The step's tasks are
+// started by the node daemons, which stream their output back to srun
+// (see internal/stepio).
+package srun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/internal/cli/alloc"
+	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/connect"
+	"github.com/droverhq/drover/internal/cli/jobopts"
+	"github.com/droverhq/drover/internal/hostlist"
+	v0044 "github.com/droverhq/drover/openapi/v0044"
+)
+
+// Run is the srun command (a clienv.Command).
+func Run(ctx context.Context, env *clienv.Env, args []string) int {
+	own := jobopts.NewEnviron(nil)
+	if env.Environ != nil {
+		own = jobopts.NewEnviron(env.Environ())
+	}
+	clock := time.Now
+	if env.Now != nil {
+		clock = env.Now
+	}
+	p := jobopts.NewSrun(jobopts.Config{Prog: "srun", Now: clock(), Cwd: env.Cwd, UID: env.User.UID, LookupEnv: own.Lookup, ErrorExit: 1})
+	operands, err := parse(p, args)
+	o := p.Options()
+	for _, m := range o.Messages {
+		fmt.Fprintf(env.Stderr, "srun: %s\n", m)
+	}
+	if err != nil {
+		return exit(env, err)
+	}
+	for _, w := range o.Warnings {
+		fmt.Fprintf(env.Stderr, "srun: Warning: %s\n", w)
+	}
+	for _, refused := range []struct {
+		set  bool
+		what string
+	}{
+		{o.NoAllocate, "--no-allocate"}, {o.TestOnly, "--test-only"}, {o.MultiProg, "--multi-prog"}, {o.Pty, "--pty"},
+		{len(operands) > 0 && operands[0] == ":", "heterogeneous steps"},
+	} {
+		if refused.set {
+			fmt.Fprintf(env.Stderr, "srun: error: %s is not supported by Drover\n", refused.what)
+			return 1
+		}
+	}
+	t, err := connect.Resolve()
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
+		return 1
+	}
+	so, err := stepOptionsOf(o, operands, own.List())
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
+		return 1
+	}
+	if o.JobID.Set {
+		so.jobID = o.JobID.Val
+		return runStep(ctx, env, t, so)
+	}
+	// Outside a job: an allocation of our own, for the length of the step.
+	desc := o.JobDesc()
+	if !desc.Name.Set {
+		desc.Name = v0044.NewOptString(o.CmdName)
+	}
+	desc.CurrentWorkingDirectory = v0044.NewOptString(env.Cwd)
+	g, code := alloc.Allocate(ctx, env, "srun", desc, nil)
+	if code != 0 {
+		return code
+	}
+	so.jobID = g.JobID
+	so.ownAllocation = true
+	code = runStep(ctx, env, t, so)
+	if err := alloc.Release(g.JobID, code); err != nil {
+		fmt.Fprintf(env.Stderr, "srun: error: Unable to release job allocation %d: %v\n", g.JobID, err)
+	}
+	return code
+}
+
+// parse reads srun's environment, then its command line, then checks the
+// whole, as initialize_and_process_args does.
+func parse(p *jobopts.Parser, args []string) ([]string, error) {
+	if err := p.ParseEnv(); err != nil {
+		return nil, err
+	}
+	operands, err := p.ParseArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	return operands, p.Finish()
+}
+
+// exit prints a *jobopts.Exit and returns its status.
+func exit(env *clienv.Env, err error) int {
+	var e *jobopts.Exit
+	if !errors.As(err, &e) {
+		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
+		return 1
+	}
+	io.WriteString(env.Stdout, e.Stdout)
+	io.WriteString(env.Stderr, e.Stderr)
+	return e.Code
+}
+
+// stepOptionsOf turns srun's options into the step to ask for.
+func stepOptionsOf(o *jobopts.Options, operands, environ []string) (*stepOptions, error) {
+	so := &stepOptions{
+		name: o.StepName(), argv: operands, env: environ, relative: -1,
+		overcommit: o.Overcommit, overlap: o.Overlap, exact: o.Exact,
+		cpuBind: o.CPUBind, gpuBind: o.GPUBind, label: o.Label,
+		killBadExit: o.KillOnBadExit.Set && o.KillOnBadExit.Val != 0,
+		quitOnIntr:  o.QuitOnInterrupt, noStatus: o.DisableStatus,
+		input: o.Input, output: o.Output, errorPat: o.Error,
+	}
+	if o.Nodes.Set {
+		so.minNodes, so.maxNodes = o.Nodes.Val.Min, o.Nodes.Val.Max
+		so.nodesFromEnv = o.Sources["nodes"] == jobopts.FromEnv
+	}
+	if o.Ntasks.Set {
+		so.tasks = o.Ntasks.Val
+		so.tasksFromEnv = o.Sources["ntasks"] == jobopts.FromEnv
+	}
+	if o.NtasksPerNode.Set {
+		so.tasksPerNode = o.NtasksPerNode.Val
+	}
+	if o.CPUsPerTask.Set {
+		so.cpusPerTask = o.CPUsPerTask.Val
+	}
+	if o.Relative.Set {
+		so.relative = o.Relative.Val
+	}
+	if o.WaitSec.Set {
+		so.waitSec = o.WaitSec.Val
+	}
+	if o.TimeLimit.Set && !o.TimeLimit.Val.Infinite {
+		so.timeLimit = o.TimeLimit.Val.Minutes
+	}
+	so.dist = o.Distribution
+	if strings.HasPrefix(so.dist, "plane") && o.PlaneSize.Set && !strings.Contains(so.dist, "=") {
+		so.dist = "plane=" + strconv.Itoa(o.PlaneSize.Val) + strings.TrimPrefix(so.dist, "plane")
+	}
+	if o.DistPack != "" {
+		so.dist += "," + o.DistPack
+	}
+	var err error
+	if so.nodeList, err = expand(o.NodeList); err != nil {
+		return nil, err
+	}
+	if so.exclude, err = expand(o.Exclude); err != nil {
+		return nil, err
+	}
+	so.gpusPerNode = gpuCount(o.GPUsPerNode)
+	if so.gpusPerNode == 0 && strings.HasPrefix(o.GRES, "gres/gpu") {
+		so.gpusPerNode = gpuCount(o.GRES)
+	}
+	so.gpusPerTask = gpuCount(o.GPUsPerTask)
+	return so, nil
+}
+
+// expand reads a node list option ("n[1-2],n4").
+func expand(list string) ([]string, error) {
+	if list == "" {
+		return nil, nil
+	}
+	names, err := hostlist.Expand(list)
+	if err != nil {
+		return nil, fmt.Errorf("invalid node list %q: %v", list, err)
+	}
+	return names, nil
+}
+
+// gpuCount reads the count of a GPU request ("2", "a100:2", "gres/gpu:2").
+func gpuCount(s string) int {
+	if s == "" {
+		return 0
+	}
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		s = s[i+1:]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0
+	}
+	return n
+}

@@ -1,0 +1,474 @@
+package srun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/connect"
+	"github.com/droverhq/drover/internal/nodeproto"
+	"github.com/droverhq/drover/internal/slurmerr"
+	"github.com/droverhq/drover/internal/stepenv"
+	"github.com/droverhq/drover/internal/stepproto"
+)
+
+// stepOptions are what srun needs to run one step in a job.
+type stepOptions struct {
+	jobID        uint32
+	name         string
+	minNodes     int
+	maxNodes     int
+	tasks        int
+	tasksPerNode int
+	cpusPerTask  int
+	dist         string
+	nodeList     []string
+	exclude      []string
+	relative     int
+	overcommit   bool
+	overlap      bool
+	exact        bool
+	gpusPerNode  int
+	gpusPerTask  int
+	gpuBind      string
+	cpuBind      string
+	label        bool
+	killBadExit  bool
+	waitSec      int
+	quitOnIntr   bool
+	noStatus     bool
+	// input is -i: "all", "none", a task number, or a file pattern;
+	// output and errorPat are -o and -e file patterns.
+	input, output, errorPat string
+	timeLimit               uint32
+	argv                    []string
+	// nodesFromEnv and tasksFromEnv: -N and -n were inherited from the
+	// job; ownAllocation: srun obtained the job itself.
+	nodesFromEnv, tasksFromEnv, ownAllocation bool
+	// env is the environment the tasks start from (srun's own).
+	env []string
+}
+
+// stepRun is one running step.
+type stepRun struct {
+	cmd   *clienv.Env
+	opts  *stepOptions
+	grant stepproto.Grant
+	hub   *hub
+	// cancelled is set once srun decided to end the step (a signal,
+	// --kill-on-bad-exit, --wait): task deaths are then not errors.
+	cancelled bool
+	mu        sync.Mutex
+}
+
+// runStep creates a step in the job, launches it on its nodes, relays its
+// I/O and signals until every task has ended, and reports the end. It
+// returns srun's exit status.
+func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOptions) int {
+	ln, host, err := listen(t)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
+		return 1
+	}
+	defer ln.Close()
+	req := stepproto.CreateRequest{
+		Name: o.name, MinNodes: o.minNodes, MaxNodes: o.maxNodes, Tasks: o.tasks, TasksPerNode: o.tasksPerNode,
+		CPUsPerTask: o.cpusPerTask, Distribution: o.dist, NodeList: o.nodeList, Exclude: o.exclude,
+		Relative: o.relative, Overcommit: o.overcommit, Overlap: o.overlap, Exact: o.exact,
+		GPUsPerNode: o.gpusPerNode, GPUsPerTask: o.gpusPerTask, TimeLimit: o.timeLimit,
+		NodesFromEnv: o.nodesFromEnv, TasksFromEnv: o.tasksFromEnv,
+		SrunAddr: ln.Addr().String(), SrunHost: env.Hostname, SrunPID: uint32(os.Getpid()), Argv: o.argv,
+	}
+	grant, code := createStep(ctx, env, t, o.jobID, req)
+	if code != 0 {
+		return code
+	}
+	for _, w := range grant.Warnings {
+		fmt.Fprintf(env.Stderr, "srun: Warning: %s\n", w)
+	}
+	s := &stepRun{cmd: env, opts: o, grant: grant}
+	stdinTask := 0
+	switch in := o.input; {
+	case in == "none":
+		stdinTask = -1
+	case in == "all":
+		stdinTask = -2
+	case in == "":
+	default:
+		if n, err := strconv.Atoi(in); err == nil {
+			stdinTask = n
+		} else {
+			stdinTask = -1 // a file: the node daemons read it
+		}
+	}
+	s.hub = newHub(ln, grant.Cred, grant.Nodes, grant.Tasks, o.label, env.Stdout, env.Stderr, stdinTask)
+	go s.hub.serve()
+	defer s.hub.close()
+
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)
+	defer signal.Stop(sigs)
+
+	if err := s.launch(ctx, host, stdinTask); err != nil {
+		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
+		s.hub.signal(syscall.SIGKILL)
+		s.end()
+		return 1
+	}
+	if stdinTask != -1 && env.Stdin != nil {
+		go s.hub.forwardStdin(env.Stdin)
+	}
+	s.wait(sigs)
+	s.report()
+	s.end()
+	return s.exitCode()
+}
+
+// listen opens srun's port for the node daemons, on the address this
+// host reaches the controller from (SLURM_SRUN_COMM_HOST).
+func listen(t connect.Target) (net.Listener, string, error) {
+	host := "127.0.0.1"
+	if t.Socket == "" {
+		if u, err := url.Parse(t.URL); err == nil {
+			if c, err := net.Dial("udp", u.Host); err == nil {
+				host = c.LocalAddr().(*net.UDPAddr).IP.String()
+				c.Close()
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return nil, "", fmt.Errorf("listen for the node daemons: %w", err)
+	}
+	return ln, host, nil
+}
+
+// createStep asks for the step, retrying while other steps hold the CPUs
+// it needs, as srun does.
+func createStep(ctx context.Context, env *clienv.Env, t connect.Target, jobID uint32, req stepproto.CreateRequest) (stepproto.Grant, int) {
+	path := strings.Replace(stepproto.PathCreate, "{job_id}", strconv.FormatUint(uint64(jobID), 10), 1)
+	for try := 0; ; try++ {
+		var g stepproto.Grant
+		err := connect.CallTarget(ctx, t, "POST", path, req, &g)
+		if err == nil {
+			if try > 0 {
+				fmt.Fprintf(env.Stderr, "srun: Step created for StepId=%d.%d\n", g.JobID, g.StepID)
+			}
+			return g, 0
+		}
+		var re *connect.RequestError
+		if !errors.As(err, &re) || slurmerr.Code(re.Code) != slurmerr.NodesBusy {
+			msg := err.Error()
+			if re != nil {
+				msg = re.Message
+			}
+			fmt.Fprintf(env.Stderr, "srun: error: Unable to create step for job %d: %s\n", jobID, msg)
+			return g, 1
+		}
+		word := "temporarily"
+		if try > 0 {
+			word = "still"
+		}
+		if try == 0 || try%60 == 0 {
+			fmt.Fprintf(env.Stderr, "srun: Job %d step creation %s disabled, retrying (%s)\n", jobID, word, re.Message)
+		}
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(env.Stderr, "srun: Cancelled pending step for job %d\n", jobID)
+			return g, 1
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// launch sends every node its part of the step, at once.
+func (s *stepRun) launch(ctx context.Context, host string, stdinTask int) error {
+	g := s.grant
+	o := s.opts
+	_, port, _ := net.SplitHostPort(s.hub.ln.Addr().String())
+	portN, _ := strconv.Atoi(port)
+	counts := make([]int, len(g.Tasks))
+	for i, t := range g.Tasks {
+		counts[i] = len(t)
+	}
+	jobTasks := make([]int, len(g.JobTasks))
+	for i, n := range g.JobTasks {
+		jobTasks[i] = int(n)
+	}
+	base := stepenv.StepVars(o.env, stepenv.Step{
+		JobID: g.JobID, StepID: g.StepID, JobName: g.JobName, Cluster: g.Cluster,
+		Partition: g.Partition, Account: g.Account, QOS: g.QOS,
+		JobNodes: g.JobNodes, JobCPUsPerNode: g.JobCPUsPerNode, JobNumTasks: int(g.JobNumTasks), JobTasksPerNode: jobTasks,
+		Nodes: g.Nodes, TasksPerNode: counts, CPUsPerTask: o.cpusPerTask, Distribution: g.Distribution,
+		CPUBind: o.cpuBind, SrunHost: host, SrunPort: portN, Umask: umask(),
+		GPUsPerNode: o.gpusPerNode, GPUsPerTask: o.gpusPerTask, SubmitDir: s.cmd.Cwd, SubmitHost: s.cmd.Hostname,
+		TimeLimitMin: g.TimeLimit, MemPerCPU: g.MemPerCPU, MemPerNode: g.MemPerNode,
+		UID: g.UID, GID: g.GID, User: g.User, OwnAllocation: o.ownAllocation,
+	})
+	inPat := ""
+	if stdinTask == -1 && o.input != "none" && o.input != "" {
+		inPat = o.input
+	}
+	errs := make([]error, len(g.Nodes))
+	var wg sync.WaitGroup
+	client := nodeproto.NewClient()
+	for i := range g.Nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := nodeproto.StepLaunch{
+				Cred: g.Cred, JobID: g.JobID, StepID: g.StepID, NodeIndex: i, Tasks: g.Tasks[i],
+				Nodes: g.Nodes, TasksPerNode: counts, Argv: o.argv, Env: base, Cwd: s.cmd.Cwd,
+				UID: g.UID, GID: g.GID, User: g.User, CPUsPerTask: max(o.cpusPerTask, 1), CPUBind: o.cpuBind,
+				GPUsPerTask: o.gpusPerTask, GPUBind: o.gpuBind, StdOut: o.output, StdErr: o.errorPat, StdIn: inPat,
+				StdinTask: stdinTask, JobName: g.JobName, MemPerCPU: g.MemPerCPU, KillWait: time.Duration(g.KillWait) * time.Second,
+			}
+			if i < len(g.GPUs) {
+				l.GPUs = g.GPUs[i]
+			}
+			if g.NodeAddrs[i] == "" {
+				errs[i] = fmt.Errorf("Task launch for StepId=%d.%d failed on node %s: Communication connection failure", g.JobID, g.StepID, g.Nodes[i])
+				return
+			}
+			if err := nodeproto.Post(ctx, client, "http://"+g.NodeAddrs[i]+nodeproto.PathStepLaunch, l, nil); err != nil {
+				errs[i] = fmt.Errorf("Task launch for StepId=%d.%d failed on node %s: %v", g.JobID, g.StepID, g.Nodes[i], err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// wait relays srun's signals until every task has ended.
+func (s *stepRun) wait(sigs <-chan os.Signal) {
+	var lastIntr time.Time
+	var waitTimer <-chan time.Time
+	badExit := false
+	firstExit := false
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.hub.doneCh:
+			return
+		case sig := <-sigs:
+			s.onSignal(sig.(syscall.Signal), &lastIntr)
+		case <-tick.C:
+			// --kill-on-bad-exit and --wait watch the tasks' ends.
+			if s.opts.killBadExit && !badExit && s.anyBadExit() {
+				badExit = true
+				s.terminate()
+			}
+			if s.opts.waitSec > 0 && !firstExit && s.anyExit() {
+				firstExit = true
+				waitTimer = time.After(time.Duration(s.opts.waitSec) * time.Second)
+			}
+		case <-waitTimer:
+			fmt.Fprintf(s.cmd.Stderr, "srun: First task exited %ds ago\n", s.opts.waitSec)
+			s.printStatus()
+			s.terminate()
+		}
+	}
+}
+
+func (s *stepRun) onSignal(sig syscall.Signal, lastIntr *time.Time) {
+	id := fmt.Sprintf("StepId=%d.%d", s.grant.JobID, s.grant.StepID)
+	switch sig {
+	case syscall.SIGINT:
+		if s.opts.quitOnIntr || time.Since(*lastIntr) < time.Second {
+			fmt.Fprintf(s.cmd.Stderr, "srun: sending Ctrl-C to %s\n", id)
+			s.hub.signal(syscall.SIGINT)
+			s.terminate()
+			return
+		}
+		if s.opts.noStatus {
+			fmt.Fprintf(s.cmd.Stderr, "srun: sending Ctrl-C to %s\n", id)
+			s.hub.signal(syscall.SIGINT)
+		} else {
+			fmt.Fprintln(s.cmd.Stderr, "srun: interrupt (one more within 1 sec to abort)")
+			s.printStatus()
+		}
+		*lastIntr = time.Now()
+	case syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP:
+		if sig == syscall.SIGQUIT {
+			fmt.Fprintln(s.cmd.Stderr, "srun: Quit")
+		}
+		fmt.Fprintln(s.cmd.Stderr, "srun: forcing job termination")
+		s.setCancelled()
+		s.hub.signal(syscall.SIGKILL)
+	case syscall.SIGCONT:
+		fmt.Fprintln(s.cmd.Stderr, "srun: got SIGCONT")
+	default:
+		s.hub.signal(sig)
+	}
+}
+
+func (s *stepRun) setCancelled() {
+	s.mu.Lock()
+	s.cancelled = true
+	s.mu.Unlock()
+}
+
+// terminate ends the step: SIGCONT, SIGTERM, then SIGKILL after KillWait,
+// as slurmstepd does for a step that is cancelled.
+func (s *stepRun) terminate() {
+	s.setCancelled()
+	s.hub.signal(syscall.SIGCONT)
+	s.hub.signal(syscall.SIGTERM)
+	wait := time.Duration(s.grant.KillWait) * time.Second
+	go func() {
+		select {
+		case <-s.hub.doneCh:
+		case <-time.After(wait):
+			s.hub.signal(syscall.SIGKILL)
+		}
+	}()
+}
+
+func (s *stepRun) anyBadExit() bool {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	for _, st := range s.hub.status {
+		if st.Signaled || st.Code != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *stepRun) anyExit() bool {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	return len(s.hub.status) > 0
+}
+
+// printStatus is the first Ctrl-C's report: which tasks still run.
+func (s *stepRun) printStatus() {
+	run := s.hub.running()
+	if len(run) == 0 {
+		return
+	}
+	word := "task"
+	if len(run) > 1 {
+		word = "tasks"
+	}
+	fmt.Fprintf(s.cmd.Stderr, "srun: StepId=%d.%d %s %s: running\n", s.grant.JobID, s.grant.StepID, word, idRanges(run))
+}
+
+// report prints srun's lines for tasks that failed, grouped by node and
+// status as srun's task exit messages group them.
+func (s *stepRun) report() {
+	s.hub.mu.Lock()
+	status := s.hub.status
+	s.hub.mu.Unlock()
+	s.mu.Lock()
+	cancelled := s.cancelled
+	s.mu.Unlock()
+	for i, node := range s.grant.Nodes {
+		groups := map[taskStatus][]int{}
+		var order []taskStatus
+		for _, t := range s.grant.Tasks[i] {
+			st := status[t]
+			if (!st.Signaled && st.Code == 0) || (st.Signaled && cancelled) {
+				continue
+			}
+			key := taskStatus{Code: st.Code, Signaled: st.Signaled}
+			if _, ok := groups[key]; !ok {
+				order = append(order, key)
+			}
+			groups[key] = append(groups[key], t)
+		}
+		for _, st := range order {
+			ids := groups[st]
+			word := "task"
+			if len(ids) > 1 {
+				word = "tasks"
+			}
+			what := fmt.Sprintf("Exited with exit code %d", st.Code)
+			if st.Signaled {
+				what = signalText(syscall.Signal(st.Code))
+			}
+			fmt.Fprintf(s.cmd.Stderr, "srun: error: %s: %s %s: %s\n", node, word, idRanges(ids), what)
+		}
+	}
+}
+
+// exitCode is srun's status: the highest exit code, or 128 plus the
+// highest signal when a task was killed (a signal outranks exit codes).
+func (s *stepRun) exitCode() int {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	code, sig := 0, 0
+	for _, st := range s.hub.status {
+		if st.Signaled {
+			sig = max(sig, int(st.Code))
+		} else {
+			code = max(code, int(st.Code))
+		}
+	}
+	if sig > 0 {
+		return 128 + sig
+	}
+	return code
+}
+
+// end tells the controller the step is over.
+func (s *stepRun) end() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	path := strings.NewReplacer("{job_id}", strconv.FormatUint(uint64(s.grant.JobID), 10),
+		"{step_id}", strconv.FormatUint(uint64(s.grant.StepID), 10)).Replace(stepproto.PathEnd)
+	if err := connect.Call(ctx, "POST", path, nil, nil); err != nil {
+		fmt.Fprintf(s.cmd.Stderr, "srun: error: step complete for StepId=%d.%d: %v\n", s.grant.JobID, s.grant.StepID, err)
+	}
+}
+
+// signalText is strsignal's wording ("Killed", "Segmentation fault").
+func signalText(sig syscall.Signal) string {
+	t := sig.String()
+	if t == "" || strings.HasPrefix(t, "signal ") {
+		return "Unknown signal " + strconv.Itoa(int(sig))
+	}
+	return strings.ToUpper(t[:1]) + t[1:]
+}
+
+// idRanges writes task ids as Slurm does: "0-3,7".
+func idRanges(ids []int) string {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	var b strings.Builder
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(ids[i]))
+		if j > i {
+			b.WriteString("-" + strconv.Itoa(ids[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// umask reads the process's umask (SLURM_UMASK) without changing it for
+// more than an instant.
+func umask() string {
+	old := syscall.Umask(0o022)
+	syscall.Umask(old)
+	return fmt.Sprintf("%04o", old)
+}
