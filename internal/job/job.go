@@ -58,16 +58,16 @@ type Request struct {
 	TimeMin   uint32
 	BeginTime time.Time
 
-	Exclusive  bool
-	Requeue    bool
+	Exclusive bool
+	Requeue   bool
 	// Interactive is an allocation without a batch script (salloc, srun
 	// outside a job): it runs job steps until its owner releases it.
 	Interactive bool `json:",omitempty"`
-	Comment    string
-	Account    string
-	QOS        string
-	Nice       int32
-	Dependency string
+	Comment     string
+	Account     string
+	QOS         string
+	Nice        int32
+	Dependency  string
 	// MaxSwitches is --switches: the most leaf switches the job wants to
 	// span (0: any), for at most SwitchWait after it became eligible.
 	MaxSwitches uint32
