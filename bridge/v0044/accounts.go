@@ -2,7 +2,6 @@ package v0044
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -20,13 +19,21 @@ func (s *Server) accountToWire(m *assoc.Model, a assoc.Account, withAssocs bool)
 		Flags: []api.V0044AccountFlagsItem{},
 	}
 	if withAssocs {
-		for _, as := range m.Associations() {
-			if as.Account == a.Name {
-				w.Associations = append(w.Associations, s.assocShort(as))
-			}
-		}
+		w.Associations = s.assocShorts(m, func(as assoc.Association) bool { return as.Account == a.Name })
 	}
 	return w
+}
+
+// assocShorts lists the associations keep selects, as an account or a
+// user lists its own.
+func (s *Server) assocShorts(m *assoc.Model, keep func(assoc.Association) bool) api.V0044AssocShortList {
+	out := api.V0044AssocShortList{}
+	for _, a := range m.Associations() {
+		if keep(a) {
+			out = append(out, s.assocShort(a))
+		}
+	}
+	return out
 }
 
 func (s *Server) assocShort(a assoc.Association) api.V0044AssocShort {
@@ -36,12 +43,15 @@ func (s *Server) assocShort(a assoc.Association) api.V0044AssocShort {
 	}
 }
 
-func (s *Server) accountsResp(ctx context.Context, list []assoc.Account, withAssocs bool, warning string) *api.V0044OpenapiAccountsResp {
+// accountsResp lists accounts, with slurmrestd's warning when there are
+// none.
+func (s *Server) accountsResp(ctx context.Context, list []assoc.Account, withAssocs bool) *api.V0044OpenapiAccountsResp {
 	m := s.ctl.Accounting()
 	out := api.V0044AccountList{}
 	for _, a := range list {
 		out = append(out, s.accountToWire(m, a, withAssocs))
 	}
+	warning := nothingFound(len(list), "slurmdb_accounts_get")
 	return &api.V0044OpenapiAccountsResp{Accounts: out, Meta: s.dbMeta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: dbWarnings("_dump_accounts", warning)}
 }
 
@@ -68,11 +78,7 @@ func (s *Server) SlurmdbV0044GetAccounts(ctx context.Context, params api.Slurmdb
 			out = append(out, a)
 		}
 	}
-	warning := ""
-	if len(out) == 0 {
-		warning = "slurmdb_accounts_get() found nothing"
-	}
-	return s.accountsResp(ctx, out, flagSet(params.WithAssociations), warning), nil
+	return s.accountsResp(ctx, out, flagSet(params.WithAssociations)), nil
 }
 
 // SlurmdbV0044GetAccount implements GET /slurmdb/v0.0.44/account/{name};
@@ -80,9 +86,9 @@ func (s *Server) SlurmdbV0044GetAccounts(ctx context.Context, params api.Slurmdb
 func (s *Server) SlurmdbV0044GetAccount(ctx context.Context, params api.SlurmdbV0044GetAccountParams) (api.SlurmdbV0044GetAccountRes, error) {
 	a, ok := findAccount(s.ctl.Accounting(), params.AccountName)
 	if !ok {
-		return s.accountsResp(ctx, nil, false, "slurmdb_accounts_get() found nothing"), nil
+		return s.accountsResp(ctx, nil, false), nil
 	}
-	return s.accountsResp(ctx, []assoc.Account{a}, flagSet(params.WithAssocs), ""), nil
+	return s.accountsResp(ctx, []assoc.Account{a}, flagSet(params.WithAssocs)), nil
 }
 
 // SlurmdbV0044PostAccounts implements POST /slurmdb/v0.0.44/accounts/:
@@ -103,10 +109,7 @@ func (s *Server) SlurmdbV0044PostAccounts(ctx context.Context, req api.OptV0044O
 		a := assoc.Account{Name: w.Name, Description: w.Description, Organization: w.Organization}
 		ch = append(ch, assoc.Item{Kind: assoc.KindAccount, Account: &a})
 	}
-	if err := s.changeAccounting(ctx, ch); err != nil {
-		return s.dbFail(ctx, err, "_foreach_update_acct"), nil
-	}
-	return &api.V0044OpenapiResp{Meta: s.dbMeta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: warningsOf(warnings, "_foreach_update_acct")}, nil
+	return s.applyChange(ctx, ch, warnings, "_foreach_update_acct"), nil
 }
 
 // SlurmdbV0044DeleteAccount implements DELETE
@@ -223,18 +226,10 @@ func (s *Server) SlurmdbV0044PostAccountsAssociation(ctx context.Context, req ap
 		fmt.Fprintf(&added, " Settings\n  Description     = %s\n  Organization    = %s\n", d, o)
 	}
 	if !addedAssoc && added.Len() == 0 {
-		text := assocs.String()
-		if text == "" {
-			text = "Request didn't affect anything\n"
-		}
-		return answer(500, text, slurmerr.New(slurmerr.NoChangeInData, "slurmdb_accounts_add_cond() failed"))
+		return answer(500, affected(assocs.String()), slurmerr.New(slurmerr.NoChangeInData, "slurmdb_accounts_add_cond() failed"))
 	}
 	if err := s.changeAccounting(ctx, ch); err != nil {
-		text := err.Error()
-		if errors.Is(err, slurmerr.Sentinel(slurmerr.AccessDenied)) {
-			text = "Only admins/operators/coordinators can add accounts"
-		}
-		return answer(dbStatus(err), text, err)
+		return answer(dbStatus(err), refusal(err, "Only admins/operators/coordinators can add accounts"), err)
 	}
 	return answer(200, added.String()+assocs.String(), nil)
 }

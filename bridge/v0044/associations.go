@@ -235,11 +235,11 @@ func removedName(cluster string, a assoc.Association) string {
 // deleteAssocs removes what f selects (an account's association with
 // everything below it) in one change and answers with the associations
 // removed; one refuses removing more than one.
-func (s *Server) deleteAssocs(ctx context.Context, f *assocFilter, one bool) (int, api.V0044OpenapiAssocsRemovedResp) {
+func (s *Server) deleteAssocs(ctx context.Context, f *assocFilter, one bool) assocsRemovedRes {
 	resp := api.V0044OpenapiAssocsRemovedResp{RemovedAssociations: api.V0044StringList{}, Meta: s.dbMeta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}
-	fail := func(err error) (int, api.V0044OpenapiAssocsRemovedResp) {
+	fail := func(err error) assocsRemovedRes {
 		resp.Errors = dbErrors(err, "_delete_assoc")
-		return dbStatus(err), resp
+		return &api.V0044OpenapiAssocsRemovedRespStatusCode{StatusCode: dbStatus(err), Response: resp}
 	}
 	if !f.selects() {
 		return fail(slurmerr.New(slurmerr.InvalidQuery, "no association conditions given to remove"))
@@ -279,7 +279,13 @@ func (s *Server) deleteAssocs(ctx context.Context, f *assocFilter, one bool) (in
 	for _, a := range removed {
 		resp.RemovedAssociations = append(resp.RemovedAssociations, removedName(cluster, a))
 	}
-	return 200, resp
+	return &resp
+}
+
+// assocsRemovedRes is the answer of both association removals.
+type assocsRemovedRes interface {
+	api.SlurmdbV0044DeleteAssociationsRes
+	api.SlurmdbV0044DeleteAssociationRes
 }
 
 // SlurmdbV0044DeleteAssociations implements DELETE
@@ -287,11 +293,7 @@ func (s *Server) deleteAssocs(ctx context.Context, f *assocFilter, one bool) (in
 func (s *Server) SlurmdbV0044DeleteAssociations(ctx context.Context, p api.SlurmdbV0044DeleteAssociationsParams) (api.SlurmdbV0044DeleteAssociationsRes, error) {
 	var f assocFilter
 	f.read(p.Account, p.Cluster, p.DefaultQos, p.FilterToOnlyDefaults, p.IncludeTheRawQOSOrDeltaQos, p.ExcludeLimitsFromParents, p.ID, p.ParentAccount, p.Partition, p.Qos, p.User)
-	status, resp := s.deleteAssocs(ctx, &f, false)
-	if status != 200 {
-		return &api.V0044OpenapiAssocsRemovedRespStatusCode{StatusCode: status, Response: resp}, nil
-	}
-	return &resp, nil
+	return s.deleteAssocs(ctx, &f, false), nil
 }
 
 // SlurmdbV0044DeleteAssociation implements DELETE
@@ -300,11 +302,7 @@ func (s *Server) SlurmdbV0044DeleteAssociations(ctx context.Context, p api.Slurm
 func (s *Server) SlurmdbV0044DeleteAssociation(ctx context.Context, p api.SlurmdbV0044DeleteAssociationParams) (api.SlurmdbV0044DeleteAssociationRes, error) {
 	var f assocFilter
 	f.read(p.Account, p.Cluster, p.DefaultQos, p.FilterToOnlyDefaults, p.IncludeTheRawQOSOrDeltaQos, p.ExcludeLimitsFromParents, p.ID, p.ParentAccount, p.Partition, p.Qos, p.User)
-	status, resp := s.deleteAssocs(ctx, &f, true)
-	if status != 200 {
-		return &api.V0044OpenapiAssocsRemovedRespStatusCode{StatusCode: status, Response: resp}, nil
-	}
-	return &resp, nil
+	return s.deleteAssocs(ctx, &f, true), nil
 }
 
 // assocFromWire reads a posted association over the one it updates (old;
@@ -356,8 +354,5 @@ func (s *Server) SlurmdbV0044PostAssociations(ctx context.Context, req api.OptV0
 		}
 		ch = append(ch, assoc.Item{Kind: assoc.KindAssoc, Assoc: &a})
 	}
-	if err := s.changeAccounting(ctx, ch); err != nil {
-		return s.dbFail(ctx, err, "_foreach_update_assoc"), nil
-	}
-	return &api.V0044OpenapiResp{Meta: s.dbMeta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+	return s.applyChange(ctx, ch, nil, "_foreach_update_assoc"), nil
 }

@@ -103,11 +103,13 @@ func preemptModeFromWire(modes []api.V0044QosPreemptModeItem) (string, error) {
 	return mode, nil
 }
 
-func (s *Server) qosResp(ctx context.Context, list []assoc.QOS, warning string) *api.V0044OpenapiSlurmdbdQosResp {
+// qosResp lists QOS, with slurmrestd's warning when there are none.
+func (s *Server) qosResp(ctx context.Context, list []assoc.QOS) *api.V0044OpenapiSlurmdbdQosResp {
 	out := api.V0044QosList{}
 	for _, q := range list {
 		out = append(out, qosToWire(q))
 	}
+	warning := nothingFound(len(list), "slurmdb_qos_get")
 	return &api.V0044OpenapiSlurmdbdQosResp{Qos: out, Meta: s.dbMeta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: dbWarnings("_op_handler_qos", warning)}
 }
 
@@ -125,11 +127,7 @@ func (s *Server) SlurmdbV0044GetQos(ctx context.Context, params api.SlurmdbV0044
 		}
 		out = append(out, q)
 	}
-	warning := ""
-	if len(out) == 0 {
-		warning = "slurmdb_qos_get() found nothing"
-	}
-	return s.qosResp(ctx, out, warning), nil
+	return s.qosResp(ctx, out), nil
 }
 
 // SlurmdbV0044GetSingleQos implements GET /slurmdb/v0.0.44/qos/{qos}: an
@@ -137,9 +135,9 @@ func (s *Server) SlurmdbV0044GetQos(ctx context.Context, params api.SlurmdbV0044
 func (s *Server) SlurmdbV0044GetSingleQos(ctx context.Context, params api.SlurmdbV0044GetSingleQosParams) (api.SlurmdbV0044GetSingleQosRes, error) {
 	q, ok := findQOS(s.ctl.Accounting(), params.Qos)
 	if !ok {
-		return s.qosResp(ctx, nil, "slurmdb_qos_get() found nothing"), nil
+		return s.qosResp(ctx, nil), nil
 	}
-	return s.qosResp(ctx, []assoc.QOS{q}, ""), nil
+	return s.qosResp(ctx, []assoc.QOS{q}), nil
 }
 
 // SlurmdbV0044PostQos implements POST /slurmdb/v0.0.44/qos/: each QOS is
@@ -175,12 +173,7 @@ func (s *Server) SlurmdbV0044PostQos(ctx context.Context, req api.OptV0044Openap
 		}
 		ch = append(ch, assoc.Item{Kind: assoc.KindQOS, QOS: &q})
 	}
-	if err := s.changeAccounting(ctx, ch); err != nil {
-		return s.dbFail(ctx, err, "_foreach_update_qos"), nil
-	}
-	r := s.plainResp(ctx, nil, "")
-	r.Meta = s.dbMeta(ctx)
-	return &r, nil
+	return s.applyChange(ctx, ch, nil, "_foreach_update_qos"), nil
 }
 
 // findQOS looks a QOS up by name, as slurmdbd's queries compare names:

@@ -68,8 +68,54 @@ func dbWarnings(source, msg string) api.V0044OpenapiWarnings {
 	return warningsOf([]string{msg}, source)
 }
 
+// nothingFound is slurmrestd's warning for a query (op, slurmdb's call)
+// that found nothing; none when it found n > 0.
+func nothingFound(n int, op string) string {
+	if n > 0 {
+		return ""
+	}
+	return op + "() found nothing"
+}
+
 func (s *Server) changeAccounting(ctx context.Context, ch assoc.Change) error {
 	return s.ctl.ChangeAccounting(ctx, caller(ctx), ch)
+}
+
+// affected is what an add reports when it adds nothing: what it said
+// of each request, or slurmdbd's "Request didn't affect anything".
+func affected(report string) string {
+	if report == "" {
+		return "Request didn't affect anything\n"
+	}
+	return report
+}
+
+// refusal is what an add reports when its change is refused: slurmdbd's
+// denied for lack of privilege, else the refusal itself.
+func refusal(err error, denied string) string {
+	if errors.Is(err, slurmerr.Sentinel(slurmerr.AccessDenied)) {
+		return denied
+	}
+	return err.Error()
+}
+
+// dbChangeRes is the answer of the operations that change accounting and
+// answer with the payload-less envelope.
+type dbChangeRes interface {
+	api.SlurmdbV0044PostQosRes
+	api.SlurmdbV0044PostAccountsRes
+	api.SlurmdbV0044PostUsersRes
+	api.SlurmdbV0044PostAssociationsRes
+	api.SlurmdbV0044DeleteUserRes
+}
+
+// applyChange makes ch, one change, and answers as slurmrestd does: the
+// envelope with warnings (from source), or the refusal.
+func (s *Server) applyChange(ctx context.Context, ch assoc.Change, warnings []string, source string) dbChangeRes {
+	if err := s.changeAccounting(ctx, ch); err != nil {
+		return s.dbFail(ctx, err, source)
+	}
+	return &api.V0044OpenapiResp{Meta: s.dbMeta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: warningsOf(warnings, source)}
 }
 
 // csv reads a comma-separated filter; nil when absent or empty.
@@ -196,38 +242,34 @@ const (
 	noValNumber
 )
 
+// noValOf is what a {set, infinite, number} asks for: present says the
+// request has it, hasNumber that it has a number.
+func noValOf(present bool, infinite, set api.OptBool, hasNumber bool) noVal {
+	switch s, has := set.Get(); {
+	case !present:
+		return noValAbsent
+	case infinite.Or(false), has && !s:
+		return noValClear
+	case !hasNumber:
+		return noValAbsent
+	}
+	return noValNumber
+}
+
 func readU32(o api.OptV0044Uint32NoValStruct) (uint32, noVal) {
 	v, ok := o.Get()
-	if !ok {
-		return 0, noValAbsent
-	}
-	if v.Infinite.Or(false) {
-		return 0, noValClear
-	}
-	if set, has := v.Set.Get(); has && !set {
-		return 0, noValClear
-	}
-	n, ok := v.Number.Get()
-	if !ok {
-		return 0, noValAbsent
+	n, has := v.Number.Get()
+	if how := noValOf(ok, v.Infinite, v.Set, has); how != noValNumber {
+		return 0, how
 	}
 	return uint32(max(n, 0)), noValNumber
 }
 
 func readF64(o api.OptV0044Float64NoValStruct) (float64, noVal) {
 	v, ok := o.Get()
-	if !ok {
-		return 0, noValAbsent
-	}
-	if v.Infinite.Or(false) {
-		return 0, noValClear
-	}
-	if set, has := v.Set.Get(); has && !set {
-		return 0, noValClear
-	}
-	n, ok := v.Number.Get()
-	if !ok {
-		return 0, noValAbsent
+	n, has := v.Number.Get()
+	if how := noValOf(ok, v.Infinite, v.Set, has); how != noValNumber {
+		return 0, how
 	}
 	return n, noValNumber
 }

@@ -2,7 +2,6 @@ package v0044
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -27,22 +26,20 @@ func (s *Server) userToWire(m *assoc.Model, u assoc.User, withAssocs bool) api.V
 	def := api.V0044UserDefault{Account: api.NewOptString(""), Qos: api.NewOptInt32(0), Wckey: api.NewOptString("")}
 	if withAssocs {
 		def.Account = api.NewOptString(u.DefaultAccount)
-		for _, a := range m.Associations() {
-			if a.User == u.Name {
-				w.Associations = append(w.Associations, s.assocShort(a))
-			}
-		}
+		w.Associations = s.assocShorts(m, func(a assoc.Association) bool { return a.User == u.Name })
 	}
 	w.Default = api.NewOptV0044UserDefault(def)
 	return w
 }
 
-func (s *Server) usersResp(ctx context.Context, list []assoc.User, withAssocs bool, warning string) *api.V0044OpenapiUsersResp {
+// usersResp lists users, with slurmrestd's warning when there are none.
+func (s *Server) usersResp(ctx context.Context, list []assoc.User, withAssocs bool) *api.V0044OpenapiUsersResp {
 	m := s.ctl.Accounting()
 	out := api.V0044UserList{}
 	for _, u := range list {
 		out = append(out, s.userToWire(m, u, withAssocs))
 	}
+	warning := nothingFound(len(list), "slurmdb_users_get")
 	return &api.V0044OpenapiUsersResp{Users: out, Meta: s.dbMeta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: dbWarnings("_dump_users", warning)}
 }
 
@@ -59,11 +56,7 @@ func (s *Server) SlurmdbV0044GetUsers(ctx context.Context, params api.SlurmdbV00
 		}
 		out = append(out, u)
 	}
-	warning := ""
-	if len(out) == 0 {
-		warning = "slurmdb_users_get() found nothing"
-	}
-	return s.usersResp(ctx, out, flagSet(params.WithAssocs), warning), nil
+	return s.usersResp(ctx, out, flagSet(params.WithAssocs)), nil
 }
 
 // SlurmdbV0044GetUser implements GET /slurmdb/v0.0.44/user/{name}; an
@@ -71,9 +64,9 @@ func (s *Server) SlurmdbV0044GetUsers(ctx context.Context, params api.SlurmdbV00
 func (s *Server) SlurmdbV0044GetUser(ctx context.Context, params api.SlurmdbV0044GetUserParams) (api.SlurmdbV0044GetUserRes, error) {
 	u, ok := s.ctl.Accounting().User(params.Name)
 	if !ok {
-		return s.usersResp(ctx, nil, false, "slurmdb_users_get() found nothing"), nil
+		return s.usersResp(ctx, nil, false), nil
 	}
-	return s.usersResp(ctx, []assoc.User{u}, flagSet(params.WithAssocs), ""), nil
+	return s.usersResp(ctx, []assoc.User{u}, flagSet(params.WithAssocs)), nil
 }
 
 // userFromWire reads a posted user over the one it updates (old; zero for
@@ -122,10 +115,7 @@ func (s *Server) SlurmdbV0044PostUsers(ctx context.Context, req api.OptV0044Open
 		}
 		ch = append(ch, assoc.Item{Kind: assoc.KindUser, User: &u})
 	}
-	if err := s.changeAccounting(ctx, ch); err != nil {
-		return s.dbFail(ctx, err, "_foreach_update_user"), nil
-	}
-	return &api.V0044OpenapiResp{Meta: s.dbMeta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: warningsOf(warnings, "_foreach_update_user")}, nil
+	return s.applyChange(ctx, ch, warnings, "_foreach_update_user"), nil
 }
 
 // SlurmdbV0044DeleteUser implements DELETE /slurmdb/v0.0.44/user/{name}:
@@ -134,10 +124,7 @@ func (s *Server) SlurmdbV0044DeleteUser(ctx context.Context, params api.SlurmdbV
 	if _, ok := s.ctl.Accounting().User(params.Name); !ok {
 		return s.dbFail(ctx, slurmerr.New(slurmerr.UserIDMissing, "user %s does not exist", params.Name), "_delete_user"), nil
 	}
-	if err := s.changeAccounting(ctx, assoc.Change{{Kind: assoc.KindUser, Delete: true, User: &assoc.User{Name: params.Name}}}); err != nil {
-		return s.dbFail(ctx, err, "_delete_user"), nil
-	}
-	return &api.V0044OpenapiResp{Meta: s.dbMeta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+	return s.applyChange(ctx, assoc.Change{{Kind: assoc.KindUser, Delete: true, User: &assoc.User{Name: params.Name}}}, nil, "_delete_user"), nil
 }
 
 // SlurmdbV0044PostUsersAssociation implements POST
@@ -250,11 +237,7 @@ func (s *Server) SlurmdbV0044PostUsersAssociation(ctx context.Context, req api.O
 		}
 	}
 	if !addedAssoc {
-		text := assocs.String()
-		if text == "" {
-			text = "Request didn't affect anything\n"
-		}
-		return answer(500, text, slurmerr.New(slurmerr.NoChangeInData, "slurmdb_users_add_cond() failed"))
+		return answer(500, affected(assocs.String()), slurmerr.New(slurmerr.NoChangeInData, "slurmdb_users_add_cond() failed"))
 	}
 	var head assoc.Change
 	for _, name := range cond.Users {
@@ -268,14 +251,11 @@ func (s *Server) SlurmdbV0044PostUsersAssociation(ctx context.Context, req api.O
 		}
 	}
 	if err := s.changeAccounting(ctx, append(head, ch...)); err != nil {
-		text := err.Error()
-		if errors.Is(err, slurmerr.Sentinel(slurmerr.AccessDenied)) {
-			text = "Only admins/operators/coordinators can add accounts"
-			if adminSet {
-				text = "Only admins/operators can add an admin/operator"
-			}
+		denied := "Only admins/operators/coordinators can add accounts"
+		if adminSet {
+			denied = "Only admins/operators can add an admin/operator"
 		}
-		return answer(dbStatus(err), text, err)
+		return answer(dbStatus(err), refusal(err, denied), err)
 	}
 	return answer(200, added.String()+assocs.String(), nil)
 }

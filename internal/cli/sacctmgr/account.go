@@ -33,23 +33,10 @@ func (q *acctCond) matches(a acctRec) bool {
 // argv[i:].
 func (c *cmd) acctCondWords(argv []string, i int, q *acctCond, withFormat bool) (int, int) {
 	set := 0
-	for ; i < len(argv); i++ {
-		o := parseOption(argv[i])
-		if o.op != 0 {
-			c.badOperator(o)
-			continue
-		}
-		v := o.value
-		if !o.eq {
-			v = o.word
-		}
+	i = c.condWords(argv, i, func(o option) bool {
+		v := o.arg()
 		switch {
-		case o.is("Set", 3):
-			return i - 1, set
-		case !o.eq && o.is("WithAssoc", 5):
-			q.withAssoc = true
-		case !o.eq && (o.is("WithCoordinators", 5) || o.is("WithDeleted", 5) || o.is("WithRawQOSLevel", 5) || o.is("WOPLimits", 4)):
-		case !o.eq && o.is("where", 5):
+		case listFlag(o, &q.withAssoc):
 		case !o.eq || o.is("Names", 1) || o.is("Accounts", 1) || o.is("Acct", 4):
 			q.names = addToList(q.names, v, true)
 			if len(q.names) > 0 {
@@ -60,7 +47,7 @@ func (c *cmd) acctCondWords(argv []string, i int, q *acctCond, withFormat bool) 
 			set |= setRecord
 		case o.is("Flags", 2):
 			c.notSupported(o.word)
-			return i, set
+			return false
 		case o.is("Format", 2):
 			if withFormat {
 				q.format = addToList(q.format, v, true)
@@ -74,8 +61,27 @@ func (c *cmd) acctCondWords(argv []string, i int, q *acctCond, withFormat bool) 
 			c.fail()
 			c.errf(" Unknown condition: %s\n Use keyword 'set' to modify value\n", o.word)
 		}
-	}
+		return true
+	})
 	return i, set
+}
+
+// listFlag reads a flag of an account or user condition: WithAssoc, and
+// those Drover has nothing to add for (WithCoordinators, WithDeleted,
+// WithRawQOSLevel, WOPLimits), or a "where" among the conditions; false
+// when o is none of them.
+func listFlag(o option, withAssoc *bool) bool {
+	switch {
+	case o.eq:
+		return false
+	case o.is("WithAssoc", 5):
+		*withAssoc = true
+	case o.is("WithCoordinators", 5) || o.is("WithDeleted", 5) || o.is("WithRawQOSLevel", 5) || o.is("WOPLimits", 4):
+	case o.is("where", 5):
+	default:
+		return false
+	}
+	return true
 }
 
 // acctChange is what "set" (or add) gives an account.
@@ -88,18 +94,9 @@ type acctChange struct {
 // clusters go to their lists when not nil (add), else are refused.
 func (c *cmd) acctRecWords(argv []string, i int, names, clusters *[]string, ch *acctChange) (int, int) {
 	set := 0
-	allow := false
-	for ; i < len(argv); i++ {
-		o := parseOption(argv[i])
-		v := o.value
-		if !o.eq {
-			v = o.word
-		}
+	i = c.recWords(argv, i, func(o option, allow *bool) {
+		v := o.arg()
 		switch {
-		case o.is("Where", 5):
-			return i - 1, set
-		case !o.eq && o.is("set", 3):
-			continue
 		case !o.eq || o.is("Accounts", 1) || o.is("Names", 1) || o.is("Acct", 4):
 			if names != nil {
 				*names = addToList(*names, v, true)
@@ -119,42 +116,25 @@ func (c *cmd) acctRecWords(argv []string, i int, names, clusters *[]string, ch *
 			ch.desc = &d
 			set |= setRecord
 		case o.is("Flags", 2) || o.is("RawUsage", 7):
-			allow = true
+			*allow = true
 			c.notSupported(o.word)
 		case o.is("Organization", 1):
 			org := stripQuotes(o.value, true)
 			ch.org = &org
 			set |= setRecord
 		default:
-			s, handled := c.setAssoc(&ch.assoc, o, &allow)
-			switch {
-			case s:
-				set |= setAssoc
-			case !handled:
-				allow = true
-				c.fail()
-				c.errf(" Unknown option: %s\n Use keyword 'where' to modify condition\n", o.word)
-			}
+			set |= c.assocRecWord(&ch.assoc, o, allow)
 		}
-		if o.op != 0 && !allow {
-			c.badOperator(o)
-		}
-	}
+	})
 	return i, set
 }
 
 func (c *cmd) addAccount(argv []string) {
 	var names, clusters []string
 	var ch acctChange
-	limitSet := 0
-	for i := 0; i < len(argv); i++ {
-		if abbrev(argv[i], "Where", 5) || abbrev(argv[i], "Set", 3) {
-			i++
-		}
-		var set int
-		i, set = c.acctRecWords(argv, i, &names, &clusters, &ch)
-		limitSet += set
-	}
+	limitSet := readWords(argv, func(argv []string, i int) (int, int) {
+		return c.acctRecWords(argv, i, &names, &clusters, &ch)
+	})
 	if c.exitCode != 0 {
 		return
 	}
@@ -164,13 +144,11 @@ func (c *cmd) addAccount(argv []string) {
 		return
 	}
 	accounts, err := c.getAccounts()
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return
 	}
 	assocs, err := c.getAssocs(true)
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return
 	}
 	cluster := c.clusterName()
@@ -236,12 +214,6 @@ func (c *cmd) addAccount(argv []string) {
 			c.printLimits(&ch.assoc)
 		}
 	}
-	if !c.immediate {
-		report()
-		if !c.commit() {
-			return
-		}
-	}
 	desc, org := "", ""
 	if ch.desc != nil {
 		desc = *ch.desc
@@ -249,64 +221,37 @@ func (c *cmd) addAccount(argv []string) {
 	if ch.org != nil {
 		org = *ch.org
 	}
-	text, err := c.addAccounts(names, desc, org, ch.assoc.recSet())
-	if err != nil {
+	c.commitAndSend(report, func() bool {
+		text, err := c.addAccounts(names, desc, org, ch.assoc.recSet())
+		if err == nil {
+			return true
+		}
 		c.fail()
 		if text != "" {
 			c.errf(" error: %s\n", strings.TrimRight(text, "\n"))
 		} else {
 			c.errf(" error: Problem adding account associations: %s\n", strerror(err))
 		}
-		return
-	}
-	if c.immediate {
-		report()
-	}
+		return false
+	})
 }
 
 func (c *cmd) listAccounts(argv []string) {
 	var q acctCond
 	q.withAssoc = c.withAssoc
-	condSet := 0
-	for i := 0; i < len(argv); i++ {
-		if abbrev(argv[i], "Where", 5) || abbrev(argv[i], "Set", 3) {
-			i++
-		}
-		var set int
-		i, set = c.acctCondWords(argv, i, &q, true)
-		condSet |= set
-	}
-	if c.exitCode != 0 {
-		return
-	}
-	format := q.format
-	if len(format) == 0 {
-		format = addToList(nil, "Acc,Des,O", true)
-		if q.withAssoc {
-			format = addToList(format, "Cl,ParentN,U,Share,Priority,GrpJ,GrpN,GrpCPUs,GrpMEM,GrpS,GrpWall,GrpCPUMins,"+
-				"MaxJ,MaxN,MaxCPUs,MaxS,MaxW,MaxCPUMins,QOS,DefaultQOS", true)
-		}
-	}
-	if !q.withAssoc && condSet&setAssoc != 0 &&
-		!c.commitCheck("You requested options that are only valid when querying with the withassoc option.\nAre you sure you want to continue?") {
-		c.out("Aborted\n")
-		return
-	}
-	p, ok := c.printer(format)
+	condSet := readWords(argv, func(argv []string, i int) (int, int) { return c.acctCondWords(argv, i, &q, true) })
+	p, ok := c.recordPrinter(q.format, "Acc,Des,O", "Cl,ParentN,U,Share,Priority,GrpJ,GrpN,GrpCPUs,GrpMEM,GrpS,GrpWall,GrpCPUMins,"+
+		"MaxJ,MaxN,MaxCPUs,MaxS,MaxW,MaxCPUMins,QOS,DefaultQOS", q.withAssoc, condSet)
 	if !ok {
 		return
 	}
 	accounts, err := c.getAccounts()
-	if err != nil {
-		c.fail()
-		c.errf(" Problem with query.\n")
+	if c.queryFailed(err) {
 		return
 	}
 	var assocs []assocRec
 	if q.withAssoc {
-		if assocs, err = c.getAssocs(false); err != nil {
-			c.fail()
-			c.errf(" Problem with query.\n")
+		if assocs, err = c.getAssocs(false); c.queryFailed(err) {
 			return
 		}
 		assocs = sortTree(assocs)
@@ -316,24 +261,12 @@ func (c *cmd) listAccounts(argv []string) {
 		if !q.matches(a) {
 			continue
 		}
-		if !q.withAssoc {
-			p.row(func(f field) cell { return acctCell(a, f) })
-			continue
-		}
-		for _, as := range assocs {
-			if as.account != a.name || !q.assoc.matches(as) {
-				continue
-			}
-			p.row(func(f field) cell {
-				switch f.typ {
-				case fAccount, fCoords, fDesc, fOrg:
-					return acctCell(a, f)
-				}
-				return assocCell(as, f)
-			})
-		}
+		ofAccount := func(as assocRec) bool { return as.account == a.name && q.assoc.matches(as) }
+		p.recordRows(func(f field) cell { return acctCell(a, f) }, q.withAssoc, assocs, ofAccount, fAccount, fCoords, fDesc, fOrg)
 	}
 }
+
+func acctName(a acctRec) string { return a.name }
 
 func acctCell(a acctRec, f field) cell {
 	switch f.typ {
@@ -356,65 +289,26 @@ func acctCell(a acctRec, f field) cell {
 func (c *cmd) modifyAccount(argv []string) {
 	var q acctCond
 	var ch acctChange
-	condSet, recSet := 0, 0
-	for i := 0; i < len(argv); i++ {
-		var set int
-		switch {
-		case abbrev(argv[i], "Where", 5):
-			i, set = c.acctCondWords(argv, i+1, &q, false)
-			condSet |= set
-		case abbrev(argv[i], "Set", 3):
-			i, set = c.acctRecWords(argv, i+1, nil, nil, &ch)
-			recSet |= set
-		default:
-			i, set = c.acctCondWords(argv, i, &q, false)
-			condSet |= set
-		}
-	}
-	if c.exitCode != 0 {
+	condSet, recSet, ok := c.modifyWords(argv,
+		func(argv []string, i int) (int, int) { return c.acctCondWords(argv, i, &q, false) },
+		func(argv []string, i int) (int, int) { return c.acctRecWords(argv, i, nil, nil, &ch) })
+	if !ok {
 		return
 	}
-	if recSet == 0 {
-		c.fail()
-		c.errf(" You didn't give me anything to set\n")
-		return
-	}
-	if condSet == 0 && !c.commitCheck("You didn't set any conditions with 'WHERE'.\nAre you sure you want to continue?") {
-		c.out("Aborted\n")
-		return
-	}
-	if recSet&setRecord != 0 {
-		if condSet == setAssoc {
-			c.fail()
-			c.errf(" There was a problem with your 'where' options.\n")
-		} else {
-			c.modifyAccountRecords(&q, &ch)
-		}
-	}
-	if recSet&setAssoc != 0 {
-		if condSet == setRecord && len(q.names) == 0 {
-			c.fail()
-			c.errf(" There was a problem with your 'where' options.\n")
-			return
-		}
+	c.modifyRecordsAndAssocs(condSet, recSet, len(q.names) > 0, func() { c.modifyAccountRecords(&q, &ch) }, func() {
 		aq := q.assoc
 		aq.accounts = append(slices.Clone(aq.accounts), q.names...)
 		if len(q.descs) > 0 || len(q.orgs) > 0 {
 			accounts, err := c.getAccounts()
-			if err != nil {
-				c.requestFailed(err)
+			if c.requestFailed(err) {
 				return
 			}
-			for _, a := range accounts {
-				if q.matches(a) {
-					aq.accounts = append(aq.accounts, a.name)
-				}
-			}
+			aq.accounts = append(aq.accounts, namesOf(accounts, q.matches, acctName)...)
 		}
 		// An account's modify changes the accounts' own associations.
 		aq.hasUsers, aq.users = false, nil
 		c.modifyAssocs(&accountOnly{aq}, &ch.assoc, "account")
-	}
+	})
 }
 
 // accountOnly selects accounts' own associations.
@@ -424,8 +318,7 @@ func (a *accountOnly) matches(r assocRec) bool { return r.user == "" && a.assocC
 
 func (c *cmd) modifyAccountRecords(q *acctCond, ch *acctChange) {
 	accounts, err := c.getAccounts()
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return
 	}
 	var changed []acctRec
@@ -444,49 +337,20 @@ func (c *cmd) modifyAccountRecords(q *acctCond, ch *acctChange) {
 	// sacctmgr names what it modified after slurmdbd answered, success
 	// or not.
 	c.out(" Modified accounts...\n")
-	if len(changed) == 0 {
-		c.fail()
-		c.out("  Nothing modified\n")
+	if c.nothingModified(len(changed)) {
 		return
 	}
-	report := func() {
+	c.commitAndSend(func() {
 		for _, a := range changed {
 			c.out("  %s\n", a.name)
 		}
-	}
-	if !c.immediate {
-		report()
-		if !c.commit() {
-			return
-		}
-	}
-	if err := c.postAccounts(changed); err != nil {
-		c.fail()
-		c.errorWithRequest(err)
-		return
-	}
-	if c.immediate {
-		report()
-	}
+	}, func() bool { return c.sent(c.postAccounts(changed)) })
 }
 
 func (c *cmd) deleteAccounts(argv []string) {
 	var q acctCond
-	condSet := 0
-	for i := 0; i < len(argv); i++ {
-		if abbrev(argv[i], "Where", 5) || abbrev(argv[i], "Set", 3) {
-			i++
-		}
-		var set int
-		i, set = c.acctCondWords(argv, i, &q, false)
-		condSet |= set
-	}
-	if condSet == 0 {
-		c.fail()
-		c.errf(" No conditions given to remove, not executing.\n")
-		return
-	}
-	if c.exitCode != 0 {
+	condSet := readWords(argv, func(argv []string, i int) (int, int) { return c.acctCondWords(argv, i, &q, false) })
+	if !c.deletable(condSet != 0) {
 		return
 	}
 	if slices.ContainsFunc(q.names, func(n string) bool { return strings.EqualFold(n, "root") }) {
@@ -502,49 +366,16 @@ func (c *cmd) deleteAccounts(argv []string) {
 		return
 	}
 	accounts, err := c.getAccounts()
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return
 	}
-	var doomed []string
-	for _, a := range accounts {
-		if q.matches(a) {
-			doomed = append(doomed, a.name)
-		}
-	}
-	if len(doomed) == 0 {
-		c.fail()
-		c.out(" Nothing deleted\n")
-		return
-	}
-	report := func() {
-		c.out(" Deleting accounts...\n")
-		for _, n := range doomed {
-			c.out("  %s\n", n)
-		}
-	}
-	if !c.immediate {
-		report()
-		if !c.commit() {
-			return
-		}
-	}
-	for _, n := range doomed {
-		if err := c.deleteAccount(n); err != nil {
-			c.deleteRefused(err, "account", n)
-			return
-		}
-	}
-	if c.immediate {
-		report()
-	}
+	c.deleteNamed("account", namesOf(accounts, q.matches, acctName), c.deleteAccount)
 }
 
 // deleteRefused reports a refused removal of what (an account, a user
 // or an association) as sacctmgr does for the refusals slurmdbd names: a
 // user's default account, jobs still running.
 func (c *cmd) deleteRefused(err error, entity, what string) {
-	c.fail()
 	c.errorWithRequest(err)
 	re, ok := err.(*restError)
 	if !ok {
@@ -571,8 +402,7 @@ type matcher interface{ matches(assocRec) bool }
 // account's), as slurmdb_associations_remove.
 func (c *cmd) deleteAssocs(q matcher, what string) {
 	raw, err := c.getAssocs(true)
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return
 	}
 	var doomed []assocRec
@@ -592,28 +422,22 @@ func (c *cmd) deleteAssocs(q matcher, what string) {
 			c.out("  %s\n", removedName(a))
 		}
 	}
-	if !c.immediate {
-		report()
-		if !c.commit() {
-			return
+	c.commitAndSend(report, func() bool {
+		// An account's association takes what is below it along:
+		// remove only the topmost of what was selected.
+		var tops []string
+		for _, a := range doomed {
+			if slices.ContainsFunc(tops, func(t string) bool { return strings.HasPrefix(a.lineage, t) }) {
+				continue
+			}
+			if a.user == "" {
+				tops = append(tops, a.lineage)
+			}
+			if err := c.deleteAssoc(a); err != nil {
+				c.deleteRefused(err, what, removedName(a))
+				return false
+			}
 		}
-	}
-	// An account's association takes what is below it along: remove
-	// only the topmost of what was selected.
-	var tops []string
-	for _, a := range doomed {
-		if slices.ContainsFunc(tops, func(t string) bool { return strings.HasPrefix(a.lineage, t) }) {
-			continue
-		}
-		if a.user == "" {
-			tops = append(tops, a.lineage)
-		}
-		if err := c.deleteAssoc(a); err != nil {
-			c.deleteRefused(err, what, removedName(a))
-			return
-		}
-	}
-	if c.immediate {
-		report()
-	}
+		return true
+	})
 }

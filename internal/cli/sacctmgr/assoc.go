@@ -49,14 +49,7 @@ func (c *cmd) assocCondWord(q *assocCond, o option) bool {
 		q.accounts = addToList(q.accounts, v, true)
 		return len(q.accounts) > 0
 	case o.is("Ids", 1) || o.is("Associations", 2):
-		for _, id := range addToList(nil, v, true) {
-			if _, _, ok := getUint(id); !ok {
-				c.slurmError("Invalid value for %s (%s)", "AssocId", id)
-				c.fail()
-				continue
-			}
-			q.ids = append(q.ids, id)
-		}
+		q.ids = append(q.ids, c.idList(v, "AssocId")...)
 		return true
 	case o.is("Clusters", 1):
 		q.clusters = addToList(q.clusters, v, true)
@@ -155,9 +148,8 @@ func (c *cmd) setAssoc(ch *assocChange, o option, allow *bool) (set, handled boo
 				c.notSupported(o.word)
 				return false, true
 			}
-			n, clear, ok := getUint(o.value)
+			n, clear, ok := c.uintValue(o, "FairShare")
 			if !ok {
-				c.slurmError("Invalid value for %s (%s)", "FairShare", stripQuotes(o.value, true))
 				return false, true
 			}
 			ch.shares, ch.sharesClear = &n, clear
@@ -167,9 +159,8 @@ func (c *cmd) setAssoc(ch *assocChange, o option, allow *bool) (set, handled boo
 			ch.parent = &p
 			return true, true
 		case "prio":
-			n, clear, ok := getUint(o.value)
+			n, clear, ok := c.uintValue(o, "Priority")
 			if !ok {
-				c.slurmError("Invalid value for %s (%s)", "Priority", stripQuotes(o.value, true))
 				return false, true
 			}
 			ch.prio, ch.prioClear = &n, clear
@@ -245,33 +236,40 @@ func (ch *assocChange) recSet() v0044.V0044AssocRecSet {
 // printLimits prints what an add sets on its associations, as
 // sacctmgr_print_assoc_limits.
 func (c *cmd) printLimits(ch *assocChange) {
-	if ch.shares != nil {
-		if ch.sharesClear {
-			c.out("  Fairshare     = NONE\n")
-		} else {
-			c.out("  Fairshare     = %d\n", *ch.shares)
-		}
-	}
+	c.outLimit("Fairshare     ", ch.shares, ch.sharesClear)
 	if ch.parent != nil {
 		c.out("  Parent        = %s\n", *ch.parent)
 	}
-	if ch.prio != nil {
-		if ch.prioClear {
-			c.out("  Priority      = NONE\n")
-		} else {
-			c.out("  Priority      = %d\n", *ch.prio)
-		}
-	}
+	c.outLimit("Priority      ", ch.prio, ch.prioClear)
 	if ch.hasQOS {
-		list := slices.Clone(ch.qos)
-		slices.Sort(list)
-		if len(list) > 0 {
-			c.out("  QOS           = %s\n", strings.Join(list, ","))
-		}
+		c.outSorted("QOS           ", ch.qos)
 	}
 	if ch.defQOS != nil {
 		c.out("  DefQOS        = %s\n", *ch.defQOS)
 	}
+}
+
+// outLimit prints a number an add sets, after its label (padded as
+// sacctmgr pads it): NONE when cleared, nothing when not set.
+func (c *cmd) outLimit(label string, n *uint32, clear bool) {
+	switch {
+	case n == nil:
+	case clear:
+		c.out("  %s= NONE\n", label)
+	default:
+		c.out("  %s= %d\n", label, *n)
+	}
+}
+
+// outSorted prints a list an add sets, sorted, after its label; nothing
+// when it is empty.
+func (c *cmd) outSorted(label string, list []string) {
+	if len(list) == 0 {
+		return
+	}
+	list = slices.Clone(list)
+	slices.Sort(list)
+	c.out("  %s= %s\n", label, strings.Join(list, ","))
 }
 
 // sortTree orders associations as slurmdb_sort_hierarchical_assoc_list:
@@ -380,10 +378,7 @@ func (c *cmd) listAssocs(argv []string) {
 	var q assocCond
 	var format []string
 	wopl, onlyDefs := false, false
-	for i := 0; i < len(argv); i++ {
-		if abbrev(argv[i], "Where", 5) || abbrev(argv[i], "Set", 3) {
-			i++
-		}
+	readWords(argv, func(argv []string, i int) (int, int) {
 		for ; i < len(argv); i++ {
 			o := parseOption(argv[i])
 			if o.op != 0 {
@@ -399,18 +394,7 @@ func (c *cmd) listAssocs(argv []string) {
 				wopl = true
 			case !o.eq && o.is("where", 5):
 			case !o.eq || o.is("Ids", 1) || o.is("Associations", 2):
-				v := o.value
-				if !o.eq {
-					v = o.word
-				}
-				for _, id := range addToList(nil, v, true) {
-					if _, _, ok := getUint(id); !ok {
-						c.slurmError("Invalid value for %s (%s)", "AssocId", id)
-						c.fail()
-						continue
-					}
-					q.ids = append(q.ids, id)
-				}
+				q.ids = append(q.ids, c.idList(o.arg(), "AssocId")...)
 			case o.is("Format", 1):
 				format = addToList(format, o.value, true)
 			default:
@@ -420,25 +404,20 @@ func (c *cmd) listAssocs(argv []string) {
 				}
 			}
 		}
-	}
+		return i, 0
+	})
 	if c.exitCode != 0 {
 		return
 	}
 	q.onlyDefaults = onlyDefs
-	if len(format) == 0 {
-		format = addToList(nil, "Cluster,Account,User,Part", true)
-		if !wopl {
-			format = addToList(format, "Share,Priority,GrpJ,GrpTRES,GrpS,GrpWall,GrpTRESMins,MaxJ,"+
-				"MaxTRES,MaxTRESPerN,MaxS,MaxW,MaxTRESMins,QOS,DefaultQOS,GrpTRESRunMins", true)
-		}
-	}
+	format = columns(format, "Cluster,Account,User,Part", "Share,Priority,GrpJ,GrpTRES,GrpS,GrpWall,GrpTRESMins,MaxJ,"+
+		"MaxTRES,MaxTRESPerN,MaxS,MaxW,MaxTRESMins,QOS,DefaultQOS,GrpTRESRunMins", !wopl)
 	p, ok := c.printer(format)
 	if !ok {
 		return
 	}
 	list, err := c.getAssocs(wopl)
 	if err != nil {
-		c.fail()
 		c.errorWithRequest(err)
 		return
 	}
@@ -452,25 +431,20 @@ func (c *cmd) listAssocs(argv []string) {
 
 // modifiedName names a changed association as slurmdbd's modify list
 // does.
-func modifiedName(a assocRec) string {
-	switch {
-	case a.partition != "":
-		return fmt.Sprintf("C = %-10s A = %-20s U = %-9s P = %s", a.cluster, a.account, a.user, a.partition)
-	case a.user != "":
-		return fmt.Sprintf("C = %-10s A = %-20s U = %-9s", a.cluster, a.account, a.user)
-	case a.parent != "":
-		return fmt.Sprintf("C = %-10s A = %s of %s", a.cluster, a.account, a.parent)
-	}
-	return fmt.Sprintf("C = %-10s A = %s", a.cluster, a.account)
-}
+func modifiedName(a assocRec) string { return assocName(a, 20) }
 
 // removedName names a removed association as slurmdbd's remove list does.
-func removedName(a assocRec) string {
+func removedName(a assocRec) string { return assocName(a, 10) }
+
+// assocName names an association as slurmdbd's lists do; a user's
+// account is padded to width, which its modify and remove lists differ
+// in.
+func assocName(a assocRec, width int) string {
 	switch {
 	case a.partition != "":
-		return fmt.Sprintf("C = %-10s A = %-10s U = %-9s P = %s", a.cluster, a.account, a.user, a.partition)
+		return fmt.Sprintf("C = %-10s A = %-*s U = %-9s P = %s", a.cluster, width, a.account, a.user, a.partition)
 	case a.user != "":
-		return fmt.Sprintf("C = %-10s A = %-10s U = %-9s", a.cluster, a.account, a.user)
+		return fmt.Sprintf("C = %-10s A = %-*s U = %-9s", a.cluster, width, a.account, a.user)
 	case a.parent != "":
 		return fmt.Sprintf("C = %-10s A = %s of %s", a.cluster, a.account, a.parent)
 	}
@@ -482,13 +456,11 @@ func removedName(a assocRec) string {
 // in one request. what names them in the report ("user", "account").
 func (c *cmd) modifyAssocs(q matcher, ch *assocChange, what string) {
 	raw, err := c.getAssocs(true)
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return
 	}
 	eff, err := c.getAssocs(false)
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return
 	}
 	effective := map[uint32]assocRec{}
@@ -514,32 +486,16 @@ func (c *cmd) modifyAssocs(q matcher, ch *assocChange, what string) {
 		changed = append(changed, a)
 	}
 	c.out(" Modified %s associations...\n", what)
-	if len(changed) == 0 {
-		c.fail()
-		c.out("  Nothing modified\n")
+	if c.nothingModified(len(changed)) {
 		return
 	}
-	report := func() {
-		for _, n := range names {
-			c.out("  %s\n", n)
-		}
-	}
-	if !c.immediate {
-		report()
-		if !c.commit() {
-			return
-		}
-	}
-	if err := c.postAssocs(changed); err != nil {
-		c.fail()
-		if what == "account" && ch.parent != nil && strings.Contains(err.Error(), "parent") {
+	c.commitAndSend(func() { c.outNames(names) }, func() bool {
+		err := c.postAssocs(changed)
+		if err != nil && what == "account" && ch.parent != nil && strings.Contains(err.Error(), "parent") {
+			c.fail()
 			c.errf(" Parent Account %s doesn't exist.\n", *ch.parent)
-			return
+			return false
 		}
-		c.errorWithRequest(err)
-		return
-	}
-	if c.immediate {
-		report()
-	}
+		return c.sent(err)
+	})
 }

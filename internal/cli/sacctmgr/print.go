@@ -3,6 +3,7 @@ package sacctmgr
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/droverhq/drover/internal/timefmt"
@@ -365,4 +366,26 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// recordRows prints a record of a listing (an account, a user): one row
+// of rec's cells or, with withassoc, one row per association of its
+// (those keep selects), the columns in own from rec and the rest from
+// the association, as sacctmgr's listings with associations do.
+func (p *printer) recordRows(rec func(field) cell, withAssoc bool, assocs []assocRec, keep func(assocRec) bool, own ...fieldType) {
+	if !withAssoc {
+		p.row(rec)
+		return
+	}
+	for _, a := range assocs {
+		if !keep(a) {
+			continue
+		}
+		p.row(func(f field) cell {
+			if slices.Contains(own, f.typ) {
+				return rec(f)
+			}
+			return assocCell(a, f)
+		})
+	}
 }

@@ -113,9 +113,8 @@ func (c *cmd) setQOS(ch *qosChange, o option, allow *bool) bool {
 			}
 			return true
 		case "grace":
-			n, clear, ok := getUint(o.value)
+			n, clear, ok := c.uintValue(o, "GraceTime")
 			if !ok {
-				c.slurmError("Invalid value for %s (%s)", "GraceTime", stripQuotes(o.value, true))
 				return false
 			}
 			ch.grace, ch.graceClear = &n, clear
@@ -139,9 +138,8 @@ func (c *cmd) setQOS(ch *qosChange, o option, allow *bool) bool {
 			ch.preempt, ch.hasPre = list, true
 			return true
 		case "prio":
-			n, clear, ok := getUint(o.value)
+			n, clear, ok := c.uintValue(o, "Priority")
 			if !ok {
-				c.slurmError("Invalid value for %s (%s)", "Priority", stripQuotes(o.value, true))
 				return false
 			}
 			ch.prio, ch.prioClear = &n, clear
@@ -177,8 +175,7 @@ func (c *cmd) qosList(value string, op byte) ([]string, bool) {
 		return []string{}, true
 	}
 	all, err := c.getQOS()
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return nil, false
 	}
 	var out []string
@@ -307,19 +304,9 @@ func (ch *qosChange) apply(q *qosRec) {
 // argv[i:]; it returns where it stopped (a "set" word is left for the
 // caller).
 func (c *cmd) qosCondWords(argv []string, i int, q *qosCond, withFormat bool) int {
-	for ; i < len(argv); i++ {
-		o := parseOption(argv[i])
-		if o.op != 0 {
-			c.badOperator(o)
-			continue
-		}
-		v := o.value
-		if !o.eq {
-			v = o.word
-		}
+	i = c.condWords(argv, i, func(o option) bool {
+		v := o.arg()
 		switch {
-		case o.is("Set", 3):
-			return i - 1
 		case !o.eq && o.is("WithDeleted", 5):
 		case !o.eq && o.is("where", 5):
 		case !o.eq || o.is("Names", 1) || o.is("QOSLevel", 1):
@@ -333,15 +320,9 @@ func (c *cmd) qosCondWords(argv []string, i int, q *qosCond, withFormat bool) in
 				q.format = addToList(q.format, v, true)
 			}
 		case o.is("Ids", 1):
-			for _, id := range addToList(nil, v, true) {
-				if _, _, ok := getUint(id); !ok {
-					c.slurmError("Invalid value for %s (%s)", "QOS ID", id)
-					c.fail()
-					continue
-				}
-				q.ids = append(q.ids, id)
-				q.set = true
-			}
+			ids := c.idList(v, "QOS ID")
+			q.ids = append(q.ids, ids...)
+			q.set = q.set || len(ids) > 0
 		case o.is("PreemptMode", 8):
 			ok := true
 			for _, m := range splitNames(v) {
@@ -353,7 +334,7 @@ func (c *cmd) qosCondWords(argv []string, i int, q *qosCond, withFormat bool) in
 			if !ok {
 				c.errf(" Bad Preempt Mode given: %s\n", o.word)
 				c.fail()
-				continue
+				return true
 			}
 			for _, m := range splitNames(v) {
 				mode, _ := parsePreemptMode(m)
@@ -364,8 +345,21 @@ func (c *cmd) qosCondWords(argv []string, i int, q *qosCond, withFormat bool) in
 			c.fail()
 			c.errf(" Unknown condition: %s\n Use keyword 'set' to modify SLURM_PRINT_VALUE\n", o.word)
 		}
-	}
+		return true
+	})
 	return i
+}
+
+// qosCondRun reads QOS condition words into q as a wordsFunc: what they
+// set is setRecord once q selects anything.
+func (c *cmd) qosCondRun(q *qosCond, withFormat bool) wordsFunc {
+	return func(argv []string, i int) (int, int) {
+		i = c.qosCondWords(argv, i, q, withFormat)
+		if q.set {
+			return i, setRecord
+		}
+		return i, 0
+	}
 }
 
 // badOperator refuses +=/-= where sacctmgr does not take them.
@@ -375,46 +369,29 @@ func (c *cmd) badOperator(o option) {
 }
 
 // qosRecWords reads "set" words (sacctmgr qos _set_rec) from argv[i:];
-// names (bare words, Name=) go to names when it is not nil.
-func (c *cmd) qosRecWords(argv []string, i int, names *[]string, ch *qosChange) (int, bool) {
-	set := false
-	allow := false
-	for ; i < len(argv); i++ {
-		o := parseOption(argv[i])
+// names (bare words, Name=) go to names when it is not nil. What it sets
+// is setRecord when it sets anything.
+func (c *cmd) qosRecWords(argv []string, i int, names *[]string, ch *qosChange) (int, int) {
+	set := 0
+	i = c.recWords(argv, i, func(o option, allow *bool) {
 		switch {
-		case o.is("Where", 5):
-			return i - 1, set
-		case !o.eq && o.is("set", 3):
-			continue
 		case !o.eq || o.is("Name", 1):
 			if names != nil {
-				v := o.value
-				if !o.eq {
-					v = o.word
-				}
-				*names = addToList(*names, v, true)
+				*names = addToList(*names, o.arg(), true)
 			}
 		default:
-			if c.setQOS(ch, o, &allow) {
-				set = true
+			if c.setQOS(ch, o, allow) {
+				set = setRecord
 			}
 		}
-		if o.op != 0 && !allow {
-			c.badOperator(o)
-		}
-	}
+	})
 	return i, set
 }
 
 func (c *cmd) addQOS(argv []string) {
 	var names []string
 	var ch qosChange
-	for i := 0; i < len(argv); i++ {
-		if abbrev(argv[i], "Where", 5) || abbrev(argv[i], "Set", 3) {
-			i++
-		}
-		i, _ = c.qosRecWords(argv, i, &names, &ch)
-	}
+	readWords(argv, func(argv []string, i int) (int, int) { return c.qosRecWords(argv, i, &names, &ch) })
 	if c.exitCode != 0 {
 		return
 	}
@@ -465,30 +442,14 @@ func (c *cmd) addQOS(argv []string) {
 
 // printQOSLimits prints what an add sets, as sacctmgr_print_qos_limits.
 func (c *cmd) printQOSLimits(ch *qosChange) {
-	if ch.grace != nil {
-		if ch.graceClear {
-			c.out("  GraceTime                = NONE\n")
-		} else {
-			c.out("  GraceTime                = %d\n", *ch.grace)
-		}
-	}
+	c.outLimit("GraceTime                ", ch.grace, ch.graceClear)
 	if ch.hasPre {
-		list := slices.Clone(ch.preempt)
-		slices.Sort(list)
-		if len(list) > 0 {
-			c.out("  Preempt                  = %s\n", strings.Join(list, ","))
-		}
+		c.outSorted("Preempt                  ", ch.preempt)
 	}
 	if ch.mode != nil && *ch.mode != "" {
 		c.out("  PreemptMode              = %s\n", *ch.mode)
 	}
-	if ch.prio != nil {
-		if ch.prioClear {
-			c.out("  Priority                 = NONE\n")
-		} else {
-			c.out("  Priority                 = %d\n", *ch.prio)
-		}
-	}
+	c.outLimit("Priority                 ", ch.prio, ch.prioClear)
 	if ch.usageFactor != nil {
 		c.out("  UsageFactor              = %.4f\n", *ch.usageFactor)
 	}
@@ -496,30 +457,20 @@ func (c *cmd) printQOSLimits(ch *qosChange) {
 
 func (c *cmd) listQOS(argv []string) {
 	var q qosCond
-	for i := 0; i < len(argv); i++ {
-		if abbrev(argv[i], "Where", 5) || abbrev(argv[i], "Set", 3) {
-			i++
-		}
-		i = c.qosCondWords(argv, i, &q, true)
-	}
+	readWords(argv, c.qosCondRun(&q, true))
 	if c.exitCode != 0 {
 		return
 	}
-	format := q.format
-	if len(format) == 0 {
-		format = addToList(nil, "Name,Prio,GraceT,Preempt,PreemptE,PreemptM,Flags%40,UsageThres,UsageFactor,"+
-			"GrpTRES,GrpTRESMins,GrpTRESRunMins,GrpJ,GrpS,GrpW,MaxTRES,MaxTRESPerN,MaxTRESMins,MaxW,"+
-			"MaxTRESPerUser,MaxJobsPerUser,MaxSubmitJobsPerUser,MaxTRESPerAcct,MaxTRESRunMinsPerAcct%22,"+
-			"MaxTRESRunMinsPerUser%22,MaxJobsPerAcct,MaxSubmitJobsPerAcct,MinTRES", true)
-	}
+	format := columns(q.format, "Name,Prio,GraceT,Preempt,PreemptE,PreemptM,Flags%40,UsageThres,UsageFactor,"+
+		"GrpTRES,GrpTRESMins,GrpTRESRunMins,GrpJ,GrpS,GrpW,MaxTRES,MaxTRESPerN,MaxTRESMins,MaxW,"+
+		"MaxTRESPerUser,MaxJobsPerUser,MaxSubmitJobsPerUser,MaxTRESPerAcct,MaxTRESRunMinsPerAcct%22,"+
+		"MaxTRESRunMinsPerUser%22,MaxJobsPerAcct,MaxSubmitJobsPerAcct,MinTRES", "", false)
 	p, ok := c.printer(format)
 	if !ok {
 		return
 	}
 	all, err := c.getQOS()
-	if err != nil {
-		c.fail()
-		c.errf(" Problem with query.\n")
+	if c.queryFailed(err) {
 		return
 	}
 	p.header()
@@ -576,36 +527,12 @@ func (c *cmd) printer(format []string) (*printer, bool) {
 func (c *cmd) modifyQOS(argv []string) {
 	var q qosCond
 	var ch qosChange
-	condSet, recSet := false, false
-	for i := 0; i < len(argv); i++ {
-		switch {
-		case abbrev(argv[i], "Where", 5):
-			i = c.qosCondWords(argv, i+1, &q, false)
-			condSet = condSet || q.set
-		case abbrev(argv[i], "Set", 3):
-			var set bool
-			i, set = c.qosRecWords(argv, i+1, nil, &ch)
-			recSet = recSet || set
-		default:
-			i = c.qosCondWords(argv, i, &q, false)
-			condSet = condSet || q.set
-		}
-	}
-	if c.exitCode != 0 {
-		return
-	}
-	if !recSet {
-		c.fail()
-		c.errf(" You didn't give me anything to set\n")
-		return
-	}
-	if !condSet && !c.commitCheck("You didn't set any conditions with 'WHERE'.\nAre you sure you want to continue?") {
-		c.out("Aborted\n")
+	if _, _, ok := c.modifyWords(argv, c.qosCondRun(&q, false),
+		func(argv []string, i int) (int, int) { return c.qosRecWords(argv, i, nil, &ch) }); !ok {
 		return
 	}
 	all, err := c.getQOS()
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return
 	}
 	var changed []qosRec
@@ -615,60 +542,28 @@ func (c *cmd) modifyQOS(argv []string) {
 			changed = append(changed, r)
 		}
 	}
-	if len(changed) == 0 {
-		c.fail()
-		c.out("  Nothing modified\n")
+	if c.nothingModified(len(changed)) {
 		return
 	}
-	report := func() {
+	c.commitAndSend(func() {
 		c.out(" Modified qos...\n")
 		for _, r := range changed {
 			c.out("  %s\n", r.name)
 		}
-	}
-	if !c.immediate {
-		report()
-		if !c.commit() {
-			return
-		}
-	}
-	if err := c.postQOS(changed); err != nil {
-		c.fail()
-		c.errorWithRequest(err)
-		return
-	}
-	if c.immediate {
-		report()
-	}
+	}, func() bool { return c.sent(c.postQOS(changed)) })
 }
 
 func (c *cmd) deleteQOSs(argv []string) {
 	var q qosCond
-	for i := 0; i < len(argv); i++ {
-		if abbrev(argv[i], "Where", 5) || abbrev(argv[i], "Set", 3) {
-			i++
-		}
-		i = c.qosCondWords(argv, i, &q, false)
-	}
-	if !q.set {
-		c.fail()
-		c.errf(" No conditions given to remove, not executing.\n")
-		return
-	}
-	if c.exitCode != 0 {
+	readWords(argv, c.qosCondRun(&q, false))
+	if !c.deletable(q.set) {
 		return
 	}
 	all, err := c.getQOS()
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return
 	}
-	var doomed []string
-	for _, r := range all {
-		if q.matches(r) {
-			doomed = append(doomed, r.name)
-		}
-	}
+	doomed := namesOf(all, q.matches, func(r qosRec) string { return r.name })
 	if len(doomed) == 0 {
 		c.fail()
 		c.out("  Nothing deleted\n")
@@ -677,8 +572,7 @@ func (c *cmd) deleteQOSs(argv []string) {
 	// Associations whose default QOS is going: refused, as
 	// sacctmgr's _isdefault does before anything is removed.
 	assocs, err := c.getAssocs(true)
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return
 	}
 	var users []assocRec
@@ -703,26 +597,15 @@ func (c *cmd) deleteQOSs(argv []string) {
 		c.errf(" Please either remove the qos' listed above from list and resubmit,\n or change the default qos to remove the qos.\n Changes Discarded\n")
 		return
 	}
-	report := func() {
+	c.commitAndSend(func() {
 		c.out(" Deleting QOS(s)...\n")
+		c.outNames(doomed)
+	}, func() bool {
 		for _, n := range doomed {
-			c.out("  %s\n", n)
+			if !c.sent(c.deleteQOS(n)) {
+				return false
+			}
 		}
-	}
-	if !c.immediate {
-		report()
-		if !c.commit() {
-			return
-		}
-	}
-	for _, n := range doomed {
-		if err := c.deleteQOS(n); err != nil {
-			c.fail()
-			c.errorWithRequest(err)
-			return
-		}
-	}
-	if c.immediate {
-		report()
-	}
+		return true
+	})
 }

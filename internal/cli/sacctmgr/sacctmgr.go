@@ -173,6 +173,7 @@ func (c *cmd) fail() { c.exitCode = 1 }
 // errorWithRequest reports a refused change or removal, as sacctmgr
 // does: slurmdbd's comment on a refusal for lack of privilege first.
 func (c *cmd) errorWithRequest(err error) {
+	c.fail()
 	var re *restError
 	if errors.As(err, &re) && re.code == 2002 { // ESLURM_ACCESS_DENIED
 		c.slurmError("Your user doesn't have privilege to perform this action")
@@ -181,15 +182,19 @@ func (c *cmd) errorWithRequest(err error) {
 }
 
 // requestFailed reports a request that did not reach an answer
-// (connection refused and the like).
-func (c *cmd) requestFailed(err error) {
+// (connection refused and the like); true when err is one.
+func (c *cmd) requestFailed(err error) bool {
+	if err == nil {
+		return false
+	}
 	c.fail()
 	var re *restError
 	if errors.As(err, &re) {
 		c.errf(" Error with request: %s\n", re.message)
-		return
+	} else {
+		c.slurmError("%v", err)
 	}
-	c.slurmError("%v", err)
+	return true
 }
 
 // process runs one command line, as sacctmgr's _process_command.

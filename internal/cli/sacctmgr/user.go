@@ -49,23 +49,10 @@ func adminLevel(v string) string {
 func (c *cmd) userCondWords(argv []string, i int, q *userCond, withFormat bool) (int, int) {
 	set := 0
 	q.assoc.hasUsers = true
-	for ; i < len(argv); i++ {
-		o := parseOption(argv[i])
-		if o.op != 0 {
-			c.badOperator(o)
-			continue
-		}
-		v := o.value
-		if !o.eq {
-			v = o.word
-		}
+	i = c.condWords(argv, i, func(o option) bool {
+		v := o.arg()
 		switch {
-		case o.is("Set", 3):
-			return i - 1, set
-		case !o.eq && o.is("WithAssoc", 5):
-			q.withAssoc = true
-		case !o.eq && (o.is("WithCoordinators", 5) || o.is("WithDeleted", 5) || o.is("WithRawQOSLevel", 5) || o.is("WOPLimits", 4)):
-		case !o.eq && o.is("where", 5):
+		case listFlag(o, &q.withAssoc):
 		case !o.eq || o.is("Names", 1) || o.is("Users", 1):
 			q.names = addToList(q.names, v, true)
 			q.assoc.users = q.names
@@ -93,7 +80,8 @@ func (c *cmd) userCondWords(argv []string, i int, q *userCond, withFormat bool) 
 			c.fail()
 			c.errf(" Unknown condition: %s\n Use keyword 'set' to modify value\n", o.word)
 		}
-	}
+		return true
+	})
 	return i, set
 }
 
@@ -106,14 +94,8 @@ type userChange struct {
 // userRecWords reads user "set" words (user _set_rec) from argv[i:].
 func (c *cmd) userRecWords(argv []string, i int, ch *userChange) (int, int) {
 	set := 0
-	allow := false
-	for ; i < len(argv); i++ {
-		o := parseOption(argv[i])
+	i = c.recWords(argv, i, func(o option, allow *bool) {
 		switch {
-		case o.is("Where", 5):
-			return i - 1, set
-		case !o.eq && o.is("set", 3):
-			continue
 		case !o.eq:
 			c.fail()
 			c.errf(" Bad format on %s: End your option with an '=' sign\n", o.word)
@@ -126,23 +108,12 @@ func (c *cmd) userRecWords(argv []string, i int, ch *userChange) (int, int) {
 			ch.defAcct = &d
 			set |= setRecord
 		case o.is("DefaultWCKey", 8) || o.is("NewName", 1) || o.is("RawUsage", 7):
-			allow = true
+			*allow = true
 			c.notSupported(o.word)
 		default:
-			s, handled := c.setAssoc(&ch.assoc, o, &allow)
-			switch {
-			case s:
-				set |= setAssoc
-			case !handled:
-				allow = true
-				c.fail()
-				c.errf(" Unknown option: %s\n Use keyword 'where' to modify condition\n", o.word)
-			}
+			set |= c.assocRecWord(&ch.assoc, o, allow)
 		}
-		if o.op != 0 && !allow {
-			c.badOperator(o)
-		}
-	}
+	})
 	return i, set
 }
 
@@ -159,10 +130,7 @@ func (c *cmd) addUser(argv []string) {
 		limitSet = false
 		for ; i < len(argv); i++ {
 			o := parseOption(argv[i])
-			v := o.value
-			if !o.eq {
-				v = o.word
-			}
+			v := o.arg()
 			switch {
 			case !o.eq || o.is("Names", 1) || o.is("Users", 1):
 				users = addToList(users, v, true)
@@ -224,13 +192,11 @@ func (c *cmd) addUser(argv []string) {
 		}
 	}
 	known, err := c.getUsers()
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return
 	}
 	assocs, err := c.getAssocs(true)
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return
 	}
 	cluster := c.clusterName()
@@ -297,65 +263,32 @@ func (c *cmd) addUser(argv []string) {
 			c.printLimits(&ch)
 		}
 	}
-	if !c.immediate {
-		report()
-		if !c.commit() {
-			return
+	c.commitAndSend(report, func() bool {
+		text, err := c.addUsers(users, accounts, partitions, defAcct, admin, ch.recSet())
+		if err != nil {
+			c.fail()
+			c.errf(" error: Problem adding user associations: %s (%s)\n", strerror(err), strings.TrimRight(text, "\n"))
+			return false
 		}
-	}
-	text, err := c.addUsers(users, accounts, partitions, defAcct, admin, ch.recSet())
-	if err != nil {
-		c.fail()
-		c.errf(" error: Problem adding user associations: %s (%s)\n", strerror(err), strings.TrimRight(text, "\n"))
-		return
-	}
-	if c.immediate {
-		report()
-	}
+		return true
+	})
 }
 
 func (c *cmd) listUsers(argv []string) {
 	var q userCond
 	q.withAssoc = c.withAssoc
-	condSet := 0
-	for i := 0; i < len(argv); i++ {
-		if abbrev(argv[i], "Where", 5) || abbrev(argv[i], "Set", 3) {
-			i++
-		}
-		var set int
-		i, set = c.userCondWords(argv, i, &q, true)
-		condSet |= set
-	}
-	if c.exitCode != 0 {
-		return
-	}
-	format := q.format
-	if len(format) == 0 {
-		format = addToList(nil, "U,DefaultA,Ad", true)
-		if q.withAssoc {
-			format = addToList(format, "Cl,Acc,Part,Share,Priority,MaxJ,MaxN,MaxCPUs,MaxS,MaxW,MaxCPUMins,QOS,DefaultQOS", true)
-		}
-	}
-	if !q.withAssoc && condSet&setAssoc != 0 &&
-		!c.commitCheck("You requested options that are only valid when querying with the withassoc option.\nAre you sure you want to continue?") {
-		c.out("Aborted\n")
-		return
-	}
-	p, ok := c.printer(format)
+	condSet := readWords(argv, func(argv []string, i int) (int, int) { return c.userCondWords(argv, i, &q, true) })
+	p, ok := c.recordPrinter(q.format, "U,DefaultA,Ad", "Cl,Acc,Part,Share,Priority,MaxJ,MaxN,MaxCPUs,MaxS,MaxW,MaxCPUMins,QOS,DefaultQOS", q.withAssoc, condSet)
 	if !ok {
 		return
 	}
 	users, err := c.getUsers()
-	if err != nil {
-		c.fail()
-		c.errf(" Problem with query.\n")
+	if c.queryFailed(err) {
 		return
 	}
 	var assocs []assocRec
 	if q.withAssoc {
-		if assocs, err = c.getAssocs(false); err != nil {
-			c.fail()
-			c.errf(" Problem with query.\n")
+		if assocs, err = c.getAssocs(false); c.queryFailed(err) {
 			return
 		}
 		// A user's associations by account, as slurmdbd lists them.
@@ -368,24 +301,12 @@ func (c *cmd) listUsers(argv []string) {
 		if !q.matches(u) {
 			continue
 		}
-		if !q.withAssoc {
-			p.row(func(f field) cell { return userCell(u, f) })
-			continue
-		}
-		for _, a := range assocs {
-			if a.user != u.name || !q.assoc.matches(a) {
-				continue
-			}
-			p.row(func(f field) cell {
-				switch f.typ {
-				case fAdmin, fCoords, fDefAcct, fDefWCKey:
-					return userCell(u, f)
-				}
-				return assocCell(a, f)
-			})
-		}
+		ofUser := func(a assocRec) bool { return a.user == u.name && q.assoc.matches(a) }
+		p.recordRows(func(f field) cell { return userCell(u, f) }, q.withAssoc, assocs, ofUser, fAdmin, fCoords, fDefAcct, fDefWCKey)
 	}
 }
+
+func userName(u userRec) string { return u.name }
 
 func userCell(u userRec, f field) cell {
 	switch f.typ {
@@ -406,69 +327,30 @@ func userCell(u userRec, f field) cell {
 func (c *cmd) modifyUser(argv []string) {
 	var q userCond
 	var ch userChange
-	condSet, recSet := 0, 0
 	q.assoc.hasUsers = true
-	for i := 0; i < len(argv); i++ {
-		var set int
-		switch {
-		case abbrev(argv[i], "Where", 5):
-			i, set = c.userCondWords(argv, i+1, &q, false)
-			condSet |= set
-		case abbrev(argv[i], "Set", 3):
-			i, set = c.userRecWords(argv, i+1, &ch)
-			recSet |= set
-		default:
-			i, set = c.userCondWords(argv, i, &q, false)
-			condSet |= set
-		}
-	}
-	if c.exitCode != 0 {
+	condSet, recSet, ok := c.modifyWords(argv,
+		func(argv []string, i int) (int, int) { return c.userCondWords(argv, i, &q, false) },
+		func(argv []string, i int) (int, int) { return c.userRecWords(argv, i, &ch) })
+	if !ok {
 		return
 	}
-	if recSet == 0 {
-		c.fail()
-		c.errf(" You didn't give me anything to set\n")
-		return
-	}
-	if condSet == 0 && !c.commitCheck("You didn't set any conditions with 'WHERE'.\nAre you sure you want to continue?") {
-		c.out("Aborted\n")
-		return
-	}
-	if recSet&setRecord != 0 {
-		if condSet == setAssoc {
-			c.fail()
-			c.errf(" There was a problem with your 'where' options.\n")
-		} else {
-			c.modifyUserRecords(&q, &ch, condSet != 0)
-		}
-	}
-	if recSet&setAssoc != 0 {
-		if condSet == setRecord && len(q.names) == 0 {
-			c.fail()
-			c.errf(" There was a problem with your 'where' options.\n")
-			return
-		}
+	records := func() { c.modifyUserRecords(&q, &ch, condSet != 0) }
+	c.modifyRecordsAndAssocs(condSet, recSet, len(q.names) > 0, records, func() {
 		aq := q.assoc
 		if len(q.defAccts) > 0 || q.admin != "" {
 			// Users chosen by their records: their associations.
 			users, err := c.getUsers()
-			if err != nil {
-				c.requestFailed(err)
+			if c.requestFailed(err) {
 				return
 			}
-			var names []string
-			for _, u := range users {
-				if q.matches(u) {
-					names = append(names, u.name)
-				}
-			}
+			names := namesOf(users, q.matches, userName)
 			if len(names) == 0 {
 				names = []string{"\x00"}
 			}
 			aq.users = names
 		}
 		c.modifyAssocs(&aq, &ch.assoc, "user")
-	}
+	})
 }
 
 // modifyUserRecords changes the users q selects; without any condition
@@ -478,8 +360,7 @@ func (c *cmd) modifyUserRecords(q *userCond, ch *userChange, conditioned bool) {
 		q.defAccts = append(q.defAccts, q.assoc.accounts...)
 	}
 	users, err := c.getUsers()
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return
 	}
 	var changed []userRec
@@ -496,16 +377,13 @@ func (c *cmd) modifyUserRecords(q *userCond, ch *userChange, conditioned bool) {
 		changed = append(changed, u)
 	}
 	c.out(" Modified users...\n")
-	if len(changed) == 0 {
-		c.fail()
-		c.out("  Nothing modified\n")
+	if c.nothingModified(len(changed)) {
 		return
 	}
 	if ch.defAcct != nil && *ch.defAcct != "" {
 		// The new default account must be one the users have.
 		assocs, err := c.getAssocs(true)
-		if err != nil {
-			c.requestFailed(err)
+		if c.requestFailed(err) {
 			return
 		}
 		var regret []string
@@ -524,47 +402,20 @@ func (c *cmd) modifyUserRecords(q *userCond, ch *userChange, conditioned bool) {
 			return
 		}
 	}
-	report := func() {
+	c.commitAndSend(func() {
 		for _, u := range changed {
 			c.out("  %s\n", u.name)
 		}
-	}
-	if !c.immediate {
-		report()
-		if !c.commit() {
-			return
-		}
-	}
-	if err := c.postUsers(changed); err != nil {
-		c.fail()
-		c.errorWithRequest(err)
-		return
-	}
-	if c.immediate {
-		report()
-	}
+	}, func() bool { return c.sent(c.postUsers(changed)) })
 }
 
 func (c *cmd) deleteUsers(argv []string) {
 	var q userCond
-	condSet := 0
-	for i := 0; i < len(argv); i++ {
-		if abbrev(argv[i], "Where", 5) || abbrev(argv[i], "Set", 3) {
-			i++
-		}
-		var set int
-		i, set = c.userCondWords(argv, i, &q, false)
-		condSet |= set
-	}
+	condSet := readWords(argv, func(argv []string, i int) (int, int) { return c.userCondWords(argv, i, &q, false) })
 	if len(q.assoc.clusters) > 0 {
 		condSet |= setAssoc
 	}
-	if condSet == 0 {
-		c.fail()
-		c.errf(" No conditions given to remove, not executing.\n")
-		return
-	}
-	if c.exitCode != 0 {
+	if !c.deletable(condSet != 0) {
 		return
 	}
 	if condSet&setAssoc != 0 {
@@ -572,40 +423,8 @@ func (c *cmd) deleteUsers(argv []string) {
 		return
 	}
 	users, err := c.getUsers()
-	if err != nil {
-		c.requestFailed(err)
+	if c.requestFailed(err) {
 		return
 	}
-	var doomed []string
-	for _, u := range users {
-		if q.matches(u) {
-			doomed = append(doomed, u.name)
-		}
-	}
-	if len(doomed) == 0 {
-		c.fail()
-		c.out(" Nothing deleted\n")
-		return
-	}
-	report := func() {
-		c.out(" Deleting users...\n")
-		for _, n := range doomed {
-			c.out("  %s\n", n)
-		}
-	}
-	if !c.immediate {
-		report()
-		if !c.commit() {
-			return
-		}
-	}
-	for _, n := range doomed {
-		if err := c.deleteUser(n); err != nil {
-			c.deleteRefused(err, "user", n)
-			return
-		}
-	}
-	if c.immediate {
-		report()
-	}
+	c.deleteNamed("user", namesOf(users, q.matches, userName), c.deleteUser)
 }

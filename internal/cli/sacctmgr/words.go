@@ -59,6 +59,15 @@ func parseOption(word string) option {
 	return o
 }
 
+// arg is what the option gives: its value, or for a bare word the word
+// itself, which sacctmgr reads as a name.
+func (o option) arg() string {
+	if !o.eq {
+		return o.word
+	}
+	return o.value
+}
+
 // is reports whether the option's key names name (see abbrev).
 func (o option) is(name string, min int) bool { return abbrev(o.key, name, min) }
 
@@ -165,6 +174,31 @@ func getUint(v string) (n uint32, clear, ok bool) {
 		x = 1<<32 - 1
 	}
 	return uint32(x), false, true
+}
+
+// uintValue reads an option's number with getUint, reporting a bad one
+// as a bad value for what, as sacctmgr does.
+func (c *cmd) uintValue(o option, what string) (n uint32, clear, ok bool) {
+	n, clear, ok = getUint(o.value)
+	if !ok {
+		c.slurmError("Invalid value for %s (%s)", what, stripQuotes(o.value, true))
+	}
+	return n, clear, ok
+}
+
+// idList reads a list of ids in a condition, refusing each that is not
+// a number as a bad value for what, as sacctmgr does.
+func (c *cmd) idList(v, what string) []string {
+	var ids []string
+	for _, id := range addToList(nil, v, true) {
+		if _, _, ok := getUint(id); !ok {
+			c.slurmError("Invalid value for %s (%s)", what, id)
+			c.fail()
+			continue
+		}
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // strtol reads what C's strtol reads when the whole string must be used:
