@@ -24,59 +24,87 @@ type Granted struct {
 	Job   v0044.V0044JobInfo
 }
 
-// Allocate asks for an allocation and waits until it runs. pending is
-// called once the job id is known (salloc prints "Pending job allocation
-// N"); while it waits it prints "job N queued and waiting for resources",
-// and once granted "job N has been allocated resources". A refusal is
-// printed as prog's error and returned as a non-zero status.
+// RevokedError reports an allocation that ended, or vanished, before it
+// ran.
+type RevokedError struct {
+	JobID uint32
+}
+
+// Error is the line srun prints for it.
+func (e *RevokedError) Error() string {
+	return fmt.Sprintf("Job allocation %d has been revoked.", e.JobID)
+}
+
+// Allocate asks for an allocation and waits until it runs (Submit, then
+// Wait). pending is called when the job has to wait, before "job N queued
+// and waiting for resources" (salloc prints "Pending job allocation N"
+// there); once granted it prints "job N has been allocated resources". A
+// refusal, a revocation or the end of ctx is printed as prog's error and
+// returned as a non-zero status; a request given up while it waits is
+// withdrawn.
 func Allocate(ctx context.Context, env *clienv.Env, prog string, desc v0044.V0044JobDescMsg, pending func(id uint32)) (Granted, int) {
+	id, code := Submit(ctx, env, prog, desc)
+	if code != 0 {
+		return Granted{}, code
+	}
+	g, err := Wait(ctx, env, prog, id, pending)
+	if err != nil {
+		if ctx.Err() != nil {
+			err = &RevokedError{JobID: id}
+			Release(id, 1)
+		}
+		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
+		return Granted{}, 1
+	}
+	return g, 0
+}
+
+// Submit asks for an allocation (POST /job/allocate) and returns the job
+// id. A refusal is printed as prog's "Job submit/allocate failed" error
+// and returned as a non-zero status.
+func Submit(ctx context.Context, env *clienv.Env, prog string, desc v0044.V0044JobDescMsg) (uint32, int) {
 	res, err := env.Client.SlurmV0044PostJobAllocate(ctx, v0044.NewOptV0044JobAllocReq(v0044.V0044JobAllocReq{Job: v0044.NewOptV0044JobDescMsg(desc)}))
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: error: Job submit/allocate failed: %v\n", prog, err)
-		return Granted{}, 1
+		return 0, 1
 	}
-	var id uint32
 	switch r := res.(type) {
 	case *v0044.V0044OpenapiJobAllocResp:
-		id = uint32(r.JobID.Or(0))
+		return uint32(r.JobID.Or(0)), 0
 	case *v0044.V0044OpenapiJobAllocRespStatusCode:
 		msg := "Unspecified error"
 		if len(r.Response.Errors) > 0 {
 			msg = r.Response.Errors[0].Error.Or(msg)
 		}
 		fmt.Fprintf(env.Stderr, "%s: error: Job submit/allocate failed: %s\n", prog, msg)
-		return Granted{}, 1
-	default:
-		fmt.Fprintf(env.Stderr, "%s: error: Job submit/allocate failed: unexpected answer\n", prog)
-		return Granted{}, 1
+		return 0, 1
 	}
-	if pending != nil {
-		pending(id)
-	}
-	g, err := wait(ctx, env, prog, id)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
-		if ctx.Err() != nil {
-			Release(id, 1)
-		}
-		return Granted{}, 1
-	}
-	return g, 0
+	fmt.Fprintf(env.Stderr, "%s: error: Job submit/allocate failed: unexpected answer\n", prog)
+	return 0, 1
 }
 
-// wait polls the job until it runs, quickly at first: most allocations
-// are granted in the first scheduling cycle.
-func wait(ctx context.Context, env *clienv.Env, prog string, id uint32) (Granted, error) {
+// Wait polls job id until it runs, quickly at first: most allocations are
+// granted in the first scheduling cycle, and a job still pending after
+// that counts as not granted at once. Then pending (when not nil) is
+// called and "job N queued and waiting for resources" printed, as
+// slurm_allocate_resources_blocking does; once granted, "job N has been
+// allocated resources". Wait returns ctx's error once ctx ends, and a
+// *RevokedError when the job ends or disappears before it runs; it
+// withdraws nothing.
+func Wait(ctx context.Context, env *clienv.Env, prog string, id uint32, pending func(id uint32)) (Granted, error) {
 	delay := 5 * time.Millisecond
 	queued := false
 	for {
 		res, err := env.Client.SlurmV0044GetJob(ctx, v0044.SlurmV0044GetJobParams{JobID: strconv.FormatUint(uint64(id), 10)})
+		if ctx.Err() != nil {
+			return Granted{}, ctx.Err()
+		}
 		if err != nil {
 			return Granted{}, err
 		}
 		r, ok := res.(*v0044.V0044OpenapiJobInfoResp)
 		if !ok || len(r.Jobs) == 0 {
-			return Granted{}, fmt.Errorf("Job allocation %d has been revoked.", id)
+			return Granted{}, &RevokedError{JobID: id}
 		}
 		j := r.Jobs[0]
 		state := j.JobState
@@ -87,15 +115,18 @@ func wait(ctx context.Context, env *clienv.Env, prog string, id uint32) (Granted
 			}
 			return Granted{JobID: id, Job: j}, nil
 		case !slices.Contains(state, v0044.V0044JobInfoJobStateItemPENDING):
-			return Granted{}, fmt.Errorf("Job allocation %d has been revoked.", id)
+			return Granted{}, &RevokedError{JobID: id}
 		}
 		if !queued && delay >= 40*time.Millisecond {
 			queued = true
+			if pending != nil {
+				pending(id)
+			}
 			fmt.Fprintf(env.Stderr, "%s: job %d queued and waiting for resources\n", prog, id)
 		}
 		select {
 		case <-ctx.Done():
-			return Granted{}, fmt.Errorf("Job allocation %d has been revoked.", id)
+			return Granted{}, ctx.Err()
 		case <-time.After(delay):
 		}
 		delay = min(delay*2, 500*time.Millisecond)
@@ -105,10 +136,16 @@ func wait(ctx context.Context, env *clienv.Env, prog string, id uint32) (Granted
 // Release ends an allocation with the command's exit code
 // (slurm_complete_job).
 func Release(id uint32, exitCode int) error {
+	return ReleaseVia(connect.Call, id, exitCode)
+}
+
+// ReleaseVia is Release through call (a clienv.Env's Call, or
+// connect.Call).
+func ReleaseVia(call func(ctx context.Context, method, path string, in, out any) error, id uint32, exitCode int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	path := strings.Replace(stepproto.PathComplete, "{job_id}", strconv.FormatUint(uint64(id), 10), 1) + "?exit_code=" + strconv.Itoa(exitCode)
-	return connect.Call(ctx, "POST", path, nil, nil)
+	return call(ctx, "POST", path, nil, nil)
 }
 
 // Nodes is the job's node list as Slurm writes it ("n[1-2]").

@@ -175,51 +175,16 @@ func (o *Options) ExportEnvironment(own *Environ) *Environ {
 }
 
 // AddJobEnv adds the variables sbatch derives from the options to a job's
-// environment (set_env_from_opts and set_envs): GPU requests, task counts,
-// distribution, and the hints that make MPI launchers use srun.
+// environment: AddOptionEnv's (set_env_from_opts: GPU requests, the hints
+// that make MPI launchers use srun), then set_envs' task counts,
+// distribution and bindings.
 func (o *Options) AddJobEnv(env *Environ) {
+	o.AddOptionEnv(env)
 	itoa := strconv.Itoa
-	if o.CPUsPerGPU.Set {
-		env.Set("SLURM_CPUS_PER_GPU", itoa(o.CPUsPerGPU.Val))
-	}
-	if o.GPUs != "" {
-		env.Set("SLURM_GPUS", o.GPUs)
-	}
-	if o.GPUFreq != "" {
-		env.Set("SLURM_GPU_FREQ", o.GPUFreq)
-	}
-	if o.GPUsPerNode != "" {
-		env.Set("SLURM_GPUS_PER_NODE", o.GPUsPerNode)
-	}
-	if o.GPUsPerSocket != "" {
-		env.Set("SLURM_GPUS_PER_SOCKET", o.GPUsPerSocket)
-	}
-	if o.MemPerGPU.Set {
-		env.Set("SLURM_MEM_PER_GPU", strconv.FormatUint(o.MemPerGPU.Val, 10))
-	}
-	if o.TRESPerTask != "" {
-		env.Set("SLURM_TRES_PER_TASK", o.TRESPerTask)
-	}
-	if o.TRESBind != "" {
-		env.Set("SLURM_TRES_BIND", o.TRESBind)
-	}
-	// MPI launchers started inside the job are told to use srun.
-	env.Add("OMPI_MCA_plm_slurm_args", "--external-launcher")
-	env.Add("PRTE_MCA_plm_slurm_args", "--external-launcher")
-	for _, h := range [][2]string{
-		{"HYDRA_BOOTSTRAP", "HYDRA_LAUNCHER_EXTRA_ARGS"},
-		{"I_MPI_HYDRA_BOOTSTRAP", "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS"},
-	} {
-		if v, ok := env.Lookup(h[0]); !ok || v == "slurm" {
-			env.Add(h[0], "slurm")
-			env.Add(h[1], "--external-launcher")
-		}
-	}
-
 	if o.CPUsPerTask.Set {
 		env.Set("SLURM_CPUS_PER_TASK", itoa(o.CPUsPerTask.Val))
 	}
-	if d := o.distributionEnv(); d != "" {
+	if d := o.DistributionEnv(); d != "" {
 		env.Set("SLURM_DISTRIBUTION", d)
 	}
 	if o.MemBind != "" {
@@ -264,8 +229,53 @@ func (o *Options) AddJobEnv(env *Environ) {
 	}
 }
 
-// distributionEnv is SLURM_DISTRIBUTION's value (set_distribution).
-func (o *Options) distributionEnv() string {
+// AddOptionEnv adds the variables sbatch and salloc both derive from the
+// options as given (set_env_from_opts): GPU requests, --tres-per-task,
+// --tres-bind, and the hints that make MPI launchers started inside the
+// job use srun.
+func (o *Options) AddOptionEnv(env *Environ) {
+	itoa := strconv.Itoa
+	if o.CPUsPerGPU.Set {
+		env.Set("SLURM_CPUS_PER_GPU", itoa(o.CPUsPerGPU.Val))
+	}
+	if o.GPUs != "" {
+		env.Set("SLURM_GPUS", o.GPUs)
+	}
+	if o.GPUFreq != "" {
+		env.Set("SLURM_GPU_FREQ", o.GPUFreq)
+	}
+	if o.GPUsPerNode != "" {
+		env.Set("SLURM_GPUS_PER_NODE", o.GPUsPerNode)
+	}
+	if o.GPUsPerSocket != "" {
+		env.Set("SLURM_GPUS_PER_SOCKET", o.GPUsPerSocket)
+	}
+	if o.MemPerGPU.Set {
+		env.Set("SLURM_MEM_PER_GPU", strconv.FormatUint(o.MemPerGPU.Val, 10))
+	}
+	if o.TRESPerTask != "" {
+		env.Set("SLURM_TRES_PER_TASK", o.TRESPerTask)
+	}
+	if o.TRESBind != "" {
+		env.Set("SLURM_TRES_BIND", o.TRESBind)
+	}
+	// MPI launchers started inside the job are told to use srun.
+	env.Add("OMPI_MCA_plm_slurm_args", "--external-launcher")
+	env.Add("PRTE_MCA_plm_slurm_args", "--external-launcher")
+	for _, h := range [][2]string{
+		{"HYDRA_BOOTSTRAP", "HYDRA_LAUNCHER_EXTRA_ARGS"},
+		{"I_MPI_HYDRA_BOOTSTRAP", "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS"},
+	} {
+		if v, ok := env.Lookup(h[0]); !ok || v == "slurm" {
+			env.Add(h[0], "slurm")
+			env.Add(h[1], "--external-launcher")
+		}
+	}
+}
+
+// DistributionEnv is SLURM_DISTRIBUTION's value (set_distribution), "" when
+// -m was not given.
+func (o *Options) DistributionEnv() string {
 	d := o.Distribution
 	if o.DistPack != "" {
 		if d != "" {

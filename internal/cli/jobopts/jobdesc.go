@@ -62,7 +62,7 @@ func (o *Options) JobDesc() v0044.V0044JobDescMsg {
 	}
 	i32(&d.DelayBoot, o.DelayBoot)
 	str(&d.Dependency, o.Dependency)
-	str(&d.Distribution, o.distributionEnv())
+	str(&d.Distribution, o.DistributionEnv())
 	if o.PlaneSize.Set {
 		d.DistributionPlaneSize = v0044.NewOptV0044Uint16NoValStruct(v0044.V0044Uint16NoValStruct{
 			Set: v0044.NewOptBool(true), Number: v0044.NewOptInt32(int32(o.PlaneSize.Val)),

@@ -6,6 +6,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/sacctmgr"
+	"github.com/droverhq/drover/internal/cli/salloc"
 	"github.com/droverhq/drover/internal/cli/sbatch"
 	"github.com/droverhq/drover/internal/cli/scancel"
 	"github.com/droverhq/drover/internal/cli/scontrol"
@@ -21,6 +22,7 @@ type shim = clienv.Command
 // shims are the drop-in commands, by the name drover is invoked as.
 var shims = map[string]shim{
 	"sacctmgr": sacctmgr.Run,
+	"salloc":   salloc.Run,
 	"sbatch":   sbatch.Run,
 	"squeue":   squeue.Run,
 	"scancel":  scancel.Run,

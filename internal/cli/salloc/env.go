@@ -1,0 +1,260 @@
+package salloc
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/droverhq/drover/internal/cli/jobopts"
+	"github.com/droverhq/drover/internal/hostlist"
+	"github.com/droverhq/drover/internal/steplayout"
+	v0044 "github.com/droverhq/drover/openapi/v0044"
+)
+
+// allocation is what the command's environment takes from the granted
+// job: the part of slurmctld's resource_allocation_response_msg_t that
+// env_array_for_job reads.
+type allocation struct {
+	JobID    uint32
+	NodeList string   // as Slurm writes it ("n[1-2]")
+	Nodes    []string // in allocation order
+	CPUs     []int    // the job's CPUs on each of Nodes
+	// Partition, Account, QOS and Reservation are the job's; Cluster is
+	// ClusterName.
+	Partition, Account, QOS, Reservation, Cluster string
+	// MemPerCPU and MemPerNode are the job's memory request in MB, 0 when
+	// not known.
+	MemPerCPU, MemPerNode uint64
+	SegmentSize           int
+}
+
+// allocationOf reads a running job's record (GET /job/{id}).
+func allocationOf(id uint32, j v0044.V0044JobInfo) allocation {
+	a := allocation{
+		JobID: id, NodeList: j.Nodes.Or(""),
+		Partition: j.Partition.Or(""), Account: j.Account.Or(""), QOS: j.Qos.Or(""),
+		Reservation: j.ResvName.Or(""), Cluster: j.Cluster.Or(""),
+		SegmentSize: int(j.SegmentSize.Or(0)),
+	}
+	if res, ok := j.JobResources.Get(); ok {
+		if nodes, ok := res.Nodes.Get(); ok {
+			alloc := slices.Clone(nodes.Allocation)
+			slices.SortStableFunc(alloc, func(x, y v0044.V0044JobResNode) int { return cmp.Compare(x.Index, y.Index) })
+			for _, n := range alloc {
+				cpus := 0
+				if c, ok := n.Cpus.Get(); ok {
+					cpus = int(c.Count.Or(0))
+				}
+				a.Nodes = append(a.Nodes, n.Name)
+				a.CPUs = append(a.CPUs, cpus)
+			}
+			if a.NodeList == "" {
+				a.NodeList = nodes.List.Or("")
+			}
+		}
+	}
+	if len(a.Nodes) == 0 && a.NodeList != "" {
+		// No per-node detail: the job's CPUs shared out evenly.
+		names, _ := hostlist.Expand(a.NodeList)
+		total := 0
+		if c, ok := j.Cpus.Get(); ok {
+			total = int(c.Number.Or(0))
+		}
+		for range names {
+			a.CPUs = append(a.CPUs, total/max(len(names), 1))
+		}
+		a.Nodes = names
+	}
+	if m, ok := j.MemoryPerCPU.Get(); ok && m.Set.Or(false) && m.Number.Or(0) > 0 {
+		a.MemPerCPU = uint64(m.Number.Or(0))
+	}
+	if m, ok := j.MemoryPerNode.Get(); ok && m.Set.Or(false) && m.Number.Or(0) > 0 {
+		a.MemPerNode = uint64(m.Number.Or(0))
+	}
+	return a
+}
+
+// submission is where salloc was run: SLURM_SUBMIT_DIR and
+// SLURM_SUBMIT_HOST.
+type submission struct {
+	Dir, Host string
+}
+
+// commandEnv builds the environment of the command salloc runs, the way
+// salloc edits its own environment before it forks the command: the
+// caller's environment, the variables option checking set (SLURM_HINT,
+// SLURM_NTASKS_PER_NODE...), SLURM_SUBMIT_DIR and SLURM_SUBMIT_HOST, then
+// set_env_from_opts (jobopts' AddOptionEnv), env_array_for_job (the job's
+// id, name, nodes, CPUs, task layout, account, QOS...) and
+// SLURM_CLUSTER_NAME, without SLURM_STEPMGR (a nested salloc's srun must
+// not use the enclosing job's step manager).
+//
+// One difference: salloc overwrites OMPI_MCA_plm_slurm_args and
+// PRTE_MCA_plm_slurm_args when the caller has them; Drover keeps the
+// caller's, as sbatch does.
+func commandEnv(base []string, o *jobopts.Options, a allocation, sub submission) ([]string, error) {
+	env := jobopts.NewEnviron(base)
+	for _, v := range o.EnvVars {
+		env.Set(v.Name, v.Value)
+	}
+	env.Set("SLURM_SUBMIT_DIR", sub.Dir)
+	env.Set("SLURM_SUBMIT_HOST", sub.Host)
+	o.AddOptionEnv(env)
+	if err := addJobEnv(env, o, a); err != nil {
+		return nil, err
+	}
+	env.Set("SLURM_CLUSTER_NAME", a.Cluster)
+	env.Unset("SLURM_STEPMGR")
+	return env.List(), nil
+}
+
+// addJobEnv is env_array_for_job for salloc's job description, after
+// salloc's own fix-up of the task count: --ntasks-per-node without
+// --ntasks asks for that many tasks on every node of the allocation, and
+// no fewer tasks than nodes.
+func addJobEnv(env *jobopts.Environ, o *jobopts.Options, a allocation) error {
+	itoa := strconv.Itoa
+	set := env.Set
+	tasks, tasksSet := 0, o.Ntasks.Set || o.NtasksPerNode.Set
+	switch {
+	case !tasksSet:
+	case !o.Ntasks.Set:
+		tasks = len(a.Nodes) * o.NtasksPerNode.Val
+	default:
+		tasks = max(o.Ntasks.Val, len(a.Nodes))
+	}
+
+	id := strconv.FormatUint(uint64(a.JobID), 10)
+	set("SLURM_JOB_ID", id)
+	set("SLURM_JOB_NAME", o.JobName.Val)
+	set("SLURM_JOB_NUM_NODES", itoa(len(a.Nodes)))
+	set("SLURM_JOB_NODELIST", a.NodeList)
+	set("SLURM_JOB_PARTITION", a.Partition)
+	if d := o.DistributionEnv(); d != "" {
+		set("SLURM_DISTRIBUTION", d)
+	}
+	if o.Distribution == "plane" && o.PlaneSize.Set {
+		set("SLURM_DIST_PLANESIZE", itoa(o.PlaneSize.Val))
+	}
+	set("SLURM_JOB_CPUS_PER_NODE", steplayout.TasksPerNodeString(a.CPUs))
+	if o.ThreadsPerCore.Set {
+		set("SLURM_THREADS_PER_CORE", itoa(o.ThreadsPerCore.Val))
+	}
+	// slurmctld reports the job's memory to salloc only when the user
+	// asked for some (JOB_MEM_SET).
+	switch {
+	case o.MemPerCPU.Set:
+		set("SLURM_MEM_PER_CPU", strconv.FormatUint(cmp.Or(a.MemPerCPU, o.MemPerCPU.Val), 10))
+	case o.Mem.Set && cmp.Or(a.MemPerNode, o.Mem.Val) > 0:
+		set("SLURM_MEM_PER_NODE", strconv.FormatUint(cmp.Or(a.MemPerNode, o.Mem.Val), 10))
+	}
+	set("SLURM_JOBID", id)
+	set("SLURM_NNODES", itoa(len(a.Nodes)))
+	set("SLURM_NODELIST", a.NodeList)
+
+	lay, err := jobLayout(o, a, tasks, tasksSet)
+	if err != nil {
+		return err
+	}
+	if o.Distribution == "arbitrary" {
+		set("SLURM_ARBITRARY_NODELIST", o.NodeList)
+	}
+	set("SLURM_TASKS_PER_NODE", lay.TasksPerNode())
+	if a.Account != "" {
+		set("SLURM_JOB_ACCOUNT", a.Account)
+	}
+	if a.QOS != "" {
+		set("SLURM_JOB_QOS", a.QOS)
+	}
+	if a.Reservation != "" {
+		set("SLURM_JOB_RESERVATION", a.Reservation)
+	}
+	if o.AcctgFreq != "" {
+		set("SLURM_ACCTG_FREQ", o.AcctgFreq)
+	}
+	if o.Network != "" {
+		set("SLURM_NETWORK", o.Network)
+	}
+	if o.Overcommit {
+		set("SLURM_OVERCOMMIT", "1")
+	}
+	if tasksSet {
+		set("SLURM_NTASKS", itoa(tasks))
+		set("SLURM_NPROCS", itoa(tasks))
+	}
+	if o.CPUsPerTask.Set {
+		set("SLURM_CPUS_PER_TASK", itoa(o.CPUsPerTask.Val))
+	}
+	if o.TRESPerTask != "" {
+		set("SLURM_TRES_PER_TASK", o.TRESPerTask)
+	}
+	if o.NtasksPerNode.Set && o.NtasksPerNode.Val > 0 {
+		set("SLURM_NTASKS_PER_NODE", itoa(o.NtasksPerNode.Val))
+	}
+	if a.SegmentSize > 0 {
+		set("SLURM_JOB_SEGMENT_SIZE", itoa(a.SegmentSize))
+	}
+	return nil
+}
+
+// jobLayout lays the job's tasks out over its CPUs as env_array_for_job
+// does for SLURM_TASKS_PER_NODE: the tasks asked for, or as many as the
+// CPUs hold at --cpus-per-task each, with the job's distribution.
+func jobLayout(o *jobopts.Options, a allocation, tasks int, tasksSet bool) (steplayout.Layout, error) {
+	cpt := 0
+	if o.CPUsPerTask.Set {
+		cpt = o.CPUsPerTask.Val
+	}
+	if !tasksSet {
+		for _, c := range a.CPUs {
+			if cpt > 1 {
+				c /= cpt
+			}
+			tasks += c
+		}
+	}
+	nodes := make([]steplayout.NodeAvail, len(a.Nodes))
+	for i, n := range a.Nodes {
+		nodes[i] = steplayout.NodeAvail{Name: n, CPUs: a.CPUs[i]}
+	}
+	ts := steplayout.TaskSpec{Tasks: tasks, CPUsPerTask: cpt}
+	dist := o.Distribution
+	if dist == "plane" && o.PlaneSize.Set {
+		dist += "=" + strconv.Itoa(o.PlaneSize.Val)
+	}
+	switch {
+	case dist == "" && o.DistPack != "":
+		dist = o.DistPack
+	case o.DistPack != "":
+		dist += "," + o.DistPack
+	}
+	if dist != "" {
+		d, err := steplayout.ParseDistribution(dist)
+		if err != nil {
+			return steplayout.Layout{}, err
+		}
+		ts.Dist = d
+	}
+	if ts.Dist.Kind == steplayout.ArbitraryDist {
+		names, err := hostlist.Expand(o.NodeList)
+		if err != nil {
+			return steplayout.Layout{}, err
+		}
+		ts.Arbitrary = names
+	}
+	return steplayout.Distribute(nodes, ts)
+}
+
+// shellOf is the login shell of uid in passwd, the password file's text
+// (uid_to_shell); "" when the user has no entry there.
+func shellOf(passwd string, uid uint32) string {
+	want := strconv.FormatUint(uint64(uid), 10)
+	for line := range strings.SplitSeq(passwd, "\n") {
+		f := strings.Split(line, ":")
+		if len(f) >= 7 && f[2] == want {
+			return f[6]
+		}
+	}
+	return ""
+}
