@@ -36,6 +36,9 @@ type freshOptions struct {
 	// Settle waits, on Slurm, until the records of earlier figures have
 	// been purged (MinJobAge), so that a queue holds only its own jobs.
 	Settle bool
+	// Nodes and CPUs size a Drover cluster (the dev cluster's 4 x 8 when
+	// 0); Slurm's is what up.sh started.
+	Nodes, CPUs int
 }
 
 // instance is one measurable cluster.
@@ -79,7 +82,7 @@ func (s *droverSystem) Name() string { return "Drover" }
 func (s *droverSystem) Fresh(_ context.Context, o freshOptions) (instance, error) {
 	s.seq++
 	dir := filepath.Join(s.base, fmt.Sprintf("drover-%03d", s.seq))
-	co := clusterOptions{NoCgroups: o.NoCgroups, Pprof: o.Pprof}
+	co := clusterOptions{NoCgroups: o.NoCgroups, Pprof: o.Pprof, Nodes: o.Nodes, CPUs: o.CPUs}
 	c, err := startCluster(dir, s.drover, s.shims, co)
 	if err != nil {
 		return nil, err
