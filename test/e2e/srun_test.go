@@ -171,9 +171,9 @@ func TestSrunConcurrentSteps(t *testing.T) {
 	t.Parallel()
 	c := NewCluster(t, ClusterOptions{Nodes: 1, CPUs: 4})
 	_, out := c.RunJob("concurrent", "-N1", "-n2", "-c2", "--wrap", strings.Join([]string{
-		`srun --exact -n1 -c2 sh -c 'sleep 2; echo a' &`,
-		`srun --exact -n1 -c2 sh -c 'sleep 2; echo b' &`,
-		`sleep 0.5`,
+		`srun --exact -n1 -c2 sh -c 'touch a.up; sleep 5; echo a' &`,
+		`srun --exact -n1 -c2 sh -c 'touch b.up; sleep 5; echo b' &`,
+		`while [ ! -e a.up ] || [ ! -e b.up ]; do sleep 0.05; done`,
 		`srun --exact -n1 -c2 echo c 2>c.err`,
 		`wait`,
 	}, "\n"))
