@@ -34,13 +34,13 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 			replyError(w, slurmerr.New(slurmerr.Unspecified, "malformed step request: %v", err), "step create")
 			return
 		}
-		dist, err := steplayout.ParseDistribution(req.Distribution)
-		if req.Distribution == "" {
-			dist, err = steplayout.Distribution{}, nil
-		}
-		if err != nil {
-			replyError(w, err, "step create")
-			return
+		// No -m: srun's default, which the layout chooses.
+		var dist steplayout.Distribution
+		if req.Distribution != "" {
+			if dist, err = steplayout.ParseDistribution(req.Distribution); err != nil {
+				replyError(w, err, "step create")
+				return
+			}
 		}
 		g, err := ctl.CreateStep(r.Context(), caller.Identity, controller.StepRequest{
 			JobID: job.ID(id), Name: req.Name,

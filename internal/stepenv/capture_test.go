@@ -137,8 +137,8 @@ func captureCases() map[string]captureCase {
 func (c captureCase) buildTasks(base []string) [][]string {
 	stepEnv := StepVars(base, c.step)
 	out := make([][]string, c.step.NumTasks())
-	for n, ids := range Layout(c.step.TasksPerNode, c.step.Distribution) {
-		for _, task := range NodeTasks(n, c.step.Nodes[n], ids) {
+	for n, ids := range layoutOf(c.step.TasksPerNode, c.step.Distribution) {
+		for _, task := range nodeTasks(n, c.step.Nodes[n], ids) {
 			task.StepGPUs = c.gpus[n]
 			task.CPUsOnNode = c.cpus[n]
 			out[task.ID] = TaskVars(stepEnv, task)
@@ -202,7 +202,7 @@ func TestOrder(t *testing.T) {
 	slices.Reverse(base) // an order nothing would produce by sorting
 	stepEnv := StepVars(base, c.step)
 	checkOrder(t, "StepVars", base, stepEnv)
-	task := NodeTasks(1, "n2", []int{5})[0]
+	task := nodeTasks(1, "n2", []int{5})[0]
 	task.StepGPUs = []int{0}
 	checkOrder(t, "TaskVars", stepEnv, TaskVars(stepEnv, task))
 }

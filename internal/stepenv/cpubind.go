@@ -98,7 +98,7 @@ var ErrCPUBind = errors.New("invalid --cpu-bind")
 // "help" is refused: printing help is the shim's business.
 func ParseCPUBind(arg string) (CPUBind, error) {
 	var b CPUBind
-	for _, tok := range splitCPUBind(arg) {
+	for _, tok := range SplitCPUBind(arg) {
 		low := strings.ToLower(tok)
 		switch {
 		case low == "q" || low == "quiet":
@@ -144,11 +144,11 @@ func ParseCPUBind(arg string) (CPUBind, error) {
 	return b, nil
 }
 
-// splitCPUBind splits at the commas that are not followed by a value, as
-// slurm_verify_cpu_bind turns them into ';' (_isvalue): a comma before a
-// digit, or before hex digits that run to a comma or the end, belongs to a
-// list.
-func splitCPUBind(arg string) []string {
+// SplitCPUBind splits a --cpu-bind value into its words at the commas that
+// are not followed by a value, as slurm_verify_cpu_bind turns them into
+// ';' (_isvalue): a comma before a digit, or before hex digits that run to
+// a comma or the end, belongs to a map or mask list.
+func SplitCPUBind(arg string) []string {
 	var toks []string
 	start := 0
 	for i := 0; i < len(arg); i++ {

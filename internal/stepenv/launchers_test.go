@@ -116,7 +116,7 @@ func torchrun(env map[string]string) (rendezvous, error) {
 func TestLaunchersSeeSlurmLayout(t *testing.T) {
 	c := captureCases()["22.05 srun -N4 -n8 --gres=gpu:1"]
 	got := c.buildTasks(readCapture(t, c.batch))
-	layout := Layout(c.step.TasksPerNode, c.step.Distribution)
+	layout := layoutOf(c.step.TasksPerNode, c.step.Distribution)
 	launchers := map[string]func(map[string]string) (rendezvous, error){
 		"lightning": lightning, "submitit": submitit, "torchrun": torchrun,
 	}

@@ -251,39 +251,6 @@ func TestTaskTopology(t *testing.T) {
 	}
 }
 
-func TestLayout(t *testing.T) {
-	tests := map[string]struct {
-		tasks []int
-		dist  string
-		want  [][]int
-	}{
-		"block":              {[]int{5, 1, 1, 1}, "block", [][]int{{0, 1, 2, 3, 4}, {5}, {6}, {7}}},
-		"unset is block":     {[]int{3, 1}, "", [][]int{{0, 1, 2}, {3}}},
-		"cyclic":             {[]int{3, 1, 2}, "cyclic", [][]int{{0, 3, 5}, {1}, {2, 4}}},
-		"cyclic second part": {[]int{2, 2}, "Cyclic:block", [][]int{{0, 2}, {1, 3}}},
-		"cyclic with flag":   {[]int{2, 2}, "cyclic,pack", [][]int{{0, 2}, {1, 3}}},
-		"block:cyclic":       {[]int{2, 2}, "block:cyclic", [][]int{{0, 1}, {2, 3}}},
-		"empty node":         {[]int{2, 0, -1}, "cyclic", [][]int{{0, 1}, nil, nil}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if d := cmp.Diff(tc.want, Layout(tc.tasks, tc.dist)); d != "" {
-				t.Errorf("Layout (-want +got):\n%s", d)
-			}
-		})
-	}
-}
-
-func TestNodeTasks(t *testing.T) {
-	want := []Task{
-		{ID: 1, Local: 0, NodeIndex: 1, NodeName: "n2", NodeTasks: []int{1, 3}},
-		{ID: 3, Local: 1, NodeIndex: 1, NodeName: "n2", NodeTasks: []int{1, 3}},
-	}
-	if d := cmp.Diff(want, NodeTasks(1, "n2", []int{1, 3})); d != "" {
-		t.Errorf("NodeTasks (-want +got):\n%s", d)
-	}
-}
-
 func TestReleaseString(t *testing.T) {
 	for r, want := range map[Release]string{0: "26.11", Slurm2205: "22.05", Slurm2405: "24.05"} {
 		if got := r.String(); got != want {

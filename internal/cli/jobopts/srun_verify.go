@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/internal/hostlist"
+	"github.com/droverhq/drover/internal/stepenv"
 )
 
 // checks collects the problems a command reports together before giving
@@ -238,31 +239,6 @@ func (p *Parser) finishThreadsPerCore() error {
 // cpuBindLevels are the binding levels of --cpu-bind (CPU_BIND_TO_*).
 var cpuBindLevels = []string{"socket", "sockets", "core", "cores", "thread", "threads", "ldom", "ldoms"}
 
-// cpuBindTokens splits a --cpu-bind value as slurm_verify_cpu_bind does:
-// on commas not followed by a value (a digit, or hex digits up to the next
-// comma or the end), so that map and mask lists stay whole.
-func cpuBindTokens(arg string) []string {
-	isValue := func(s string) bool {
-		if s != "" && s[0] >= '0' && s[0] <= '9' {
-			return true
-		}
-		i := 0
-		for i < len(s) && isHex(s[i]) {
-			i++
-		}
-		return i == len(s) || s[i] == ','
-	}
-	var toks []string
-	start := 0
-	for i := 0; i < len(arg); i++ {
-		if arg[i] == ',' && !isValue(arg[i+1:]) {
-			toks = append(toks, arg[start:i])
-			start = i + 1
-		}
-	}
-	return append(toks, arg[start:])
-}
-
 func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c|0x20 >= 'a' && c|0x20 <= 'f')
 }
@@ -274,7 +250,7 @@ func cpuBindTyped(arg string) bool {
 	if arg == "" {
 		return false
 	}
-	for _, tok := range cpuBindTokens(arg) {
+	for _, tok := range stepenv.SplitCPUBind(arg) {
 		switch t := strings.ToLower(tok); t {
 		case "q", "quiet", "v", "verbose", "rank", "help":
 		default:
@@ -287,7 +263,7 @@ func cpuBindTyped(arg string) bool {
 // cpuBindVerbose reports whether a --cpu-bind value ends up verbose.
 func cpuBindVerbose(arg string) bool {
 	verbose := false
-	for _, tok := range cpuBindTokens(arg) {
+	for _, tok := range stepenv.SplitCPUBind(arg) {
 		switch strings.ToLower(tok) {
 		case "q", "quiet":
 			verbose = false
@@ -305,7 +281,7 @@ func (p *Parser) addCPUBind(toks ...string) {
 		return
 	}
 	have := map[string]bool{}
-	cur := cpuBindTokens(p.opts.CPUBind)
+	cur := stepenv.SplitCPUBind(p.opts.CPUBind)
 	if p.opts.CPUBind == "" {
 		cur = nil
 	}
@@ -327,7 +303,7 @@ func (p *Parser) dropCPUBind(tok string) {
 		return
 	}
 	var keep []string
-	for _, t := range cpuBindTokens(p.opts.CPUBind) {
+	for _, t := range stepenv.SplitCPUBind(p.opts.CPUBind) {
 		if !strings.EqualFold(t, tok) {
 			keep = append(keep, t)
 		}
@@ -339,7 +315,7 @@ func (p *Parser) dropCPUBind(tok string) {
 // srun does for --ntasks-per-core and --ntasks-per-socket.
 func (p *Parser) autoCPUBind(level string) {
 	if p.opts.CPUBind != "" {
-		for _, t := range cpuBindTokens(p.opts.CPUBind) {
+		for _, t := range stepenv.SplitCPUBind(p.opts.CPUBind) {
 			for _, l := range cpuBindLevels {
 				if strings.EqualFold(t, l) {
 					return
@@ -375,7 +351,7 @@ func verifyCPUBind(arg string) (cpuBind, error) {
 	hasPrefix := func(s, prefix string) bool {
 		return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 	}
-	for _, tok := range cpuBindTokens(arg) {
+	for _, tok := range stepenv.SplitCPUBind(arg) {
 		lt := strings.ToLower(tok)
 		if lt == "help" {
 			b.help = true

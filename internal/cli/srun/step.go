@@ -8,13 +8,13 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/droverhq/drover/gres"
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/nodeproto"
@@ -363,7 +363,7 @@ func (s *stepRun) printStatus() {
 	if len(run) > 1 {
 		word = "tasks"
 	}
-	fmt.Fprintf(s.cmd.Stderr, "srun: StepId=%d.%d %s %s: running\n", s.grant.JobID, s.grant.StepID, word, idRanges(run))
+	fmt.Fprintf(s.cmd.Stderr, "srun: StepId=%d.%d %s %s: running\n", s.grant.JobID, s.grant.StepID, word, gres.FormatIDList(run))
 }
 
 // report prints srun's lines for tasks that failed, grouped by node and
@@ -399,7 +399,7 @@ func (s *stepRun) report() {
 			if st.Signaled {
 				what = signalText(syscall.Signal(st.Code))
 			}
-			fmt.Fprintf(s.cmd.Stderr, "srun: error: %s: %s %s: %s\n", node, word, idRanges(ids), what)
+			fmt.Fprintf(s.cmd.Stderr, "srun: error: %s: %s %s: %s\n", node, word, gres.FormatIDList(ids), what)
 		}
 	}
 }
@@ -443,27 +443,6 @@ func signalText(sig syscall.Signal) string {
 	return strings.ToUpper(t[:1]) + t[1:]
 }
 
-// idRanges writes task ids as Slurm does: "0-3,7".
-func idRanges(ids []int) string {
-	ids = slices.Clone(ids)
-	slices.Sort(ids)
-	var b strings.Builder
-	for i := 0; i < len(ids); {
-		j := i
-		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(ids[i]))
-		if j > i {
-			b.WriteString("-" + strconv.Itoa(ids[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
 
 // umask reads the process's umask (SLURM_UMASK) without changing it for
 // more than an instant.
