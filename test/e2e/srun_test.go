@@ -75,6 +75,18 @@ func TestSrunAlone(t *testing.T) {
 	if r.Code != 0 || r.Stdout != "0: hello\n" {
 		t.Errorf("stdin: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
+	r = c.Run("hello\n", "srun", "-n2", "-l", "-i", "all", "cat")
+	if got := lines(r.Stdout); r.Code != 0 || len(got) != 2 || !slices.Contains(got, "0: hello") || !slices.Contains(got, "1: hello") {
+		t.Errorf("stdin to all: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	// --cpu-bind=cores gives each task its own CPU of the step's, and the
+	// tasks see how many the step holds on their node.
+	r = c.Run("", "srun", "-N1", "-n2", "-l", "--cpu-bind=cores", "sh", "-c", `echo $SLURM_CPUS_ON_NODE; grep Cpus_allowed_list /proc/self/status`)
+	got := lines(r.Stdout)
+	slices.Sort(got)
+	if want := "0: 2|0: Cpus_allowed_list:\t0|1: 2|1: Cpus_allowed_list:\t1"; r.Code != 0 || strings.Join(got, "|") != want {
+		t.Errorf("--cpu-bind=cores: exit %d, stdout %q, want %q; stderr %q", r.Code, strings.Join(got, "|"), want, r.Stderr)
+	}
 	r = c.Run("", "srun", "--pty", "true")
 	if r.Code != 1 || r.Stderr != "srun: error: --pty is not supported by Drover\n" {
 		t.Errorf("--pty: exit %d, stderr %q", r.Code, r.Stderr)

@@ -122,7 +122,19 @@ func stepOptionsOf(o *jobopts.Options, operands, environ []string) (*stepOptions
 		cpuBind: o.CPUBind, gpuBind: o.GPUBind, label: o.Label,
 		killBadExit: o.KillOnBadExit.Set && o.KillOnBadExit.Val != 0,
 		quitOnIntr:  o.QuitOnInterrupt, noStatus: o.DisableStatus,
-		input: o.Input, output: o.Output, errorPat: o.Error,
+		output: o.Output, errorPat: o.Error,
+	}
+	// srun's stdin goes to task 0 unless -i says otherwise.
+	switch in := jobopts.SrunStdio(o.Input, o.Tasks()); {
+	case o.Input == "":
+	case in.Kind == jobopts.StdioAll:
+		so.stdinTask = -2
+	case in.Kind == jobopts.StdioNone:
+		so.stdinTask = -1
+	case in.Kind == jobopts.StdioTask:
+		so.stdinTask = in.Task
+	default:
+		so.stdinTask, so.inputFile = -1, in.Pattern
 	}
 	if o.Nodes.Set {
 		so.minNodes, so.maxNodes = o.Nodes.Val.Min, o.Nodes.Val.Max

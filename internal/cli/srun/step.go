@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,11 +49,13 @@ type stepOptions struct {
 	waitSec      int
 	quitOnIntr   bool
 	noStatus     bool
-	// input is -i: "all", "none", a task number, or a file pattern;
-	// output and errorPat are -o and -e file patterns.
-	input, output, errorPat string
-	timeLimit               uint32
-	argv                    []string
+	// stdinTask gets srun's stdin (-1: none, -2: all), or the node
+	// daemons read inputFile (-i with a file pattern); output and errorPat
+	// are -o and -e file patterns.
+	stdinTask                   int
+	inputFile, output, errorPat string
+	timeLimit                   uint32
+	argv                        []string
 	// nodesFromEnv and tasksFromEnv: -N and -n were inherited from the
 	// job; ownAllocation: srun obtained the job itself.
 	nodesFromEnv, tasksFromEnv, ownAllocation bool
@@ -98,20 +101,7 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 		fmt.Fprintf(env.Stderr, "srun: Warning: %s\n", w)
 	}
 	s := &stepRun{cmd: env, opts: o, grant: grant}
-	stdinTask := 0
-	switch in := o.input; {
-	case in == "none":
-		stdinTask = -1
-	case in == "all":
-		stdinTask = -2
-	case in == "":
-	default:
-		if n, err := strconv.Atoi(in); err == nil {
-			stdinTask = n
-		} else {
-			stdinTask = -1 // a file: the node daemons read it
-		}
-	}
+	stdinTask := o.stdinTask
 	s.hub = newHub(ln, grant.Cred, grant.Nodes, grant.Tasks, o.label, env.Stdout, env.Stderr, stdinTask)
 	go s.hub.serve()
 	defer s.hub.close()
@@ -120,7 +110,7 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)
 	defer signal.Stop(sigs)
 
-	if err := s.launch(ctx, host, stdinTask); err != nil {
+	if err := s.launch(ctx, host); err != nil {
 		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
 		s.hub.signal(syscall.SIGKILL)
 		s.end()
@@ -193,7 +183,7 @@ func createStep(ctx context.Context, env *clienv.Env, t connect.Target, jobID ui
 }
 
 // launch sends every node its part of the step, at once.
-func (s *stepRun) launch(ctx context.Context, host string, stdinTask int) error {
+func (s *stepRun) launch(ctx context.Context, host string) error {
 	g := s.grant
 	o := s.opts
 	_, port, _ := net.SplitHostPort(s.hub.ln.Addr().String())
@@ -216,10 +206,6 @@ func (s *stepRun) launch(ctx context.Context, host string, stdinTask int) error 
 		TimeLimitMin: g.TimeLimit, MemPerCPU: g.MemPerCPU, MemPerNode: g.MemPerNode,
 		UID: g.UID, GID: g.GID, User: g.User, OwnAllocation: o.ownAllocation,
 	})
-	inPat := ""
-	if stdinTask == -1 && o.input != "none" && o.input != "" {
-		inPat = o.input
-	}
 	errs := make([]error, len(g.Nodes))
 	var wg sync.WaitGroup
 	client := nodeproto.NewClient()
@@ -231,12 +217,13 @@ func (s *stepRun) launch(ctx context.Context, host string, stdinTask int) error 
 				Cred: g.Cred, JobID: g.JobID, StepID: g.StepID, NodeIndex: i, Tasks: g.Tasks[i],
 				Nodes: g.Nodes, TasksPerNode: counts, Argv: o.argv, Env: base, Cwd: s.cmd.Cwd,
 				UID: g.UID, GID: g.GID, User: g.User, CPUsPerTask: max(o.cpusPerTask, 1), CPUBind: o.cpuBind,
-				GPUsPerTask: o.gpusPerTask, GPUBind: o.gpuBind, StdOut: o.output, StdErr: o.errorPat, StdIn: inPat,
-				StdinTask: stdinTask, JobName: g.JobName, MemPerCPU: g.MemPerCPU, KillWait: time.Duration(g.KillWait) * time.Second,
+				GPUsPerTask: o.gpusPerTask, GPUBind: o.gpuBind, StdOut: o.output, StdErr: o.errorPat, StdIn: o.inputFile,
+				StdinTask: o.stdinTask, JobName: g.JobName, MemPerCPU: g.MemPerCPU, KillWait: time.Duration(g.KillWait) * time.Second,
 			}
 			if i < len(g.GPUs) {
 				l.GPUs = g.GPUs[i]
 			}
+			l.CPUs = stepCPUs(g, i)
 			if g.NodeAddrs[i] == "" {
 				errs[i] = fmt.Errorf("Task launch for StepId=%d.%d failed on node %s: Communication connection failure", g.JobID, g.StepID, g.Nodes[i])
 				return
@@ -443,11 +430,32 @@ func signalText(sig syscall.Signal) string {
 	return strings.ToUpper(t[:1]) + t[1:]
 }
 
-
 // umask reads the process's umask (SLURM_UMASK) without changing it for
 // more than an instant.
 func umask() string {
 	old := syscall.Umask(0o022)
 	syscall.Umask(old)
 	return fmt.Sprintf("%04o", old)
+}
+
+// stepCPUs are the CPU ids the step may use on node i (SLURM_CPUS_ON_NODE,
+// and what --cpu-bind divides between the tasks): as many as the step
+// holds there, or as the job holds for an --overlap step. Allocations count
+// CPUs without naming them, so they are numbered from 0, which is right
+// for a job alone on its nodes.
+func stepCPUs(g stepproto.Grant, i int) []int {
+	n := 0
+	if i < len(g.CPUs) {
+		n = int(g.CPUs[i])
+	}
+	if n == 0 {
+		if j := slices.Index(g.JobNodes, g.Nodes[i]); j >= 0 && j < len(g.JobCPUsPerNode) {
+			n = int(g.JobCPUsPerNode[j])
+		}
+	}
+	cpus := make([]int, n)
+	for k := range cpus {
+		cpus[k] = k
+	}
+	return cpus
 }
