@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
-	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/stepproto"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -51,7 +50,7 @@ func Allocate(ctx context.Context, env *clienv.Env, prog string, desc v0044.V004
 	if err != nil {
 		if ctx.Err() != nil {
 			err = &RevokedError{JobID: id}
-			Release(id, 1)
+			Release(env, id, 1)
 		}
 		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
 		return Granted{}, 1
@@ -134,18 +133,12 @@ func Wait(ctx context.Context, env *clienv.Env, prog string, id uint32, pending 
 }
 
 // Release ends an allocation with the command's exit code
-// (slurm_complete_job).
-func Release(id uint32, exitCode int) error {
-	return ReleaseVia(connect.Call, id, exitCode)
-}
-
-// ReleaseVia is Release through call (a clienv.Env's Call, or
-// connect.Call).
-func ReleaseVia(call func(ctx context.Context, method, path string, in, out any) error, id uint32, exitCode int) error {
+// (slurm_complete_job), through env's Call.
+func Release(env *clienv.Env, id uint32, exitCode int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	path := strings.Replace(stepproto.PathComplete, "{job_id}", strconv.FormatUint(uint64(id), 10), 1) + "?exit_code=" + strconv.Itoa(exitCode)
-	return call(ctx, "POST", path, nil, nil)
+	return env.Call(ctx, "POST", path, nil, nil)
 }
 
 // Nodes is the job's node list as Slurm writes it ("n[1-2]").

@@ -278,11 +278,7 @@ func (s *session) allocate(ctx context.Context, desc v0044.V0044JobDescMsg) (all
 // release ends the allocation with the command's exit status
 // (slurm_complete_job); an allocation already over is no error.
 func (s *session) release(code int) {
-	call := s.env.Call
-	if call == nil {
-		call = connect.Call
-	}
-	err := alloc.ReleaseVia(call, s.id, code)
+	err := alloc.Release(s.env, s.id, code)
 	var re *connect.RequestError
 	if err == nil || errors.As(err, &re) && re.Code == int32(slurmerr.AlreadyDone) {
 		return

@@ -83,7 +83,7 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	so.jobID = g.JobID
 	so.ownAllocation = true
 	code = runStep(ctx, env, t, so)
-	if err := alloc.Release(g.JobID, code); err != nil {
+	if err := alloc.Release(env, g.JobID, code); err != nil {
 		fmt.Fprintf(env.Stderr, "srun: error: Unable to release job allocation %d: %v\n", g.JobID, err)
 	}
 	return code

@@ -93,7 +93,7 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 		NodesFromEnv: o.nodesFromEnv, TasksFromEnv: o.tasksFromEnv,
 		SrunAddr: ln.Addr().String(), SrunHost: env.Hostname, SrunPID: uint32(os.Getpid()), Argv: o.argv,
 	}
-	grant, code := createStep(ctx, env, t, o.jobID, req)
+	grant, code := createStep(ctx, env, o.jobID, req)
 	if code != 0 {
 		return code
 	}
@@ -146,11 +146,11 @@ func listen(t connect.Target) (net.Listener, string, error) {
 
 // createStep asks for the step, retrying while other steps hold the CPUs
 // it needs, as srun does.
-func createStep(ctx context.Context, env *clienv.Env, t connect.Target, jobID uint32, req stepproto.CreateRequest) (stepproto.Grant, int) {
+func createStep(ctx context.Context, env *clienv.Env, jobID uint32, req stepproto.CreateRequest) (stepproto.Grant, int) {
 	path := strings.Replace(stepproto.PathCreate, "{job_id}", strconv.FormatUint(uint64(jobID), 10), 1)
 	for try := 0; ; try++ {
 		var g stepproto.Grant
-		err := connect.CallTarget(ctx, t, "POST", path, req, &g)
+		err := env.Call(ctx, "POST", path, req, &g)
 		if err == nil {
 			if try > 0 {
 				fmt.Fprintf(env.Stderr, "srun: Step created for StepId=%d.%d\n", g.JobID, g.StepID)
@@ -416,7 +416,7 @@ func (s *stepRun) end() {
 	defer cancel()
 	path := strings.NewReplacer("{job_id}", strconv.FormatUint(uint64(s.grant.JobID), 10),
 		"{step_id}", strconv.FormatUint(uint64(s.grant.StepID), 10)).Replace(stepproto.PathEnd)
-	if err := connect.Call(ctx, "POST", path, nil, nil); err != nil {
+	if err := s.cmd.Call(ctx, "POST", path, nil, nil); err != nil {
 		fmt.Fprintf(s.cmd.Stderr, "srun: error: step complete for StepId=%d.%d: %v\n", s.grant.JobID, s.grant.StepID, err)
 	}
 }
