@@ -10,15 +10,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/outpattern"
@@ -642,17 +639,6 @@ func (s *step) startTask(t *stepTask) {
 		s.failTask(t, path, err)
 		return
 	}
-	if len(cpus) > 0 {
-		// The fork already happened with the binding where the
-		// forking thread could carry it (startBound); setting it on
-		// the process again covers the case where it could not. In
-		// that case threads the program created between its exec and
-		// this call keep the old mask: a small race, accepted.
-		set := cpuSet(cpus)
-		if err := unix.SchedSetaffinity(g.Pid(), &set); err != nil && !errors.Is(err, syscall.ESRCH) {
-			s.agent.logger.Warn("bind step task to CPUs", "task", t.id, "cpus", cpus, "err", err)
-		}
-	}
 
 	s.mu.Lock()
 	t.group = g
@@ -707,28 +693,11 @@ func (p *taskPipes) close(parent bool) {
 }
 
 // startBound starts cmd in its own process tree, on the given CPUs when
-// there are any. CPU affinity is inherited across fork and exec, so the
-// goroutine locks itself to its thread and narrows that thread's affinity
-// for the fork: the task then runs on its CPUs from its first
-// instruction, before it can start threads. The thread's mask is put
-// back afterwards; if that fails the thread stays locked and the runtime
-// ends it with the goroutine.
+// there are any: the tracker forks it with that affinity, so it runs on
+// them from its first instruction, before it can start threads or
+// children.
 func (s *step) startBound(cmd *exec.Cmd, name string, cpus []int) (*proctrack.Group, error) {
-	if len(cpus) == 0 {
-		return s.agent.tracker.Start(cmd, name, proctrack.Limits{})
-	}
-	runtime.LockOSThread()
-	var old unix.CPUSet
-	set := cpuSet(cpus)
-	if unix.SchedGetaffinity(0, &old) != nil || unix.SchedSetaffinity(0, &set) != nil {
-		runtime.UnlockOSThread()
-		return s.agent.tracker.Start(cmd, name, proctrack.Limits{})
-	}
-	g, err := s.agent.tracker.Start(cmd, name, proctrack.Limits{})
-	if unix.SchedSetaffinity(0, &old) == nil {
-		runtime.UnlockOSThread()
-	}
-	return g, err
+	return s.agent.tracker.Start(cmd, name, proctrack.Limits{Affinity: cpus})
 }
 
 // noteCwd tells the user, once per step, that the tasks run in /tmp.
@@ -1032,16 +1001,6 @@ func (b cpuBind) envList(l *nodeproto.StepLaunch) string {
 		return strings.Join(masks, ",")
 	}
 	return ""
-}
-
-// cpuSet is the affinity mask of cpus.
-func cpuSet(cpus []int) unix.CPUSet {
-	var set unix.CPUSet
-	set.Zero()
-	for _, c := range cpus {
-		set.Set(c)
-	}
-	return set
 }
 
 // cpuMask writes cpus as Slurm writes a CPU mask ("0x5"); "" for none.

@@ -210,27 +210,27 @@ func (c *v1Cgroup) String() string { return "cgroup " + c.b.path(c.name) }
 // the thread cannot be moved back, it is left locked so that the runtime
 // destroys it instead of reusing it (a job started with Pdeathsig then gets
 // its signal, since that follows the forking thread).
-func (c *v1Cgroup) start(cmd *exec.Cmd) error {
+func (c *v1Cgroup) start(cmd *exec.Cmd, affinity []int) error {
 	done := make(chan error, 1)
-	go c.startLocked(cmd, done)
+	go c.startLocked(cmd, affinity, done)
 	return <-done
 }
 
 // startLocked locks the calling goroutine to its thread and starts cmd from
 // it, or from another goroutine when this one landed on the main thread.
-func (c *v1Cgroup) startLocked(cmd *exec.Cmd, done chan<- error) {
+func (c *v1Cgroup) startLocked(cmd *exec.Cmd, affinity []int, done chan<- error) {
 	runtime.LockOSThread()
 	if unix.Gettid() == unix.Getpid() {
 		// Keep the main thread locked to this goroutine until a second
 		// one has done the work: the scheduler cannot place that one
 		// here meanwhile.
 		inner := make(chan error, 1)
-		go c.startLocked(cmd, inner)
+		go c.startLocked(cmd, affinity, inner)
 		done <- <-inner
 		runtime.UnlockOSThread()
 		return
 	}
-	clean, err := c.startOnThread(cmd)
+	clean, err := c.startOnThread(cmd, affinity)
 	if clean {
 		runtime.UnlockOSThread()
 	}
@@ -240,7 +240,7 @@ func (c *v1Cgroup) startLocked(cmd *exec.Cmd, done chan<- error) {
 // startOnThread runs on a locked thread other than the main one; clean
 // reports whether the thread is back in its original cgroups and may be
 // reused.
-func (c *v1Cgroup) startOnThread(cmd *exec.Cmd) (clean bool, err error) {
+func (c *v1Cgroup) startOnThread(cmd *exec.Cmd, affinity []int) (clean bool, err error) {
 	tid := unix.Gettid()
 	orig, err := cgroup1.ParseCgroupFile(fmt.Sprintf("/proc/self/task/%d/cgroup", tid))
 	if err != nil {
@@ -257,7 +257,7 @@ func (c *v1Cgroup) startOnThread(cmd *exec.Cmd) (clean bool, err error) {
 	}
 	task := cgroup1.Process{Pid: tid}
 	if err = c.cg.AddTask(task); err == nil {
-		err = cmd.Start()
+		err = startOn(affinity, cmd)
 	} else {
 		err = fmt.Errorf("move thread %d into the job cgroup: %w", tid, err)
 	}

@@ -104,9 +104,9 @@ func (c *v2Cgroup) String() string { return "cgroup " + c.group }
 // that flag, and a failed exec.Cmd cannot be started again, so on them the
 // child is moved in right after Start: a fork in the few microseconds
 // between would escape the cgroup, though not the process group.
-func (c *v2Cgroup) start(cmd *exec.Cmd) error {
+func (c *v2Cgroup) start(cmd *exec.Cmd, affinity []int) error {
 	if !c.intoCgroup {
-		if err := cmd.Start(); err != nil {
+		if err := startOn(affinity, cmd); err != nil {
 			return err
 		}
 		if err := c.m.AddProc(uint64(cmd.Process.Pid)); err != nil {
@@ -123,7 +123,7 @@ func (c *v2Cgroup) start(cmd *exec.Cmd) error {
 	defer unix.Close(fd)
 	attr := cmd.SysProcAttr
 	attr.UseCgroupFD, attr.CgroupFD = true, fd
-	err = cmd.Start()
+	err = startOn(affinity, cmd)
 	// The descriptor is closed on return: do not leave it in the caller's
 	// SysProcAttr.
 	attr.UseCgroupFD, attr.CgroupFD = false, 0

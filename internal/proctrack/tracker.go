@@ -21,11 +21,13 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/containerd/cgroups/v3"
+	"golang.org/x/sys/unix"
 )
 
 // Mode names reported by Tracker.Mode.
@@ -68,6 +70,12 @@ type Limits struct {
 	MemoryBytes int64
 	// CPUs restricts the tree to a CPU list in cpuset syntax, e.g. "0-3,8".
 	CPUs string
+	// Affinity is the CPU affinity the process starts with (srun's
+	// --cpu-bind): the thread that forks it carries the mask, so the
+	// process runs on these CPUs from its first instruction and its
+	// children inherit them. Unlike CPUs it needs no cpuset hierarchy,
+	// and the process may change it.
+	Affinity []int
 }
 
 // ErrNotChild is returned by Group.Wait for a group adopted after a daemon
@@ -96,7 +104,7 @@ type backend interface {
 type cgroupHandle interface {
 	// start starts cmd so that its first instruction already runs inside
 	// the cgroup.
-	start(cmd *exec.Cmd) error
+	start(cmd *exec.Cmd, affinity []int) error
 	// procs lists the live processes of the cgroup and its descendants.
 	procs() ([]int, error)
 	// kill sends SIGKILL to every process, without letting a fork escape.
@@ -213,7 +221,7 @@ func (t *Tracker) Start(cmd *exec.Cmd, name string, limits Limits) (*Group, erro
 	}
 	g := &Group{name: name, cmd: cmd}
 	if t.backend == nil {
-		if err := cmd.Start(); err != nil {
+		if err := startOn(limits.Affinity, cmd); err != nil {
 			return nil, fmt.Errorf("proctrack: start %s: %w", name, err)
 		}
 		g.pgid = cmd.Process.Pid
@@ -223,7 +231,7 @@ func (t *Tracker) Start(cmd *exec.Cmd, name string, limits Limits) (*Group, erro
 	if err != nil {
 		return nil, fmt.Errorf("proctrack: create cgroup for %s: %w", name, err)
 	}
-	if err := cg.start(cmd); err != nil {
+	if err := cg.start(cmd, limits.Affinity); err != nil {
 		if rerr := cg.remove(); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
@@ -327,4 +335,30 @@ func removeTree(top, dir string) error {
 		}
 	}
 	return nil
+}
+
+// startOn starts cmd from a thread whose CPU affinity is cpus for the
+// fork (affinity is inherited across fork and exec), then gives the thread
+// its mask back. Without cpus, or when the mask cannot be set (CPUs this
+// machine lacks, as a node configured with more CPUs than it has), it is
+// cmd.Start. If the mask cannot be put back the thread stays locked, and
+// the runtime ends it with the goroutine.
+func startOn(cpus []int, cmd *exec.Cmd) error {
+	if len(cpus) == 0 {
+		return cmd.Start()
+	}
+	runtime.LockOSThread()
+	var old, set unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	if unix.SchedGetaffinity(0, &old) != nil || unix.SchedSetaffinity(0, &set) != nil {
+		runtime.UnlockOSThread()
+		return cmd.Start()
+	}
+	err := cmd.Start()
+	if unix.SchedSetaffinity(0, &old) == nil {
+		runtime.UnlockOSThread()
+	}
+	return err
 }
