@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 )
 
 // The test binary doubles as the job: PROCTRACK_HELPER selects a role.
@@ -733,5 +734,44 @@ func TestGroupGone(t *testing.T) {
 	}
 	if !groupGone(pgid) {
 		t.Fatal("group of a reaped leader still reported present")
+	}
+}
+
+// A process started with an Affinity runs on those CPUs from the start,
+// and so does a child it forks at once; the daemon's own thread keeps its
+// mask.
+func TestStartAffinity(t *testing.T) {
+	var mine unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &mine); err != nil || mine.Count() < 2 {
+		t.Skipf("needs two CPUs to choose from (affinity %v)", err)
+	}
+	cpu := -1
+	for c := 1; c < 1024 && cpu < 0; c++ {
+		if mine.IsSet(c) {
+			cpu = c
+		}
+	}
+	for _, opts := range modes(t) {
+		t.Run(modeName(opts), func(t *testing.T) {
+			tr := newTracker(t, opts)
+			out := filepath.Join(t.TempDir(), "out")
+			cmd := exec.Command("/bin/sh", "-c", `grep Cpus_allowed_list /proc/self/status > "$1"; grep Cpus_allowed_list /proc/$$/status >> "$1"`, "sh", out)
+			g := startGroup(t, tr, cmd, "job_affinity", Limits{Affinity: []int{cpu}})
+			if _, err := g.Wait(); err != nil {
+				t.Fatalf("wait: %v", err)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.Repeat("Cpus_allowed_list:\t"+strconv.Itoa(cpu)+"\n", 2)
+			if string(data) != want {
+				t.Errorf("child and shell masks %q, want %q", data, want)
+			}
+			var now unix.CPUSet
+			if err := unix.SchedGetaffinity(0, &now); err != nil || now != mine {
+				t.Errorf("the test's own mask changed: %v", err)
+			}
+		})
 	}
 }
