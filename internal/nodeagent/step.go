@@ -85,12 +85,16 @@ type step struct {
 	killed    bool // past KillWait: tasks starting late are killed
 	finished  bool
 	killTimer *time.Timer
+	// group holds every task's process tree (one cgroup per step, as
+	// Slurm's); nil until the tasks start.
+	group *proctrack.Group
 }
 
 // stepTask is one task of a step on this node.
 type stepTask struct {
 	id, local int
-	group     *proctrack.Group // nil until started; guarded by step.mu
+	// cmd is the task's process once started.
+	cmd *exec.Cmd
 	// stdin carries srun's input for the task (nil: it reads /dev/null
 	// or a file); stdinW is the pipe it is written to. stdinClosed is
 	// only touched by the goroutine reading srun's frames.
@@ -329,16 +333,8 @@ func (s *step) run() {
 	s.out = stepio.NewWriter(conn)
 	s.send(stepio.Frame{Kind: stepio.Hello, Node: uint32(s.l.NodeIndex), Data: []byte(s.token)})
 
-	// Tasks start in parallel: forks serialise in the kernel and the
-	// runtime anyway, but building environments, opening pipes and
-	// creating cgroups overlap.
 	began := time.Now()
-	var starting sync.WaitGroup
-	for _, t := range s.tasks {
-		starting.Add(1)
-		go func() { defer starting.Done(); s.startTask(t) }()
-	}
-	starting.Wait()
+	s.startTasks()
 	log.Info("step tasks started", "tasks", len(s.tasks), "user", s.cred.User, "took", time.Since(began))
 
 	s.reader.Add(1)
@@ -379,37 +375,23 @@ func (s *step) finish() {
 	close(s.done)
 }
 
-// destroy kills what is left of every task's process tree and waits for
+// destroy kills what is left of the tasks' process trees and waits for
 // it to go.
 func (s *step) destroy() {
-	var wg sync.WaitGroup
-	for _, g := range s.groups() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := g.Destroy(context.Background()); err != nil {
-				s.agent.logger.Warn("clean up step processes", "job", s.key.job, "step", s.key.step, "err", err)
-			}
-		}()
+	g := s.processes()
+	if g == nil {
+		return
 	}
-	wg.Wait()
+	if err := g.Destroy(context.Background()); err != nil {
+		s.agent.logger.Warn("clean up step processes", "job", s.key.job, "step", s.key.step, "err", err)
+	}
 }
 
-// groups lists the started tasks' process trees.
-func (s *step) groups() []*proctrack.Group {
+// processes is the step's process group, nil before it is made.
+func (s *step) processes() *proctrack.Group {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.groupsLocked()
-}
-
-func (s *step) groupsLocked() []*proctrack.Group {
-	var gs []*proctrack.Group
-	for _, t := range s.tasks {
-		if t.group != nil {
-			gs = append(gs, t.group)
-		}
-	}
-	return gs
+	return s.group
 }
 
 // send writes a frame to srun; a failure means srun is gone.
@@ -444,12 +426,12 @@ func (s *step) terminate(killWait time.Duration) {
 		return
 	}
 	s.ending = true
-	groups := s.groupsLocked()
+	g := s.group
 	if s.killTimer == nil {
 		s.killTimer = time.AfterFunc(killWait, s.kill)
 	}
 	s.mu.Unlock()
-	for _, g := range groups {
+	if g != nil {
 		_ = g.Signal(syscall.SIGCONT)
 		_ = g.Signal(syscall.SIGTERM)
 	}
@@ -463,9 +445,9 @@ func (s *step) kill() {
 		return
 	}
 	s.killed = true
-	groups := s.groupsLocked()
+	g := s.group
 	s.mu.Unlock()
-	for _, g := range groups {
+	if g != nil {
 		_ = g.Kill()
 	}
 }
@@ -473,9 +455,9 @@ func (s *step) kill() {
 // signal delivers sig to every process of every task (srun's Signal
 // frame, scancel -s on a step).
 func (s *step) signal(sig syscall.Signal) {
-	for _, g := range s.groups() {
+	if g := s.processes(); g != nil {
 		if err := g.Signal(sig); err != nil {
-			s.agent.logger.Debug("signal step task", "job", s.key.job, "step", s.key.step, "signal", sig, "err", err)
+			s.agent.logger.Debug("signal step tasks", "job", s.key.job, "step", s.key.step, "signal", sig, "err", err)
 		}
 	}
 }
@@ -544,16 +526,93 @@ func (s *step) stdinFromSrun(t *stepTask) bool {
 	}
 }
 
-// startTask starts one task and the goroutines that serve it. A task that
-// cannot start is reported with a Failed frame and the exit status
-// slurmstepd's forked child would have had.
-func (s *step) startTask(t *stepTask) {
+// startTasks starts the step's tasks in one process group (one cgroup)
+// and the goroutines that serve them. Tasks are prepared in parallel
+// (environments, pipes), then forked together, which on cgroup v1 moves
+// the forking thread into the step's cgroup once rather than once per
+// task. A task that cannot start is reported with a Failed frame and the
+// exit status slurmstepd's forked child would have had.
+func (s *step) startTasks() {
+	l := s.l
+	g, err := s.agent.tracker.NewGroup(fmt.Sprintf("job_%d_step_%d", l.JobID, l.StepID), proctrack.Limits{})
+	if err != nil {
+		s.agent.logger.Warn("step tasks cannot start", "job", l.JobID, "step", l.StepID, "err", err)
+		for _, t := range s.tasks {
+			s.failTask(t, l.Argv[0], err)
+		}
+		return
+	}
 	s.mu.Lock()
+	s.group = g
 	ending := s.ending
 	s.mu.Unlock()
 	if ending {
 		return
 	}
+
+	prep := make([]*taskStart, len(s.tasks))
+	var wg sync.WaitGroup
+	for i, t := range s.tasks {
+		wg.Add(1)
+		go func() { defer wg.Done(); prep[i] = s.prepareTask(t) }()
+	}
+	wg.Wait()
+	var cmds []*exec.Cmd
+	var cpus [][]int
+	var ready []*taskStart
+	for _, p := range prep {
+		if p != nil {
+			ready = append(ready, p)
+			cmds = append(cmds, p.cmd(s.cwd))
+			cpus = append(cpus, p.cpus)
+		}
+	}
+	errs := g.Start(cmds, cpus)
+	for i, p := range ready {
+		err := errs[i]
+		if err != nil && s.cwd != os.TempDir() {
+			// As the user, the working folder may be out of reach;
+			// the fork only says "fork/exec" for both a failed chdir
+			// and a failed execve. If /tmp works, it was the chdir,
+			// and slurmstepd would have gone to /tmp too.
+			retry := p.cmd(os.TempDir())
+			if err2 := g.Start([]*exec.Cmd{retry}, [][]int{p.cpus})[0]; err2 == nil {
+				s.noteCwd(p.task, err)
+				cmds[i], err = retry, nil
+			} else {
+				err = err2
+			}
+		} else if err == nil && s.cwdErr != nil {
+			s.noteCwd(p.task, s.cwdErr)
+		}
+		s.started(p, cmds[i], err)
+	}
+
+	s.mu.Lock()
+	ending, killed := s.ending, s.killed
+	s.mu.Unlock()
+	if killed {
+		_ = g.Kill()
+	} else if ending {
+		_ = g.Signal(syscall.SIGCONT)
+		_ = g.Signal(syscall.SIGTERM)
+	}
+}
+
+// taskStart is a task ready to be forked: its command (built for a
+// working folder) and the pipes it gets.
+type taskStart struct {
+	task       *stepTask
+	path       string
+	cpus       []int
+	cmd        func(dir string) *exec.Cmd
+	pipes      taskPipes
+	outR, errR *os.File
+}
+
+// prepareTask builds a task's environment, command and pipes; nil when
+// the task already failed (reported).
+func (s *step) prepareTask(t *stepTask) *taskStart {
 	l := s.l
 	cpus := s.bind.taskCPUs(l, t.local)
 	env := stepenv.TaskVars(l.Env, stepenv.Task{
@@ -564,7 +623,7 @@ func (s *step) startTask(t *stepTask) {
 	path := searchPath(l.Argv[0], lookupEnv(env, "PATH"), s.cwd)
 	if _, err := os.Stat(resolveIn(s.cwd, path)); errors.Is(err, fs.ErrNotExist) {
 		s.failTask(t, path, syscall.ENOENT)
-		return
+		return nil
 	}
 
 	vals := outpattern.Values{
@@ -580,11 +639,13 @@ func (s *step) startTask(t *stepTask) {
 	// gets them as its 0, 1 and 2, never a task forked at the same time.
 	// Output pipes are made even when files are named: the shell that
 	// opens the files as the user says through them if it cannot.
-	var p taskPipes
-	var stdout, stderr, stdin, outR, errR *os.File
-	outR, stdout, err := p.add(false)
+	ts := &taskStart{task: t, path: path, cpus: cpus}
+	p := &ts.pipes
+	var stdout, stderr, stdin *os.File
+	var err error
+	ts.outR, stdout, err = p.add(false)
 	if err == nil {
-		errR, stderr, err = p.add(false)
+		ts.errR, stderr, err = p.add(false)
 	}
 	if err == nil && t.stdin != nil {
 		t.stdinW, stdin, err = p.add(true)
@@ -594,10 +655,10 @@ func (s *step) startTask(t *stepTask) {
 		p.close(false)
 		t.stdin, t.stdinW = nil, nil
 		s.failTask(t, path, err)
-		return
+		return nil
 	}
 
-	command := func(dir string) *exec.Cmd {
+	ts.cmd = func(dir string) *exec.Cmd {
 		cmd := &exec.Cmd{Path: path, Args: append([]string{path}, l.Argv[1:]...), Env: env, Dir: dir}
 		if outFile != "" || errFile != "" || inFile != "" {
 			cmd.Path = "/bin/sh"
@@ -616,46 +677,27 @@ func (s *step) startTask(t *stepTask) {
 		}
 		return cmd
 	}
-	name := fmt.Sprintf("job_%d_step_%d_task_%d", l.JobID, l.StepID, t.id)
-	g, err := s.startBound(command(s.cwd), name, cpus)
-	if err != nil && s.cwd != os.TempDir() {
-		// As the user, the working folder may be out of reach; the
-		// fork only says "fork/exec" for both a failed chdir and a
-		// failed execve. If /tmp works, it was the chdir, and
-		// slurmstepd would have gone to /tmp too.
-		g2, err2 := s.startBound(command(os.TempDir()), name, cpus)
-		if err2 == nil {
-			s.noteCwd(t, err)
-		}
-		g, err = g2, err2
-	} else if err == nil && s.cwdErr != nil {
-		s.noteCwd(t, s.cwdErr)
-	}
-	p.close(false)
+	return ts
+}
+
+// started finishes a task's start: the goroutines that serve a running
+// task, or the report of one that failed to start.
+func (s *step) started(p *taskStart, cmd *exec.Cmd, err error) {
+	t := p.task
+	p.pipes.close(false)
 	if err != nil {
-		p.close(true)
+		p.pipes.close(true)
 		t.stdin, t.stdinW = nil, nil
-		s.agent.logger.Info("step task failed to start", "job", l.JobID, "step", l.StepID, "task", t.id, "err", err)
-		s.failTask(t, path, err)
+		s.agent.logger.Info("step task failed to start", "job", s.l.JobID, "step", s.l.StepID, "task", t.id, "err", err)
+		s.failTask(t, p.path, err)
 		return
 	}
-
-	s.mu.Lock()
-	t.group = g
-	ending, killed := s.ending, s.killed
-	s.mu.Unlock()
-	if killed {
-		_ = g.Kill()
-	} else if ending {
-		_ = g.Signal(syscall.SIGCONT)
-		_ = g.Signal(syscall.SIGTERM)
-	}
-
+	t.cmd = cmd
 	s.leaders.Add(1)
 	s.exits.Add(1)
 	t.pumps.Add(2)
-	go s.pump(t, outR, stepio.Stdout)
-	go s.pump(t, errR, stepio.Stderr)
+	go s.pump(t, p.outR, stepio.Stdout)
+	go s.pump(t, p.errR, stepio.Stderr)
 	if t.stdinW != nil {
 		go s.feed(t)
 	}
@@ -690,14 +732,6 @@ func (p *taskPipes) close(parent bool) {
 	for _, f := range fs {
 		_ = f.Close()
 	}
-}
-
-// startBound starts cmd in its own process tree, on the given CPUs when
-// there are any: the tracker forks it with that affinity, so it runs on
-// them from its first instruction, before it can start threads or
-// children.
-func (s *step) startBound(cmd *exec.Cmd, name string, cpus []int) (*proctrack.Group, error) {
-	return s.agent.tracker.Start(cmd, name, proctrack.Limits{Affinity: cpus})
 }
 
 // noteCwd tells the user, once per step, that the tasks run in /tmp.
@@ -766,7 +800,7 @@ func (s *step) feed(t *stepTask) {
 
 // waitTask reports a task's end once its output is all sent.
 func (s *step) waitTask(t *stepTask) {
-	st, err := t.group.Wait()
+	st, err := s.group.WaitFor(t.cmd)
 	s.leaders.Done()
 	t.pumps.Wait()
 	f := stepio.Frame{Kind: stepio.Exit, Node: uint32(s.l.NodeIndex), Task: uint32(t.id)}

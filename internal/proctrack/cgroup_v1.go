@@ -192,7 +192,7 @@ type v1Cgroup struct {
 
 func (c *v1Cgroup) String() string { return "cgroup " + c.b.path(c.name) }
 
-// start starts cmd inside the cgroup on every hierarchy.
+// start starts each cmd inside the cgroup on every hierarchy.
 //
 // cgroup v1 has no equivalent of CLONE_INTO_CGROUP, and a Go program cannot
 // run code in the child between fork and exec, so the child cannot wait on a
@@ -201,75 +201,98 @@ func (c *v1Cgroup) String() string { return "cgroup " + c.b.path(c.name) }
 // itself moves: on v1 every thread has its own cgroup membership (the
 // "tasks" file), and clone(2) puts the child in the cgroups of the thread
 // that calls it. So a goroutine locks itself to an OS thread, writes that
-// thread's id into the job cgroup's tasks files, starts cmd (os/exec forks
-// from the calling thread), and writes the thread back into the cgroups it
-// came from. Nothing else runs on a locked thread meanwhile, and threads the
-// runtime creates in that window come from its template thread, not from
-// this one. The main thread is never moved: it owns the address space, and
-// v1 memory cgroups charge the whole daemon to the cgroup of that owner. If
-// the thread cannot be moved back, it is left locked so that the runtime
-// destroys it instead of reusing it (a job started with Pdeathsig then gets
-// its signal, since that follows the forking thread).
-func (c *v1Cgroup) start(cmd *exec.Cmd, affinity []int) error {
-	done := make(chan error, 1)
-	go c.startLocked(cmd, affinity, done)
+// thread's id into the job cgroup's tasks files, starts the commands (os/exec
+// forks from the calling thread), and writes the thread back into the
+// cgroups it came from. Moving a thread is the slow part on v1 (the kernel
+// waits for every CPU to pass a quiescent point), so it is done once for
+// all the commands. Nothing else runs on a locked thread meanwhile, and
+// threads the runtime creates in that window come from its template
+// thread, not from this one. The main thread is never moved: it owns the
+// address space, and v1 memory cgroups charge the whole daemon to the
+// cgroup of that owner. If the thread cannot be moved back, it is left
+// locked so that the runtime destroys it instead of reusing it (a job
+// started with Pdeathsig then gets its signal, since that follows the
+// forking thread).
+func (c *v1Cgroup) start(cmds []*exec.Cmd, affinity [][]int) []error {
+	done := make(chan []error, 1)
+	go c.startLocked(cmds, affinity, done)
 	return <-done
 }
 
-// startLocked locks the calling goroutine to its thread and starts cmd from
-// it, or from another goroutine when this one landed on the main thread.
-func (c *v1Cgroup) startLocked(cmd *exec.Cmd, affinity []int, done chan<- error) {
+// startLocked locks the calling goroutine to its thread and starts cmds
+// from it, or from another goroutine when this one landed on the main
+// thread.
+func (c *v1Cgroup) startLocked(cmds []*exec.Cmd, affinity [][]int, done chan<- []error) {
 	runtime.LockOSThread()
 	if unix.Gettid() == unix.Getpid() {
 		// Keep the main thread locked to this goroutine until a second
 		// one has done the work: the scheduler cannot place that one
 		// here meanwhile.
-		inner := make(chan error, 1)
-		go c.startLocked(cmd, affinity, inner)
+		inner := make(chan []error, 1)
+		go c.startLocked(cmds, affinity, inner)
 		done <- <-inner
 		runtime.UnlockOSThread()
 		return
 	}
-	clean, err := c.startOnThread(cmd, affinity)
+	clean, errs := c.startOnThread(cmds, affinity)
 	if clean {
 		runtime.UnlockOSThread()
 	}
-	done <- err
+	done <- errs
 }
 
 // startOnThread runs on a locked thread other than the main one; clean
 // reports whether the thread is back in its original cgroups and may be
 // reused.
-func (c *v1Cgroup) startOnThread(cmd *exec.Cmd, affinity []int) (clean bool, err error) {
+func (c *v1Cgroup) startOnThread(cmds []*exec.Cmd, affinity [][]int) (clean bool, errs []error) {
+	errs = make([]error, len(cmds))
+	all := func(err error) []error {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
 	tid := unix.Gettid()
 	orig, err := cgroup1.ParseCgroupFile(fmt.Sprintf("/proc/self/task/%d/cgroup", tid))
 	if err != nil {
-		return true, fmt.Errorf("read cgroups of thread %d: %w", tid, err)
+		return true, all(fmt.Errorf("read cgroups of thread %d: %w", tid, err))
 	}
+	// The thread goes back only in the hierarchies it leaves: each write
+	// to a tasks file waits for the kernel, even one that changes
+	// nothing.
+	joined := c.cg.Subsystems()
 	home, err := cgroup1.Load(func(n cgroup1.Name) (string, error) {
 		if p, ok := orig[string(n)]; ok {
 			return p, nil
 		}
 		return "", cgroup1.ErrControllerNotActive
-	}, c.b.opts()...)
+	}, cgroup1.WithHierarchy(func() ([]cgroup1.Subsystem, error) { return joined, nil }),
+		func(c *cgroup1.InitConfig) error { c.InitCheck = cgroup1.AllowAny; return nil })
 	if err != nil {
-		return true, fmt.Errorf("load cgroups of thread %d: %w", tid, err)
+		return true, all(fmt.Errorf("load cgroups of thread %d: %w", tid, err))
 	}
 	task := cgroup1.Process{Pid: tid}
-	if err = c.cg.AddTask(task); err == nil {
-		err = startOn(affinity, cmd)
+	started := false
+	if err := c.cg.AddTask(task); err != nil {
+		all(fmt.Errorf("move thread %d into the job cgroup: %w", tid, err))
 	} else {
-		err = fmt.Errorf("move thread %d into the job cgroup: %w", tid, err)
+		for i, cmd := range cmds {
+			errs[i] = startOn(affinity[i], cmd)
+			started = started || errs[i] == nil
+		}
 	}
 	if herr := home.AddTask(task); herr != nil {
-		if cmd.Process != nil {
-			// The job started inside its cgroup: only this thread
-			// is lost, and the runtime discards it.
-			return false, err
+		if started {
+			// The jobs started inside their cgroup: only this
+			// thread is lost, and the runtime discards it.
+			return false, errs
 		}
-		return false, errors.Join(err, fmt.Errorf("move thread %d back: %w", tid, herr))
+		for i := range errs {
+			errs[i] = errors.Join(errs[i], fmt.Errorf("move thread %d back: %w", tid, herr))
+		}
+		return false, errs
 	}
-	return true, err
+	return true, errs
 }
 
 func (c *v1Cgroup) procs() ([]int, error) {

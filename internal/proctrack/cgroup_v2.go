@@ -98,36 +98,44 @@ type v2Cgroup struct {
 
 func (c *v2Cgroup) String() string { return "cgroup " + c.group }
 
-// start starts cmd directly inside the cgroup: clone3(2) with
+// start starts each cmd directly inside the cgroup: clone3(2) with
 // CLONE_INTO_CGROUP (SysProcAttr.UseCgroupFD) creates the child as a member,
 // so not even its first instruction runs elsewhere. Kernels before 5.7 lack
 // that flag, and a failed exec.Cmd cannot be started again, so on them the
 // child is moved in right after Start: a fork in the few microseconds
 // between would escape the cgroup, though not the process group.
-func (c *v2Cgroup) start(cmd *exec.Cmd, affinity []int) error {
+func (c *v2Cgroup) start(cmds []*exec.Cmd, affinity [][]int) []error {
+	errs := make([]error, len(cmds))
 	if !c.intoCgroup {
-		if err := startOn(affinity, cmd); err != nil {
-			return err
+		for i, cmd := range cmds {
+			if errs[i] = startOn(affinity[i], cmd); errs[i] != nil {
+				continue
+			}
+			if err := c.m.AddProc(uint64(cmd.Process.Pid)); err != nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				errs[i] = fmt.Errorf("move process %d into %s: %w", cmd.Process.Pid, c, err)
+			}
 		}
-		if err := c.m.AddProc(uint64(cmd.Process.Pid)); err != nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			return fmt.Errorf("move process %d into %s: %w", cmd.Process.Pid, c, err)
-		}
-		return nil
+		return errs
 	}
 	fd, err := unix.Open(c.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", c, err)
+		for i := range errs {
+			errs[i] = fmt.Errorf("open %s: %w", c, err)
+		}
+		return errs
 	}
 	defer unix.Close(fd)
-	attr := cmd.SysProcAttr
-	attr.UseCgroupFD, attr.CgroupFD = true, fd
-	err = startOn(affinity, cmd)
-	// The descriptor is closed on return: do not leave it in the caller's
-	// SysProcAttr.
-	attr.UseCgroupFD, attr.CgroupFD = false, 0
-	return err
+	for i, cmd := range cmds {
+		attr := cmd.SysProcAttr
+		attr.UseCgroupFD, attr.CgroupFD = true, fd
+		errs[i] = startOn(affinity[i], cmd)
+		// The descriptor is closed on return: do not leave it in the
+		// caller's SysProcAttr.
+		attr.UseCgroupFD, attr.CgroupFD = false, 0
+	}
+	return errs
 }
 
 // kernelAtLeast reports whether the running kernel's release is at least

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -19,41 +20,130 @@ import (
 // gives up on a step whose processes do not die.
 const DefaultDestroyTimeout = 60 * time.Second
 
-// Group is the process tree of one job: a process group and, in a cgroup
-// mode, a cgroup. Its methods are safe for concurrent use, except that Wait
-// may be called only once, as with exec.Cmd.
+// Group is the process tree of one job, or of one step's tasks on a node:
+// the process groups of the processes started in it and, in a cgroup mode,
+// one cgroup holding them all. Its methods are safe for concurrent use,
+// except that each started process may be waited for only once, as with
+// exec.Cmd.
 type Group struct {
 	name string
-	cmd  *exec.Cmd    // nil for an adopted group
-	pgid int          // 0 for an adopted group
 	cg   cgroupHandle // nil in process-group mode
 
-	// reaped is set once Wait has reaped the leader. From then on the
-	// kernel may hand the group's number to a new process group as soon
-	// as ours is empty, so with a cgroup to go by the number is no longer
-	// used.
-	reaped atomic.Bool
+	mu      sync.Mutex
+	leaders []*leader // none for an adopted group
+
 	// destroyed is set once Destroy has seen the tree empty: nothing can
 	// join it again, and signalling by number could only hit strangers.
 	destroyed atomic.Bool
 }
 
-// groupID returns the process group to signal by number, or 0 when that is
-// no longer safe or useful (see reaped and destroyed). Without a cgroup the
-// number is all there is, with the pid-reuse risk Slurm's proctrack/pgid
-// also accepts.
-func (g *Group) groupID() int {
-	if g.destroyed.Load() || g.cg != nil && g.reaped.Load() {
-		return 0
+// leader is a process started in a group, the leader of its own process
+// group.
+type leader struct {
+	cmd *exec.Cmd
+	// reaped is set once Wait has reaped it. From then on the kernel may
+	// hand its group's number to a new process group as soon as ours is
+	// empty, so with a cgroup to go by the number is no longer used.
+	reaped atomic.Bool
+}
+
+func (l *leader) pgid() int { return l.cmd.Process.Pid }
+
+// groupIDs returns the process groups to signal by number: none once that
+// is no longer safe or useful (see leader.reaped and destroyed). Without a
+// cgroup the numbers are all there is, with the pid-reuse risk Slurm's
+// proctrack/pgid also accepts.
+func (g *Group) groupIDs() []int {
+	if g.destroyed.Load() {
+		return nil
 	}
-	return g.pgid
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ids := make([]int, 0, len(g.leaders))
+	for _, l := range g.leaders {
+		if g.cg == nil || !l.reaped.Load() {
+			ids = append(ids, l.pgid())
+		}
+	}
+	return ids
+}
+
+// liveGroupIDs is groupIDs without the groups that have no process left.
+func (g *Group) liveGroupIDs() []int {
+	ids := g.groupIDs()
+	live := ids[:0]
+	for _, id := range ids {
+		if !groupGone(id) {
+			live = append(live, id)
+		}
+	}
+	return live
 }
 
 // Name returns the name the group was started or adopted under.
 func (g *Group) Name() string { return g.name }
 
-// Pid returns the process id of the leader, or 0 for an adopted group.
-func (g *Group) Pid() int { return g.pgid }
+// Pid returns the process id of the first process started in the group,
+// or 0 for an adopted group.
+func (g *Group) Pid() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.leaders) == 0 {
+		return 0
+	}
+	return g.leaders[0].pgid()
+}
+
+// Start starts cmds in the group, each as the leader of a new process
+// group (Setpgid, unless the caller asked for Setsid, which implies it),
+// the i-th on the CPUs affinity[i] when there are any (affinity may be
+// shorter than cmds). See Tracker.Start for what else it does. It returns
+// one error per command, nil for each that started; a command that failed
+// may be built again and started on its own. Starting in a destroyed group
+// fails.
+func (g *Group) Start(cmds []*exec.Cmd, affinity [][]int) []error {
+	errs := make([]error, len(cmds))
+	if g.destroyed.Load() {
+		for i := range errs {
+			errs[i] = fmt.Errorf("proctrack: start in %s: the group was destroyed", g.name)
+		}
+		return errs
+	}
+	affs := make([][]int, len(cmds))
+	copy(affs, affinity)
+	for _, cmd := range cmds {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		if !cmd.SysProcAttr.Setsid {
+			// setpgid(0, 0) after setsid(2) would fail with EPERM: a
+			// session leader already leads its own process group.
+			cmd.SysProcAttr.Setpgid = true
+			cmd.SysProcAttr.Pgid = 0
+		}
+	}
+	if g.cg == nil {
+		for i, cmd := range cmds {
+			errs[i] = startOn(affs[i], cmd)
+		}
+	} else {
+		errs = g.cg.start(cmds, affs)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, cmd := range cmds {
+		if errs[i] != nil {
+			where := ""
+			if g.cg != nil {
+				where = " in " + g.cg.String()
+			}
+			errs[i] = fmt.Errorf("proctrack: start %s%s: %w", g.name, where, errs[i])
+			continue
+		}
+		g.leaders = append(g.leaders, &leader{cmd: cmd})
+	}
+	return errs
+}
 
 // Pids returns the live processes of the tree, sorted: everything in the
 // cgroup, and the members of the process group with their descendants.
@@ -70,18 +160,18 @@ func (g *Group) Pids() ([]int, error) {
 		}
 		pids = p
 	}
-	if pgid := g.groupID(); pgid > 0 && !groupGone(pgid) {
+	if live := g.liveGroupIDs(); len(live) > 0 {
 		procs, err := scanProcs()
 		if err != nil {
 			return nil, fmt.Errorf("proctrack: list processes of %s: %w", g.name, err)
 		}
-		pids = append(pids, treeMembers(procs, pgid, os.Getpid())...)
+		pids = append(pids, treeMembers(procs, live, os.Getpid())...)
 	}
 	slices.Sort(pids)
 	return slices.Compact(pids), nil
 }
 
-// Signal sends sig to every process of the tree exactly once: the
+// Signal sends sig to every process of the tree exactly once: each
 // process group with one kill(2), then every other process found in the
 // cgroup (those that called setsid(2)) or, without a cgroup, among the
 // group's descendants. Processes are listed before any is signalled, so
@@ -94,18 +184,18 @@ func (g *Group) Signal(sig syscall.Signal) error {
 	if err != nil {
 		err = fmt.Errorf("list processes: %w", err)
 	}
-	pgid := g.groupID()
+	pgids := g.groupIDs()
 	others := pids[:0]
 	for _, p := range pids {
-		if pgid > 0 {
-			if pg, gerr := syscall.Getpgid(p); gerr == nil && pg == pgid {
-				continue // reached through the process group
+		if len(pgids) > 0 {
+			if pg, gerr := syscall.Getpgid(p); gerr == nil && slices.Contains(pgids, pg) {
+				continue // reached through its process group
 			}
 		}
 		others = append(others, p)
 	}
 	errs := []error{err}
-	if pgid > 0 {
+	for _, pgid := range pgids {
 		if err := ignoreGone(syscall.Kill(-pgid, sig)); err != nil {
 			errs = append(errs, fmt.Errorf("signal process group %d: %w", pgid, err))
 		}
@@ -118,7 +208,7 @@ func (g *Group) Signal(sig syscall.Signal) error {
 }
 
 // members lists the processes to signal: the cgroup's when there is one,
-// else the process group's members and their descendants.
+// else the process groups' members and their descendants.
 func (g *Group) members() ([]int, error) {
 	if g.destroyed.Load() {
 		return nil, nil
@@ -126,15 +216,15 @@ func (g *Group) members() ([]int, error) {
 	if g.cg != nil {
 		return g.cg.procs()
 	}
-	pgid := g.groupID()
-	if pgid <= 0 || groupGone(pgid) {
+	live := g.liveGroupIDs()
+	if len(live) == 0 {
 		return nil, nil
 	}
 	procs, err := scanProcs()
 	if err != nil {
 		return nil, err
 	}
-	return treeMembers(procs, pgid, os.Getpid()), nil
+	return treeMembers(procs, live, os.Getpid()), nil
 }
 
 // Kill sends SIGKILL to every process of the tree without letting a
@@ -150,13 +240,13 @@ func (g *Group) Kill() error {
 		if err := g.cg.kill(); err != nil {
 			errs = append(errs, err)
 		}
-	} else if g.groupID() > 0 {
+	} else if len(g.groupIDs()) > 0 {
 		errs = append(errs, g.stopTree())
 		if err := g.Signal(syscall.SIGKILL); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if pgid := g.groupID(); pgid > 0 {
+	for _, pgid := range g.groupIDs() {
 		if err := ignoreGone(syscall.Kill(-pgid, syscall.SIGKILL)); err != nil {
 			errs = append(errs, fmt.Errorf("kill process group %d: %w", pgid, err))
 		}
@@ -193,18 +283,38 @@ func (g *Group) stopTree() error {
 	return nil
 }
 
-// Wait waits for the leader to exit and returns its state, as exec.Cmd.Wait
-// does (a non-zero exit is an *exec.ExitError). Other processes of the tree
-// may still run: Destroy ends them. An adopted group returns ErrNotChild.
+// Wait waits for the group's first process to exit and returns its state,
+// as exec.Cmd.Wait does (a non-zero exit is an *exec.ExitError). Other
+// processes of the tree may still run: Destroy ends them. An adopted group
+// returns ErrNotChild.
 func (g *Group) Wait() (*os.ProcessState, error) {
-	if g.cmd == nil {
+	g.mu.Lock()
+	var first *exec.Cmd
+	if len(g.leaders) > 0 {
+		first = g.leaders[0].cmd
+	}
+	g.mu.Unlock()
+	return g.WaitFor(first)
+}
+
+// WaitFor is Wait for one of the processes the group started, cmd.
+func (g *Group) WaitFor(cmd *exec.Cmd) (*os.ProcessState, error) {
+	g.mu.Lock()
+	var l *leader
+	for _, c := range g.leaders {
+		if c.cmd == cmd {
+			l = c
+		}
+	}
+	g.mu.Unlock()
+	if l == nil {
 		return nil, fmt.Errorf("proctrack: wait for %s: %w", g.name, ErrNotChild)
 	}
-	err := g.cmd.Wait()
-	if g.cmd.ProcessState != nil {
-		g.reaped.Store(true)
+	err := cmd.Wait()
+	if cmd.ProcessState != nil {
+		l.reaped.Store(true)
 	}
-	return g.cmd.ProcessState, err
+	return cmd.ProcessState, err
 }
 
 // Destroy kills whatever is left of the tree, waits until no process
@@ -231,13 +341,14 @@ func (g *Group) Destroy(ctx context.Context) error {
 			return nil
 		}
 	}
-	for {
-		killErr := g.Kill()
-		pids, err := g.Pids()
-		if err == nil && len(pids) == 0 {
-			if g.cg == nil {
-				g.destroyed.Store(true)
-			}
+	// A tree whose processes have all ended, the usual case, is not
+	// frozen and killed for nothing: on cgroup v1 that costs more than
+	// everything else.
+	pids, err := g.Pids()
+	var killErr error
+	for err != nil || len(pids) > 0 {
+		killErr = g.Kill()
+		if pids, err = g.Pids(); err == nil && len(pids) == 0 {
 			break
 		}
 		if werr := pause(); werr != nil {
@@ -248,6 +359,7 @@ func (g *Group) Destroy(ctx context.Context) error {
 		}
 	}
 	if g.cg == nil {
+		g.destroyed.Store(true)
 		return nil
 	}
 	for {

@@ -129,18 +129,18 @@ func scanProcs() ([]procStat, error) {
 }
 
 // treeMembers returns the live processes that belong to a job tracked by
-// process group: every member of group pgid, and every descendant of such a
+// process group: every member of the groups pgids, and every descendant of such a
 // member, so that a child that called setsid(2) is still found while its
 // parent lives (what Slurm's proctrack/linuxproc adds to proctrack/pgid). A
 // process that left the group and was reparented to init is out of reach:
 // only a cgroup can follow it. self is never included. The result is
 // sorted.
-func treeMembers(procs []procStat, pgid, self int) []int {
+func treeMembers(procs []procStat, pgids []int, self int) []int {
 	children := make(map[int][]procStat, len(procs))
 	var queue []procStat
 	for _, p := range procs {
 		children[p.PPID] = append(children[p.PPID], p)
-		if p.PGRP == pgid {
+		if slices.Contains(pgids, p.PGRP) {
 			queue = append(queue, p)
 		}
 	}

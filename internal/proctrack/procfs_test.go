@@ -79,10 +79,10 @@ func TestTreeMembers(t *testing.T) {
 		{PID: 50, PPID: 1, PGRP: 50, State: 'S'},     // the daemon
 	}
 	want := []int{100, 101, 102, 103, 106}
-	if diff := cmp.Diff(want, treeMembers(procs, 100, 50)); diff != "" {
+	if diff := cmp.Diff(want, treeMembers(procs, []int{100}, 50)); diff != "" {
 		t.Errorf("treeMembers (-want +got):\n%s", diff)
 	}
-	if got := treeMembers(procs, 999, 50); len(got) != 0 {
+	if got := treeMembers(procs, []int{999}, 50); len(got) != 0 {
 		t.Errorf("treeMembers of an empty group = %v, want none", got)
 	}
 }

@@ -775,3 +775,131 @@ func TestStartAffinity(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupOfSeveral starts a step's worth of processes in one group, as a
+// node starts a step's tasks: each leads its own process group, one of
+// them with a setsid grandchild, and a bad command fails alone. A signal
+// reaches every process once, each is waited for on its own, and Destroy
+// ends what is left.
+func TestGroupOfSeveral(t *testing.T) {
+	for _, opts := range modes(t) {
+		t.Run(modeName(opts), func(t *testing.T) {
+			tr := newTracker(t, opts)
+			g, err := tr.NewGroup("job_5_step_0", Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cmds []*exec.Cmd
+			var pidFiles []string
+			for range 3 {
+				cmd, pidFile := helperCmd(t, "count-usr1")
+				cmds, pidFiles = append(cmds, cmd), append(pidFiles, pidFile)
+			}
+			tree, treePid := helperCmd(t, "setsid-tree")
+			cmds = append(cmds, tree, exec.Command("/nonexistent/program"))
+			errs := g.Start(cmds, [][]int{{0}})
+			for i, err := range errs[:4] {
+				if err != nil {
+					t.Fatalf("Start: command %d: %v", i, err)
+				}
+			}
+			if errs[4] == nil || !strings.Contains(errs[4].Error(), "job_5_step_0") {
+				t.Fatalf("Start of a missing program = %v, want an error naming the group", errs[4])
+			}
+			pgids := map[int]bool{}
+			for _, cmd := range cmds[:4] {
+				pgid, err := syscall.Getpgid(cmd.Process.Pid)
+				if err != nil || pgid != cmd.Process.Pid {
+					t.Fatalf("process %d: process group %d, %v; want it to lead its own", cmd.Process.Pid, pgid, err)
+				}
+				pgids[pgid] = true
+			}
+			if g.Pid() != cmds[0].Process.Pid {
+				t.Errorf("Pid() = %d, want the first process %d", g.Pid(), cmds[0].Process.Pid)
+			}
+			var first unix.CPUSet
+			if err := unix.SchedGetaffinity(cmds[0].Process.Pid, &first); err != nil || first.Count() != 1 || !first.IsSet(0) {
+				t.Errorf("first process runs on %d CPUs (%v), want CPU 0 alone", first.Count(), err)
+			}
+			for _, f := range pidFiles {
+				readPid(t, f)
+			}
+			gc := readPid(t, treePid)
+			pids, err := g.Pids()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []int{cmds[0].Process.Pid, cmds[1].Process.Pid, cmds[2].Process.Pid, cmds[3].Process.Pid, gc} {
+				if !contains(pids, want) {
+					t.Fatalf("Pids() = %v, want it to contain %d", pids, want)
+				}
+			}
+			if err := g.Signal(syscall.SIGUSR1); err != nil {
+				t.Fatalf("Signal: %v", err)
+			}
+			for _, f := range pidFiles {
+				count := func() int { b, _ := os.ReadFile(f + ".count"); return strings.Count(string(b), "USR1") }
+				waitFor(t, "the signal", func() bool { return count() >= 1 })
+				time.Sleep(20 * time.Millisecond)
+				if n := count(); n != 1 {
+					t.Fatalf("%s: one signal was delivered %d times", f, n)
+				}
+			}
+			// The first process ends on its own; the group lives on.
+			_ = cmds[0].Process.Kill()
+			if st, err := g.WaitFor(cmds[0]); st == nil || st.Success() || err == nil {
+				t.Fatalf("WaitFor(first) = %v, %v; want it killed", st, err)
+			}
+			if _, err := g.WaitFor(cmds[4]); !errors.Is(err, ErrNotChild) {
+				t.Errorf("WaitFor(a command that never started) = %v, want ErrNotChild", err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := g.Destroy(ctx); err != nil {
+				t.Fatalf("Destroy: %v", err)
+			}
+			for _, cmd := range cmds[1:4] {
+				if _, err := g.WaitFor(cmd); err == nil {
+					t.Errorf("process %d exited cleanly, want it killed by Destroy", cmd.Process.Pid)
+				}
+			}
+			waitFor(t, "the setsid grandchild to die", func() bool { return gone(gc) })
+			if errs := g.Start([]*exec.Cmd{exec.Command("true")}, nil); errs[0] == nil {
+				t.Errorf("Start in a destroyed group succeeded")
+			}
+		})
+	}
+}
+
+// TestDestroyEmptyGroup checks that a group whose processes all ended is
+// destroyed without any left to kill, its cgroup removed.
+func TestDestroyEmptyGroup(t *testing.T) {
+	for _, opts := range modes(t) {
+		t.Run(modeName(opts), func(t *testing.T) {
+			tr := newTracker(t, opts)
+			g, err := tr.NewGroup("job_6_step_1", Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmds := []*exec.Cmd{exec.Command("true"), exec.Command("true")}
+			for i, err := range g.Start(cmds, nil) {
+				if err != nil {
+					t.Fatalf("Start %d: %v", i, err)
+				}
+			}
+			for _, cmd := range cmds {
+				if st, err := g.WaitFor(cmd); err != nil || !st.Success() {
+					t.Fatalf("WaitFor = %v, %v", st, err)
+				}
+			}
+			if err := g.Destroy(context.Background()); err != nil {
+				t.Fatalf("Destroy: %v", err)
+			}
+			if tr.Mode() != ModePGID {
+				if names, err := tr.Orphans(); err != nil || len(names) != 0 {
+					t.Errorf("Orphans() after Destroy = %v, %v; want none", names, err)
+				}
+			}
+		})
+	}
+}

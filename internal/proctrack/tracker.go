@@ -102,9 +102,10 @@ type backend interface {
 
 // cgroupHandle is one job cgroup.
 type cgroupHandle interface {
-	// start starts cmd so that its first instruction already runs inside
-	// the cgroup.
-	start(cmd *exec.Cmd, affinity []int) error
+	// start starts each cmd so that its first instruction already runs
+	// inside the cgroup, the i-th on the CPUs affinity[i] (none: as it
+	// is), and returns one error per cmd.
+	start(cmds []*exec.Cmd, affinity [][]int) []error
 	// procs lists the live processes of the cgroup and its descendants.
 	procs() ([]int, error)
 	// kill sends SIGKILL to every process, without letting a fork escape.
@@ -204,40 +205,42 @@ func (t *Tracker) FallbackReason() error { return t.fallback }
 // kept; UseCgroupFD and CgroupFD belong to the tracker. On failure the
 // cgroup is removed again.
 func (t *Tracker) Start(cmd *exec.Cmd, name string, limits Limits) (*Group, error) {
+	g, err := t.NewGroup(name, limits)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.Start([]*exec.Cmd{cmd}, [][]int{limits.Affinity})[0]; err != nil {
+		if g.cg != nil {
+			if rerr := g.cg.remove(); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
+		return nil, err
+	}
+	return g, nil
+}
+
+// NewGroup makes an empty group called name, in a cgroup mode a new cgroup
+// under Root with the given limits (Limits.Affinity is ignored: each
+// process gets its own in Group.Start). Processes are added with
+// Group.Start. This is how a node starts a job step's tasks: one group,
+// as Slurm keeps a step in one cgroup, so that the cgroup is made, joined
+// and removed once per step rather than once per task.
+func (t *Tracker) NewGroup(name string, limits Limits) (*Group, error) {
 	if err := validName(name); err != nil {
 		return nil, err
 	}
 	if limits.MemoryBytes < 0 {
 		return nil, fmt.Errorf("proctrack: start %s: negative memory limit %d", name, limits.MemoryBytes)
 	}
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	if !cmd.SysProcAttr.Setsid {
-		// setpgid(0, 0) after setsid(2) would fail with EPERM: a session
-		// leader already leads its own process group.
-		cmd.SysProcAttr.Setpgid = true
-		cmd.SysProcAttr.Pgid = 0
-	}
-	g := &Group{name: name, cmd: cmd}
+	g := &Group{name: name}
 	if t.backend == nil {
-		if err := startOn(limits.Affinity, cmd); err != nil {
-			return nil, fmt.Errorf("proctrack: start %s: %w", name, err)
-		}
-		g.pgid = cmd.Process.Pid
 		return g, nil
 	}
 	cg, err := t.backend.create(name, limits)
 	if err != nil {
 		return nil, fmt.Errorf("proctrack: create cgroup for %s: %w", name, err)
 	}
-	if err := cg.start(cmd, limits.Affinity); err != nil {
-		if rerr := cg.remove(); rerr != nil {
-			err = errors.Join(err, rerr)
-		}
-		return nil, fmt.Errorf("proctrack: start %s in %s: %w", name, cg, err)
-	}
-	g.pgid = cmd.Process.Pid
 	g.cg = cg
 	return g, nil
 }
