@@ -159,7 +159,10 @@ type Controller struct {
 	idleAt uint64
 	idle   bool
 
-	kick    chan struct{}
+	kick   chan struct{}
+	cycles cycleClock
+	// looping is set once Start has started the scheduling loop.
+	looping atomic.Bool
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	started time.Time
@@ -328,6 +331,7 @@ func (c *Controller) Start() {
 	}
 	c.mu.Unlock()
 	c.wg.Add(2)
+	c.looping.Store(true)
 	go c.scheduleLoop()
 	go c.housekeepingLoop()
 	c.Kick()
@@ -393,8 +397,77 @@ func (c *Controller) scheduleLoop() {
 		case <-c.kick:
 		case <-t.C:
 		}
+		c.cycles.begin()
 		if err := c.scheduleOnce(context.Background()); err != nil {
 			c.logger.Error("scheduling cycle failed", "err", err)
+		}
+		c.cycles.end()
+	}
+}
+
+// cycleClock counts scheduling cycles, so that a request can wait for
+// one that begins after it (awaitCycle).
+type cycleClock struct {
+	mu       sync.Mutex
+	started  uint64
+	finished uint64
+	// ended is closed, and replaced, whenever a cycle ends.
+	ended chan struct{}
+}
+
+func (k *cycleClock) begin() {
+	k.mu.Lock()
+	k.started++
+	k.mu.Unlock()
+}
+
+func (k *cycleClock) end() {
+	k.mu.Lock()
+	k.finished++
+	if k.ended != nil {
+		close(k.ended)
+		k.ended = nil
+	}
+	k.mu.Unlock()
+}
+
+// awaitCycle kicks the scheduler and waits until a cycle that began after
+// the call has ended, for at most limit (or until ctx ends): what was
+// committed before the call has then been considered for a start.
+func (c *Controller) awaitCycle(ctx context.Context, limit time.Duration) {
+	if !c.looping.Load() {
+		// No loop to wait for (a controller not started, in tests).
+		c.Kick()
+		return
+	}
+	k := &c.cycles
+	k.mu.Lock()
+	// A cycle under way may have read the state before the caller's
+	// change: only the one after it counts.
+	target := k.started + 1
+	k.mu.Unlock()
+	c.Kick()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for {
+		k.mu.Lock()
+		if k.finished >= target {
+			k.mu.Unlock()
+			return
+		}
+		if k.ended == nil {
+			k.ended = make(chan struct{})
+		}
+		ended := k.ended
+		k.mu.Unlock()
+		select {
+		case <-ended:
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+			return
+		case <-c.stop:
+			return
 		}
 	}
 }

@@ -176,10 +176,22 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	// would change nothing: skipping it keeps a burst of held submissions
 	// from running one full scan of the queue each (docs/BENCHMARKS.md).
 	if hold == job.NotHeld {
-		c.Kick()
+		if r.Interactive {
+			// slurmctld tries to start an allocation in the request
+			// itself, so that salloc and srun learn at once that
+			// they have it rather than at their next poll.
+			c.awaitCycle(ctx, allocateWait)
+		} else {
+			c.Kick()
+		}
 	}
 	return SubmitResult{JobID: res.JobID, RC: rc}, nil
 }
+
+// allocateWait bounds how long an allocation request waits for the
+// scheduling cycle that may start it: a cycle over a long queue can take
+// longer, and the caller then polls as for any pending job.
+const allocateWait = time.Second
 
 // setOwner decides whom a job runs as. The request's own names never
 // count (a caller cannot pass as someone else by naming them); only root

@@ -188,3 +188,31 @@ func TestAllocation(t *testing.T) {
 		t.Errorf("releasing a batch job: %v", err)
 	}
 }
+
+// An allocation request waits for the scheduling cycle that can start it,
+// as slurmctld tries at once: with free nodes the answer comes back with
+// the job running, without a poll. A batch submission does not wait.
+func TestAllocationStartsInTheRequest(t *testing.T) {
+	c := ctltest.New(t, func(cfg *controller.Config) { cfg.SchedInterval = time.Hour })
+	c.RegisterAll()
+	c.Ctl.Start()
+	for range 3 {
+		res, err := c.Ctl.Submit(ctx, ctltest.Alice, controller.Submission{Req: job.Request{Interactive: true, WorkDir: "/home/alice", TimeLimit: 10}})
+		if err != nil {
+			t.Fatalf("allocate: %v", err)
+		}
+		if j := c.Job(res.JobID); j.State != job.Running {
+			t.Fatalf("allocation %d is %v when its request returns, want running", res.JobID, j.State)
+		}
+		if err := c.Ctl.CompleteAllocation(ctx, ctltest.Alice, res.JobID, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No room: the request still returns, the job pending.
+	big, err := c.Ctl.Submit(ctx, ctltest.Alice, controller.Submission{Req: job.Request{Interactive: true, WorkDir: "/home/alice", TimeLimit: 10, MinNodes: 99}})
+	if err == nil {
+		if j := c.Job(big.JobID); j.State != job.Pending {
+			t.Errorf("allocation of 99 nodes is %v, want pending", j.State)
+		}
+	}
+}

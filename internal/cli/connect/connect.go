@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-faster/jx"
@@ -49,41 +50,90 @@ func Resolve() (Target, error) {
 	if path == "" {
 		path = "/etc/slurm/slurm.conf"
 	}
-	sc, err := slurmconf.Load(path)
+	fi, err := os.Stat(path)
 	if err != nil {
+		_, err = slurmconf.Load(path) // says why, in its words
 		return Target{}, err
 	}
-	host := "127.0.0.1"
-	if len(sc.SlurmctldHosts) > 0 {
-		host = sc.SlurmctldHosts[0].Name
-		if a := sc.SlurmctldHosts[0].Addr; a != "" {
-			host = a
+	// A command resolves more than once (its client, then srun's own
+	// port); slurm.conf is read once while it stays the same file.
+	key := confKey{path: path, size: fi.Size(), mtime: fi.ModTime()}
+	var where confTarget
+	if v, ok := resolved.Load(key); ok {
+		where = v.(confTarget)
+	} else {
+		sc, err := slurmconf.Load(path)
+		if err != nil {
+			return Target{}, err
 		}
+		host := "127.0.0.1"
+		if len(sc.SlurmctldHosts) > 0 {
+			host = sc.SlurmctldHosts[0].Name
+			if a := sc.SlurmctldHosts[0].Addr; a != "" {
+				host = a
+			}
+		}
+		where = confTarget{
+			url:    "http://" + net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort))),
+			socket: filepath.Join(sc.StateSaveLocation, "drover.sock"),
+		}
+		resolved.Store(key, where)
 	}
-	t.URL = "http://" + net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort)))
-	sock := filepath.Join(sc.StateSaveLocation, "drover.sock")
-	if st, err := os.Stat(sock); err == nil && st.Mode()&os.ModeSocket != 0 {
-		t.Socket = sock
+	t.URL = where.url
+	if st, err := os.Stat(where.socket); err == nil && st.Mode()&os.ModeSocket != 0 {
+		t.Socket = where.socket
 	}
 	return t, nil
 }
 
+// resolved caches what Resolve read from each slurm.conf.
+var resolved sync.Map // confKey -> confTarget
+
+type confKey struct {
+	path  string
+	size  int64
+	mtime time.Time
+}
+
+type confTarget struct{ url, socket string }
+
 // Client returns the generated client for a target.
 func Client(t Target, userName string) (*v0044.Client, error) {
-	hc := &http.Client{Timeout: 60 * time.Second}
-	url := t.URL
+	hc := &http.Client{Timeout: 60 * time.Second, Transport: fieldsel.Transport(transport(t))}
+	return v0044.NewClient(t.base(), userSource{name: userName, socket: t.Socket != ""}, v0044.WithClient(hc))
+}
+
+// transports holds one transport per target, shared by the generated
+// client and Call: a command's requests then go over one kept-alive
+// connection instead of a new one each (srun makes several in a row).
+var transports sync.Map // Target -> http.RoundTripper
+
+func transport(t Target) http.RoundTripper {
+	if rt, ok := transports.Load(t); ok {
+		return rt.(http.RoundTripper)
+	}
+	var rt http.RoundTripper = http.DefaultTransport
 	if t.Socket != "" {
 		sock := t.Socket
-		hc.Transport = &http.Transport{
+		rt = &http.Transport{
 			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 				var d net.Dialer
 				return d.DialContext(ctx, "unix", sock)
 			},
+			MaxIdleConnsPerHost: 4,
+			IdleConnTimeout:     90 * time.Second,
 		}
-		url = "http://localhost"
 	}
-	hc.Transport = fieldsel.Transport(hc.Transport)
-	return v0044.NewClient(url, userSource{name: userName, socket: t.Socket != ""}, v0044.WithClient(hc))
+	got, _ := transports.LoadOrStore(t, rt)
+	return got.(http.RoundTripper)
+}
+
+// base is the URL requests to t are made under.
+func (t Target) base() string {
+	if t.Socket != "" {
+		return "http://localhost"
+	}
+	return t.URL
 }
 
 // userSource sends X-SLURM-USER-NAME over TCP; over the unix socket the
@@ -174,16 +224,8 @@ func Call(ctx context.Context, method, path string, in, out any) error {
 
 // CallTarget is Call to a known target.
 func CallTarget(ctx context.Context, t Target, method, path string, in, out any) error {
-	hc := &http.Client{Timeout: 60 * time.Second}
-	base := t.URL
-	if t.Socket != "" {
-		sock := t.Socket
-		hc.Transport = &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		}}
-		base = "http://localhost"
-	}
+	hc := &http.Client{Timeout: 60 * time.Second, Transport: transport(t)}
+	base := t.base()
 	var body io.Reader
 	if in != nil {
 		data, err := json.Marshal(in)

@@ -121,7 +121,11 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 	}
 	s.wait(sigs)
 	s.report()
-	s.end()
+	if !o.ownAllocation {
+		// Otherwise releasing the allocation, next, ends the step
+		// with it: one request fewer for a plain `srun hostname`.
+		s.end()
+	}
 	return s.exitCode()
 }
 
