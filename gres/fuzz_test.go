@@ -165,3 +165,32 @@ func FuzzNormalizeGPUType(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseGPUBind(f *testing.F) {
+	for _, s := range []string{"closest", "verbose,closest", "none", "map_gpu:0,1*2", "mask_gpu:0x3,C", "per_task:2", "single:3", "map:1*0", "mask:", "closestx", ""} {
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, s string, local int) {
+		b, err := ParseGPUBind(s)
+		if err != nil {
+			if err.Error() != s {
+				t.Fatalf("error %q does not name the value %q", err, s)
+			}
+			return
+		}
+		local %= 64
+		if local < 0 {
+			local = -local
+		}
+		alloc := []int{1, 4, 6}
+		ids, _ := b.Task(BindNode{Alloc: alloc, Size: 8}, local)
+		if len(ids) == 0 {
+			t.Fatalf("--gpu-bind=%s: task %d gets no GPU of %v", s, local, alloc)
+		}
+		for _, id := range ids {
+			if !slices.Contains(alloc, id) {
+				t.Fatalf("--gpu-bind=%s: task %d gets GPU %d outside %v", s, local, id, alloc)
+			}
+		}
+	})
+}

@@ -173,6 +173,9 @@ func submissionFromWire(d *api.V0044JobDescMsg, maxArraySize uint32) (controller
 	if err := applyTRES(&r, d.TresPerNode.Or(""), d.TresPerJob.Or("")); err != nil {
 		return controller.Submission{}, err
 	}
+	if err := applyTRESPerTask(&r, d.TresPerTask.Or("")); err != nil {
+		return controller.Submission{}, err
+	}
 	if a := d.Array.Or(""); a != "" {
 		// The configured bound, not a larger one: the expression expands
 		// to a list of every index, so "0-2000000000" must be refused
@@ -291,6 +294,41 @@ func applyTRES(r *job.Request, perNode, perJob string) error {
 				r.GPUsPerJob = uint32(count)
 			}
 		}
+	}
+	return nil
+}
+
+// applyTRESPerTask reads tres_per_task ("gres/gpu=2", from --gpus-per-task
+// or --tres-per-task): the job asks for that many GPUs per task. The
+// request counts GPUs per node or per job, so they become per node when
+// every node's task count is known (one node, or --ntasks-per-node), else
+// per job; CPUs and other TRES per task are not requests of their own.
+func applyTRESPerTask(r *job.Request, perTask string) error {
+	var gpus job.Request
+	var items []string
+	for _, item := range strings.Split(perTask, ",") {
+		if item = strings.TrimSpace(item); strings.HasPrefix(item, "gres/gpu") {
+			// srun writes "gres/gpu=2" or "gres/gpu:a100=2".
+			items = append(items, strings.Replace(item, "=", ":", 1))
+		}
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	if err := applyTRES(&gpus, "", strings.Join(items, ",")); err != nil {
+		return err
+	}
+	tasks := max(r.NumTasks, 1)
+	r.GPUType = gpus.GPUType
+	switch {
+	case r.TasksPerNode > 0:
+		r.GPUsPerNode = gpus.GPUsPerJob * r.TasksPerNode
+		r.Gres = "gres/gpu:" + strconv.FormatUint(uint64(r.GPUsPerNode), 10)
+	case r.MinNodes <= 1 && r.MaxNodes <= 1:
+		r.GPUsPerNode = gpus.GPUsPerJob * tasks
+		r.Gres = "gres/gpu:" + strconv.FormatUint(uint64(r.GPUsPerNode), 10)
+	default:
+		r.GPUsPerJob = gpus.GPUsPerJob * tasks
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/droverhq/drover/gres"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/outpattern"
 	"github.com/droverhq/drover/internal/proctrack"
@@ -63,6 +64,9 @@ type step struct {
 	// nil otherwise (they run as the daemon's user).
 	ident *usercred.Identity
 	bind  cpuBind
+	// gpuBind is --gpu-bind; gpuCores the CPUs near each node GPU.
+	gpuBind  gres.GPUBind
+	gpuCores map[int][]int
 	// bindList is SLURM_CPU_BIND_LIST, the same for every task here.
 	bindList string
 	// cwd is where tasks start; cwdErr says why the launch's Cwd could
@@ -165,6 +169,10 @@ func (a *Agent) newStep(l *nodeproto.StepLaunch, now time.Time) (*step, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
+	gpuBind, err := gres.ParseGPUBind(l.GPUBind)
+	if err != nil {
+		return nil, bad("Invalid --gpu-bind argument: %v", err)
+	}
 	// The credential is checked after the request itself, so that a
 	// malformed request does not spend it.
 	cred, err := a.verifyStepCred(l, now)
@@ -174,6 +182,7 @@ func (a *Agent) newStep(l *nodeproto.StepLaunch, now time.Time) (*step, error) {
 	s := &step{
 		agent: a, key: stepKey{l.JobID, l.StepID}, l: l, cred: cred, token: l.Cred,
 		bind: bind, bindList: bind.envList(l), done: make(chan struct{}),
+		gpuBind: gpuBind, gpuCores: a.gpuCores(),
 	}
 	if os.Geteuid() == 0 {
 		id, err := usercred.Lookup(cred.UID)
@@ -617,7 +626,7 @@ func (s *step) prepareTask(t *stepTask) *taskStart {
 	cpus := s.bind.taskCPUs(l, t.local)
 	env := stepenv.TaskVars(l.Env, stepenv.Task{
 		ID: t.id, Local: t.local, NodeIndex: l.NodeIndex, NodeName: s.agent.cfg.Name,
-		NodeTasks: l.Tasks, GPUs: taskGPUs(l, t.local), StepGPUs: l.GPUs,
+		NodeTasks: l.Tasks, GPUs: s.taskGPUs(t), StepGPUs: l.GPUs,
 		CPUBindList: s.bindList, CPUsOnNode: len(l.CPUs),
 	})
 	path := searchPath(l.Argv[0], lookupEnv(env, "PATH"), s.cwd)
@@ -1049,17 +1058,55 @@ func cpuMask(cpus []int) string {
 	return "0x" + m.Text(16)
 }
 
-// taskGPUs lists the GPUs a local task is bound to with --gpus-per-task:
-// its own block of the step's by local id (cycling when tasks outnumber
-// them). nil without: the task sees every GPU of the step (stepenv.Task).
-func taskGPUs(l *nodeproto.StepLaunch, local int) []int {
-	if len(l.GPUs) == 0 || l.GPUsPerTask <= 0 {
+// taskGPUs lists the GPUs a task is bound to (--gpu-bind, or
+// per_task:N, which --gpus-per-task=N implies), nil for all the step's
+// GPUs on the node. The messages slurmstepd prints about the binding go
+// to the task's stderr, as they come from its forked child there.
+func (s *step) taskGPUs(t *stepTask) []int {
+	l := s.l
+	b := s.gpuBind
+	if b.Mode == gres.BindDefault && l.GPUsPerTask > 0 {
+		b = gres.GPUBind{Mode: gres.BindPerTask, N: l.GPUsPerTask, Text: "per_task:" + strconv.Itoa(l.GPUsPerTask)}
+	}
+	if len(l.GPUs) == 0 || b.Mode == gres.BindDefault {
 		return nil
 	}
-	n := min(l.GPUsPerTask, len(l.GPUs))
-	out := make([]int, 0, n)
-	for k := range n {
-		out = append(out, l.GPUs[(local*l.GPUsPerTask+k)%len(l.GPUs)])
+	node := gres.BindNode{
+		Alloc: l.GPUs, Size: len(s.agent.cfg.GPUs),
+		TaskCPUs: func(local int) []int {
+			if cpus := s.bind.taskCPUs(l, local); len(cpus) > 0 {
+				return cpus
+			}
+			return l.CPUs
+		},
+		GPUCores: func(gpu int) []int { return s.gpuCores[gpu] },
+	}
+	ids, warn := b.Task(node, t.local)
+	say := func(msg string) {
+		s.send(stepio.Frame{Kind: stepio.Stderr, Node: uint32(l.NodeIndex), Task: uint32(t.id), Data: []byte(msg)})
+	}
+	if warn != "" {
+		say("slurmstepd: error: " + warn + "\n")
+	}
+	if b.Verbose {
+		list := make([]string, len(ids))
+		for i, id := range ids {
+			list[i] = strconv.Itoa(id)
+		}
+		csv := strings.Join(list, ",")
+		say(fmt.Sprintf("gpu-bind: usable_gres=%s; bit_alloc=%s; local_inx=0; global_list=%s; local_list=%s\n",
+			gres.HexMask(ids), gres.HexMask(l.GPUs), csv, csv))
+	}
+	return ids
+}
+
+// gpuCores reads the CPUs near each of the node's GPUs, by GPU index.
+func (a *Agent) gpuCores() map[int][]int {
+	out := map[int][]int{}
+	for _, g := range a.cfg.GPUs {
+		if cores, err := gres.ParseIDList(g.Cores); err == nil && len(cores) > 0 {
+			out[g.Index] = cores
+		}
 	}
 	return out
 }

@@ -747,7 +747,7 @@ func TestParseCPUBind(t *testing.T) {
 }
 
 func TestTaskCPUsAndGPUs(t *testing.T) {
-	l := &nodeproto.StepLaunch{Tasks: []int{0, 1, 2}, CPUs: []int{4, 5, 6, 7}, CPUsPerTask: 2, GPUs: []int{0, 1, 2, 3}}
+	l := &nodeproto.StepLaunch{Tasks: []int{0, 1, 2}, CPUs: []int{4, 5, 6, 7}, CPUsPerTask: 2, GPUs: []int{0, 1, 2, 3, 4, 5}}
 	tests := map[string]struct {
 		bind        string
 		gpusPerTask int
@@ -761,7 +761,7 @@ func TestTaskCPUsAndGPUs(t *testing.T) {
 			{{7}, {0}}, {{4}, {1}}, {{7}, {2}},
 		}, wantList: "7,4"},
 		"none, two GPUs per task": {bind: "none", gpusPerTask: 2, want: [][2][]int{
-			{nil, {0, 1}}, {nil, {2, 3}}, {nil, {0, 1}},
+			{nil, {0, 1}}, {nil, {2, 3}}, {nil, {4, 5}},
 		}},
 	}
 	for name, tc := range tests {
@@ -771,9 +771,10 @@ func TestTaskCPUsAndGPUs(t *testing.T) {
 				t.Fatal(err)
 			}
 			l.GPUsPerTask = tc.gpusPerTask
+			s := &step{agent: &Agent{}, l: l, bind: b}
 			var got [][2][]int
 			for local := range 3 {
-				got = append(got, [2][]int{b.taskCPUs(l, local), taskGPUs(l, local)})
+				got = append(got, [2][]int{b.taskCPUs(l, local), s.taskGPUs(&stepTask{id: local, local: local})})
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)

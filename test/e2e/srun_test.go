@@ -197,3 +197,48 @@ func TestSrunConcurrentSteps(t *testing.T) {
 		t.Errorf("the third step's messages: %q", e)
 	}
 }
+
+// TestSrunGPUBind: --gpus-per-task gives each task GPUs of its own (Slurm
+// implies per_task:N), --gpu-bind=map_gpu and none divide the step's GPUs
+// as asked, verbose prints slurmstepd's line, a mapped GPU outside the
+// step falls back to its first with slurmstepd's error, and a malformed
+// value is refused before anything is allocated.
+func TestSrunGPUBind(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 4, GPUs: 4})
+	show := `echo $CUDA_VISIBLE_DEVICES`
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-N1", "-n2", "--gpus-per-task=2"}, "0: 0,1|1: 2,3"},
+		{[]string{"-N2", "-n4", "--gpus-per-task=1"}, "0: 0|1: 1|2: 2|3: 0"},
+		{[]string{"-N1", "-n2", "--gpus-per-task=2", "--gpu-bind=none"}, "0: 0,1,2,3|1: 0,1,2,3"},
+		{[]string{"-N1", "-n3", "--gres=gpu:4", "--gpu-bind=map_gpu:3,1"}, "0: 3|1: 1|2: 3"},
+		{[]string{"-N1", "-n2", "--gres=gpu:4", "--gpu-bind=mask_gpu:0x6"}, "0: 1,2|1: 1,2"},
+		{[]string{"-N1", "-n2", "--gres=gpu:4", "--gpu-bind=single:1"}, "0: 0|1: 1"},
+	} {
+		args := append(append([]string{}, tc.args...), "-l", "sh", "-c", show)
+		r := c.Run("", "srun", args...)
+		got := lines(r.Stdout)
+		slices.Sort(got)
+		if r.Code != 0 || strings.Join(got, "|") != tc.want {
+			t.Errorf("srun %s: exit %d, tasks see %q, want %q; stderr %q", strings.Join(tc.args, " "), r.Code, strings.Join(got, "|"), tc.want, r.Stderr)
+		}
+	}
+	r := c.Run("", "srun", "-N1", "-n1", "--gres=gpu:2", "--gpu-bind=verbose,map_gpu:1", "-l", "sh", "-c", show)
+	if r.Code != 0 || r.Stdout != "0: 1\n" || r.Stderr != "0: gpu-bind: usable_gres=0x2; bit_alloc=0x3; local_inx=0; global_list=1; local_list=1\n" {
+		t.Errorf("verbose map_gpu: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	r = c.Run("", "srun", "-N1", "-n1", "--gres=gpu:2", "--gpu-bind=map_gpu:3", "sh", "-c", show)
+	if r.Code != 0 || r.Stdout != "0\n" || !strings.HasPrefix(r.Stderr, "slurmstepd: error: Bind request gres/gpu:map_gpu:3 does not specify any devices within the allocation for task 0.") {
+		t.Errorf("map_gpu outside the step: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	r = c.Run("", "srun", "--gpu-bind=nearest", "true")
+	if r.Code == 0 || r.Stderr != "srun: error: Invalid --gpu-bind argument: nearest\n" {
+		t.Errorf("--gpu-bind=nearest: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	if out := c.MustRun("", "squeue", "-h", "-t", "all", "-o", "%i"); strings.Count(out, "\n") != 8 {
+		t.Errorf("jobs after the runs (the refused one must not be among them):\n%s", out)
+	}
+}

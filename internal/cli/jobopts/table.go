@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/gres"
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/timefmt"
 )
@@ -293,6 +294,9 @@ func sbatchOptions() []*optDef {
 			spec:    spec{long: "gpu-bind", arg: requiredArgument, id: "gpu-bind"},
 			argName: "...", usage: "task to gpu binding options",
 			set: func(p *Parser, v string, _ bool) error {
+				if _, err := gres.ParseGPUBind(v); err != nil {
+					return optErrorf("Invalid --gpu-bind argument: %s", v)
+				}
 				p.opts.GPUBind, p.opts.TRESBind = v, "gres/gpu:"+v
 				return nil
 			},
