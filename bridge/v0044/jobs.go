@@ -176,6 +176,25 @@ func submissionFromWire(d *api.V0044JobDescMsg, maxArraySize uint32) (controller
 	if err := applyTRESPerTask(&r, d.TresPerTask.Or("")); err != nil {
 		return controller.Submission{}, err
 	}
+	if v := d.KillWarningSignal.Or(""); v != "" {
+		sig, err := parseSignal(v)
+		if err != nil {
+			return controller.Submission{}, slurmerr.New(slurmerr.InvalidQuery, "invalid kill_warning_signal %q", v)
+		}
+		// Without a time, Slurm warns 60 seconds ahead.
+		r.Warn = job.Warning{Signal: sig, Seconds: 60}
+		if delay, ok := d.KillWarningDelay.Get(); ok && delay.Set.Or(false) {
+			r.Warn.Seconds = uint32(max(delay.Number.Or(0), 0))
+		}
+		for _, f := range d.KillWarningFlags {
+			switch f {
+			case api.V0044JobDescMsgKillWarningFlagsItemBATCHJOB:
+				r.Warn.BatchOnly = true
+			case api.V0044JobDescMsgKillWarningFlagsItemRESERVATIONJOB:
+				r.Warn.Reservation = true
+			}
+		}
+	}
 	if a := d.Array.Or(""); a != "" {
 		// The configured bound, not a larger one: the expression expands
 		// to a list of every index, so "0-2000000000" must be refused

@@ -659,6 +659,7 @@ func (c *Controller) housekeepingLoop() {
 		case <-t.C:
 		}
 		ctx := context.Background()
+		c.sendWarnings(ctx)
 		c.enforceTimeLimits(ctx)
 		c.checkNodes(ctx)
 		c.maintainReservations(ctx)

@@ -47,4 +47,5 @@ func (c *Controller) JobOrder() []uint32 {
 func (c *Controller) MaintainReservations(ctx context.Context) { c.maintainReservations(ctx) }
 
 // UpdateUsage brings fair-share usage up to date.
-func (c *Controller) UpdateUsage(ctx context.Context) { c.updateUsage(ctx) }
+func (c *Controller) UpdateUsage(ctx context.Context)  { c.updateUsage(ctx) }
+func (c *Controller) SendWarnings(ctx context.Context) { c.sendWarnings(ctx) }

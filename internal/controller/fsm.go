@@ -51,6 +51,7 @@ type command struct {
 	Acct     *acctCmd     `json:"acct,omitempty"`
 	Step     *stepCmd     `json:"step,omitempty"`
 	StepEnd  *stepEndCmd  `json:"step_end,omitempty"`
+	Warn     *warnCmd     `json:"warn,omitempty"`
 }
 
 const (
@@ -67,6 +68,7 @@ const (
 	opUsage    = "usage"
 	opResvSet  = "resv_set"
 	opResvDel  = "resv_delete"
+	opWarn     = "warn"
 )
 
 // resvSetCmd creates a reservation or replaces one of the same name.
@@ -293,6 +295,8 @@ func (s *fsm) apply(c *command) applyResult {
 		return s.applyStep(c)
 	case opStepEnd:
 		return s.applyStepEnd(c)
+	case opWarn:
+		return s.applyWarn(c)
 	case opResvSet:
 		r := c.ResvSet.Resv
 		s.Resvs[r.Name] = &r
@@ -389,6 +393,7 @@ func (s *fsm) applyStart(c *command) applyResult {
 		target.Reason = job.ReasonNone
 		target.StartTime = c.Time
 		target.EndTime = endTime(c.Time, target.Req.TimeLimit)
+		target.WarnSent = false
 		target.PlannedStart = time.Time{}
 		target.Backfilled = st.Backfill
 		if len(alloc.Nodes) > 0 {

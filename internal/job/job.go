@@ -80,6 +80,18 @@ type Request struct {
 	// OpenMode is "append" or "truncate" for the output files.
 	OpenMode string
 	Array    ArraySpec
+	// Warn is --signal: a signal sent ahead of the job's end.
+	Warn Warning `json:",omitzero"`
+}
+
+// Warning is --signal=[{R|B}:]num[@time]: signal Signal is sent Seconds
+// before the job's time limit (or, with Reservation, its reservation's
+// end), to its steps, or with BatchOnly to its batch script alone.
+type Warning struct {
+	Signal      int32  `json:",omitempty"`
+	Seconds     uint32 `json:",omitempty"`
+	BatchOnly   bool   `json:",omitempty"`
+	Reservation bool   `json:",omitempty"`
 }
 
 // ArraySpec is the array part of a submission.
@@ -216,6 +228,8 @@ type Job struct {
 	// operator's requeue (what slurmctld's job completion log shows).
 	RequeueAs    State
 	RestartCount uint32
+	// WarnSent is set once this run got its --signal warning.
+	WarnSent bool `json:",omitempty"`
 	// LastUpdate changes whenever the record changes (REST update_time).
 	LastUpdate time.Time
 }

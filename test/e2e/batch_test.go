@@ -296,3 +296,21 @@ func TestCancelRacesLaunch(t *testing.T) {
 		c.WaitState(id, "CANCELLED", 20*time.Second)
 	}
 }
+
+// TestWarningSignal: --signal=B:USR1@58 reaches the batch script about
+// two seconds into a one-minute job, as a checkpointing script expects;
+// without B: srun's tasks get it instead (here srun's own allocation),
+// and a script that saves its state and exits on it ends COMPLETED.
+func TestWarningSignal(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1})
+	trap := `trap 'echo checkpoint on USR1; exit 0' USR1; echo started; sleep 50 & wait`
+	_, out := c.RunJob("warnb", "-t", "1", "--signal=B:USR1@58", "--wrap", trap)
+	if out != "started\ncheckpoint on USR1\n" {
+		t.Errorf("batch script with --signal=B:USR1@58 wrote %q", out)
+	}
+	r := c.Run("", "srun", "-t", "1", "--signal=USR1@58", "bash", "-c", trap)
+	if r.Code != 0 || r.Stdout != "started\ncheckpoint on USR1\n" {
+		t.Errorf("srun --signal=USR1@58: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+}
