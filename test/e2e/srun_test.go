@@ -242,3 +242,29 @@ func TestSrunGPUBind(t *testing.T) {
 		t.Errorf("jobs after the runs (the refused one must not be among them):\n%s", out)
 	}
 }
+
+// TestSrunOutputChoice: -o and -e with a task id show that task's stream
+// only, none shows nothing, and a file pattern takes stderr too when -e
+// is not given, as srun does.
+func TestSrunOutputChoice(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 4})
+	both := `echo out $SLURM_PROCID; echo err $SLURM_PROCID >&2`
+	r := c.Run("", "srun", "-n4", "-o", "2", "-l", "sh", "-c", both)
+	if r.Code != 0 || r.Stdout != "2: out 2\n" || r.Stderr != "2: err 2\n" {
+		t.Errorf("-o 2: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	r = c.Run("", "srun", "-n3", "-o", "none", "-e", "1", "sh", "-c", both)
+	if r.Code != 0 || r.Stdout != "" || r.Stderr != "err 1\n" {
+		t.Errorf("-o none -e 1: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	r = c.Run("", "srun", "-n2", "-o", "both-%t.txt", "sh", "-c", both)
+	if r.Code != 0 || r.Stdout != "" || r.Stderr != "" {
+		t.Errorf("-o file: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	for i := range 2 {
+		if got, want := c.ReadFile("both-"+string(rune('0'+i))+".txt"), "out N\nerr N\n"; got != strings.ReplaceAll(want, "N", string(rune('0'+i))) {
+			t.Errorf("both-%d.txt = %q", i, got)
+		}
+	}
+}

@@ -29,6 +29,9 @@ type hub struct {
 	stderr io.Writer
 	// stdinTask gets srun's stdin (-1: none, -2: all).
 	stdinTask int
+	// outTask and errTask are the tasks whose stdout and stderr are
+	// shown (-1: all, -2: none), as srun -o/-e with a task id or none.
+	outTask, errTask int
 
 	mu      sync.Mutex
 	conns   []*nodeConn // by node index, nil until the node called
@@ -59,7 +62,7 @@ type taskStatus struct {
 
 func newHub(ln net.Listener, cred string, nodes []string, tasks [][]int, label bool, stdout, stderr io.Writer, stdinTask int) *hub {
 	h := &hub{ln: ln, cred: cred, nodes: nodes, tasks: tasks, label: label, stdout: stdout, stderr: stderr,
-		stdinTask: stdinTask, conns: make([]*nodeConn, len(nodes)), status: map[int]taskStatus{},
+		stdinTask: stdinTask, outTask: -1, errTask: -1, conns: make([]*nodeConn, len(nodes)), status: map[int]taskStatus{},
 		partial: map[partKey][]byte{}, doneCh: make(chan struct{})}
 	for _, t := range tasks {
 		h.total += len(t)
@@ -155,9 +158,12 @@ func (h *hub) exit(task int, st taskStatus) {
 // --label line by line behind "N: ", keeping an unfinished line until its
 // end arrives (or the task ends).
 func (h *hub) output(task uint32, data []byte, stderr bool) {
-	w := h.stdout
+	w, shown := h.stdout, h.outTask
 	if stderr {
-		w = h.stderr
+		w, shown = h.stderr, h.errTask
+	}
+	if shown == -2 || shown >= 0 && uint32(shown) != task {
+		return
 	}
 	h.outMu.Lock()
 	defer h.outMu.Unlock()

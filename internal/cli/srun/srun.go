@@ -122,8 +122,16 @@ func stepOptionsOf(o *jobopts.Options, operands, environ []string) (*stepOptions
 		cpuBind: o.CPUBind, gpuBind: o.GPUBind, label: o.Label,
 		killBadExit: o.KillOnBadExit.Set && o.KillOnBadExit.Val != 0,
 		quitOnIntr:  o.QuitOnInterrupt, noStatus: o.DisableStatus,
-		output: o.Output, errorPat: o.Error,
 	}
+	// -o and -e name files, or choose whose output srun shows: all
+	// tasks', none, or one task's. Without -e, stderr goes where -o
+	// sends stdout, as srun's launch does.
+	errArg := o.Error
+	if errArg == "" {
+		errArg = o.Output
+	}
+	so.outTask, so.output = outputOf(o.Output, o.Tasks())
+	so.errTask, so.errorPat = outputOf(errArg, o.Tasks())
 	// srun's stdin goes to task 0 unless -i says otherwise.
 	switch in := jobopts.SrunStdio(o.Input, o.Tasks()); {
 	case o.Input == "":
@@ -179,6 +187,21 @@ func stepOptionsOf(o *jobopts.Options, operands, environ []string) (*stepOptions
 	}
 	so.gpusPerTask = gpuCount(o.GPUsPerTask)
 	return so, nil
+}
+
+// outputOf reads -o or -e: which task's stream srun shows (-1: every
+// task's, -2: none) or the file pattern the node daemons write instead.
+func outputOf(v string, ntasks int) (task int, pattern string) {
+	switch out := jobopts.SrunStdio(v, ntasks); out.Kind {
+	case jobopts.StdioAll:
+		return -1, ""
+	case jobopts.StdioNone:
+		return -2, ""
+	case jobopts.StdioTask:
+		return out.Task, ""
+	default:
+		return -1, out.Pattern
+	}
 }
 
 // expand reads a node list option ("n[1-2],n4").

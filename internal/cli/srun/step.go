@@ -54,8 +54,11 @@ type stepOptions struct {
 	// are -o and -e file patterns.
 	stdinTask                   int
 	inputFile, output, errorPat string
-	timeLimit                   uint32
-	argv                        []string
+	// outTask and errTask choose whose stdout and stderr srun shows
+	// (-1: every task's, -2: none's).
+	outTask, errTask int
+	timeLimit        uint32
+	argv             []string
 	// nodesFromEnv and tasksFromEnv: -N and -n were inherited from the
 	// job; ownAllocation: srun obtained the job itself.
 	nodesFromEnv, tasksFromEnv, ownAllocation bool
@@ -103,6 +106,7 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 	s := &stepRun{cmd: env, opts: o, grant: grant}
 	stdinTask := o.stdinTask
 	s.hub = newHub(ln, grant.Cred, grant.Nodes, grant.Tasks, o.label, env.Stdout, env.Stderr, stdinTask)
+	s.hub.outTask, s.hub.errTask = o.outTask, o.errTask
 	go s.hub.serve()
 	defer s.hub.close()
 
