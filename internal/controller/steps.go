@@ -112,7 +112,10 @@ type StepRequest struct {
 	// GPUsPerNode (--gres=gpu:N, --gpus-per-node) and GPUsPerTask
 	// (--gpus-per-task) narrow the job's GPUs on each node.
 	GPUsPerNode, GPUsPerTask int
-	TimeLimit                uint32
+	// MemPerNode (--mem) and MemPerCPU (--mem-per-cpu), in MB, bound the
+	// step's memory on each node; without them it has the job's.
+	MemPerNode, MemPerCPU uint64
+	TimeLimit             uint32
 	// SrunAddr is where srun listens for the node daemons (host:port);
 	// SrunHost and SrunPID describe srun for scontrol show step.
 	SrunAddr string
@@ -203,6 +206,11 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 		}
 		st.CPUs = append(st.CPUs, cpus)
 		st.GPUs = append(st.GPUs, stepGPUs(byName[n].GPUs, tasks, req.GPUsPerNode, req.GPUsPerTask))
+		mem, err := stepMem(req, byName[n].MemMB, tasks*cpt)
+		if err != nil {
+			return StepGrant{}, err
+		}
+		st.MemMB = append(st.MemMB, mem)
 		addrList[i] = addrs[n]
 	}
 	res, err := c.propose(ctx, &command{Op: opStep, Step: &stepCmd{Step: st}})
@@ -218,6 +226,25 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 		return StepGrant{}, errors.Join(err, c.EndStep(ctx, who, j.ID, st.ID))
 	}
 	return StepGrant{Step: st, Layout: lay, NodeAddrs: addrList, Cred: cred, Job: &jobCopy}, nil
+}
+
+// stepMem is the memory (MB) a step may use on a node where the job holds
+// jobMem and the step runs tasks needing cpus CPUs: what --mem or
+// --mem-per-cpu asks for, within the job's (Slurm's "Memory required by
+// task is not available" otherwise), else all of the job's. --mem=0 is
+// the job's too.
+func stepMem(req StepRequest, jobMem uint64, cpus int) (uint64, error) {
+	want := req.MemPerNode
+	if want == 0 && req.MemPerCPU > 0 {
+		want = req.MemPerCPU * uint64(max(cpus, 1))
+	}
+	switch {
+	case want == 0:
+		return jobMem, nil
+	case jobMem > 0 && want > jobMem:
+		return 0, slurmerr.New(slurmerr.InvalidTaskMemory, "")
+	}
+	return want, nil
 }
 
 // stepGPUs are the GPUs a step gets on a node: every GPU of the job there,

@@ -216,3 +216,30 @@ func TestAllocationStartsInTheRequest(t *testing.T) {
 		}
 	}
 }
+
+// A step's memory: --mem or --mem-per-cpu times its CPUs on each node,
+// within what the job holds there, else the job's.
+func TestStepMemory(t *testing.T) {
+	c := ctltest.New(t)
+	c.RegisterAll()
+	id := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.MinNodes, r.NumTasks, r.CPUsPerTask, r.MemPerNode = 2, 2, 8, 4000 }))
+	schedule(t, c)
+	g, err := c.Ctl.CreateStep(ctx, ctltest.Alice, stepReq(id, 2, func(r *controller.StepRequest) { r.Overlap = true }))
+	if err != nil || len(g.Step.MemMB) != 2 || g.Step.MemMB[0] != 4000 || g.Step.MemMB[1] != 4000 {
+		t.Fatalf("default step memory %v, %v; want the job's 4000 on each node", g.Step.MemMB, err)
+	}
+	g, err = c.Ctl.CreateStep(ctx, ctltest.Alice, stepReq(id, 2, func(r *controller.StepRequest) { r.Overlap, r.MemPerNode = true, 1500 }))
+	if err != nil || g.Step.MemMB[0] != 1500 {
+		t.Fatalf("--mem=1500: %v, %v", g.Step.MemMB, err)
+	}
+	g, err = c.Ctl.CreateStep(ctx, ctltest.Alice, stepReq(id, 2, func(r *controller.StepRequest) {
+		r.Overlap, r.MemPerCPU, r.Layout.CPUsPerTask = true, 100, 3
+	}))
+	if err != nil || g.Step.MemMB[0] != 300 {
+		t.Fatalf("--mem-per-cpu=100 -c3: %v, %v; want 300", g.Step.MemMB, err)
+	}
+	_, err = c.Ctl.CreateStep(ctx, ctltest.Alice, stepReq(id, 2, func(r *controller.StepRequest) { r.Overlap, r.MemPerNode = true, 4001 }))
+	if slurmCode(err) != slurmerr.InvalidTaskMemory || err.Error() != "Memory required by task is not available" {
+		t.Fatalf("--mem over the job's: %v", err)
+	}
+}

@@ -24,8 +24,11 @@ type Step struct {
 	CPUs        []uint32 `json:"cpus"`
 	CPUsPerTask uint32   `json:"cpus_per_task"`
 	// GPUs are the device indices the step may use on each node.
-	GPUs    [][]int `json:"gpus,omitempty"`
-	Overlap bool    `json:"overlap,omitempty"`
+	GPUs [][]int `json:"gpus,omitempty"`
+	// MemMB is the memory the step may use on each node (MB; 0: no
+	// limit): its --mem or --mem-per-cpu, else the job's there.
+	MemMB   []uint64 `json:"mem_mb,omitempty"`
+	Overlap bool     `json:"overlap,omitempty"`
 	// TimeLimit is in minutes (Infinite: the job's).
 	TimeLimit uint32    `json:"time_limit"`
 	StartTime time.Time `json:"start_time"`

@@ -543,7 +543,7 @@ func (s *step) stdinFromSrun(t *stepTask) bool {
 // exit status slurmstepd's forked child would have had.
 func (s *step) startTasks() {
 	l := s.l
-	g, err := s.agent.tracker.NewGroup(fmt.Sprintf("job_%d_step_%d", l.JobID, l.StepID), proctrack.Limits{})
+	g, err := s.agent.tracker.NewGroup(fmt.Sprintf("job_%d_step_%d", l.JobID, l.StepID), proctrack.Limits{MemoryBytes: int64(l.MemLimitMB) << 20})
 	if err != nil {
 		s.agent.logger.Warn("step tasks cannot start", "job", l.JobID, "step", l.StepID, "err", err)
 		for _, t := range s.tasks {

@@ -229,6 +229,9 @@ type StepLaunch struct {
 	// JobName and the rest describe the job for output patterns.
 	JobName   string `json:"job_name"`
 	MemPerCPU uint64 `json:"mem_per_cpu,omitempty"`
+	// MemLimitMB bounds the memory of the step's tasks on this node
+	// (MB, 0: no limit), as task/cgroup's ConstrainRAMSpace does.
+	MemLimitMB uint64 `json:"mem_limit_mb,omitempty"`
 	// KillWait is how long tasks get between SIGTERM and SIGKILL.
 	KillWait time.Duration `json:"kill_wait"`
 }

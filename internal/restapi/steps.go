@@ -51,6 +51,7 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 				NodesFromEnv: req.NodesFromEnv, TasksFromEnv: req.TasksFromEnv,
 			},
 			Overlap: req.Overlap, Exact: req.Exact, GPUsPerNode: req.GPUsPerNode, GPUsPerTask: req.GPUsPerTask,
+			MemPerNode: req.MemPerNode, MemPerCPU: req.MemPerCPU,
 			TimeLimit: req.TimeLimit, SrunAddr: req.SrunAddr, SrunHost: req.SrunHost, SrunPID: req.SrunPID, Argv: req.Argv,
 		})
 		if err != nil {
@@ -60,7 +61,7 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 		j := g.Job
 		out := stepproto.Grant{
 			JobID: uint32(j.ID), StepID: g.Step.ID, Nodes: g.Step.Nodes, NodeAddrs: g.NodeAddrs,
-			Tasks: g.Layout.Tasks, CPUs: g.Step.CPUs, GPUs: g.Step.GPUs, Cred: g.Cred, Distribution: g.Step.Distribution,
+			Tasks: g.Layout.Tasks, CPUs: g.Step.CPUs, GPUs: g.Step.GPUs, MemMB: g.Step.MemMB, Cred: g.Cred, Distribution: g.Step.Distribution,
 			Warnings: g.Layout.Warnings,
 			JobName:  j.Req.Name, Cluster: ctl.ClusterName(), Partition: j.Req.Partition, Account: j.Req.Account, QOS: j.Req.QOS,
 			JobNodes: j.Alloc.NodeNames(), JobNumTasks: j.Req.NumTasks,

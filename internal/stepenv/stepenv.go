@@ -104,6 +104,9 @@ type Step struct {
 	// for SLURM_JOB_END_TIME.
 	TimeLimitMin          uint32
 	MemPerCPU, MemPerNode uint64 // MB, 0: unset; the job's, written only where base has neither
+	// StepMem says MemPerCPU and MemPerNode are srun's own --mem or
+	// --mem-per-cpu: they then replace what the job's environment says.
+	StepMem bool
 
 	// Release selects the Slurm release to follow (0: Newest).
 	Release Release
@@ -214,7 +217,11 @@ func StepVars(base []string, s Step) []string {
 			env.add("SLURM_JOB_CPUS_PER_NODE_PACK_GROUP_0", cpus)
 		}
 	}
-	if r.atLeast(Slurm2302) {
+	if s.StepMem {
+		env.unset("SLURM_MEM_PER_CPU")
+		env.unset("SLURM_MEM_PER_NODE")
+	}
+	if r.atLeast(Slurm2302) || s.StepMem {
 		switch {
 		case s.MemPerCPU > 0:
 			env.add("SLURM_MEM_PER_CPU", strconv.FormatUint(s.MemPerCPU, 10))

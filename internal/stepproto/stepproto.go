@@ -42,6 +42,8 @@ type CreateRequest struct {
 	Exact        bool     `json:"exact,omitempty"`
 	GPUsPerNode  int      `json:"gpus_per_node,omitempty"`
 	GPUsPerTask  int      `json:"gpus_per_task,omitempty"`
+	MemPerNode   uint64   `json:"mem_per_node,omitempty"`
+	MemPerCPU    uint64   `json:"mem_per_cpu,omitempty"`
 	TimeLimit    uint32   `json:"time_limit,omitempty"`
 	SrunAddr     string   `json:"srun_addr"`
 	SrunHost     string   `json:"srun_host"`
@@ -52,13 +54,15 @@ type CreateRequest struct {
 // Grant is a created step: its layout, where its nodes' daemons listen,
 // its credential, and the job's side of the environment.
 type Grant struct {
-	JobID        uint32   `json:"job_id"`
-	StepID       uint32   `json:"step_id"`
-	Nodes        []string `json:"nodes"`
-	NodeAddrs    []string `json:"node_addrs"`
-	Tasks        [][]int  `json:"tasks"`
-	CPUs         []uint32 `json:"cpus"`
-	GPUs         [][]int  `json:"gpus"`
+	JobID     uint32   `json:"job_id"`
+	StepID    uint32   `json:"step_id"`
+	Nodes     []string `json:"nodes"`
+	NodeAddrs []string `json:"node_addrs"`
+	Tasks     [][]int  `json:"tasks"`
+	CPUs      []uint32 `json:"cpus"`
+	GPUs      [][]int  `json:"gpus"`
+	// MemMB is the step's memory limit on each node (MB, 0: none).
+	MemMB        []uint64 `json:"mem_mb,omitempty"`
 	Cred         string   `json:"cred"`
 	Distribution string   `json:"distribution"`
 	// Warnings are srun's lines about adjusted options ("can't run 2

@@ -268,3 +268,31 @@ func TestSrunOutputChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestSrunStepMemory: inside a job of 1000 MB, a step asking for more is
+// refused with Slurm's error, one asking for less sees its request in
+// SLURM_MEM_PER_NODE and, where the node has the memory cgroup, is held
+// to it; a step without --mem has the job's.
+func TestSrunStepMemory(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1, CPUs: 4})
+	limit := `echo $SLURM_MEM_PER_NODE; p=$(grep ':memory:' /proc/self/cgroup | cut -d: -f3); ` +
+		`if [ -n "$p" ] && [ -r /sys/fs/cgroup/memory$p/memory.limit_in_bytes ]; then cat /sys/fs/cgroup/memory$p/memory.limit_in_bytes; else echo unlimited; fi`
+	script := strings.Join([]string{
+		`srun -n1 --mem=2000 true; echo "rc=$?"`,
+		`srun -n1 --mem=300 sh -c '` + limit + `'`,
+		`srun -n1 sh -c '` + limit + `'`,
+	}, "\n")
+	id := c.Submit("", "-n1", "--mem=1000", "-o", "mem.out", "-e", "mem.err", "--wrap", script)
+	c.WaitState(id, "COMPLETED", 20*time.Second)
+	out, errOut := lines(c.ReadFile("mem.out")), c.ReadFile("mem.err")
+	if len(out) != 5 || out[0] != "rc=1" || out[1] != "300" || out[3] != "1000" {
+		t.Fatalf("job output %q, stderr %q", out, errOut)
+	}
+	if out[2] != "unlimited" && (out[2] != "314572800" || out[4] != "1048576000") {
+		t.Errorf("step memory limits %s and %s, want 300 MB and the job's 1000 MB", out[2], out[4])
+	}
+	if want := "srun: error: Unable to create step for job " + id + ": Memory required by task is not available\n"; errOut != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+}

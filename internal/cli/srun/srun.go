@@ -158,6 +158,12 @@ func stepOptionsOf(o *jobopts.Options, operands, environ []string) (*stepOptions
 	if o.CPUsPerTask.Set {
 		so.cpusPerTask = o.CPUsPerTask.Val
 	}
+	if o.Mem.Set {
+		so.memPerNode = o.Mem.Val
+	}
+	if o.MemPerCPU.Set {
+		so.memPerCPU = o.MemPerCPU.Val
+	}
 	if o.Relative.Set {
 		so.relative = o.Relative.Val
 	}

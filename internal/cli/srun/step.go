@@ -42,13 +42,15 @@ type stepOptions struct {
 	exact        bool
 	gpusPerNode  int
 	gpusPerTask  int
-	gpuBind      string
-	cpuBind      string
-	label        bool
-	killBadExit  bool
-	waitSec      int
-	quitOnIntr   bool
-	noStatus     bool
+	// memPerNode and memPerCPU are --mem and --mem-per-cpu (MB).
+	memPerNode, memPerCPU uint64
+	gpuBind               string
+	cpuBind               string
+	label                 bool
+	killBadExit           bool
+	waitSec               int
+	quitOnIntr            bool
+	noStatus              bool
 	// stdinTask gets srun's stdin (-1: none, -2: all), or the node
 	// daemons read inputFile (-i with a file pattern); output and errorPat
 	// are -o and -e file patterns.
@@ -93,6 +95,7 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 		CPUsPerTask: o.cpusPerTask, Distribution: o.dist, NodeList: o.nodeList, Exclude: o.exclude,
 		Relative: o.relative, Overcommit: o.overcommit, Overlap: o.overlap, Exact: o.exact,
 		GPUsPerNode: o.gpusPerNode, GPUsPerTask: o.gpusPerTask, TimeLimit: o.timeLimit,
+		MemPerNode: o.memPerNode, MemPerCPU: o.memPerCPU,
 		NodesFromEnv: o.nodesFromEnv, TasksFromEnv: o.tasksFromEnv,
 		SrunAddr: ln.Addr().String(), SrunHost: env.Hostname, SrunPID: uint32(os.Getpid()), Argv: o.argv,
 	}
@@ -200,6 +203,12 @@ func (s *stepRun) launch(ctx context.Context, host string) error {
 	for i, t := range g.Tasks {
 		counts[i] = len(t)
 	}
+	// The tasks see the step's memory request when srun has one
+	// (SLURM_MEM_PER_NODE or _CPU), else the job's.
+	memPerNode, memPerCPU := g.MemPerNode, g.MemPerCPU
+	if o.memPerNode > 0 || o.memPerCPU > 0 {
+		memPerNode, memPerCPU = o.memPerNode, o.memPerCPU
+	}
 	jobTasks := make([]int, len(g.JobTasks))
 	for i, n := range g.JobTasks {
 		jobTasks[i] = int(n)
@@ -211,7 +220,7 @@ func (s *stepRun) launch(ctx context.Context, host string) error {
 		Nodes: g.Nodes, TasksPerNode: counts, CPUsPerTask: o.cpusPerTask, Distribution: g.Distribution,
 		CPUBind: o.cpuBind, SrunHost: host, SrunPort: portN, Umask: umask(),
 		GPUsPerNode: o.gpusPerNode, GPUsPerTask: o.gpusPerTask, SubmitDir: s.cmd.Cwd, SubmitHost: s.cmd.Hostname,
-		TimeLimitMin: g.TimeLimit, MemPerCPU: g.MemPerCPU, MemPerNode: g.MemPerNode,
+		TimeLimitMin: g.TimeLimit, MemPerCPU: memPerCPU, MemPerNode: memPerNode, StepMem: o.memPerNode > 0 || o.memPerCPU > 0,
 		UID: g.UID, GID: g.GID, User: g.User, OwnAllocation: o.ownAllocation,
 	})
 	errs := make([]error, len(g.Nodes))
@@ -230,6 +239,9 @@ func (s *stepRun) launch(ctx context.Context, host string) error {
 			}
 			if i < len(g.GPUs) {
 				l.GPUs = g.GPUs[i]
+			}
+			if i < len(g.MemMB) {
+				l.MemLimitMB = g.MemMB[i]
 			}
 			l.CPUs = stepCPUs(g, i)
 			if g.NodeAddrs[i] == "" {
