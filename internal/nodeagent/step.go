@@ -372,9 +372,6 @@ func (s *step) finish() {
 	}
 	conn := s.conn
 	s.mu.Unlock()
-	if conn != nil {
-		_ = conn.Close()
-	}
 	for _, t := range s.tasks {
 		if t.stdinW != nil {
 			// Unblocks a feeder stuck on a task that never read.
@@ -382,7 +379,28 @@ func (s *step) finish() {
 		}
 	}
 	close(s.done)
+	if conn == nil {
+		return
+	}
+	// srun may still be sending (the end of its stdin, a signal): a
+	// socket closed with bytes unread is reset, and a reset can discard
+	// the exits srun has not read yet. So the daemon closes its side
+	// first and lets the reader drain until srun, which has every exit
+	// by then, closes its own.
+	if tc, ok := conn.(*net.TCPConn); ok && tc.CloseWrite() == nil {
+		drained := make(chan struct{})
+		go func() { s.reader.Wait(); close(drained) }()
+		select {
+		case <-drained:
+		case <-time.After(stepDrainWait):
+		}
+	}
+	_ = conn.Close()
 }
+
+// stepDrainWait bounds how long a finished step waits for srun to close
+// its end of the connection.
+const stepDrainWait = 5 * time.Second
 
 // destroy kills what is left of the tasks' process trees and waits for
 // it to go.

@@ -120,6 +120,8 @@ type fakeSrun struct {
 	// res is what arrived so far.
 	res stepResult
 	eof bool
+	// readErr is how reading the node's frames ended (io.EOF: closed).
+	readErr error
 }
 
 // stepResult is what srun learnt of a node's tasks.
@@ -162,10 +164,14 @@ func (f *fakeSrun) accept() {
 	f.conn, f.w = conn, stepio.NewWriter(conn)
 	go func() {
 		defer close(f.frames)
+		// Like srun, which has every exit once a node closes its side,
+		// close ours then.
+		defer conn.Close()
 		r := stepio.NewReader(conn)
 		for {
 			fr, err := r.Next()
 			if err != nil {
+				f.readErr = err
 				return
 			}
 			f.frames <- fr
@@ -344,6 +350,39 @@ func TestStepExitStatus(t *testing.T) {
 	srun.finish()
 	if diff := cmp.Diff(map[uint32]int32{0: 0, 1: 3, 2: -9}, exitCodes(srun.res)); diff != "" {
 		t.Errorf("exit codes (-want +got):\n%s", diff)
+	}
+}
+
+// TestStepEndsWithoutReset: srun may still be sending when a node's tasks
+// end (here a stream of frames); the node closes its side without
+// resetting the connection, which could discard exits srun has not read.
+func TestStepEndsWithoutReset(t *testing.T) {
+	for range 5 {
+		srun := newFakeSrun(t)
+		l := newLaunch(t, srun.addr(), 8, "true")
+		runStep(t, l, srun)
+		stop := make(chan struct{})
+		flooded := make(chan struct{})
+		go func() {
+			defer close(flooded)
+			w := stepio.NewWriter(srun.conn)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if w.Write(stepio.Frame{Kind: stepio.Stdin, Task: 5, Data: make([]byte, 4096)}) != nil {
+					return
+				}
+			}
+		}()
+		srun.finish()
+		close(stop)
+		<-flooded
+		if len(srun.res.exits) != 8 || !errors.Is(srun.readErr, io.EOF) {
+			t.Fatalf("srun got %d exits of 8, and the connection ended with %v, want EOF", len(srun.res.exits), srun.readErr)
+		}
 	}
 }
 
