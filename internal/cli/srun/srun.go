@@ -76,15 +76,34 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		desc.Name = v0044.NewOptString(o.CmdName)
 	}
 	desc.CurrentWorkingDirectory = v0044.NewOptString(env.Cwd)
-	g, code := alloc.Allocate(ctx, env, "srun", desc, nil)
+	id, code := alloc.Submit(ctx, env, "srun", desc)
 	if code != 0 {
 		return code
 	}
-	so.jobID = g.JobID
+	so.jobID = id
 	so.ownAllocation = true
+	// The allocation request returns after the scheduling cycle that
+	// could start the job, so srun asks for its step at once; only a
+	// job still pending is waited for (Slurm's "queued and waiting").
+	gone := false
+	so.awaitAllocation = func() int {
+		if _, err := alloc.Wait(ctx, env, "srun", id, nil); err != nil {
+			if ctx.Err() != nil {
+				err = &alloc.RevokedError{JobID: id}
+				alloc.Release(env, id, 1)
+			}
+			fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
+			gone = true
+			return 1
+		}
+		return 0
+	}
 	code = runStep(ctx, env, t, so)
-	if err := alloc.Release(env, g.JobID, code); err != nil {
-		fmt.Fprintf(env.Stderr, "srun: error: Unable to release job allocation %d: %v\n", g.JobID, err)
+	if gone {
+		return code
+	}
+	if err := alloc.Release(env, id, code); err != nil {
+		fmt.Fprintf(env.Stderr, "srun: error: Unable to release job allocation %d: %v\n", id, err)
 	}
 	return code
 }

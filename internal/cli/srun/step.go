@@ -64,6 +64,9 @@ type stepOptions struct {
 	// nodesFromEnv and tasksFromEnv: -N and -n were inherited from the
 	// job; ownAllocation: srun obtained the job itself.
 	nodesFromEnv, tasksFromEnv, ownAllocation bool
+	// awaitAllocation waits for srun's own allocation to run when the
+	// step finds it pending; non-zero when it never will (reported).
+	awaitAllocation func() int
 	// env is the environment the tasks start from (srun's own).
 	env []string
 }
@@ -99,7 +102,7 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 		NodesFromEnv: o.nodesFromEnv, TasksFromEnv: o.tasksFromEnv,
 		SrunAddr: ln.Addr().String(), SrunHost: env.Hostname, SrunPID: uint32(os.Getpid()), Argv: o.argv,
 	}
-	grant, code := createStep(ctx, env, o.jobID, req)
+	grant, code := createStep(ctx, env, o.jobID, req, o.awaitAllocation)
 	if code != 0 {
 		return code
 	}
@@ -156,8 +159,9 @@ func listen(t connect.Target) (net.Listener, string, error) {
 }
 
 // createStep asks for the step, retrying while other steps hold the CPUs
-// it needs, as srun does.
-func createStep(ctx context.Context, env *clienv.Env, jobID uint32, req stepproto.CreateRequest) (stepproto.Grant, int) {
+// it needs, as srun does. A job still pending is waited for with
+// awaitAllocation when there is one (srun's own allocation).
+func createStep(ctx context.Context, env *clienv.Env, jobID uint32, req stepproto.CreateRequest, awaitAllocation func() int) (stepproto.Grant, int) {
 	path := strings.Replace(stepproto.PathCreate, "{job_id}", strconv.FormatUint(uint64(jobID), 10), 1)
 	for try := 0; ; try++ {
 		var g stepproto.Grant
@@ -169,6 +173,14 @@ func createStep(ctx context.Context, env *clienv.Env, jobID uint32, req stepprot
 			return g, 0
 		}
 		var re *connect.RequestError
+		if awaitAllocation != nil && errors.As(err, &re) && slurmerr.Code(re.Code) == slurmerr.JobPending {
+			if code := awaitAllocation(); code != 0 {
+				return g, code
+			}
+			awaitAllocation = nil
+			try--
+			continue
+		}
 		if !errors.As(err, &re) || slurmerr.Code(re.Code) != slurmerr.NodesBusy {
 			msg := err.Error()
 			if re != nil {
