@@ -177,15 +177,17 @@ func TestSrunStreams(t *testing.T) {
 }
 
 // TestSrunConcurrentSteps: two steps of one job at once, each with the
-// CPUs it needs (--exact); a third that needs CPUs the others hold waits
-// for them, as srun's "step creation temporarily disabled" says.
+// CPUs it needs (--exact, and --exclusive, which implies it inside a
+// job); a third that needs CPUs the others hold waits for them, as
+// srun's "step creation temporarily disabled" says.
 func TestSrunConcurrentSteps(t *testing.T) {
 	t.Parallel()
 	c := NewCluster(t, ClusterOptions{Nodes: 1, CPUs: 4})
 	_, out := c.RunJob("concurrent", "-N1", "-n2", "-c2", "--wrap", strings.Join([]string{
-		`srun --exact -n1 -c2 sh -c 'touch a.up; sleep 5; echo a' &`,
-		`srun --exact -n1 -c2 sh -c 'touch b.up; sleep 5; echo b' &`,
-		`while [ ! -e a.up ] || [ ! -e b.up ]; do sleep 0.05; done`,
+		`srun --exclusive -n1 -c2 sh -c 'touch a.up; sleep 5; echo a' &`,
+		`while [ ! -e a.up ]; do sleep 0.05; done`,
+		`srun --exact -n1 -c2 sh -c 'touch b.up; sleep 5; echo b' 2>b.err &`,
+		`while [ ! -e b.up ]; do sleep 0.05; done`,
 		`srun --exact -n1 -c2 echo c 2>c.err`,
 		`wait`,
 	}, "\n"))
@@ -195,6 +197,9 @@ func TestSrunConcurrentSteps(t *testing.T) {
 	}
 	if e := c.ReadFile("c.err"); !strings.Contains(e, "step creation temporarily disabled, retrying (Requested nodes are busy)") {
 		t.Errorf("the third step's messages: %q", e)
+	}
+	if e := c.ReadFile("b.err"); e != "" {
+		t.Errorf("the second step waited (the --exclusive one took every CPU?): %q", e)
 	}
 }
 
