@@ -1,0 +1,256 @@
+// Package host runs Drover's plugins: each is a separate program started
+// with go-plugin and called over the versioned protocol of package
+// protocol. A plugin that panics, exits or overruns its per-call timeout
+// fails only that call, with the plugin's name in the error; the next
+// call starts the program again. What a plugin logs reaches the daemon's
+// log (slog) under the plugin's name.
+package host
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/droverhq/drover/plugins/protocol"
+)
+
+// DefaultTimeout bounds one call when Spec.Timeout is zero.
+const DefaultTimeout = 10 * time.Second
+
+// Spec says how to run one plugin.
+type Spec struct {
+	// Path is the plugin program; Args its arguments from the
+	// configuration (plugstack.conf), passed in calls, not on its
+	// command line.
+	Path string
+	Args []string
+	// Kind is the protocol kind it serves (protocol.KindSpank...).
+	Kind string
+	// Name names it in errors and logs (default: Path's base name).
+	Name string
+	// Timeout bounds each call (default DefaultTimeout); a plugin that
+	// does not answer in time is stopped.
+	Timeout time.Duration
+	// Logger receives the plugin's log lines (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Plugin is one plugin program, started on first use and again after it
+// died. Safe for concurrent use.
+type Plugin struct {
+	spec   Spec
+	logger hclog.Logger
+	logOut io.Closer
+
+	mu     sync.Mutex
+	client *plugin.Client
+	conn   *protocol.Conn
+	closed bool
+}
+
+// Open prepares a plugin; nothing runs until the first call.
+func Open(spec Spec) *Plugin {
+	if spec.Name == "" {
+		spec.Name = filepath.Base(spec.Path)
+	}
+	if spec.Timeout <= 0 {
+		spec.Timeout = DefaultTimeout
+	}
+	if spec.Logger == nil {
+		spec.Logger = slog.Default()
+	}
+	p := &Plugin{spec: spec}
+	p.logger, p.logOut = newLogger(spec.Logger.With("plugin", spec.Name))
+	return p
+}
+
+// Name is the plugin's name.
+func (p *Plugin) Name() string { return p.spec.Name }
+
+// Args are the plugin's configured arguments.
+func (p *Plugin) Args() []string { return p.spec.Args }
+
+// Start runs the program now (a required plugin's load check): it
+// fails when the program cannot be started or speaks no version of its
+// kind this build knows.
+func (p *Plugin) Start() error {
+	_, err := p.connect()
+	return err
+}
+
+// Call invokes method with in and decodes the answer into out, within
+// the plugin's timeout (or ctx's, when sooner).
+func (p *Plugin) Call(ctx context.Context, method string, in, out any) error {
+	conn, err := p.connect()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.spec.Timeout)
+	defer cancel()
+	err = conn.Call(ctx, method, in, out)
+	if err == nil {
+		return nil
+	}
+	switch {
+	case ctx.Err() != nil:
+		// A plugin that hangs is stopped: the next call starts it
+		// afresh rather than queue behind the stuck one.
+		p.reset()
+		err = fmt.Errorf("no answer within %v", p.spec.Timeout)
+	case status.Code(err) == codes.Unavailable || p.exited():
+		// The connection broke: the program died (a panic, an exit)
+		// or is about to.
+		p.reset()
+		err = errors.New("plugin exited")
+	}
+	return fmt.Errorf("plugin %s: %s: %w", p.spec.Name, method, err)
+}
+
+// Close stops the program.
+func (p *Plugin) Close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.reset()
+	p.logOut.Close()
+}
+
+func (p *Plugin) exited() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.client != nil && p.client.Exited()
+}
+
+// reset stops the program, if running, so that the next call starts it.
+func (p *Plugin) reset() {
+	p.mu.Lock()
+	c := p.client
+	p.client, p.conn = nil, nil
+	p.mu.Unlock()
+	if c != nil {
+		c.Kill()
+	}
+}
+
+// connect returns a connection to a running program, starting it when
+// needed.
+func (p *Plugin) connect() (*protocol.Conn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, fmt.Errorf("plugin %s: closed", p.spec.Name)
+	}
+	if p.client != nil && !p.client.Exited() {
+		return p.conn, nil
+	}
+	if p.client != nil {
+		p.client.Kill()
+		p.client, p.conn = nil, nil
+	}
+	if _, ok := protocol.Versions[p.spec.Kind]; !ok {
+		return nil, fmt.Errorf("plugin %s: unknown plugin kind %q", p.spec.Name, p.spec.Kind)
+	}
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  protocol.Handshake,
+		VersionedPlugins: protocol.PluginSets(p.spec.Kind),
+		Cmd:              exec.Command(p.spec.Path),
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           p.logger,
+		// What the plugin writes to stderr by itself (not through
+		// its logger) is logged too.
+		SyncStderr:   &lineLogger{l: p.spec.Logger.With("plugin", p.spec.Name)},
+		StartTimeout: p.spec.Timeout,
+	})
+	rpc, err := client.Client()
+	if err != nil {
+		client.Kill()
+		return nil, fmt.Errorf("plugin %s: start %s: %w", p.spec.Name, p.spec.Path, err)
+	}
+	raw, err := rpc.Dispense(p.spec.Kind)
+	if err != nil {
+		client.Kill()
+		return nil, fmt.Errorf("plugin %s: %w", p.spec.Name, err)
+	}
+	conn, ok := raw.(*protocol.Conn)
+	if !ok {
+		client.Kill()
+		return nil, fmt.Errorf("plugin %s: unexpected %T", p.spec.Name, raw)
+	}
+	p.client, p.conn = client, conn
+	return conn, nil
+}
+
+// newLogger is an hclog.Logger whose lines (go-plugin's own, and those
+// the plugin writes, which go-plugin relays) go to slog until the closer
+// is closed.
+func newLogger(l *slog.Logger) (hclog.Logger, io.Closer) {
+	pr, pw := io.Pipe()
+	go relay(pr, l)
+	return hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: pw, JSONFormat: true}), pw
+}
+
+// relay turns hclog's JSON lines into slog records.
+func relay(r io.Reader, l *slog.Logger) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var rec map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			l.Info(strings.TrimSpace(sc.Text()))
+			continue
+		}
+		level := slog.LevelInfo
+		switch strings.ToLower(fmt.Sprint(rec["@level"])) {
+		case "trace", "debug":
+			level = slog.LevelDebug
+		case "warn":
+			level = slog.LevelWarn
+		case "error":
+			level = slog.LevelError
+		}
+		msg := fmt.Sprint(rec["@message"])
+		var attrs []any
+		for k, v := range rec {
+			if !strings.HasPrefix(k, "@") {
+				attrs = append(attrs, k, v)
+			}
+		}
+		l.Log(context.Background(), level, msg, attrs...)
+	}
+}
+
+// lineLogger logs each line written to it.
+type lineLogger struct {
+	l   *slog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *lineLogger) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, b...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			break
+		}
+		w.l.Warn("plugin stderr", "line", string(w.buf[:i]))
+		w.buf = w.buf[i+1:]
+	}
+	return len(b), nil
+}

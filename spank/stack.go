@@ -1,0 +1,149 @@
+package spank
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/droverhq/drover/plugins/host"
+	"github.com/droverhq/drover/plugins/protocol"
+)
+
+// Stack is the loaded plugins of one plugstack.conf, in its order.
+type Stack struct {
+	plugins []stackPlugin
+	log     *slog.Logger
+}
+
+type stackPlugin struct {
+	*host.Plugin
+	required bool
+	options  []protocol.Option
+}
+
+// Load starts every plugin and asks for its options. A required plugin
+// that fails fails the load ("spank: FILE:LINE: Failed to load plugin
+// PATH. Aborting."), an optional one is logged and left out. A plugin
+// listed twice is loaded once, as Slurm refuses to load it again.
+func Load(ctx context.Context, entries []Entry, timeout time.Duration, log *slog.Logger) (*Stack, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Stack{log: log}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if seen[e.Path] {
+			log.Error(fmt.Sprintf("spank: %s: cowardly refusing to load a second time", e.Path))
+			continue
+		}
+		seen[e.Path] = true
+		p := host.Open(host.Spec{Path: e.Path, Args: e.Args, Kind: protocol.KindSpank, Timeout: timeout, Logger: log})
+		var opts protocol.OptionsReply
+		err := p.Call(ctx, protocol.SpankMethodOptions, protocol.OptionsRequest{Args: e.Args}, &opts)
+		if err != nil {
+			p.Close()
+			if e.Required {
+				s.Close()
+				return nil, fmt.Errorf("spank: %s:%d: Failed to load plugin %s. Aborting.: %w", e.File, e.Line, e.Path, err)
+			}
+			log.Info(fmt.Sprintf("spank: %s:%d: Failed to load optional plugin %s. Ignored.", e.File, e.Line, e.Path), "err", err)
+			continue
+		}
+		s.plugins = append(s.plugins, stackPlugin{Plugin: p, required: e.Required, options: opts.Options})
+	}
+	return s, nil
+}
+
+// Close stops every plugin.
+func (s *Stack) Close() {
+	for _, p := range s.plugins {
+		p.Close()
+	}
+}
+
+// Len is the number of loaded plugins.
+func (s *Stack) Len() int { return len(s.plugins) }
+
+// PluginOption is a plugin's option with the plugin that owns it.
+type PluginOption struct {
+	protocol.Option
+	Plugin string
+}
+
+// Options lists every plugin's options, in stack order.
+func (s *Stack) Options() []PluginOption {
+	var out []PluginOption
+	for _, p := range s.plugins {
+		for _, o := range p.options {
+			out = append(out, PluginOption{Option: o, Plugin: p.Name()})
+		}
+	}
+	return out
+}
+
+// Run calls stage on every plugin in order, each seeing the environment
+// as the plugins before it left it, and returns the environment changes.
+// values are the plugin options the user gave, by option name. A
+// required plugin's failure stops the stage with Slurm's words and the
+// plugin's message; an optional plugin's is logged and ignored, as
+// spank.c's _do_call_stack does.
+func (s *Stack) Run(ctx context.Context, hook protocol.Hook, values map[string]string) ([]protocol.EnvChange, error) {
+	var changes []protocol.EnvChange
+	env := hook.Env
+	for _, p := range s.plugins {
+		h := hook
+		h.Args = p.Args()
+		h.Env = env
+		h.Options = map[string]string{}
+		for _, o := range p.options {
+			if v, ok := values[o.Name]; ok {
+				h.Options[o.Name] = v
+			}
+		}
+		var reply protocol.HookReply
+		err := p.Call(ctx, protocol.SpankMethodHook, h, &reply)
+		if err == nil && reply.Error != "" {
+			err = errors.New(reply.Error)
+		}
+		if err != nil {
+			if p.required {
+				return changes, fmt.Errorf("spank: required plugin %s: %s() failed: %w", p.Name(), hook.Stage, err)
+			}
+			s.log.Warn(fmt.Sprintf("spank: optional plugin %s: %s() failed", p.Name(), hook.Stage), "err", err)
+			continue
+		}
+		changes = append(changes, reply.Env...)
+		env = Apply(env, reply.Env)
+	}
+	return changes, nil
+}
+
+// Apply returns env with changes made.
+func Apply(env []string, changes []protocol.EnvChange) []string {
+	out := append([]string(nil), env...)
+	for _, c := range changes {
+		i := index(out, c.Name)
+		switch {
+		case c.Unset:
+			if i >= 0 {
+				out = append(out[:i], out[i+1:]...)
+			}
+		case i < 0:
+			out = append(out, c.Name+"="+c.Value)
+		case c.Overwrite:
+			out[i] = c.Name + "=" + c.Value
+		}
+	}
+	return out
+}
+
+func index(env []string, name string) int {
+	for i := len(env) - 1; i >= 0; i-- {
+		if len(env[i]) > len(name) && env[i][len(name)] == '=' && env[i][:len(name)] == name {
+			return i
+		}
+	}
+	return -1
+}
