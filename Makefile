@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/droverhq/drover/internal/daemon.Version=$(VERSION)
 
 all: build
 
-build: $(BIN)/drover $(BIN)/drover-gres-nvml
+build: $(BIN)/drover $(BIN)/drover-gres-nvml $(BIN)/drover-spank-nccl
 
 # The main binary is pure Go; NVML needs cgo, so GPU discovery is a helper.
 $(BIN)/drover: FORCE
@@ -17,6 +17,10 @@ $(BIN)/drover: FORCE
 
 $(BIN)/drover-gres-nvml: FORCE
 	CGO_ENABLED=1 $(GO) build -trimpath -o $@ ./cmd/drover-gres-nvml
+
+# The NCCL/PyTorch launch plugin, a plugin program of its own (docs/PLUGINS.md).
+$(BIN)/drover-spank-nccl: FORCE
+	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./cmd/drover-spank-nccl
 
 FORCE:
 

@@ -67,15 +67,18 @@ type Hook struct {
 	// "" for one without a value).
 	Options map[string]string `json:"options,omitempty"`
 
-	JobID    uint32   `json:"job_id,omitempty"`
-	StepID   uint32   `json:"step_id,omitempty"`
-	UID      uint32   `json:"uid,omitempty"`
-	GID      uint32   `json:"gid,omitempty"`
-	NodeList string   `json:"node_list,omitempty"`
-	NodeID   int      `json:"node_id,omitempty"`
-	NNodes   int      `json:"nnodes,omitempty"`
-	NTasks   int      `json:"ntasks,omitempty"`
-	Argv     []string `json:"argv,omitempty"`
+	JobID    uint32 `json:"job_id,omitempty"`
+	StepID   uint32 `json:"step_id,omitempty"`
+	UID      uint32 `json:"uid,omitempty"`
+	GID      uint32 `json:"gid,omitempty"`
+	NodeList string `json:"node_list,omitempty"`
+	// NodeAddrs are the addresses of NodeList's nodes, in order
+	// (slurm.conf's NodeAddr, the name where none is set).
+	NodeAddrs []string `json:"node_addrs,omitempty"`
+	NodeID    int      `json:"node_id,omitempty"`
+	NNodes    int      `json:"nnodes,omitempty"`
+	NTasks    int      `json:"ntasks,omitempty"`
+	Argv      []string `json:"argv,omitempty"`
 	// Env is the job's environment (local stages) or the task's.
 	Env []string `json:"env,omitempty"`
 

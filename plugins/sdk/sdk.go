@@ -180,3 +180,10 @@ func serve(kind string, methods []string, h protocol.Handler) {
 		Logger:           logger,
 	})
 }
+
+// NewContext is a stage's context for h, for testing a plugin's stage
+// functions without running the plugin.
+func NewContext(h protocol.Hook) *Context { return &Context{Hook: h} }
+
+// Changes are the environment changes the stage made so far.
+func (c *Context) Changes() []protocol.EnvChange { return c.reply.Env }
