@@ -141,24 +141,29 @@ func TestStackRunsStagesInOrder(t *testing.T) {
 	if len(opts) != 1 || opts[0].Name != "hello" || opts[0].Plugin != "spank-hello" {
 		t.Fatalf("options %+v", opts)
 	}
-	hook := protocol.Hook{Stage: protocol.StageTaskInit, Context: protocol.ContextRemote, TaskID: 5, Env: []string{"PATH=/bin"}}
-	changes, err := s.Run(ctx, hook, map[string]string{"hello": "Ada"})
+	ada := OptionEnvName("spank-hello", "hello") + "=Ada"
+	if ada != "_SLURM_SPANK_OPTION_spank_hello_hello=Ada" {
+		t.Fatalf("option variable %s", ada)
+	}
+	hook := protocol.Hook{Stage: protocol.StageTaskInit, Context: protocol.ContextRemote, TaskID: 5, Env: []string{"PATH=/bin", ada}}
+	changes, err := s.Run(ctx, hook)
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := Apply(hook.Env, changes)
-	want := []string{"PATH=/bin", "HELLO=Hi Ada from task 5", "SEEN_HELLO=Hi Ada from task 5"}
+	want := []string{"PATH=/bin", ada, "HELLO=Hi Ada from task 5", "SEEN_HELLO=Hi Ada from task 5"}
 	if diff := cmp.Diff(want, env); diff != "" {
 		t.Errorf("task environment (-want +got):\n%s", diff)
 	}
 	// A variable the user set is not replaced.
-	hook.Env = []string{"HELLO=mine"}
-	changes, _ = s.Run(ctx, hook, map[string]string{"hello": "Ada"})
-	if env := Apply(hook.Env, changes); !slices.Equal(env, []string{"HELLO=mine", "SEEN_HELLO=mine"}) {
+	hook.Env = []string{"HELLO=mine", "SPANK_" + ada}
+	changes, _ = s.Run(ctx, hook)
+	if env := Apply(hook.Env, changes); !slices.Equal(env, []string{"HELLO=mine", "SPANK_" + ada, "SEEN_HELLO=mine"}) {
 		t.Errorf("with HELLO set: %q", env)
 	}
 	// The example's own error for --hello without a name fails the stage.
-	if _, err := s.Run(ctx, hook, map[string]string{"hello": ""}); err == nil ||
+	hook.Env = []string{OptionEnvName("spank-hello", "hello") + "="}
+	if _, err := s.Run(ctx, hook); err == nil ||
 		err.Error() != "spank: required plugin spank-hello: task_init() failed: --hello needs a name" {
 		t.Errorf("--hello=: %v", err)
 	}
@@ -178,7 +183,7 @@ func TestStackRequiredAndOptional(t *testing.T) {
 	if err != nil || s.Len() != 1 {
 		t.Fatalf("optional plugins: %v, %d loaded", err, s.Len())
 	}
-	if _, err := s.Run(ctx, protocol.Hook{Stage: protocol.StageTaskInit}, nil); err != nil {
+	if _, err := s.Run(ctx, protocol.Hook{Stage: protocol.StageTaskInit}); err != nil {
 		t.Errorf("an optional plugin's failure stopped the stage: %v", err)
 	}
 	s.Close()
@@ -187,7 +192,7 @@ func TestStackRequiredAndOptional(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Run(ctx, protocol.Hook{Stage: protocol.StageTaskInit, TaskID: 2}, nil); err == nil ||
+	if _, err := s.Run(ctx, protocol.Hook{Stage: protocol.StageTaskInit, TaskID: 2}); err == nil ||
 		err.Error() != "spank: required plugin spank.test: task_init() failed: no GPU for task 2" {
 		t.Errorf("required plugin failing: %v", err)
 	}

@@ -85,11 +85,12 @@ func (s *Stack) Options() []PluginOption {
 
 // Run calls stage on every plugin in order, each seeing the environment
 // as the plugins before it left it, and returns the environment changes.
-// values are the plugin options the user gave, by option name. A
-// required plugin's failure stops the stage with Slurm's words and the
-// plugin's message; an optional plugin's is logged and ignored, as
-// spank.c's _do_call_stack does.
-func (s *Stack) Run(ctx context.Context, hook protocol.Hook, values map[string]string) ([]protocol.EnvChange, error) {
+// The options the user gave a plugin come from the environment, where
+// the commands put them as Slurm's do (OptionEnvName). A required
+// plugin's failure stops the stage with Slurm's words and the plugin's
+// message; an optional plugin's is logged and ignored, as spank.c's
+// _do_call_stack does.
+func (s *Stack) Run(ctx context.Context, hook protocol.Hook) ([]protocol.EnvChange, error) {
 	var changes []protocol.EnvChange
 	env := hook.Env
 	for _, p := range s.plugins {
@@ -98,8 +99,11 @@ func (s *Stack) Run(ctx context.Context, hook protocol.Hook, values map[string]s
 		h.Env = env
 		h.Options = map[string]string{}
 		for _, o := range p.options {
-			if v, ok := values[o.Name]; ok {
-				h.Options[o.Name] = v
+			for _, name := range []string{OptionEnvName(p.Name(), o.Name), "SPANK_" + OptionEnvName(p.Name(), o.Name)} {
+				if i := index(env, name); i >= 0 {
+					h.Options[o.Name] = env[i][len(name)+1:]
+					break
+				}
 			}
 		}
 		var reply protocol.HookReply
@@ -146,4 +150,21 @@ func index(env []string, name string) int {
 		}
 	}
 	return -1
+}
+
+// OptionEnvName is the variable that carries the value of a plugin's
+// option from the command that took it to every later stage:
+// _SLURM_SPANK_OPTION_<plugin>_<option>, every character but letters and
+// digits written as '_', as spank.c's _opt_env_name does.
+func OptionEnvName(plugin, option string) string {
+	canon := func(s string) string {
+		b := []byte(s)
+		for i, c := range b {
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+				b[i] = '_'
+			}
+		}
+		return string(b)
+	}
+	return "_SLURM_SPANK_OPTION_" + canon(plugin) + "_" + canon(option)
 }

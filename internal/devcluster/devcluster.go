@@ -296,6 +296,15 @@ func writeConf(l layout, o *Options, ctlPort int, nodePorts []int) error {
 	if err := os.WriteFile(l.gresConf, []byte(gres), 0o644); err != nil {
 		return fmt.Errorf("write gres.conf: %w", err)
 	}
+	// The NCCL/PyTorch launch plugin is on in the dev cluster, when it
+	// was built beside drover (make build).
+	plugstack := "# Launch hooks (docs/PLUGINS.md).\n"
+	if nccl := helper("drover-spank-nccl"); fileExists(nccl) {
+		plugstack += "optional " + nccl + "\n"
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(l.conf), "plugstack.conf"), []byte(plugstack), 0o644); err != nil {
+		return fmt.Errorf("write plugstack.conf: %w", err)
+	}
 	// The cluster key signs job step credentials; a restarted dev
 	// cluster keeps its own.
 	if err := stepcred.WriteKey(stepcred.KeyPath(l.conf)); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -420,4 +429,9 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	cancel()
 	wg.Wait()
 	return runErr
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }

@@ -50,6 +50,9 @@ type Config struct {
 	// StepKey is the cluster key (slurm.key) that step credentials are
 	// signed with; without it every step launch is refused.
 	StepKey []byte
+	// PlugStack is plugstack.conf (none: no launch hooks); PluginDir
+	// the colon-separated folders its relative plugin paths are in.
+	PlugStack, PluginDir string
 }
 
 // Agent is a running node daemon.
@@ -59,6 +62,8 @@ type Agent struct {
 	client  *http.Client
 	tracker *proctrack.Tracker
 	started time.Time
+
+	spank spankState
 
 	mu   sync.Mutex
 	jobs map[uint32]*runningJob
@@ -440,5 +445,6 @@ func (a *Agent) finish(d nodeproto.JobDone) {
 // this daemon's cgroup subtree.
 func (a *Agent) Close() error {
 	a.endSteps()
+	a.closeSpank()
 	return a.tracker.Cleanup()
 }

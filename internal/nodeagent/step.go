@@ -25,6 +25,8 @@ import (
 	"github.com/droverhq/drover/internal/stepenv"
 	"github.com/droverhq/drover/internal/stepio"
 	"github.com/droverhq/drover/internal/usercred"
+	"github.com/droverhq/drover/plugins/protocol"
+	"github.com/droverhq/drover/spank"
 )
 
 // credPurpose is what a step credential is spent on in the replay cache:
@@ -67,6 +69,8 @@ type step struct {
 	// gpuBind is --gpu-bind; gpuCores the CPUs near each node GPU.
 	gpuBind  gres.GPUBind
 	gpuCores map[int][]int
+	// spank is the node's launch hooks, nil without any.
+	spank *spank.Stack
 	// bindList is SLURM_CPU_BIND_LIST, the same for every task here.
 	bindList string
 	// cwd is where tasks start; cwdErr says why the launch's Cwd could
@@ -88,6 +92,7 @@ type step struct {
 	ending    bool // asked to end: tasks starting late are ended too
 	killed    bool // past KillWait: tasks starting late are killed
 	finished  bool
+	exitsSent bool // every task's Exit frame is written
 	killTimer *time.Timer
 	// group holds every task's process tree (one cgroup per step, as
 	// Slurm's); nil until the tasks start.
@@ -97,8 +102,9 @@ type step struct {
 // stepTask is one task of a step on this node.
 type stepTask struct {
 	id, local int
-	// cmd is the task's process once started.
+	// cmd is the task's process once started; env its environment.
 	cmd *exec.Cmd
+	env []string
 	// stdin carries srun's input for the task (nil: it reads /dev/null
 	// or a file); stdinW is the pipe it is written to. stdinClosed is
 	// only touched by the goroutine reading srun's frames.
@@ -342,6 +348,17 @@ func (s *step) run() {
 	s.out = stepio.NewWriter(conn)
 	s.send(stepio.Frame{Kind: stepio.Hello, Node: uint32(s.l.NodeIndex), Data: []byte(s.token)})
 
+	if err := s.spankStepStart(); err != nil {
+		log.Warn("step refused by a launch hook", "err", err)
+		for _, t := range s.tasks {
+			s.spankFail(t, err)
+		}
+		if err := s.out.Flush(); err != nil {
+			log.Debug("flush step output", "err", err)
+		}
+		s.finish()
+		return
+	}
 	began := time.Now()
 	s.startTasks()
 	log.Info("step tasks started", "tasks", len(s.tasks), "user", s.cred.User, "took", time.Since(began))
@@ -355,6 +372,11 @@ func (s *step) run() {
 	// also closes the output pipes they held.
 	s.destroy()
 	s.exits.Wait()
+	s.mu.Lock()
+	// srun has every exit now (once flushed) and may close first.
+	s.exitsSent = true
+	s.mu.Unlock()
+	s.spankStepExit()
 	if err := s.out.Flush(); err != nil {
 		log.Debug("flush step output", "err", err)
 	}
@@ -433,9 +455,9 @@ func (s *step) send(f stepio.Frame) {
 func (s *step) lost(err error) {
 	s.lostOne.Do(func() {
 		s.mu.Lock()
-		finished := s.finished
+		over := s.finished || s.exitsSent
 		s.mu.Unlock()
-		if finished {
+		if over {
 			return
 		}
 		s.agent.logger.Warn("lost srun, ending the step", "job", s.key.job, "step", s.key.step, "err", err)
@@ -647,6 +669,12 @@ func (s *step) prepareTask(t *stepTask) *taskStart {
 		NodeTasks: l.Tasks, GPUs: s.taskGPUs(t), StepGPUs: l.GPUs,
 		CPUBindList: s.bindList, CPUsOnNode: len(l.CPUs),
 	})
+	env, err := s.spankTaskInit(t, env)
+	if err != nil {
+		s.spankFail(t, err)
+		return nil
+	}
+	t.env = env
 	path := searchPath(l.Argv[0], lookupEnv(env, "PATH"), s.cwd)
 	if _, err := os.Stat(resolveIn(s.cwd, path)); errors.Is(err, fs.ErrNotExist) {
 		s.failTask(t, path, syscall.ENOENT)
@@ -669,7 +697,6 @@ func (s *step) prepareTask(t *stepTask) *taskStart {
 	ts := &taskStart{task: t, path: path, cpus: cpus}
 	p := &ts.pipes
 	var stdout, stderr, stdin *os.File
-	var err error
 	ts.outR, stdout, err = p.add(false)
 	if err == nil {
 		ts.errR, stderr, err = p.add(false)
@@ -827,7 +854,11 @@ func (s *step) feed(t *stepTask) {
 
 // waitTask reports a task's end once its output is all sent.
 func (s *step) waitTask(t *stepTask) {
+	s.spankTaskStage(protocol.StageTaskPostFork, t, t.cmd.Process.Pid, 0)
 	st, err := s.group.WaitFor(t.cmd)
+	if st != nil {
+		s.spankTaskStage(protocol.StageTaskExit, t, t.cmd.Process.Pid, st.Sys().(syscall.WaitStatus))
+	}
 	s.leaders.Done()
 	t.pumps.Wait()
 	f := stepio.Frame{Kind: stepio.Exit, Node: uint32(s.l.NodeIndex), Task: uint32(t.id)}

@@ -197,8 +197,11 @@ type StepLaunch struct {
 	// are the global task ids (SLURM_PROCID) it runs, ascending.
 	NodeIndex int   `json:"node_index"`
 	Tasks     []int `json:"tasks"`
-	// Nodes and TasksPerNode are the whole step's layout.
+	// Nodes and TasksPerNode are the whole step's layout; NodeAddrs the
+	// nodes' addresses (for launch hooks such as the NCCL plugin's
+	// MASTER_ADDR).
 	Nodes        []string `json:"nodes"`
+	NodeAddrs    []string `json:"node_addrs,omitempty"`
 	TasksPerNode []int    `json:"tasks_per_node"`
 	Argv         []string `json:"argv"`
 	// Env is srun's environment, with what srun sets for the step

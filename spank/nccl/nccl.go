@@ -3,8 +3,8 @@
 // torch.distributed's env:// rendezvous and NCCL read, derived from the
 // step, without replacing anything the user set.
 //
-//	MASTER_ADDR          the step's first node (its name when that
-//	                     resolves, else its NodeAddr)
+//	MASTER_ADDR          the step's first node's address (slurm.conf's
+//	                     NodeAddr, which is its name when not set)
 //	MASTER_PORT          from the job and step ids, in port_range
 //	WORLD_SIZE, RANK     the step's tasks and this task's rank
 //	LOCAL_RANK, LOCAL_WORLD_SIZE   within the node
@@ -41,20 +41,11 @@ type Config struct {
 	SocketIfname string
 	// SysClassInfiniband is where InfiniBand devices are listed.
 	SysClassInfiniband string
-	// Resolve reports whether a host name resolves (net.LookupHost).
-	Resolve func(name string) bool
 }
 
 // DefaultConfig is the configuration without arguments.
 func DefaultConfig() Config {
-	return Config{
-		PortLo: 29500, PortHi: 30499, SocketIfname: "auto",
-		SysClassInfiniband: "/sys/class/infiniband",
-		Resolve: func(name string) bool {
-			addrs, err := net.LookupHost(name)
-			return err == nil && len(addrs) > 0
-		},
-	}
+	return Config{PortLo: 29500, PortHi: 30499, SocketIfname: "auto", SysClassInfiniband: "/sys/class/infiniband"}
 }
 
 // ParseArgs reads the plugstack.conf arguments.
@@ -113,8 +104,10 @@ func (c Config) TaskInit(ctx *sdk.Context) error {
 	if err != nil || len(nodes) == 0 {
 		return fmt.Errorf("cannot read the step's nodes %q", ctx.NodeList)
 	}
+	// The address slurm.conf says the node is reached at: no name
+	// lookup, which on a machine without DNS can stall for seconds.
 	master := nodes[0]
-	if !c.Resolve(master) && len(ctx.NodeAddrs) > 0 && ctx.NodeAddrs[0] != "" {
+	if len(ctx.NodeAddrs) > 0 && ctx.NodeAddrs[0] != "" {
 		master = ctx.NodeAddrs[0]
 	}
 	set := func(name, value string) error { return ctx.Setenv(name, value, false) }

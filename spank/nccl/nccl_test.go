@@ -26,11 +26,10 @@ func env(changes []protocol.EnvChange) map[string]string {
 }
 
 // Task 5 of an 8-task step on n[1-4] (2 tasks per node): the variables
-// torch.distributed and NCCL read. The node names do not resolve here,
-// so MASTER_ADDR is the first node's address, reached over loopback.
+// torch.distributed and NCCL read. MASTER_ADDR is the first node's
+// address, reached over loopback.
 func TestTaskVariables(t *testing.T) {
 	c := DefaultConfig()
-	c.Resolve = func(string) bool { return false }
 	ib := t.TempDir()
 	for _, d := range []string{"mlx5_1", "mlx5_0"} {
 		if err := os.Mkdir(filepath.Join(ib, d), 0o755); err != nil {
@@ -63,16 +62,15 @@ func TestTaskVariables(t *testing.T) {
 	}
 }
 
-// A resolvable first node is MASTER_ADDR by name; without InfiniBand
-// there is no NCCL_IB_HCA, and socket_ifname=none leaves the interface
-// to NCCL.
-func TestResolvableNameNoIB(t *testing.T) {
+// Without node addresses the first node's name is MASTER_ADDR; without
+// InfiniBand there is no NCCL_IB_HCA, and socket_ifname=none leaves the
+// interface to NCCL.
+func TestNodeNameNoIB(t *testing.T) {
 	c, err := ParseArgs([]string{"socket_ifname=none", "nccl_debug=WARN", "sysfs_infiniband=/nonexistent"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Resolve = func(name string) bool { return name == "gpu-a01" }
-	ctx := sdk.NewContext(protocol.Hook{JobID: 7, NodeList: "gpu-a[01-02]", NodeAddrs: []string{"10.0.0.1", "10.0.0.2"}, NTasks: 16})
+	ctx := sdk.NewContext(protocol.Hook{JobID: 7, NodeList: "gpu-a[01-02]", NTasks: 16})
 	if err := c.TaskInit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +118,14 @@ func TestPluginProgram(t *testing.T) {
 		t.Errorf("options %+v", o)
 	}
 	changes, err := s.Run(ctx, protocol.Hook{Stage: protocol.StageTaskInit, Context: protocol.ContextRemote, JobID: 3, NodeList: "localhost",
-		NTasks: 2, TaskID: 1, LocalTaskID: 1, LocalTasks: 2, Env: []string{"RANK=99"}}, map[string]string{"nccl-debug": "TRACE"})
+		NTasks: 2, TaskID: 1, LocalTaskID: 1, LocalTasks: 2, Env: []string{"RANK=99", spank.OptionEnvName("drover-spank-nccl", "nccl-debug") + "=TRACE"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := strings.Join(spank.Apply([]string{"RANK=99"}, changes), " ")
+	if !strings.Contains(got, "NCCL_DEBUG=TRACE") {
+		t.Errorf("the --nccl-debug option did not reach the plugin: %q", got)
+	}
 	for _, want := range []string{"RANK=99", "MASTER_ADDR=localhost", "MASTER_PORT=50003", "WORLD_SIZE=2", "LOCAL_RANK=1", "NCCL_DEBUG=TRACE"} {
 		if !strings.Contains(" "+got+" ", " "+want+" ") {
 			t.Errorf("task environment %q lacks %s", got, want)

@@ -44,6 +44,17 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build drover:", err)
 		os.Exit(1)
 	}
+	// The NCCL launch plugin sits beside drover, where the node daemons
+	// look for plugins; allreduce is the distributed program it serves.
+	for _, pkg := range []string{"github.com/droverhq/drover/cmd/drover-spank-nccl", "./testdata/allreduce"} {
+		b := exec.Command("go", "build", "-o", filepath.Join(dir, filepath.Base(pkg)), pkg)
+		b.Env = append(os.Environ(), "CGO_ENABLED=0")
+		b.Stdout, b.Stderr = os.Stderr, os.Stderr
+		if err := b.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build", pkg+":", err)
+			os.Exit(1)
+		}
+	}
 	nvml := exec.Command("go", "build", "-o", filepath.Join(dir, "drover-gres-nvml"), "github.com/droverhq/drover/cmd/drover-gres-nvml")
 	nvml.Env = append(os.Environ(), "CGO_ENABLED=1")
 	nvml.Stdout, nvml.Stderr = os.Stderr, os.Stderr
@@ -71,6 +82,8 @@ type ClusterOptions struct {
 	Extra string
 	// Topology, when set, is written as topology.conf.
 	Topology string
+	// PlugStack, when set, is written as plugstack.conf.
+	PlugStack string
 }
 
 // Cluster is a running controller and node daemons.
@@ -137,6 +150,9 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 	must(t, os.WriteFile(filepath.Join(dir, "etc", "gres.conf"), []byte(gres), 0o644))
 	if o.Topology != "" {
 		must(t, os.WriteFile(filepath.Join(dir, "etc", "topology.conf"), []byte(o.Topology), 0o644))
+	}
+	if o.PlugStack != "" {
+		must(t, os.WriteFile(filepath.Join(dir, "etc", "plugstack.conf"), []byte(o.PlugStack), 0o644))
 	}
 
 	c.StartController()

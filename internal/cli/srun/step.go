@@ -235,6 +235,13 @@ func (s *stepRun) launch(ctx context.Context, host string) error {
 		TimeLimitMin: g.TimeLimit, MemPerCPU: memPerCPU, MemPerNode: memPerNode, StepMem: o.memPerNode > 0 || o.memPerCPU > 0,
 		UID: g.UID, GID: g.GID, User: g.User, OwnAllocation: o.ownAllocation,
 	})
+	hosts := make([]string, len(g.NodeAddrs))
+	for i, a := range g.NodeAddrs {
+		hosts[i] = a
+		if h, _, err := net.SplitHostPort(a); err == nil {
+			hosts[i] = h
+		}
+	}
 	errs := make([]error, len(g.Nodes))
 	var wg sync.WaitGroup
 	client := nodeproto.NewClient()
@@ -256,6 +263,7 @@ func (s *stepRun) launch(ctx context.Context, host string) error {
 				l.MemLimitMB = g.MemMB[i]
 			}
 			l.CPUs = stepCPUs(g, i)
+			l.NodeAddrs = hosts
 			if g.NodeAddrs[i] == "" {
 				errs[i] = fmt.Errorf("Task launch for StepId=%d.%d failed on node %s: Communication connection failure", g.JobID, g.StepID, g.Nodes[i])
 				return

@@ -1,0 +1,145 @@
+package nodeagent
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/droverhq/drover/internal/hostlist"
+	"github.com/droverhq/drover/internal/stepio"
+	"github.com/droverhq/drover/plugins/protocol"
+	"github.com/droverhq/drover/spank"
+)
+
+// spankState is the node's SPANK stack, loaded from plugstack.conf on the
+// first step that needs it. A stack that failed to load (a required
+// plugin missing) is tried again on the next step, as slurmstepd reads
+// plugstack.conf for every step.
+type spankState struct {
+	mu    sync.Mutex
+	stack *spank.Stack
+	empty bool
+}
+
+// spankStack returns the node's stack, nil when plugstack.conf lists no
+// plugin.
+func (a *Agent) spankStack(ctx context.Context) (*spank.Stack, error) {
+	st := &a.spank
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.stack != nil || st.empty || a.cfg.PlugStack == "" {
+		return st.stack, nil
+	}
+	entries, err := spank.ReadConf(a.cfg.PlugStack, a.cfg.PluginDir, a.logger)
+	if err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		st.empty = true
+		return nil, nil
+	}
+	stack, err := spank.Load(ctx, entries, 0, a.logger)
+	if err != nil {
+		return nil, err
+	}
+	st.stack = stack
+	return stack, nil
+}
+
+func (a *Agent) closeSpank() {
+	a.spank.mu.Lock()
+	defer a.spank.mu.Unlock()
+	if a.spank.stack != nil {
+		a.spank.stack.Close()
+		a.spank.stack = nil
+	}
+}
+
+// spankHook is what a stage of this step sees; t is nil for the step's
+// stages.
+func (s *step) spankHook(stage string, t *stepTask, env []string) protocol.Hook {
+	l := s.l
+	ntasks := 0
+	for _, n := range l.TasksPerNode {
+		ntasks += n
+	}
+	h := protocol.Hook{
+		Stage: stage, Context: protocol.ContextRemote,
+		JobID: l.JobID, StepID: l.StepID, UID: s.cred.UID, GID: s.cred.GID,
+		NodeList: hostlist.Compress(l.Nodes), NodeAddrs: l.NodeAddrs,
+		NodeID: l.NodeIndex, NNodes: len(l.Nodes), NTasks: ntasks,
+		Argv: l.Argv, Env: env, LocalTasks: len(l.Tasks),
+	}
+	if t != nil {
+		h.TaskID, h.LocalTaskID = t.id, t.local
+	}
+	return h
+}
+
+// spankStepStart runs the step's first stages (init, init_post_opt,
+// user_init) and applies what they set to the tasks' environment. An
+// error (a required plugin failed) fails the step.
+func (s *step) spankStepStart() error {
+	stack, err := s.agent.spankStack(s.agent.stepCtx)
+	if err != nil || stack == nil {
+		return err
+	}
+	s.spank = stack
+	for _, stage := range []string{protocol.StageInit, protocol.StageInitPostOpt, protocol.StageUserInit} {
+		changes, err := stack.Run(s.agent.stepCtx, s.spankHook(stage, nil, s.l.Env))
+		if err != nil {
+			return err
+		}
+		s.l.Env = spank.Apply(s.l.Env, changes)
+	}
+	return nil
+}
+
+// spankTaskInit runs a task's stages before it starts and returns its
+// environment with their changes.
+func (s *step) spankTaskInit(t *stepTask, env []string) ([]string, error) {
+	if s.spank == nil {
+		return env, nil
+	}
+	for _, stage := range []string{protocol.StageTaskInitPrivileged, protocol.StageTaskInit} {
+		changes, err := s.spank.Run(s.agent.stepCtx, s.spankHook(stage, t, env))
+		if err != nil {
+			return env, err
+		}
+		env = spank.Apply(env, changes)
+	}
+	return env, nil
+}
+
+// spankTaskStage runs task_post_fork or task_exit; by then a failure can
+// only be logged.
+func (s *step) spankTaskStage(stage string, t *stepTask, pid int, status syscall.WaitStatus) {
+	if s.spank == nil {
+		return
+	}
+	h := s.spankHook(stage, t, t.env)
+	h.TaskPID, h.ExitStatus = pid, int(status)
+	if _, err := s.spank.Run(s.agent.stepCtx, h); err != nil {
+		s.agent.logger.Warn("spank stage failed", "job", s.key.job, "step", s.key.step, "task", t.id, "err", err)
+	}
+}
+
+// spankStepExit runs the exit stage once the step's tasks have ended.
+func (s *step) spankStepExit() {
+	if s.spank == nil {
+		return
+	}
+	if _, err := s.spank.Run(s.agent.stepCtx, s.spankHook(protocol.StageExit, nil, s.l.Env)); err != nil {
+		s.agent.logger.Warn("spank exit stage failed", "job", s.key.job, "step", s.key.step, "err", err)
+	}
+}
+
+// spankFail reports a task that a plugin kept from starting: its error
+// on the task's stderr, as slurmstepd's, and exit status 1.
+func (s *step) spankFail(t *stepTask, err error) {
+	node := uint32(s.l.NodeIndex)
+	msg := "slurmstepd: error: " + strings.TrimSpace(err.Error()) + "\n"
+	s.send(stepio.Frame{Kind: stepio.Stderr, Node: node, Task: uint32(t.id), Data: []byte(msg)})
+	s.send(stepio.Frame{Kind: stepio.Exit, Node: node, Task: uint32(t.id), Code: 1})
+}

@@ -1,0 +1,52 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestNCCLPluginRendezvous: with the NCCL plugin in plugstack.conf, the
+// tasks of `srun -N4 -n8` get the variables torch.distributed reads, and
+// a program that uses only them meets at MASTER_ADDR:MASTER_PORT and
+// all-reduces its ranks: every rank gets 0+1+...+7. What the user set is
+// kept, and the plugin's option reaches it through the environment.
+func TestNCCLPluginRendezvous(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 4, CPUs: 4, PlugStack: "required drover-spank-nccl port_range=41000-41999 socket_ifname=none\n"})
+	allreduce := filepath.Join(binDir, "allreduce")
+	r := c.Run("", "srun", "-N4", "-n8", "-l", allreduce)
+	got := lines(r.Stdout)
+	slices.Sort(got)
+	// Four CPUs a node lay the eight tasks out 4,2,1,1.
+	var want []string
+	for rank, local := range []int{0, 1, 2, 3, 0, 1, 0, 0} {
+		want = append(want, fmt.Sprintf("%d: rank %d of 8 (local %d): sum 28", rank, rank, local))
+	}
+	if r.Code != 0 || !slices.Equal(got, want) {
+		t.Fatalf("allreduce: exit %d\ngot  %q\nwant %q\nstderr:\n%s", r.Code, got, want, r.Stderr)
+	}
+	show := `echo $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $NODE_RANK $MASTER_ADDR $NCCL_DEBUG $MASTER_PORT`
+	r = c.RunEnv([]string{"_SLURM_SPANK_OPTION_drover_spank_nccl_nccl_debug=INFO", "MASTER_PORT=5555"}, "", "srun", "-N2", "-n2", "-l", "sh", "-c", show)
+	got = lines(r.Stdout)
+	slices.Sort(got)
+	if w := []string{"0: 0 2 0 1 0 127.0.0.1 INFO 5555", "1: 1 2 0 1 1 127.0.0.1 INFO 5555"}; r.Code != 0 || !slices.Equal(got, w) {
+		t.Errorf("task variables %q, want %q; stderr %q", got, w, r.Stderr)
+	}
+}
+
+// TestRequiredPluginMissing: a required plugin that is not there fails
+// the step's tasks with the launch hook's error; the node daemon lives on.
+func TestRequiredPluginMissing(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1, PlugStack: "required /nonexistent/spank-plugin\n"})
+	r := c.Run("", "srun", "-n1", "true")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "slurmstepd: error: spank: ") || !strings.Contains(r.Stderr, "Failed to load plugin /nonexistent/spank-plugin. Aborting.") {
+		t.Errorf("step with a missing required plugin: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	if out := c.MustRun("", "sinfo", "-h", "-o", "%t"); strings.TrimSpace(out) != "idle" {
+		t.Errorf("node after the failed step: %q", out)
+	}
+}
