@@ -15,6 +15,7 @@ import (
 	"github.com/droverhq/drover/internal/outpattern"
 	"github.com/droverhq/drover/internal/proctrack"
 	"github.com/droverhq/drover/internal/usercred"
+	"github.com/droverhq/drover/plugins/protocol"
 )
 
 // runningJob is one batch script and its process tree.
@@ -28,6 +29,9 @@ type runningJob struct {
 	kind nodeproto.EndKind // set when we were asked to end it
 	// killTimer fires SIGKILL KillWait after SIGTERM.
 	killTimer *time.Timer
+	// spankHook describes the batch step to the launch hooks' last
+	// stages; nil without hooks.
+	spankHook *protocol.Hook
 }
 
 // launch starts a batch job. It is idempotent: a repeated launch of a job
@@ -122,6 +126,11 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 	}
 
 	env, prop := batchEnv(l, a.cfg.Name)
+	env, hook, err := a.spankBatchStart(l, env)
+	if err != nil {
+		return err
+	}
+	j.spankHook = hook
 	// A tiny shell prologue, already running as the job's user, learns
 	// SLURM_TASK_PID (the script's own pid), applies the propagated limits
 	// and umask, opens the output files (so the user creates them, with
@@ -169,6 +178,7 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 	if err != nil {
 		return fmt.Errorf("start batch script: %w", err)
 	}
+
 	j.mu.Lock()
 	j.group = g
 	pending := j.kind
@@ -185,6 +195,9 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 // reports the end.
 func (j *runningJob) wait() {
 	st, err := j.group.Wait()
+	if st != nil {
+		j.agent.spankBatchEnd(j.spankHook, st.Sys().(syscall.WaitStatus))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	// Children the script left behind die with the job, as Slurm's
 	// proctrack does at the end of a step.

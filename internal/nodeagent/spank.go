@@ -2,11 +2,14 @@ package nodeagent
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/droverhq/drover/internal/hostlist"
+	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/stepio"
 	"github.com/droverhq/drover/plugins/protocol"
 	"github.com/droverhq/drover/spank"
@@ -142,4 +145,61 @@ func (s *step) spankFail(t *stepTask, err error) {
 	msg := "slurmstepd: error: " + strings.TrimSpace(err.Error()) + "\n"
 	s.send(stepio.Frame{Kind: stepio.Stderr, Node: node, Task: uint32(t.id), Data: []byte(msg)})
 	s.send(stepio.Frame{Kind: stepio.Exit, Node: node, Task: uint32(t.id), Code: 1})
+}
+
+// spankBatchStart runs a batch script's stages before it starts (init,
+// init_post_opt, user_init, task_init_privileged, task_init: the batch
+// step is one task) and returns its environment with their changes, and
+// the hook its last stages need (nil without hooks). A required
+// plugin's failure fails the launch.
+func (a *Agent) spankBatchStart(l *nodeproto.Launch, env []string) ([]string, *protocol.Hook, error) {
+	stack, err := a.spankStack(a.stepCtx)
+	if err != nil {
+		return env, nil, fmt.Errorf("launch hooks: %w", err)
+	}
+	if stack == nil {
+		return env, nil, nil
+	}
+	addr := a.cfg.Advertise
+	if addr == "" {
+		addr = a.cfg.Listen
+	}
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		addr = h
+	}
+	h := protocol.Hook{
+		Context: protocol.ContextRemote, JobID: l.JobID, StepID: protocol.BatchStepID, UID: l.UID, GID: l.GID,
+		NodeList: a.cfg.Name, NodeAddrs: []string{addr}, NNodes: 1, NTasks: 1, LocalTasks: 1, Argv: l.Argv,
+	}
+	for _, stage := range []string{protocol.StageInit, protocol.StageInitPostOpt, protocol.StageUserInit,
+		protocol.StageTaskInitPrivileged, protocol.StageTaskInit} {
+		h.Stage, h.Env = stage, env
+		changes, err := stack.Run(a.stepCtx, h)
+		if err != nil {
+			return env, nil, fmt.Errorf("launch hooks: %w", err)
+		}
+		env = spank.Apply(env, changes)
+	}
+	h.Env = env
+	return env, &h, nil
+}
+
+// spankBatchEnd runs a batch script's task_exit and exit stages.
+func (a *Agent) spankBatchEnd(h *protocol.Hook, status syscall.WaitStatus) {
+	if h == nil {
+		return
+	}
+	a.spank.mu.Lock()
+	stack := a.spank.stack
+	a.spank.mu.Unlock()
+	if stack == nil {
+		return
+	}
+	for _, stage := range []string{protocol.StageTaskExit, protocol.StageExit} {
+		hook := *h
+		hook.Stage, hook.ExitStatus = stage, int(status)
+		if _, err := stack.Run(a.stepCtx, hook); err != nil {
+			a.logger.Warn("spank stage failed", "job", h.JobID, "stage", stage, "err", err)
+		}
+	}
 }

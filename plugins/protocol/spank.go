@@ -25,6 +25,10 @@ const (
 	ContextAllocator = "allocator" // sbatch, salloc
 )
 
+// BatchStepID is Hook.StepID in a batch script's stages (Slurm's
+// SLURM_BATCH_SCRIPT).
+const BatchStepID uint32 = 0xFFFFFFFB
+
 // Spank methods.
 const (
 	// SpankMethodOptions asks for the options the plugin adds to the

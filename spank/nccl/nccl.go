@@ -98,8 +98,13 @@ func TaskInit(ctx *sdk.Context) error {
 	return c.TaskInit(ctx)
 }
 
-// TaskInit is the stage with this configuration.
+// TaskInit is the stage with this configuration. A batch script is not
+// one of the ranks: its srun steps are, and variables set in the script
+// would reach them as the user's own.
 func (c Config) TaskInit(ctx *sdk.Context) error {
+	if ctx.StepID == protocol.BatchStepID {
+		return nil
+	}
 	nodes, err := hostlist.Expand(ctx.NodeList)
 	if err != nil || len(nodes) == 0 {
 		return fmt.Errorf("cannot read the step's nodes %q", ctx.NodeList)

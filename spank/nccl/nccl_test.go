@@ -132,3 +132,12 @@ func TestPluginProgram(t *testing.T) {
 		}
 	}
 }
+
+// A batch script is no rank: it gets nothing, so its srun steps are not
+// handed its values as the user's own.
+func TestBatchStepUntouched(t *testing.T) {
+	ctx := sdk.NewContext(protocol.Hook{JobID: 9, StepID: protocol.BatchStepID, NodeList: "n1", NTasks: 1})
+	if err := DefaultConfig().TaskInit(ctx); err != nil || len(ctx.Changes()) != 0 {
+		t.Errorf("batch step: %v, changes %+v", err, ctx.Changes())
+	}
+}

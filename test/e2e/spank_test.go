@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestNCCLPluginRendezvous: with the NCCL plugin in plugstack.conf, the
@@ -48,5 +49,26 @@ func TestRequiredPluginMissing(t *testing.T) {
 	}
 	if out := c.MustRun("", "sinfo", "-h", "-o", "%t"); strings.TrimSpace(out) != "idle" {
 		t.Errorf("node after the failed step: %q", out)
+	}
+}
+
+// TestBatchStepHooks: a batch script goes through the launch hooks as a
+// step of one task: the example plugin greets it, its option given as
+// Slurm passes it (in the job's environment). The NCCL plugin leaves the
+// script alone (it is no rank), so its srun steps get their own ranks.
+func TestBatchStepHooks(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 2, PlugStack: "required spank-hello greeting=Hi\nrequired drover-spank-nccl socket_ifname=none\n"})
+	r := c.RunEnv([]string{"_SLURM_SPANK_OPTION_spank_hello_hello=Ada"}, "", "sbatch", "--parsable", "-N2", "-n2", "-o", "hooks.out", "--wrap",
+		`echo "script: $HELLO rank=${RANK-unset}"; srun -l sh -c 'echo "$RANK/$WORLD_SIZE"'`)
+	if r.Code != 0 {
+		t.Fatalf("sbatch: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	c.WaitState(strings.TrimSpace(r.Stdout), "COMPLETED", 20*time.Second)
+	got := lines(c.ReadFile("hooks.out"))
+	slices.Sort(got[1:])
+	want := []string{"script: Hi Ada from task 0 rank=unset", "0: 0/2", "1: 1/2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("job output %q, want %q", got, want)
 	}
 }
