@@ -197,3 +197,41 @@ func TestStackRequiredAndOptional(t *testing.T) {
 		t.Errorf("required plugin failing: %v", err)
 	}
 }
+
+// Describe learns a plugin's options and stages once and then answers
+// from its cache while the program is unchanged.
+func TestDescribeCaches(t *testing.T) {
+	ctx := context.Background()
+	quiet := slog.New(slog.DiscardHandler)
+	cache := filepath.Join(t.TempDir(), "cache", "spank.json")
+	// A copy of the example, so that the test can change it.
+	plug := filepath.Join(t.TempDir(), "spank-hello")
+	b, err := os.ReadFile(helloPlugin)
+	must(t, err)
+	must(t, os.WriteFile(plug, b, 0o755))
+	entries := []Entry{{Path: plug, Args: []string{"greeting=Hi"}}, {Path: "/nonexistent/plug"}}
+	infos, err := Describe(ctx, entries, cache, 10*time.Second, quiet)
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("Describe: %v, %+v", err, infos)
+	}
+	in := infos[0]
+	if in.Name != "spank-hello" || len(in.Options) != 1 || in.Options[0].Name != "hello" || !slices.Equal(in.Stages, []string{"task_init"}) || !in.Has("task_init") || in.Has("init") {
+		t.Fatalf("info %+v", in)
+	}
+	// From the cache: the program can no longer be run (its mode changed,
+	// not its size or time), so an answer proves it was not started.
+	must(t, os.Chmod(plug, 0o644))
+	if infos, err = Describe(ctx, entries, cache, 10*time.Second, quiet); err != nil || len(infos) != 1 || infos[0].Options[0].Name != "hello" {
+		t.Fatalf("cached Describe: %v, %+v", err, infos)
+	}
+	future := time.Now().Add(time.Hour)
+	// A changed program is started again.
+	must(t, os.WriteFile(plug, []byte("#!/bin/sh\nexit 1\n"), 0o755))
+	must(t, os.Chtimes(plug, future, future))
+	if infos, err = Describe(ctx, entries, cache, 2*time.Second, quiet); err != nil || len(infos) != 0 {
+		t.Fatalf("Describe of a changed, broken optional plugin: %v, %+v", err, infos)
+	}
+	if _, err := Describe(ctx, []Entry{{Required: true, Path: plug, File: "p.conf", Line: 1}}, cache, 2*time.Second, quiet); err == nil {
+		t.Errorf("a required plugin that does not start was described")
+	}
+}

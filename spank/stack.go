@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/droverhq/drover/plugins/host"
@@ -21,6 +22,9 @@ type stackPlugin struct {
 	*host.Plugin
 	required bool
 	options  []protocol.Option
+	// stages are those the plugin implements; nil: unknown (a plugin
+	// built before the SDK said), so every stage is called.
+	stages []string
 }
 
 // Load starts every plugin and asks for its options. A required plugin
@@ -51,7 +55,7 @@ func Load(ctx context.Context, entries []Entry, timeout time.Duration, log *slog
 			log.Info(fmt.Sprintf("spank: %s:%d: Failed to load optional plugin %s. Ignored.", e.File, e.Line, e.Path), "err", err)
 			continue
 		}
-		s.plugins = append(s.plugins, stackPlugin{Plugin: p, required: e.Required, options: opts.Options})
+		s.plugins = append(s.plugins, stackPlugin{Plugin: p, required: e.Required, options: opts.Options, stages: opts.Stages})
 	}
 	return s, nil
 }
@@ -94,6 +98,10 @@ func (s *Stack) Run(ctx context.Context, hook protocol.Hook) ([]protocol.EnvChan
 	var changes []protocol.EnvChange
 	env := hook.Env
 	for _, p := range s.plugins {
+		if p.stages != nil && !slices.Contains(p.stages, hook.Stage) {
+			// Nothing to do there: no round trip.
+			continue
+		}
 		h := hook
 		h.Args = p.Args()
 		h.Env = env

@@ -14,6 +14,7 @@ import (
 
 	"github.com/droverhq/drover/internal/nodeagent"
 	"github.com/droverhq/drover/internal/slurmconf"
+	"github.com/droverhq/drover/spank"
 )
 
 // Version is Drover's own version, set at build time.
@@ -71,7 +72,7 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	if cfg.StepKey, err = StepKey(v, path, logger); err != nil {
 		return err
 	}
-	cfg.PlugStack, cfg.PluginDir = plugStack(sc, path)
+	cfg.PlugStack, cfg.PluginDir = spank.ConfPaths(sc, path)
 	servePprof(ctx, v, logger)
 	a, err := nodeagent.New(cfg, logger)
 	if err != nil {
@@ -98,24 +99,6 @@ func controllerURL(sc *slurmconf.Config) string {
 		}
 	}
 	return "http://" + net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort)))
-}
-
-// plugStack finds plugstack.conf (PlugStackConfig, else beside
-// slurm.conf, as Slurm's default) and the folders relative plugin paths
-// are looked up in (PluginDir, else where this program is, which holds
-// the plugins shipped with Drover).
-func plugStack(sc *slurmconf.Config, confPath string) (conf, dirs string) {
-	conf = filepath.Join(confDir(confPath), "plugstack.conf")
-	if v, ok := sc.Value("PlugStackConfig"); ok && v != "" {
-		conf = v
-	}
-	if v, ok := sc.Value("PluginDir"); ok && v != "" {
-		return conf, v
-	}
-	if exe, err := os.Executable(); err == nil {
-		dirs = filepath.Dir(exe)
-	}
-	return conf, dirs
 }
 
 // confDir is where gres.conf sits next to slurm.conf.

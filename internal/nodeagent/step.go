@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -92,8 +93,10 @@ type step struct {
 	ending    bool // asked to end: tasks starting late are ended too
 	killed    bool // past KillWait: tasks starting late are killed
 	finished  bool
-	exitsSent bool // every task's Exit frame is written
 	killTimer *time.Timer
+	// exitsSent counts the Exit frames written: once every task's is,
+	// srun may close its side first.
+	exitsSent atomic.Int32
 	// group holds every task's process tree (one cgroup per step, as
 	// Slurm's); nil until the tasks start.
 	group *proctrack.Group
@@ -372,10 +375,6 @@ func (s *step) run() {
 	// also closes the output pipes they held.
 	s.destroy()
 	s.exits.Wait()
-	s.mu.Lock()
-	// srun has every exit now (once flushed) and may close first.
-	s.exitsSent = true
-	s.mu.Unlock()
 	s.spankStepExit()
 	if err := s.out.Flush(); err != nil {
 		log.Debug("flush step output", "err", err)
@@ -445,6 +444,9 @@ func (s *step) processes() *proctrack.Group {
 
 // send writes a frame to srun; a failure means srun is gone.
 func (s *step) send(f stepio.Frame) {
+	if f.Kind == stepio.Exit {
+		s.exitsSent.Add(1)
+	}
 	if err := s.out.Write(f); err != nil {
 		s.lost(err)
 	}
@@ -455,7 +457,7 @@ func (s *step) send(f stepio.Frame) {
 func (s *step) lost(err error) {
 	s.lostOne.Do(func() {
 		s.mu.Lock()
-		over := s.finished || s.exitsSent
+		over := s.finished || int(s.exitsSent.Load()) >= len(s.tasks)
 		s.mu.Unlock()
 		if over {
 			return

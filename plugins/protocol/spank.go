@@ -56,9 +56,11 @@ type Option struct {
 	HasArg  bool   `json:"has_arg,omitempty"`
 }
 
-// OptionsReply lists a plugin's options.
+// OptionsReply lists a plugin's options and the stages it implements
+// (a command starts only the plugins that have stages in its context).
 type OptionsReply struct {
 	Options []Option `json:"options,omitempty"`
+	Stages  []string `json:"stages,omitempty"`
 }
 
 // Hook is one stage's call: what spank_get_item would answer there.

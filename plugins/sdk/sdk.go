@@ -90,6 +90,12 @@ func (s *Spank) handle(_ context.Context, method string, req json.RawMessage) (a
 		if s.Options != nil {
 			out.Options = s.Options(in.Args)
 		}
+		for _, st := range []string{protocol.StageInit, protocol.StageInitPostOpt, protocol.StageLocalUserInit, protocol.StageUserInit,
+			protocol.StageTaskInitPrivileged, protocol.StageTaskInit, protocol.StageTaskPostFork, protocol.StageTaskExit, protocol.StageExit} {
+			if s.stage(st) != nil {
+				out.Stages = append(out.Stages, st)
+			}
+		}
 		return &out, nil
 	case protocol.SpankMethodHook:
 		var h protocol.Hook

@@ -63,6 +63,10 @@ func TestMain(m *testing.M) {
 		// Without a C compiler the GPU tests use gres.conf devices.
 		fmt.Fprintln(os.Stderr, "build drover-gres-nvml (GPU detection tests will use gres.conf):", err)
 	}
+	// The commands cache what plugins offer per user: the tests keep
+	// theirs apart from the machine's. (Set after the builds: go's own
+	// build cache lives under XDG_CACHE_HOME too.)
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	if out, err := exec.Command(droverBin, "install-shims", filepath.Join(dir, "shims")).CombinedOutput(); err != nil {
 		fmt.Fprintln(os.Stderr, "install shims:", err, string(out))
 		os.Exit(1)

@@ -38,16 +38,27 @@ func TestNCCLPluginRendezvous(t *testing.T) {
 	}
 }
 
-// TestRequiredPluginMissing: a required plugin that is not there fails
-// the step's tasks with the launch hook's error; the node daemon lives on.
+// TestRequiredPluginMissing: a required plugin that is not there stops
+// srun before it asks for anything, with the launch hooks' error; one
+// that fails its stage on the nodes fails the step's tasks with its
+// message, and the node lives on.
 func TestRequiredPluginMissing(t *testing.T) {
 	t.Parallel()
 	c := NewCluster(t, ClusterOptions{Nodes: 1, PlugStack: "required /nonexistent/spank-plugin\n"})
 	r := c.Run("", "srun", "-n1", "true")
-	if r.Code != 1 || !strings.Contains(r.Stderr, "slurmstepd: error: spank: ") || !strings.Contains(r.Stderr, "Failed to load plugin /nonexistent/spank-plugin. Aborting.") {
-		t.Errorf("step with a missing required plugin: exit %d, stderr %q", r.Code, r.Stderr)
+	if r.Code != 1 || !strings.HasPrefix(r.Stderr, "srun: error: spank: ") || !strings.Contains(r.Stderr, "Failed to load plugin /nonexistent/spank-plugin. Aborting.") {
+		t.Errorf("srun with a missing required plugin: exit %d, stderr %q", r.Code, r.Stderr)
 	}
-	if out := c.MustRun("", "sinfo", "-h", "-o", "%t"); strings.TrimSpace(out) != "idle" {
+	if out := c.MustRun("", "squeue", "-h", "-t", "all"); out != "" {
+		t.Errorf("srun asked for an allocation anyway:\n%s", out)
+	}
+
+	c2 := NewCluster(t, ClusterOptions{Nodes: 1, PlugStack: "required spank-hello\n"})
+	r = c2.Run("", "srun", "-n2", "--hello=", "true")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "slurmstepd: error: spank: required plugin spank-hello: task_init() failed: --hello needs a name") {
+		t.Errorf("a failing stage: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	if out := c2.MustRun("", "sinfo", "-h", "-o", "%t"); strings.TrimSpace(out) != "idle" {
 		t.Errorf("node after the failed step: %q", out)
 	}
 }
@@ -70,5 +81,38 @@ func TestBatchStepHooks(t *testing.T) {
 	want := []string{"script: Hi Ada from task 0 rank=unset", "0: 0/2", "1: 1/2"}
 	if !slices.Equal(got, want) {
 		t.Errorf("job output %q, want %q", got, want)
+	}
+}
+
+// TestPluginOptionsInCommands: a plugin's option is in srun's and
+// sbatch's --help, accepted on the command line and in #SBATCH lines, and
+// reaches the plugin's stage on the nodes.
+func TestPluginOptionsInCommands(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 2, PlugStack: "required spank-hello greeting=Hi\n"})
+	for _, prog := range []string{"srun", "sbatch", "salloc"} {
+		help := c.MustRun("", prog, "--help")
+		if !strings.HasSuffix(help, "\nOptions provided by plugins:\n      --hello=name            greet name from every task\n") {
+			t.Errorf("%s --help ends with %q", prog, help[max(0, len(help)-200):])
+		}
+	}
+	r := c.Run("", "srun", "-N2", "-n2", "-l", "--hello=Ada", "printenv", "HELLO")
+	got := lines(r.Stdout)
+	slices.Sort(got)
+	if w := []string{"0: Hi Ada from task 0", "1: Hi Ada from task 1"}; r.Code != 0 || !slices.Equal(got, w) {
+		t.Errorf("srun --hello=Ada: exit %d, %q, want %q; stderr %q", r.Code, got, w, r.Stderr)
+	}
+	_, out := c.RunJob("hello", "-n1", "--wrap", "echo ${HELLO-unset}")
+	if out != "unset\n" {
+		t.Errorf("without --hello the job printed %q", out)
+	}
+	script := "#!/bin/sh\n#SBATCH --hello=Grace\nprintenv HELLO\n"
+	id := c.Submit(script, "-o", "grace.out")
+	c.WaitState(id, "COMPLETED", 20*time.Second)
+	if out := c.ReadFile("grace.out"); out != "Hi Grace from task 0\n" {
+		t.Errorf("#SBATCH --hello=Grace: %q", out)
+	}
+	if r := c.Run("", "srun", "--hello"); r.Code == 0 || !strings.Contains(r.Stderr, "requires an argument") {
+		t.Errorf("srun --hello without its argument: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }

@@ -18,9 +18,9 @@ const helpColumn = 30
 func (p *Parser) Help() string {
 	switch p.cmd {
 	case cmdSrun:
-		return p.filterHelp(srunHelpText)
+		return p.filterHelp(srunHelpText) + p.pluginHelp()
 	case cmdSalloc:
-		return p.filterHelp(sallocHelpText)
+		return p.filterHelp(sallocHelpText) + p.pluginHelp()
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Usage: %s [OPTIONS...] script [args...]\n\nOptions:\n", p.cfg.Prog)
@@ -46,6 +46,7 @@ func (p *Parser) Help() string {
 		writeHelpLine(&b, f)
 	}
 	b.WriteString("\n")
+	b.WriteString(p.pluginHelp())
 	return b.String()
 }
 

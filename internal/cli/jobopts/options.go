@@ -352,6 +352,8 @@ type Options struct {
 	// Sources records where each option given came from, by long option
 	// name; options never given are absent.
 	Sources map[string]Source
+	// PluginValues are the plugin options given, in order.
+	PluginValues []PluginValue
 
 	// impliedTasks is the task count sbatch assumes for a fixed node count
 	// without --ntasks (one per node); it only feeds minimum_cpus.

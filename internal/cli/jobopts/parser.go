@@ -44,6 +44,23 @@ type Config struct {
 	// srun's --slurmd-debug besides root; empty means root.
 	SlurmUser   string
 	SlurmUserID uint32
+	// PluginOptions are the options SPANK-like plugins add: accepted
+	// like the command's own (and in #SBATCH lines), listed under
+	// "Options provided by plugins" in --help. One whose name the
+	// command already has is left out, as Slurm disables it.
+	PluginOptions []PluginOption
+}
+
+// PluginOption is an option a plugin registers (struct spank_option).
+type PluginOption struct {
+	Plugin, Name, ArgInfo, Usage string
+	HasArg                       bool
+}
+
+// PluginValue is a plugin option the user gave; Value is "" for one
+// without an argument.
+type PluginValue struct {
+	Plugin, Name, Value string
 }
 
 // Parser applies option sources to one Options value. Its option table is
@@ -154,7 +171,7 @@ func newParser(cfg Config, cmd command, defs []*optDef, envs []envDef) *Parser {
 	p := &Parser{cfg: cfg, cmd: cmd, opts: &Options{Sources: map[string]Source{}}}
 	p.fs = pflag.NewFlagSet(cfg.Prog, pflag.ContinueOnError)
 	p.fs.SortFlags = false
-	p.defs = defs
+	p.defs = append(defs, p.pluginDefs(defs)...)
 	specs := make([]*spec, 0, len(p.defs))
 	for _, d := range p.defs {
 		d.p = p

@@ -22,6 +22,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/jobopts"
+	"github.com/droverhq/drover/internal/cli/plugopts"
 	"github.com/droverhq/drover/internal/slurmerr"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -92,7 +93,12 @@ func run(ctx context.Context, env *clienv.Env, args []string, sigs <-chan os.Sig
 	if env.Now != nil {
 		clock = env.Now
 	}
-	p := jobopts.NewSalloc(jobopts.Config{Prog: "salloc", Now: clock(), Cwd: env.Cwd, UID: env.User.UID, LookupEnv: own.Lookup, ErrorExit: s.errorExit})
+	plugOpts, err := plugopts.Load(ctx, own.Lookup)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "salloc: error: %v\n", err)
+		return s.errorExit
+	}
+	p := jobopts.NewSalloc(jobopts.Config{Prog: "salloc", Now: clock(), Cwd: env.Cwd, UID: env.User.UID, LookupEnv: own.Lookup, ErrorExit: s.errorExit, PluginOptions: plugOpts})
 	argv, err := parse(p, args)
 	o := p.Options()
 	s.opts = o
@@ -156,7 +162,7 @@ func run(ctx context.Context, env *clienv.Env, args []string, sigs <-chan os.Sig
 	default:
 	}
 	a := allocationOf(s.id, g.Job)
-	cmdEnv, err := commandEnv(own.List(), o, a, submission{Dir: env.Cwd, Host: env.Hostname})
+	cmdEnv, err := commandEnv(append(own.List(), plugopts.Env(o.PluginValues)...), o, a, submission{Dir: env.Cwd, Host: env.Hostname})
 	if err != nil {
 		s.printf("error: %v", err)
 		s.printf("Relinquishing job allocation %d", s.id)

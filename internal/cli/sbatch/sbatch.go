@@ -18,6 +18,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/jobopts"
+	"github.com/droverhq/drover/internal/cli/plugopts"
 	"github.com/droverhq/drover/internal/sbatchscript"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -91,13 +92,19 @@ func run(ctx context.Context, env *clienv.Env, args []string, proc process) int 
 	if env.Now != nil {
 		clock = env.Now
 	}
+	plugOpts, err := plugopts.Load(context.Background(), own.Lookup)
+	if err != nil {
+		c.errorf("%v", err)
+		return 1
+	}
 	p := jobopts.NewSbatch(jobopts.Config{
-		Prog:      c.prog,
-		Now:       clock(),
-		Cwd:       env.Cwd,
-		UID:       env.User.UID,
-		LookupEnv: own.Lookup,
-		ErrorExit: c.errorExit,
+		Prog:          c.prog,
+		Now:           clock(),
+		Cwd:           env.Cwd,
+		UID:           env.User.UID,
+		LookupEnv:     own.Lookup,
+		ErrorExit:     c.errorExit,
+		PluginOptions: plugOpts,
 	})
 	// First pass: options that act before the script is read.
 	operands, err := p.ParseEarly(args)
@@ -174,7 +181,7 @@ func run(ctx context.Context, env *clienv.Env, args []string, proc process) int 
 	if len(src.argv) > 0 {
 		desc.Argv = src.argv
 	}
-	desc.Environment = c.jobEnvironment(opts, own).List()
+	desc.Environment = append(c.jobEnvironment(opts, own).List(), plugopts.Env(opts.PluginValues)...)
 
 	jobID, code, ok := c.submit(ctx, desc, opts.Verbose > 0)
 	if !ok {

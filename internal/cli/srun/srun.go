@@ -18,6 +18,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/jobopts"
+	"github.com/droverhq/drover/internal/cli/plugopts"
 	"github.com/droverhq/drover/internal/hostlist"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -32,7 +33,12 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	if env.Now != nil {
 		clock = env.Now
 	}
-	p := jobopts.NewSrun(jobopts.Config{Prog: "srun", Now: clock(), Cwd: env.Cwd, UID: env.User.UID, LookupEnv: own.Lookup, ErrorExit: 1})
+	plugOpts, err := plugopts.Load(ctx, own.Lookup)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
+		return 1
+	}
+	p := jobopts.NewSrun(jobopts.Config{Prog: "srun", Now: clock(), Cwd: env.Cwd, UID: env.User.UID, LookupEnv: own.Lookup, ErrorExit: 1, PluginOptions: plugOpts})
 	operands, err := parse(p, args)
 	o := p.Options()
 	for _, m := range o.Messages {
@@ -61,7 +67,7 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
 		return 1
 	}
-	so, err := stepOptionsOf(o, operands, own.List())
+	so, err := stepOptionsOf(o, operands, append(own.List(), plugopts.Env(o.PluginValues)...))
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
 		return 1
