@@ -18,6 +18,10 @@ const (
 	StageExit               = "exit"
 )
 
+// SpankStages lists every stage, in Slurm's order.
+var SpankStages = []string{StageInit, StageInitPostOpt, StageLocalUserInit, StageUserInit,
+	StageTaskInitPrivileged, StageTaskInit, StageTaskPostFork, StageTaskExit, StageExit}
+
 // SPANK contexts (spank_context).
 const (
 	ContextLocal     = "local"     // srun

@@ -90,8 +90,7 @@ func (s *Spank) handle(_ context.Context, method string, req json.RawMessage) (a
 		if s.Options != nil {
 			out.Options = s.Options(in.Args)
 		}
-		for _, st := range []string{protocol.StageInit, protocol.StageInitPostOpt, protocol.StageLocalUserInit, protocol.StageUserInit,
-			protocol.StageTaskInitPrivileged, protocol.StageTaskInit, protocol.StageTaskPostFork, protocol.StageTaskExit, protocol.StageExit} {
+		for _, st := range protocol.SpankStages {
 			if s.stage(st) != nil {
 				out.Stages = append(out.Stages, st)
 			}
