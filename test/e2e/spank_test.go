@@ -116,3 +116,28 @@ func TestPluginOptionsInCommands(t *testing.T) {
 		t.Errorf("srun --hello without its argument: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }
+
+// TestLocalStages: the commands run the stages of their own context
+// (srun local, sbatch and salloc allocator): what init_post_opt sets
+// reaches the tasks, local_user_init sees the step srun created, and exit
+// runs when the command ends.
+func TestLocalStages(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1, PlugStack: "required spanklocal exitfile=exits.txt\n"})
+	r := c.Run("", "srun", "-n1", "sh", "-c", "echo $SPANK_LOCAL_SEEN $SPANK_LOCAL_STEP")
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "local:init_post_opt ") || !strings.HasSuffix(r.Stdout, ".0\n") {
+		t.Errorf("srun: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	jobID := strings.TrimSuffix(strings.Fields(r.Stdout + " x")[1], ".0")
+	_, out := c.RunJob("alloc", "-n1", "--wrap", "echo $SPANK_LOCAL_SEEN")
+	if out != "allocator:init_post_opt\n" {
+		t.Errorf("sbatch: the job saw %q", out)
+	}
+	if r := c.Run("", "salloc", "-n1", "sh", "-c", "echo $SPANK_LOCAL_SEEN"); r.Code != 0 || !strings.Contains(r.Stdout, "allocator:init_post_opt") {
+		t.Errorf("salloc: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	exits := lines(c.ReadFile("exits.txt"))
+	if len(exits) != 3 || exits[0] != "local "+jobID || !strings.HasPrefix(exits[1], "allocator ") || !strings.HasPrefix(exits[2], "allocator ") {
+		t.Errorf("exit stages: %q", exits)
+	}
+}

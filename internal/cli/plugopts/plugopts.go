@@ -8,10 +8,12 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/jobopts"
 	"github.com/droverhq/drover/internal/slurmconf"
+	"github.com/droverhq/drover/plugins/protocol"
 	"github.com/droverhq/drover/spank"
 )
 
@@ -23,6 +25,21 @@ const describeTimeout = 10 * time.Second
 // per-user cache or by starting each changed plugin once. No
 // plugstack.conf, or one without plugins, gives none.
 func Load(ctx context.Context, lookupEnv func(string) (string, bool)) ([]jobopts.PluginOption, error) {
+	infos, err := describe(ctx, lookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	var out []jobopts.PluginOption
+	for _, in := range infos {
+		for _, o := range in.Options {
+			out = append(out, jobopts.PluginOption{Plugin: in.Name, Name: o.Name, ArgInfo: o.ArgInfo, Usage: o.Usage, HasArg: o.HasArg})
+		}
+	}
+	return out, nil
+}
+
+// describe is what the plugins in plugstack.conf offer (see Load).
+func describe(ctx context.Context, lookupEnv func(string) (string, bool)) ([]spank.Info, error) {
 	path, ok := lookupEnv("SLURM_CONF")
 	if !ok || path == "" {
 		path = "/etc/slurm/slurm.conf"
@@ -42,17 +59,7 @@ func Load(ctx context.Context, lookupEnv func(string) (string, bool)) ([]jobopts
 	if err != nil || len(entries) == 0 {
 		return nil, err
 	}
-	infos, err := spank.Describe(ctx, entries, spank.DefaultCache(), describeTimeout, quiet)
-	if err != nil {
-		return nil, err
-	}
-	var out []jobopts.PluginOption
-	for _, in := range infos {
-		for _, o := range in.Options {
-			out = append(out, jobopts.PluginOption{Plugin: in.Name, Name: o.Name, ArgInfo: o.ArgInfo, Usage: o.Usage, HasArg: o.HasArg})
-		}
-	}
-	return out, nil
+	return spank.Describe(ctx, entries, spank.DefaultCache(), describeTimeout, quiet)
 }
 
 // Env is the variables that carry the given option values.
@@ -62,4 +69,76 @@ func Env(values []jobopts.PluginValue) []string {
 		out = append(out, spank.OptionEnvName(v.Plugin, v.Name)+"="+v.Value)
 	}
 	return out
+}
+
+// Local runs the plugins' stages in a command (Slurm's local context in
+// srun, allocator in sbatch and salloc), starting only the plugins that
+// implement one of them.
+type Local struct {
+	stack   *spank.Stack
+	context string
+	argv    []string
+}
+
+// localStages are the stages a command may call.
+var localStages = []string{protocol.StageInit, protocol.StageInitPostOpt, protocol.StageLocalUserInit, protocol.StageExit}
+
+// Start runs init and init_post_opt, once the command's options are
+// read, in context (protocol.ContextLocal or ContextAllocator), and
+// returns env with what they set. No plugin with such stages gives a nil
+// *Local and env as it was. A required plugin's failure is the error.
+func Start(ctx context.Context, lookupEnv func(string) (string, bool), context string, argv, env []string) (*Local, []string, error) {
+	infos, err := describe(ctx, lookupEnv)
+	if err != nil || len(infos) == 0 {
+		return nil, env, err
+	}
+	var entries []spank.Entry
+	for _, in := range infos {
+		if slices.ContainsFunc(localStages, in.Has) {
+			entries = append(entries, in.Entry)
+		}
+	}
+	if len(entries) == 0 {
+		return nil, env, nil
+	}
+	stack, err := spank.Load(ctx, entries, describeTimeout, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, env, err
+	}
+	l := &Local{stack: stack, context: context, argv: argv}
+	for _, stage := range []string{protocol.StageInit, protocol.StageInitPostOpt} {
+		if env, err = l.run(ctx, stage, 0, 0, env); err != nil {
+			stack.Close()
+			return nil, env, err
+		}
+	}
+	return l, env, nil
+}
+
+// UserInit runs local_user_init (srun, once its job and step exist).
+func (l *Local) UserInit(ctx context.Context, jobID, stepID uint32, env []string) ([]string, error) {
+	if l == nil {
+		return env, nil
+	}
+	return l.run(ctx, protocol.StageLocalUserInit, jobID, stepID, env)
+}
+
+// Exit runs the exit stage and stops the plugins.
+func (l *Local) Exit(ctx context.Context, jobID uint32, env []string) {
+	if l == nil {
+		return
+	}
+	_, _ = l.run(ctx, protocol.StageExit, jobID, 0, env)
+	l.stack.Close()
+}
+
+func (l *Local) run(ctx context.Context, stage string, jobID, stepID uint32, env []string) ([]string, error) {
+	changes, err := l.stack.Run(ctx, protocol.Hook{
+		Stage: stage, Context: l.context, JobID: jobID, StepID: stepID,
+		UID: uint32(os.Getuid()), GID: uint32(os.Getgid()), Argv: l.argv, Env: env,
+	})
+	if err != nil {
+		return env, err
+	}
+	return spank.Apply(env, changes), nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/plugopts"
 	"github.com/droverhq/drover/internal/slurmerr"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
+	"github.com/droverhq/drover/plugins/protocol"
 )
 
 // bellDelay is DEFAULT_BELL_DELAY: without --bell or --no-bell, salloc
@@ -163,12 +164,19 @@ func run(ctx context.Context, env *clienv.Env, args []string, sigs <-chan os.Sig
 	}
 	a := allocationOf(s.id, g.Job)
 	cmdEnv, err := commandEnv(append(own.List(), plugopts.Env(o.PluginValues)...), o, a, submission{Dir: env.Cwd, Host: env.Hostname})
+	var local *plugopts.Local
+	if err == nil {
+		// The plugins' allocator stages see the command's environment,
+		// and what they set reaches the command.
+		local, cmdEnv, err = plugopts.Start(ctx, own.Lookup, protocol.ContextAllocator, argv, cmdEnv)
+	}
 	if err != nil {
 		s.printf("error: %v", err)
 		s.printf("Relinquishing job allocation %d", s.id)
 		s.release(s.errorExit)
 		return s.errorExit
 	}
+	defer local.Exit(ctx, s.id, cmdEnv)
 	return s.runCommand(argv, dir, cmdEnv)
 }
 

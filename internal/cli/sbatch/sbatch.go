@@ -21,6 +21,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/plugopts"
 	"github.com/droverhq/drover/internal/sbatchscript"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
+	"github.com/droverhq/drover/plugins/protocol"
 )
 
 // Run is the sbatch command (a clienv.Command).
@@ -181,9 +182,18 @@ func run(ctx context.Context, env *clienv.Env, args []string, proc process) int 
 	if len(src.argv) > 0 {
 		desc.Argv = src.argv
 	}
-	desc.Environment = append(c.jobEnvironment(opts, own).List(), plugopts.Env(opts.PluginValues)...)
+	// The plugins' allocator stages see the job's environment, and what
+	// they set goes with the job.
+	local, jobEnv, err := plugopts.Start(ctx, own.Lookup, protocol.ContextAllocator, desc.Argv,
+		append(c.jobEnvironment(opts, own).List(), plugopts.Env(opts.PluginValues)...))
+	if err != nil {
+		c.errorf("%v", err)
+		return 1
+	}
+	desc.Environment = jobEnv
 
 	jobID, code, ok := c.submit(ctx, desc, opts.Verbose > 0)
+	local.Exit(ctx, uint32(max(jobID, 0)), jobEnv)
 	if !ok {
 		return code
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/plugopts"
 	"github.com/droverhq/drover/internal/hostlist"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
+	"github.com/droverhq/drover/plugins/protocol"
 )
 
 // Run is the srun command (a clienv.Command).
@@ -67,11 +68,21 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
 		return 1
 	}
-	so, err := stepOptionsOf(o, operands, append(own.List(), plugopts.Env(o.PluginValues)...))
+	// The plugins' local stages (init, init_post_opt) see srun's
+	// environment, and what they set reaches the tasks.
+	local, stepEnv, err := plugopts.Start(ctx, own.Lookup, protocol.ContextLocal, operands, append(own.List(), plugopts.Env(o.PluginValues)...))
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
 		return 1
 	}
+	so, err := stepOptionsOf(o, operands, stepEnv)
+	if err != nil {
+		local.Exit(ctx, 0, stepEnv)
+		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
+		return 1
+	}
+	so.local = local
+	defer func() { local.Exit(ctx, so.jobID, so.env) }()
 	if o.JobID.Set {
 		so.jobID = o.JobID.Val
 		return runStep(ctx, env, t, so)

@@ -18,6 +18,7 @@ import (
 	"github.com/droverhq/drover/gres"
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/connect"
+	"github.com/droverhq/drover/internal/cli/plugopts"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmerr"
 	"github.com/droverhq/drover/internal/stepenv"
@@ -67,6 +68,8 @@ type stepOptions struct {
 	// awaitAllocation waits for srun's own allocation to run when the
 	// step finds it pending; non-zero when it never will (reported).
 	awaitAllocation func() int
+	// local runs the plugins' local stages (nil: none).
+	local *plugopts.Local
 	// env is the environment the tasks start from (srun's own).
 	env []string
 }
@@ -108,6 +111,13 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 	}
 	for _, w := range grant.Warnings {
 		fmt.Fprintf(env.Stderr, "srun: Warning: %s\n", w)
+	}
+	// local_user_init: the step exists, its tasks are not launched yet.
+	if o.env, err = o.local.UserInit(ctx, grant.JobID, grant.StepID, o.env); err != nil {
+		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
+		s := &stepRun{cmd: env, opts: o, grant: grant}
+		s.end()
+		return 1
 	}
 	s := &stepRun{cmd: env, opts: o, grant: grant}
 	stdinTask := o.stdinTask
