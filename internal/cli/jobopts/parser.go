@@ -200,6 +200,20 @@ func newParser(cfg Config, cmd command, defs []*optDef, envs []envDef) *Parser {
 	return p
 }
 
+// Parse reads the environment, then the command line, then checks the
+// whole, as initialize_and_process_args does for srun and salloc; it
+// returns the operands.
+func (p *Parser) Parse(args []string) ([]string, error) {
+	if err := p.ParseEnv(); err != nil {
+		return nil, err
+	}
+	operands, err := p.ParseArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	return operands, p.Finish()
+}
+
 // Options returns the options parsed so far.
 func (p *Parser) Options() *Options { return p.opts }
 

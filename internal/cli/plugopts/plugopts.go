@@ -20,25 +20,38 @@ import (
 // describeTimeout bounds starting a plugin to learn its options.
 const describeTimeout = 10 * time.Second
 
+// Plugins are what the plugins in plugstack.conf offer the command.
+type Plugins struct {
+	infos []spank.Info
+}
+
 // Load reads plugstack.conf (from the slurm.conf at SLURM_CONF or the
-// default path) and returns the plugins' options, learnt from the
-// per-user cache or by starting each changed plugin once. No
+// default path) once for the command: what each plugin offers comes from
+// the per-user cache, or from starting a changed plugin once. No
 // plugstack.conf, or one without plugins, gives none.
-func Load(ctx context.Context, lookupEnv func(string) (string, bool)) ([]jobopts.PluginOption, error) {
+func Load(ctx context.Context, lookupEnv func(string) (string, bool)) (*Plugins, error) {
 	infos, err := describe(ctx, lookupEnv)
 	if err != nil {
 		return nil, err
 	}
+	return &Plugins{infos: infos}, nil
+}
+
+// Options are the plugins' command-line options.
+func (ps *Plugins) Options() []jobopts.PluginOption {
+	if ps == nil {
+		return nil
+	}
 	var out []jobopts.PluginOption
-	for _, in := range infos {
+	for _, in := range ps.infos {
 		for _, o := range in.Options {
 			out = append(out, jobopts.PluginOption{Plugin: in.Name, Name: o.Name, ArgInfo: o.ArgInfo, Usage: o.Usage, HasArg: o.HasArg})
 		}
 	}
-	return out, nil
+	return out
 }
 
-// describe is what the plugins in plugstack.conf offer (see Load).
+// describe is what the plugins in plugstack.conf offer.
 func describe(ctx context.Context, lookupEnv func(string) (string, bool)) ([]spank.Info, error) {
 	path, ok := lookupEnv("SLURM_CONF")
 	if !ok || path == "" {
@@ -87,13 +100,12 @@ var localStages = []string{protocol.StageInit, protocol.StageInitPostOpt, protoc
 // read, in context (protocol.ContextLocal or ContextAllocator), and
 // returns env with what they set. No plugin with such stages gives a nil
 // *Local and env as it was. A required plugin's failure is the error.
-func Start(ctx context.Context, lookupEnv func(string) (string, bool), context string, argv, env []string) (*Local, []string, error) {
-	infos, err := describe(ctx, lookupEnv)
-	if err != nil || len(infos) == 0 {
-		return nil, env, err
+func (ps *Plugins) Start(ctx context.Context, context string, argv, env []string) (*Local, []string, error) {
+	if ps == nil {
+		return nil, env, nil
 	}
 	var entries []spank.Entry
-	for _, in := range infos {
+	for _, in := range ps.infos {
 		if slices.ContainsFunc(localStages, in.Has) {
 			entries = append(entries, in.Entry)
 		}

@@ -23,7 +23,7 @@ func options(t *testing.T, env map[string]string, args ...string) *jobopts.Optio
 		Prog: "salloc", Now: time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC), Cwd: "/home/alice/project",
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 	})
-	if _, err := parse(p, args); err != nil {
+	if _, err := p.Parse(args); err != nil {
 		t.Fatalf("salloc %v: %v", args, err)
 	}
 	return p.Options()

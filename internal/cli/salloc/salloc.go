@@ -94,13 +94,13 @@ func run(ctx context.Context, env *clienv.Env, args []string, sigs <-chan os.Sig
 	if env.Now != nil {
 		clock = env.Now
 	}
-	plugOpts, err := plugopts.Load(ctx, own.Lookup)
+	plugins, err := plugopts.Load(ctx, own.Lookup)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "salloc: error: %v\n", err)
 		return s.errorExit
 	}
-	p := jobopts.NewSalloc(jobopts.Config{Prog: "salloc", Now: clock(), Cwd: env.Cwd, UID: env.User.UID, LookupEnv: own.Lookup, ErrorExit: s.errorExit, PluginOptions: plugOpts})
-	argv, err := parse(p, args)
+	p := jobopts.NewSalloc(jobopts.Config{Prog: "salloc", Now: clock(), Cwd: env.Cwd, UID: env.User.UID, LookupEnv: own.Lookup, ErrorExit: s.errorExit, PluginOptions: plugins.Options()})
+	argv, err := p.Parse(args)
 	o := p.Options()
 	s.opts = o
 	for _, m := range o.Messages {
@@ -168,7 +168,7 @@ func run(ctx context.Context, env *clienv.Env, args []string, sigs <-chan os.Sig
 	if err == nil {
 		// The plugins' allocator stages see the command's environment,
 		// and what they set reaches the command.
-		local, cmdEnv, err = plugopts.Start(ctx, own.Lookup, protocol.ContextAllocator, argv, cmdEnv)
+		local, cmdEnv, err = plugins.Start(ctx, protocol.ContextAllocator, argv, cmdEnv)
 	}
 	if err != nil {
 		s.printf("error: %v", err)
@@ -178,19 +178,6 @@ func run(ctx context.Context, env *clienv.Env, args []string, sigs <-chan os.Sig
 	}
 	defer local.Exit(ctx, s.id, cmdEnv)
 	return s.runCommand(argv, dir, cmdEnv)
-}
-
-// parse reads salloc's environment, then its command line, then checks
-// the whole, as initialize_and_process_args does.
-func parse(p *jobopts.Parser, args []string) ([]string, error) {
-	if err := p.ParseEnv(); err != nil {
-		return nil, err
-	}
-	operands, err := p.ParseArgs(args)
-	if err != nil {
-		return nil, err
-	}
-	return operands, p.Finish()
 }
 
 // exit prints a *jobopts.Exit and returns its status.

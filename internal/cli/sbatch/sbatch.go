@@ -93,7 +93,7 @@ func run(ctx context.Context, env *clienv.Env, args []string, proc process) int 
 	if env.Now != nil {
 		clock = env.Now
 	}
-	plugOpts, err := plugopts.Load(context.Background(), own.Lookup)
+	plugins, err := plugopts.Load(context.Background(), own.Lookup)
 	if err != nil {
 		c.errorf("%v", err)
 		return 1
@@ -105,7 +105,7 @@ func run(ctx context.Context, env *clienv.Env, args []string, proc process) int 
 		UID:           env.User.UID,
 		LookupEnv:     own.Lookup,
 		ErrorExit:     c.errorExit,
-		PluginOptions: plugOpts,
+		PluginOptions: plugins.Options(),
 	})
 	// First pass: options that act before the script is read.
 	operands, err := p.ParseEarly(args)
@@ -184,7 +184,7 @@ func run(ctx context.Context, env *clienv.Env, args []string, proc process) int 
 	}
 	// The plugins' allocator stages see the job's environment, and what
 	// they set goes with the job.
-	local, jobEnv, err := plugopts.Start(ctx, own.Lookup, protocol.ContextAllocator, desc.Argv,
+	local, jobEnv, err := plugins.Start(ctx, protocol.ContextAllocator, desc.Argv,
 		append(c.jobEnvironment(opts, own).List(), plugopts.Env(opts.PluginValues)...))
 	if err != nil {
 		c.errorf("%v", err)

@@ -34,13 +34,13 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	if env.Now != nil {
 		clock = env.Now
 	}
-	plugOpts, err := plugopts.Load(ctx, own.Lookup)
+	plugins, err := plugopts.Load(ctx, own.Lookup)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
 		return 1
 	}
-	p := jobopts.NewSrun(jobopts.Config{Prog: "srun", Now: clock(), Cwd: env.Cwd, UID: env.User.UID, LookupEnv: own.Lookup, ErrorExit: 1, PluginOptions: plugOpts})
-	operands, err := parse(p, args)
+	p := jobopts.NewSrun(jobopts.Config{Prog: "srun", Now: clock(), Cwd: env.Cwd, UID: env.User.UID, LookupEnv: own.Lookup, ErrorExit: 1, PluginOptions: plugins.Options()})
+	operands, err := p.Parse(args)
 	o := p.Options()
 	for _, m := range o.Messages {
 		fmt.Fprintf(env.Stderr, "srun: %s\n", m)
@@ -70,7 +70,7 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	}
 	// The plugins' local stages (init, init_post_opt) see srun's
 	// environment, and what they set reaches the tasks.
-	local, stepEnv, err := plugopts.Start(ctx, own.Lookup, protocol.ContextLocal, operands, append(own.List(), plugopts.Env(o.PluginValues)...))
+	local, stepEnv, err := plugins.Start(ctx, protocol.ContextLocal, operands, append(own.List(), plugopts.Env(o.PluginValues)...))
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
 		return 1
@@ -123,19 +123,6 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "srun: error: Unable to release job allocation %d: %v\n", id, err)
 	}
 	return code
-}
-
-// parse reads srun's environment, then its command line, then checks the
-// whole, as initialize_and_process_args does.
-func parse(p *jobopts.Parser, args []string) ([]string, error) {
-	if err := p.ParseEnv(); err != nil {
-		return nil, err
-	}
-	operands, err := p.ParseArgs(args)
-	if err != nil {
-		return nil, err
-	}
-	return operands, p.Finish()
 }
 
 // exit prints a *jobopts.Exit and returns its status.
