@@ -194,3 +194,18 @@ func FuzzParseGPUBind(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseXIDList(f *testing.F) {
+	f.Add("13,31,43")
+	f.Add(",, 7")
+	f.Fuzz(func(t *testing.T, s string) {
+		xids, err := ParseXIDList(s)
+		if err == nil {
+			for _, x := range xids {
+				if x > 1<<32-1 {
+					t.Fatalf("XID %d out of range", x)
+				}
+			}
+		}
+	})
+}

@@ -3,12 +3,14 @@ package v0044
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/droverhq/drover/gres"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/job"
@@ -216,28 +218,60 @@ func reasonUser(n *node.Node) string {
 	return strconv.FormatUint(uint64(n.ReasonUID), 10)
 }
 
-// gresString is the node's GRES as sinfo %G shows it ("gpu:a100:8").
+// gresString is the node's GRES as sinfo %G shows it ("gpu:a100:8(S:0-1)"):
+// a count per GPU type, and the sockets whose CPUs are near those GPUs
+// when discovery or gres.conf said.
 func gresString(n *node.Node) string {
 	if len(n.GPUs) == 0 {
 		return ""
 	}
 	counts := map[string]int{}
+	sockets := map[string][]int{}
 	var types []string
 	for _, g := range n.GPUs {
 		if counts[g.Type] == 0 {
 			types = append(types, g.Type)
 		}
 		counts[g.Type]++
+		sockets[g.Type] = append(sockets[g.Type], gpuSockets(n, g.Cores)...)
 	}
 	var parts []string
 	for _, t := range types {
-		if t == "" {
-			parts = append(parts, "gpu:"+strconv.Itoa(counts[t]))
-		} else {
-			parts = append(parts, "gpu:"+t+":"+strconv.Itoa(counts[t]))
+		p := "gpu:" + strconv.Itoa(counts[t])
+		if t != "" {
+			p = "gpu:" + t + ":" + strconv.Itoa(counts[t])
 		}
+		if socks := sockets[t]; len(socks) > 0 {
+			slices.Sort(socks)
+			p += "(S:" + gres.FormatIDList(slices.Compact(socks)) + ")"
+		}
+		parts = append(parts, p)
 	}
 	return strings.Join(parts, ",")
+}
+
+// gpuSockets are the node's sockets holding the CPUs of a GPU's Cores
+// list, counting CPUs socket by socket as Slurm's block numbering does;
+// CPUs the node does not have are ignored.
+func gpuSockets(n *node.Node, cores string) []int {
+	if cores == "" || n.Sockets == 0 {
+		return nil
+	}
+	ids, err := gres.ParseIDList(cores)
+	if err != nil {
+		return nil
+	}
+	perSocket := int(n.CPUs / n.Sockets)
+	if perSocket == 0 {
+		return nil
+	}
+	var out []int
+	for _, c := range ids {
+		if c < int(n.CPUs) {
+			out = append(out, c/perSocket)
+		}
+	}
+	return out
 }
 
 func gresUsed(n *node.Node, used int) string {

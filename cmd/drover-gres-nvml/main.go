@@ -1,41 +1,44 @@
 //go:build cgo
 
-// Command drover-gres-nvml discovers NVIDIA GPUs through NVML for the drover
-// node daemon, which stays pure Go and runs this helper instead of linking
-// NVML:
+// Command drover-gres-nvml is Drover's GPU GRES plugin: the node daemon
+// starts it (gres.conf AutoDetect=nvml) to discover the node's NVIDIA GPUs
+// through NVML, set up steps on them and watch their health; see
+// gres/nvml. Run by hand,
 //
-//	drover-gres-nvml discover [--mock=dgxa100|dgxb200|dgxh100|dgxh200]
+//	drover-gres-nvml discover [ARG...]
 //
-// prints a gres/discovery.Report as JSON on stdout. Without --mock it loads
-// libnvidia-ml.so.1; when that library is missing it says so on stderr and
-// exits 1. Usage errors exit 2.
+// prints what it finds as JSON (a gres/discovery.Report), with the
+// plugin's key=value arguments (mock=dgxa100 uses go-nvml's mock of that
+// machine). Without a mock it loads libnvidia-ml.so.1; when that library
+// is missing it says so on stderr and exits 1. Usage errors exit 2.
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
-
-	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/droverhq/drover/gres/discovery"
 	gresnvml "github.com/droverhq/drover/gres/nvml"
+	"github.com/droverhq/drover/plugins/protocol"
+	"github.com/droverhq/drover/plugins/sdk"
 )
 
 const prog = "drover-gres-nvml"
 
 func main() {
+	if os.Getenv(protocol.Handshake.MagicCookieKey) != "" {
+		sdk.ServeGres(gresnvml.NewPlugin().Gres())
+		return
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run is the whole command, returning the exit status.
+// run is the command run by hand, returning the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	usage := func() {
-		fmt.Fprintf(stderr, "usage: %s discover [--mock=%s]\n", prog, strings.Join(gresnvml.MockNames(), "|"))
+		fmt.Fprintf(stderr, "usage: %s discover [mock=%s] [mock_cpus=N] [mock_events=FILE]\n", prog, strings.Join(gresnvml.MockNames(), "|"))
 	}
 	if len(args) == 0 {
 		usage()
@@ -51,67 +54,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage()
 		return 2
 	}
-	fs := flag.NewFlagSet(prog+" discover", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = usage
-	mock := fs.String("mock", "", "use go-nvml's mock of this DGX system instead of the real NVML library")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", prog, fs.Arg(0))
+	cfg, err := gresnvml.ParseArgs(args[1:])
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		usage()
 		return 2
 	}
-	if *mock != "" && !slices.Contains(gresnvml.MockNames(), *mock) {
-		fmt.Fprintf(stderr, "%s: unknown mock %q\n", prog, *mock)
-		usage()
-		return 2
-	}
-	rep, err := discover(*mock)
+	lib, err := gresnvml.Open(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
 	}
+	defer lib.Shutdown()
+	devices, lost, err := gresnvml.Discover(lib)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
+	}
+	for _, i := range lost {
+		fmt.Fprintf(stderr, "%s: GPU %d is lost (ERROR_GPU_IS_LOST), not listed\n", prog, i)
+	}
+	rep := &discovery.Report{Source: cfg.Source(), Devices: devices, Lost: lost}
 	if err := rep.Write(stdout); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
 	}
 	return 0
-}
-
-// discover reads the devices from the named mock, or from the real NVML
-// library when mock is empty.
-func discover(mock string) (*discovery.Report, error) {
-	var (
-		lib    gonvml.Interface
-		source string
-	)
-	if mock != "" {
-		m, err := gresnvml.NewMock(mock)
-		if err != nil {
-			return nil, err
-		}
-		lib, source = m, discovery.MockSource(mock)
-	} else {
-		lib, source = gonvml.New(), discovery.SourceNVML
-	}
-	switch ret := lib.Init(); ret {
-	case gonvml.SUCCESS:
-	case gonvml.ERROR_LIBRARY_NOT_FOUND:
-		return nil, errors.New("NVML library libnvidia-ml.so.1 not found: is the NVIDIA driver installed?")
-	case gonvml.ERROR_DRIVER_NOT_LOADED:
-		return nil, errors.New("nvmlInit: the NVIDIA kernel driver is not loaded")
-	default:
-		return nil, fmt.Errorf("nvmlInit: %v", ret)
-	}
-	defer lib.Shutdown()
-	devices, err := gresnvml.Discover(lib)
-	if err != nil {
-		return nil, err
-	}
-	return &discovery.Report{Source: source, Devices: devices}, nil
 }

@@ -49,16 +49,19 @@ func call[T any](name string, f func() (T, gonvml.Return)) (v T, err error) {
 // lib must be initialised (Init) by the caller, who also shuts it down.
 // Count, handles, name, UUID, minor number and memory are required: a
 // failure there is an error naming the device, because a node that reports
-// fewer or unnamed GPUs would be scheduled wrongly. The PCI bus id, CPU
-// affinity and NVLink calls are optional: when NVML does not answer them
-// (or a mock panics) the field stays empty. A device without NVLink support
-// gets Slurm's self-only vector ("-1,0,0,...").
+// unnamed GPUs would be scheduled wrongly. A GPU that NVML reports lost
+// (ERROR_GPU_IS_LOST, as after XID 79) is the exception: it is left out
+// and its index returned in lost, so that the node registers with fewer
+// GPUs and is drained for it rather than not registering at all. The PCI
+// bus id, CPU affinity and NVLink calls are optional: when NVML does not
+// answer them (or a mock panics) the field stays empty. A device without
+// NVLink support gets Slurm's self-only vector ("-1,0,0,...").
 //
 // MIG devices are not listed yet; a GPU in MIG mode is reported whole.
-func Discover(lib gonvml.Interface) ([]gres.Device, error) {
+func Discover(lib gonvml.Interface) (devices []gres.Device, lost []int, err error) {
 	count, err := call("nvmlDeviceGetCount", lib.DeviceGetCount)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	handles := make([]gonvml.Device, count)
 	busIDs := make([]string, count)
@@ -66,23 +69,34 @@ func Discover(lib gonvml.Interface) ([]gres.Device, error) {
 		h, err := call("nvmlDeviceGetHandleByIndex", func() (gonvml.Device, gonvml.Return) {
 			return lib.DeviceGetHandleByIndex(i)
 		})
+		if errors.Is(err, gonvml.ERROR_GPU_IS_LOST) {
+			continue
+		}
 		if err != nil {
-			return nil, fmt.Errorf("GPU %d: %w", i, err)
+			return nil, nil, fmt.Errorf("GPU %d: %w", i, err)
 		}
 		handles[i] = h
 		if pci, err := call("nvmlDeviceGetPciInfo", h.GetPciInfo); err == nil {
 			busIDs[i] = busIDString(pci.BusId)
 		}
 	}
-	devices := make([]gres.Device, 0, count)
+	devices = make([]gres.Device, 0, count)
 	for i, h := range handles {
+		if h == nil {
+			lost = append(lost, i)
+			continue
+		}
 		d, err := describe(i, h, busIDs)
+		if errors.Is(err, gonvml.ERROR_GPU_IS_LOST) {
+			lost = append(lost, i)
+			continue
+		}
 		if err != nil {
-			return nil, fmt.Errorf("GPU %d: %w", i, err)
+			return nil, nil, fmt.Errorf("GPU %d: %w", i, err)
 		}
 		devices = append(devices, d)
 	}
-	return devices, nil
+	return devices, lost, nil
 }
 
 // describe reads one device.

@@ -31,8 +31,8 @@ func TestDiscoverDGX(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := Discover(tt.server)
-			if err != nil {
+			got, lost, err := Discover(tt.server)
+			if err != nil || lost != nil {
 				t.Fatal(err)
 			}
 			var want []gres.Device
@@ -65,19 +65,19 @@ func TestDiscoverDGX(t *testing.T) {
 }
 
 func TestNewMock(t *testing.T) {
-	lib, err := NewMock("dgxa100")
+	lib, err := NewMock("dgxa100", MockOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := Discover(lib)
+	first, _, err := Discover(lib)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := NewMock("dgxa100")
+	again, err := NewMock("dgxa100", MockOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := Discover(again)
+	second, _, err := Discover(again)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +87,12 @@ func TestNewMock(t *testing.T) {
 	want := gres.Device{
 		Index: 3, Minor: 3, Type: "a100", Name: "Mock NVIDIA A100-SXM4-40GB",
 		UUID: mockUUID("dgxa100", 3), File: "/dev/nvidia3", PCIBusID: "00000000:03:00.0", MemoryMiB: 40960,
+		Cores: "0-63", Links: "2,2,2,-1,0,0,0,1",
 	}
 	if diff := cmp.Diff(want, first[3]); diff != "" {
 		t.Errorf("device 3 mismatch (-want +got):\n%s", diff)
 	}
-	if _, err := NewMock("dgx1"); err == nil {
+	if _, err := NewMock("dgx1", MockOptions{}); err == nil {
 		t.Error("NewMock(dgx1) succeeded")
 	}
 	if diff := cmp.Diff([]string{"dgxa100", "dgxb200", "dgxh100", "dgxh200"}, MockNames()); diff != "" {
@@ -103,7 +104,7 @@ func TestNewMock(t *testing.T) {
 // and 1 have two NVLinks to each other and one to an NVSwitch, GPU 2 has no
 // NVLink support, and CPU affinity is set on GPUs 0 and 1.
 func TestDiscoverTopology(t *testing.T) {
-	lib, err := NewMock("dgxh100")
+	lib, err := NewMock("dgxh100", MockOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,10 +146,10 @@ func TestDiscoverTopology(t *testing.T) {
 		return []uint{0xffff0000, 1}, gonvml.SUCCESS
 	}
 	dev(2).GetCpuAffinityFunc = func(int) ([]uint, gonvml.Return) {
-		return nil, gonvml.ERROR_NOT_SUPPORTED
+		return []uint{0xffffffffffffffff}, gonvml.SUCCESS
 	}
 
-	got, err := Discover(lib)
+	got, _, err := Discover(lib)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,8 +157,14 @@ func TestDiscoverTopology(t *testing.T) {
 	want := []topo{
 		{Cores: "0-15", Links: "-1,2,0,0,0,0,0,0"},
 		{Cores: "16-31,64", Links: "2,-1,0,0,0,0,0,0"},
-		{Links: "0,0,-1,0,0,0,0,0"},
-		{}, {}, {}, {}, {},
+		{Cores: "0-63", Links: "0,0,-1,0,0,0,0,0"},
+		// GPUs 3-7 keep the overlay's mesh, whose links each counts
+		// from its own side.
+		{Cores: "0-63", Links: "2,2,2,-1,0,0,0,1"},
+		{Cores: "64-127", Links: "1,0,0,0,-1,2,2,2"},
+		{Cores: "64-127", Links: "0,1,0,0,2,-1,2,2"},
+		{Cores: "64-127", Links: "0,0,1,0,2,2,-1,2"},
+		{Cores: "64-127", Links: "0,0,0,1,2,2,2,-1"},
 	}
 	var have []topo
 	for _, d := range got {
@@ -181,12 +188,12 @@ func TestDiscoverErrors(t *testing.T) {
 			wantIs:  gonvml.ERROR_UNINITIALIZED,
 			wantMsg: "nvmlDeviceGetCount: ERROR_UNINITIALIZED",
 		},
-		"lost GPU": {
+		"broken GPU": {
 			sabotage: func(s *server.Server) {
-				s.Devices[3].(*server.Device).GetUUIDFunc = func() (string, gonvml.Return) { return "", gonvml.ERROR_GPU_IS_LOST }
+				s.Devices[3].(*server.Device).GetUUIDFunc = func() (string, gonvml.Return) { return "", gonvml.ERROR_UNKNOWN }
 			},
-			wantIs:  gonvml.ERROR_GPU_IS_LOST,
-			wantMsg: "GPU 3: nvmlDeviceGetUUID: ERROR_GPU_IS_LOST",
+			wantIs:  gonvml.ERROR_UNKNOWN,
+			wantMsg: "GPU 3: nvmlDeviceGetUUID: ERROR_UNKNOWN",
 		},
 		"required call missing": {
 			sabotage: func(s *server.Server) {
@@ -207,7 +214,7 @@ func TestDiscoverErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := dgxa100.New()
 			tt.sabotage(s)
-			_, err := Discover(s)
+			_, _, err := Discover(s)
 			if !errors.Is(err, tt.wantIs) {
 				t.Fatalf("Discover error = %v, want %v", err, tt.wantIs)
 			}
@@ -243,5 +250,33 @@ func TestCanonicalBusID(t *testing.T) {
 				t.Errorf("canonicalBusID(%q) mismatch (-want +got):\n%s", tt.in, diff)
 			}
 		})
+	}
+}
+
+// TestDiscoverLost leaves out a GPU NVML reports lost, whether its handle
+// or a later call says so, and lists its index.
+func TestDiscoverLost(t *testing.T) {
+	s := dgxa100.New()
+	s.Devices[3].(*server.Device).GetUUIDFunc = func() (string, gonvml.Return) { return "", gonvml.ERROR_GPU_IS_LOST }
+	handle := s.DeviceGetHandleByIndexFunc
+	s.DeviceGetHandleByIndexFunc = func(i int) (gonvml.Device, gonvml.Return) {
+		if i == 6 {
+			return nil, gonvml.ERROR_GPU_IS_LOST
+		}
+		return handle(i)
+	}
+	got, lost, err := Discover(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx []int
+	for _, d := range got {
+		idx = append(idx, d.Index)
+	}
+	if diff := cmp.Diff([]int{0, 1, 2, 4, 5, 7}, idx); diff != "" {
+		t.Errorf("devices (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{3, 6}, lost); diff != "" {
+		t.Errorf("lost (-want +got):\n%s", diff)
 	}
 }

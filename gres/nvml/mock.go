@@ -37,9 +37,10 @@ func MockNames() []string {
 // initialised and ready for Discover, with two changes that make it usable
 // across processes: UUIDs derive from the mock name and the device index
 // instead of being random, and the PCI info carries the bus id that the
-// mock assigns ("00000000:0N:00.0") instead of an empty one. NVLink,
-// topology and CPU affinity stay unimplemented, as in go-nvml.
-func NewMock(name string) (gonvml.Interface, error) {
+// mock assigns ("00000000:0N:00.0") instead of an empty one. On top of it
+// lies the overlay MockOptions describes: an NVLink mesh, two NUMA nodes
+// and injectable XID events.
+func NewMock(name string, opts MockOptions) (gonvml.Interface, error) {
 	newServer, ok := mockServers[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown NVML mock %q (known: %v)", name, MockNames())
@@ -61,6 +62,9 @@ func NewMock(name string) (gonvml.Interface, error) {
 		d.GetPciInfoFunc = func() (gonvml.PciInfo, gonvml.Return) {
 			return pci, gonvml.SUCCESS
 		}
+	}
+	if err := overlay(s, opts); err != nil {
+		return nil, fmt.Errorf("NVML mock %s: %w", name, err)
 	}
 	return s, nil
 }

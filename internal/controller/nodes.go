@@ -3,10 +3,13 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/droverhq/drover/gres"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/nodeproto"
@@ -20,7 +23,69 @@ func (c *Controller) NodeHandler() http.Handler {
 	mux.HandleFunc("POST "+nodeproto.PathRegister, c.handleRegister)
 	mux.HandleFunc("POST "+nodeproto.PathHeartbeat, c.handleHeartbeat)
 	mux.HandleFunc("POST "+nodeproto.PathJobDone, c.handleJobDone)
+	mux.HandleFunc("POST "+nodeproto.PathNodeHealth, c.handleNodeHealth)
 	return mux
+}
+
+// configuredGPUs is the GPU count slurm.conf's Gres= gives a node.
+func configuredGPUs(n *node.Node) int {
+	count := 0
+	for _, s := range n.GresConf {
+		parsed, err := gres.ParseNodeGres(s)
+		if err != nil {
+			continue // refused when the configuration was read
+		}
+		for _, g := range parsed {
+			if g.Name == "gpu" {
+				count += int(g.Count)
+			}
+		}
+	}
+	return count
+}
+
+// handleNodeHealth drains a node whose daemon reports failed hardware.
+func (c *Controller) handleNodeHealth(w http.ResponseWriter, r *http.Request) {
+	c.stats.CountRPC("REQUEST_UPDATE_NODE")
+	var h nodeproto.NodeHealth
+	if err := nodeproto.Decode(r, &h); err != nil {
+		nodeproto.Fail(w, http.StatusBadRequest, err)
+		return
+	}
+	if err := c.DrainForHealth(r.Context(), h.Name, h.Reason); err != nil {
+		status := http.StatusServiceUnavailable
+		if slurmerr.CodeOf(err) == slurmerr.InvalidNodeName {
+			status = http.StatusNotFound
+		}
+		nodeproto.Fail(w, status, err)
+		return
+	}
+	nodeproto.Reply(w, http.StatusOK, struct{}{})
+}
+
+// DrainForHealth drains a node for a hardware failure its daemon found
+// (a GPU's XID), keeping the jobs running there: they end or fail by
+// themselves, and the node takes no new ones. A node already drained or
+// down keeps its state, and the reason gains the failure.
+func (c *Controller) DrainForHealth(ctx context.Context, name, reason string) error {
+	if reason == "" {
+		return slurmerr.New(slurmerr.InvalidNodeState, "no reason given")
+	}
+	c.mu.RLock()
+	known := c.nodes[name] != nil
+	adm := c.st.Nodes[name]
+	if adm != nil && (adm.Drain || adm.Down) && adm.Reason != "" && !strings.Contains(adm.Reason, reason) {
+		reason = adm.Reason + "; " + reason
+	}
+	c.mu.RUnlock()
+	if !known {
+		return slurmerr.New(slurmerr.InvalidNodeName, "Invalid node name specified: %s", name)
+	}
+	c.logger.Error("draining node for a hardware failure", "node", name, "reason", reason)
+	t := true
+	_, err := c.propose(ctx, &command{Op: opNodeSet, NodeSet: &nodeSetCmd{Name: name, Drain: &t, Reason: reason}})
+	c.Kick()
+	return err
 }
 
 // errUnregistered tells a node daemon to register again.
@@ -57,10 +122,11 @@ func (c *Controller) Register(ctx context.Context, reg nodeproto.Register) (node
 	n.BootTime, n.SlurmdStart = reg.BootTime, reg.Started
 	n.Version, n.Arch, n.OS = reg.Version, reg.Arch, reg.OS
 	n.FreeMemMB = reg.FreeMemMB
-	if len(reg.GPUs) > 0 || len(n.GPUs) == 0 {
+	configured := configuredGPUs(n)
+	if len(reg.GPUs) > 0 || len(n.GPUs) == 0 || configured > 0 {
 		n.GPUs = n.GPUs[:0]
 		for _, g := range reg.GPUs {
-			n.GPUs = append(n.GPUs, node.GPU{Index: g.Index, Type: g.Type, Minor: g.Minor, File: g.File, UUID: g.UUID, Cores: g.Cores})
+			n.GPUs = append(n.GPUs, node.GPU{Index: g.Index, Type: g.Type, Minor: g.Minor, File: g.File, UUID: g.UUID, Cores: g.Cores, Links: gres.ParseLinks(g.Links)})
 		}
 		c.partTRESMu.Lock()
 		c.partTRES = nil
@@ -102,7 +168,21 @@ func (c *Controller) Register(ctx context.Context, reg nodeproto.Register) (node
 	}
 	adm := c.st.Nodes[reg.Name]
 	returnToService := adm != nil && adm.Down && adm.Reason == "Not responding" && c.cfg.ReturnToService > 0
+	// A node with fewer GPUs than slurm.conf gives it is drained, as
+	// slurmctld's validate_node_specs does.
+	var lowGPUs string
+	if reported := len(reg.GPUs); reported < configured && (adm == nil || !(adm.Drain || adm.Down)) {
+		lowGPUs = fmt.Sprintf("gpu count reported lower than configured (%d < %d)", reported, configured)
+	}
 	c.mu.Unlock()
+
+	if lowGPUs != "" {
+		c.logger.Error("node registered with too few GPUs, draining it", "node", reg.Name, "reason", lowGPUs)
+		t := true
+		if _, err := c.propose(ctx, &command{Op: opNodeSet, NodeSet: &nodeSetCmd{Name: reg.Name, Drain: &t, Reason: lowGPUs}}); err != nil {
+			return nodeproto.RegisterReply{}, err
+		}
+	}
 
 	if returnToService {
 		f := false

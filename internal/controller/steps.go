@@ -6,8 +6,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/droverhq/drover/gres"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/nodeproto"
+	"github.com/droverhq/drover/internal/sched"
 	"github.com/droverhq/drover/internal/slurmerr"
 	"github.com/droverhq/drover/internal/stepcred"
 	"github.com/droverhq/drover/internal/steplayout"
@@ -166,9 +168,13 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 	}
 	jobCopy := *j
 	addrs := map[string]string{}
+	topo := map[string][]gres.TopoGPU{}
 	for _, na := range j.Alloc.Nodes {
 		if n := c.nodes[na.Node]; n != nil {
 			addrs[na.Node] = n.DaemonAddr
+			if len(na.GPUs) > 0 {
+				topo[na.Node] = sched.TopoOf(n)
+			}
 		}
 	}
 	c.mu.RUnlock()
@@ -205,7 +211,7 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 			cpus = left[n]
 		}
 		st.CPUs = append(st.CPUs, cpus)
-		st.GPUs = append(st.GPUs, stepGPUs(byName[n].GPUs, tasks, req.GPUsPerNode, req.GPUsPerTask))
+		st.GPUs = append(st.GPUs, stepGPUs(topo[n], byName[n].GPUs, tasks, req.GPUsPerNode, req.GPUsPerTask))
 		mem, err := stepMem(req, byName[n].MemMB, tasks*cpt)
 		if err != nil {
 			return StepGrant{}, err
@@ -249,13 +255,16 @@ func stepMem(req StepRequest, jobMem uint64, cpus int) (uint64, error) {
 
 // stepGPUs are the GPUs a step gets on a node: every GPU of the job there,
 // or the first perNode of them, or perTask for each task.
-func stepGPUs(job []int, tasks, perNode, perTask int) []int {
+func stepGPUs(topo []gres.TopoGPU, job []int, tasks, perNode, perTask int) []int {
 	n := len(job)
 	switch {
 	case perTask > 0:
 		n = min(n, perTask*tasks)
 	case perNode > 0:
 		n = min(n, perNode)
+	}
+	if n > 1 && n < len(job) {
+		return gres.PickGPUs(topo, job, n)
 	}
 	return slices.Clone(job[:n])
 }

@@ -48,7 +48,11 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	if d := v.GetString("spool-dir"); d != "" {
 		spool = d
 	}
-	gpus, source, err := nodeGPUs(ctx, v, sc, path, name, logger)
+	cg, err := slurmconf.LoadCgroupConf(filepath.Join(confDir(path), "cgroup.conf"))
+	if err != nil {
+		return err
+	}
+	gpus, source, gresPlugin, err := nodeGPUs(ctx, v, sc, path, name, logger)
 	if err != nil {
 		return err
 	}
@@ -64,7 +68,13 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 		Version:       Version,
 		// Several clusters (tests, dev) may share a machine: the cgroup
 		// subtree names the cluster as well as the node.
-		CgroupRoot: "drover/" + sc.ClusterName + "/" + name,
+		CgroupRoot:       "drover/" + sc.ClusterName + "/" + name,
+		ConstrainDevices: cg.ConstrainDevices,
+		HealthInterval:   v.GetDuration("gpu-health-interval"),
+	}
+	if gresPlugin != nil {
+		// A nil *host.Gres in the interface would not be nil.
+		cfg.Gres = gresPlugin
 	}
 	if v.GetBool("no-cgroups") {
 		cfg.DisableCgroups = true
@@ -76,6 +86,9 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	servePprof(ctx, v, logger)
 	a, err := nodeagent.New(cfg, logger)
 	if err != nil {
+		if gresPlugin != nil {
+			gresPlugin.Close()
+		}
 		return err
 	}
 	defer a.Close()

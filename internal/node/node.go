@@ -17,6 +17,10 @@ type GPU struct {
 	UUID  string
 	// Cores is the CPU list near the GPU ("0-15"), for gres.conf Cores=.
 	Cores string
+	// Links are the GPU's NVLink counts to the node's other GPUs, by
+	// device index (-1 for itself); nil when unknown. Shared between
+	// copies of the node: replaced, never changed in place.
+	Links []int
 }
 
 // Node is a compute node as the controller knows it.

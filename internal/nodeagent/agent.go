@@ -53,6 +53,15 @@ type Config struct {
 	// PlugStack is plugstack.conf (none: no launch hooks); PluginDir
 	// the colon-separated folders its relative plugin paths are in.
 	PlugStack, PluginDir string
+	// Gres is the GPU plugin that discovered GPUs (nil: gres.conf or
+	// slurm.conf described them); HealthInterval how often it is asked
+	// for GPU failures (default DefaultHealthInterval). The agent closes
+	// it.
+	Gres           GresPlugin
+	HealthInterval time.Duration
+	// ConstrainDevices is cgroup.conf's ConstrainDevices=yes: tasks
+	// cannot open the node's GPUs they were not given.
+	ConstrainDevices bool
 }
 
 // Agent is a running node daemon.
@@ -188,9 +197,10 @@ func (a *Agent) Run(ctx context.Context, ready chan<- net.Addr) error {
 		ready <- ln.Addr()
 	}
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); a.controllerLoop(ctx) }()
 	go func() { defer wg.Done(); a.reportLoop(ctx) }()
+	go func() { defer wg.Done(); a.healthLoop(ctx) }()
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
@@ -446,5 +456,8 @@ func (a *Agent) finish(d nodeproto.JobDone) {
 func (a *Agent) Close() error {
 	a.endSteps()
 	a.closeSpank()
+	if a.cfg.Gres != nil {
+		a.cfg.Gres.Close()
+	}
 	return a.tracker.Cleanup()
 }

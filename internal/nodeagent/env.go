@@ -13,7 +13,7 @@ import (
 // (names and formats as captured from real Slurm, see shared/reference/env).
 // The limits and umask the submission propagates are taken out and
 // returned for the launcher to apply.
-func batchEnv(l *nodeproto.Launch, nodeName string) ([]string, propagated) {
+func batchEnv(l *nodeproto.Launch, nodeName string, constrainDevices bool) ([]string, propagated) {
 	env := newEnvList(l.Environment)
 	prop := takePropagated(env)
 	nodes := hostlist.Compress(l.Nodes)
@@ -112,6 +112,14 @@ func batchEnv(l *nodeproto.Launch, nodeName string) ([]string, propagated) {
 		list := strings.Join(ids, ",")
 		set("SLURM_JOB_GPUS", list)
 		set("SLURM_GPUS_ON_NODE", strconv.Itoa(len(l.GPUs)))
+		if constrainDevices {
+			// The script sees only its GPUs, numbered from 0
+			// (gres_use_local_device_index).
+			for i := range ids {
+				ids[i] = strconv.Itoa(i)
+			}
+			list = strings.Join(ids, ",")
+		}
 		set("CUDA_VISIBLE_DEVICES", list)
 		set("GPU_DEVICE_ORDINAL", list)
 		set("ROCR_VISIBLE_DEVICES", list)

@@ -79,7 +79,7 @@ func TestBatchEnvMatchesSlurm(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			want := readEnv(t, name)
-			list, prop := batchEnv(&tc.launch, tc.node)
+			list, prop := batchEnv(&tc.launch, tc.node, false)
 			got := envMap(list)
 			drop := append([]string{}, tc.ignore...)
 			if strings.HasPrefix(tc.launch.Cluster, "ref") {

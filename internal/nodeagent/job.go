@@ -125,7 +125,7 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 		inPath = outpattern.Resolve(workDir, outpattern.Expand(l.StdIn, vals))
 	}
 
-	env, prop := batchEnv(l, a.cfg.Name)
+	env, prop := batchEnv(l, a.cfg.Name, a.cfg.ConstrainDevices)
 	env, hook, err := a.spankBatchStart(l, env)
 	if err != nil {
 		return err
@@ -170,7 +170,7 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 		cmd.SysProcAttr.Credential = id.Credential()
 		cmd.SysProcAttr.Credential.Gid = l.GID
 	}
-	var limits proctrack.Limits
+	limits := proctrack.Limits{DenyDevices: a.batchDeny(l.GPUs)}
 	if l.MemPerNode > 0 {
 		limits.MemoryBytes = int64(l.MemPerNode) << 20
 	}

@@ -67,6 +67,8 @@ type step struct {
 	// nil otherwise (they run as the daemon's user).
 	ident *usercred.Identity
 	bind  cpuBind
+	// devs is the step's GRES set-up (nil: nothing to add).
+	devs *gresSetup
 	// gpuBind is --gpu-bind; gpuCores the CPUs near each node GPU.
 	gpuBind  gres.GPUBind
 	gpuCores map[int][]int
@@ -105,6 +107,8 @@ type step struct {
 // stepTask is one task of a step on this node.
 type stepTask struct {
 	id, local int
+	// gpus are the GPUs the task is bound to (see taskGPUs).
+	gpus []int
 	// cmd is the task's process once started; env its environment.
 	cmd *exec.Cmd
 	env []string
@@ -585,7 +589,23 @@ func (s *step) stdinFromSrun(t *stepTask) bool {
 // exit status slurmstepd's forked child would have had.
 func (s *step) startTasks() {
 	l := s.l
-	g, err := s.agent.tracker.NewGroup(fmt.Sprintf("job_%d_step_%d", l.JobID, l.StepID), proctrack.Limits{MemoryBytes: int64(l.MemLimitMB) << 20})
+	for _, t := range s.tasks {
+		t.gpus = s.taskGPUs(t)
+	}
+	gs, err := s.prepareGres(s.agent.stepCtx)
+	if err != nil {
+		s.agent.logger.Warn("step GRES set-up failed", "job", l.JobID, "step", l.StepID, "err", err)
+		for _, t := range s.tasks {
+			s.failTask(t, l.Argv[0], err)
+		}
+		return
+	}
+	s.devs = gs
+	limits := proctrack.Limits{MemoryBytes: int64(l.MemLimitMB) << 20}
+	if gs != nil {
+		limits.DenyDevices = gs.deny
+	}
+	g, err := s.agent.tracker.NewGroup(fmt.Sprintf("job_%d_step_%d", l.JobID, l.StepID), limits)
 	if err != nil {
 		s.agent.logger.Warn("step tasks cannot start", "job", l.JobID, "step", l.StepID, "err", err)
 		for _, t := range s.tasks {
@@ -668,9 +688,11 @@ func (s *step) prepareTask(t *stepTask) *taskStart {
 	cpus := s.bind.taskCPUs(l, t.local)
 	env := stepenv.TaskVars(l.Env, stepenv.Task{
 		ID: t.id, Local: t.local, NodeIndex: l.NodeIndex, NodeName: s.agent.cfg.Name,
-		NodeTasks: l.Tasks, GPUs: s.taskGPUs(t), StepGPUs: l.GPUs,
+		NodeTasks: l.Tasks, GPUs: t.gpus, StepGPUs: l.GPUs,
 		CPUBindList: s.bindList, CPUsOnNode: len(l.CPUs),
+		ConstrainDevices: s.agent.cfg.ConstrainDevices,
 	})
+	env = s.devs.forTask(env, t.local)
 	env, err := s.spankTaskInit(t, env)
 	if err != nil {
 		s.spankFail(t, err)

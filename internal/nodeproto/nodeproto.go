@@ -15,9 +15,10 @@ import (
 
 // Paths served by the controller (node -> controller).
 const (
-	PathRegister  = "/drover/v1/node/register"
-	PathHeartbeat = "/drover/v1/node/heartbeat"
-	PathJobDone   = "/drover/v1/node/jobdone"
+	PathRegister   = "/drover/v1/node/register"
+	PathHeartbeat  = "/drover/v1/node/heartbeat"
+	PathJobDone    = "/drover/v1/node/jobdone"
+	PathNodeHealth = "/drover/v1/node/health"
 )
 
 // Paths served by a node daemon (controller -> node; srun -> node for
@@ -36,6 +37,16 @@ type GPU struct {
 	File  string `json:"file"`
 	UUID  string `json:"uuid"`
 	Cores string `json:"cores,omitempty"`
+	// Links is the NVLink vector in gres.conf's Links= form ("-1,2,0").
+	Links string `json:"links,omitempty"`
+}
+
+// NodeHealth reports a hardware failure on a node (a GPU's XID): the
+// controller drains the node with Reason, as a health check program's
+// scontrol update would.
+type NodeHealth struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
 }
 
 // Register is a node daemon's registration (REQUEST_NODE_REGISTRATION_STATUS).

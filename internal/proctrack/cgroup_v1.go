@@ -97,7 +97,8 @@ func (b *v1Backend) optsFor(limits Limits) []cgroup1.InitOpts {
 		switch {
 		case s.Name() == b.track,
 			s.Name() == cgroup1.Memory && limits.MemoryBytes > 0,
-			s.Name() == cgroup1.Cpuset && limits.CPUs != "":
+			s.Name() == cgroup1.Cpuset && limits.CPUs != "",
+			s.Name() == cgroup1.Devices && len(limits.DenyDevices) > 0:
 			subs = append(subs, s)
 		}
 	}
@@ -127,6 +128,9 @@ func (b *v1Backend) create(name string, limits Limits) (cgroupHandle, error) {
 	if limits.CPUs != "" && !b.has(cgroup1.Cpuset) {
 		return nil, errors.New("CPU list requested but the cpuset cgroup hierarchy is not mounted")
 	}
+	if len(limits.DenyDevices) > 0 && !b.has(cgroup1.Devices) {
+		return nil, errors.New("device constraints requested but the devices cgroup hierarchy is not mounted")
+	}
 	// A leftover cgroup of the same name that still holds processes would
 	// mix two jobs: refuse it. An empty one is reused.
 	if pids, err := readProcs(b.dir(b.track, name)); err == nil && len(pids) > 0 {
@@ -138,6 +142,12 @@ func (b *v1Backend) create(name string, limits Limits) (cgroupHandle, error) {
 	}
 	if limits.CPUs != "" {
 		res.CPU = &specs.LinuxCPU{Cpus: limits.CPUs}
+	}
+	// Only the denials: the new cgroup starts with its parent's list.
+	for _, r := range limits.deviceRules() {
+		if !r.Allow {
+			res.Devices = append(res.Devices, r)
+		}
 	}
 	cg, err := cgroup1.New(cgroup1.StaticPath(b.path(name)), res, b.optsFor(limits)...)
 	if err != nil {

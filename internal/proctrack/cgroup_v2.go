@@ -59,6 +59,7 @@ func (b *v2Backend) create(name string, limits Limits) (cgroupHandle, error) {
 	if limits.CPUs != "" {
 		res.CPU = &cgroup2.CPU{Cpus: limits.CPUs}
 	}
+	res.Devices = limits.deviceRules()
 	m, err := cgroup2.NewManager(b.mount, b.group(name), res)
 	if err != nil {
 		// NewManager removes the directory it made when a controller

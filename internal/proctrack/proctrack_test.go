@@ -903,3 +903,46 @@ func TestDestroyEmptyGroup(t *testing.T) {
 		})
 	}
 }
+
+// TestDenyDevices checks ConstrainDevices' enforcement with two fake GPU
+// device nodes (major 195, no driver behind them): the allowed one opens
+// as far as the missing driver (ENXIO), the denied one is refused by the
+// devices controller (EPERM).
+func TestDenyDevices(t *testing.T) {
+	tr := requireCgroup(t)
+	dir := t.TempDir()
+	allowed, denied := filepath.Join(dir, "nvidia0"), filepath.Join(dir, "nvidia1")
+	for i, p := range []string{allowed, denied} {
+		if err := unix.Mknod(p, unix.S_IFCHR|0o666, int(unix.Mkdev(195, uint32(i)))); err != nil {
+			t.Skipf("cannot make device nodes: %v", err)
+		}
+	}
+	dev, err := DeviceOf(denied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dev != (Device{Type: 'c', Major: 195, Minor: 1}) {
+		t.Fatalf("DeviceOf = %+v", dev)
+	}
+	if _, err := DeviceOf(dir); err == nil {
+		t.Error("DeviceOf(folder) succeeded")
+	}
+	out := filepath.Join(dir, "out")
+	script := fmt.Sprintf("exec 2>>%s; cat %s; cat %s", out, allowed, denied)
+	g := startGroup(t, tr, exec.Command("/bin/sh", "-c", script), "job_devices", Limits{DenyDevices: []Device{dev}})
+	if _, err := g.Wait(); err != nil && !errors.Is(err, ErrNotChild) {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{allowed + ": No such device or address", denied + ": Operation not permitted"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"syscall"
 
 	"github.com/containerd/cgroups/v3"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 )
 
@@ -76,6 +77,51 @@ type Limits struct {
 	// children inherit them. Unlike CPUs it needs no cpuset hierarchy,
 	// and the process may change it.
 	Affinity []int
+	// DenyDevices are device files the tree may not open (cgroup.conf
+	// ConstrainDevices: the node's GPUs a step was not given), enforced by
+	// the devices controller (devices.deny on v1, an eBPF filter on v2).
+	DenyDevices []Device
+}
+
+// Device is a device node, as the devices controller names it.
+type Device struct {
+	// Type is 'c' (character) or 'b' (block).
+	Type         byte
+	Major, Minor int64
+}
+
+// DeviceOf reads the device node at path.
+func DeviceOf(path string) (Device, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return Device{}, fmt.Errorf("device %s: %w", path, err)
+	}
+	d := Device{Major: int64(unix.Major(st.Rdev)), Minor: int64(unix.Minor(st.Rdev))}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFCHR:
+		d.Type = 'c'
+	case unix.S_IFBLK:
+		d.Type = 'b'
+	default:
+		return Device{}, fmt.Errorf("device %s: not a device node", path)
+	}
+	return d, nil
+}
+
+// deviceRules are the devices controller's rules for limits: everything
+// allowed but the denied devices. A v1 child cgroup inherits its parent's
+// list, so allowing all there is a no-op; v2's filter needs it to start
+// from an open list.
+func (l Limits) deviceRules() []specs.LinuxDeviceCgroup {
+	if len(l.DenyDevices) == 0 {
+		return nil
+	}
+	rules := []specs.LinuxDeviceCgroup{{Allow: true, Type: "a", Access: "rwm"}}
+	for _, d := range l.DenyDevices {
+		major, minor := d.Major, d.Minor
+		rules = append(rules, specs.LinuxDeviceCgroup{Allow: false, Type: string(d.Type), Major: &major, Minor: &minor, Access: "rwm"})
+	}
+	return rules
 }
 
 // ErrNotChild is returned by Group.Wait for a group adopted after a daemon

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/droverhq/drover/gres"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
 )
@@ -410,11 +411,29 @@ func (s shape) placeInto(dst *job.Allocation, picks []pick, cands []*NodeState, 
 		if uint32(len(p.gpus)) < want {
 			return nil, false
 		}
-		na.GPUs = append(alloc.Nodes[i].GPUs[:0], p.gpus[:want]...)
+		na.GPUs = append(alloc.Nodes[i].GPUs[:0], pickGPUs(n, p.gpus, int(want))...)
 		alloc.Nodes[i] = na
 	}
 	if gpuLeft > 0 {
 		return nil, false
 	}
 	return alloc, true
+}
+
+// pickGPUs chooses want of a node's free GPUs, the best connected (see
+// gres.PickGPUs); the first ones when the choice cannot matter.
+func pickGPUs(n *node.Node, free []int, want int) []int {
+	if want <= 1 || want >= len(free) {
+		return free[:min(want, len(free))]
+	}
+	return gres.PickGPUs(TopoOf(n), free, want)
+}
+
+// TopoOf is what GPU selection knows of a node's GPUs.
+func TopoOf(n *node.Node) []gres.TopoGPU {
+	out := make([]gres.TopoGPU, len(n.GPUs))
+	for i, g := range n.GPUs {
+		out[i] = gres.TopoGPU{Index: g.Index, Links: g.Links, Cores: g.Cores}
+	}
+	return out
 }

@@ -126,3 +126,15 @@ func checkConfig(t *testing.T, c *Config) {
 		}
 	}
 }
+
+func FuzzParseCgroupConf(f *testing.F) {
+	f.Add([]byte("CgroupPlugin=autodetect\nConstrainDevices=yes\nConstrainRAMSpace=no # comment\n"))
+	f.Add([]byte("ConstrainDevices=maybe\n"))
+	f.Add([]byte("ConstrainDevices\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseCgroupConf(data, "cgroup.conf")
+		if err == nil && c.Other == nil {
+			t.Fatal("nil Other on success")
+		}
+	})
+}

@@ -790,3 +790,22 @@ func TestParseUint(t *testing.T) {
 		})
 	}
 }
+
+func TestParseCgroupConf(t *testing.T) {
+	c, err := ParseCgroupConf([]byte("CgroupPlugin=autodetect\n# ConstrainDevices=no\nConstrainDevices=YES ConstrainRAMSpace=no\n"), "cgroup.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.ConstrainDevices || c.Other["CgroupPlugin"] != "autodetect" || c.Other["ConstrainRAMSpace"] != "no" {
+		t.Errorf("got %+v", c)
+	}
+	for _, bad := range []string{"ConstrainDevices=maybe\n", "ConstrainDevices\n", "CgroupPlugin+=x\n"} {
+		if _, err := ParseCgroupConf([]byte(bad), "cgroup.conf"); err == nil || !strings.Contains(err.Error(), "cgroup.conf:1") {
+			t.Errorf("ParseCgroupConf(%q) error = %v, want one naming cgroup.conf:1", bad, err)
+		}
+	}
+	c, err = LoadCgroupConf(filepath.Join(t.TempDir(), "missing"))
+	if err != nil || c.ConstrainDevices {
+		t.Errorf("missing file: %+v, %v", c, err)
+	}
+}

@@ -89,6 +89,11 @@ type ClusterOptions struct {
 	Topology string
 	// PlugStack, when set, is written as plugstack.conf.
 	PlugStack string
+	// GresConf, when set, is gres.conf instead of the one GPUs and NVML
+	// make; CgroupConf is written as cgroup.conf.
+	GresConf, CgroupConf string
+	// NodeArgs are extra arguments for a node daemon.
+	NodeArgs func(name string) []string
 }
 
 // Cluster is a running controller and node daemons.
@@ -152,7 +157,13 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 			gres = fmt.Sprintf("Name=gpu File=/dev/nvidia[0-%d]\n", o.GPUs-1)
 		}
 	}
+	if o.GresConf != "" {
+		gres = o.GresConf
+	}
 	must(t, os.WriteFile(filepath.Join(dir, "etc", "gres.conf"), []byte(gres), 0o644))
+	if o.CgroupConf != "" {
+		must(t, os.WriteFile(filepath.Join(dir, "etc", "cgroup.conf"), []byte(o.CgroupConf), 0o644))
+	}
 	if o.Topology != "" {
 		must(t, os.WriteFile(filepath.Join(dir, "etc", "topology.conf"), []byte(o.Topology), 0o644))
 	}
@@ -239,6 +250,9 @@ func (c *Cluster) StartNode(name string) {
 	args := []string{"node", "--conf", c.Conf, "--name", name}
 	if c.opts.NVML {
 		args = append(args, "--nvml-mock", "dgxa100", "--gres-nvml", filepath.Join(binDir, "drover-gres-nvml"))
+	}
+	if c.opts.NodeArgs != nil {
+		args = append(args, c.opts.NodeArgs(name)...)
 	}
 	c.nodes[name] = c.daemon(name, args...)
 }

@@ -206,7 +206,7 @@ func TestDevCluster(t *testing.T) {
 		t.Fatalf("sinfo on the dev cluster: %q", nodes)
 	}
 	node := fieldMap(d.mustRun("scontrol", "show", "node", "n1"))
-	if !strings.Contains(node["CfgTRES"], "gres/gpu=8") || !regexp.MustCompile(`^gpu(:\w+)?:8$`).MatchString(node["Gres"]) {
+	if !strings.Contains(node["CfgTRES"], "gres/gpu=8") || !regexp.MustCompile(`^gpu(:\w+)?:8(\(S:[-0-9,]+\))?$`).MatchString(node["Gres"]) {
 		t.Errorf("n1: Gres=%s CfgTRES=%s, want 8 GPUs", node["Gres"], node["CfgTRES"])
 	}
 	r := d.run("sbatch", "--parsable", "--gres=gpu:2", "-o", "gpu.out", "--wrap", "echo $CUDA_VISIBLE_DEVICES $SLURM_GPUS_ON_NODE")

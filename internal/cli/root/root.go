@@ -90,18 +90,20 @@ func signalContext() (context.Context, context.CancelFunc) {
 
 func daemonFlags(cmd *cobra.Command, v *viper.Viper, names ...string) {
 	help := map[string]string{
-		"conf":         "slurm.conf to read (default $SLURM_CONF or /etc/slurm/slurm.conf)",
-		"listen":       "address to listen on (default from slurm.conf)",
-		"socket":       "controller unix socket (default StateSaveLocation/drover.sock)",
-		"state-dir":    "override StateSaveLocation",
-		"key-file":     "cluster key job step credentials are signed with (default slurm.key beside slurm.conf)",
-		"name":         "this node's NodeName (default: short host name)",
-		"spool-dir":    "override SlurmdSpoolDir",
-		"gres-nvml":    "path of the drover-gres-nvml discovery helper",
-		"nvml-mock":    "use go-nvml's mock machine (dgxa100, dgxh100) for AutoDetect=nvml",
-		"log-level":    "debug, info, warn or error",
-		"no-cgroups":   "track job processes by process group only",
-		"pprof-listen": "serve Go's profiler (/debug/pprof/) on this address (off by default)",
+		"conf":                "slurm.conf to read (default $SLURM_CONF or /etc/slurm/slurm.conf)",
+		"listen":              "address to listen on (default from slurm.conf)",
+		"socket":              "controller unix socket (default StateSaveLocation/drover.sock)",
+		"state-dir":           "override StateSaveLocation",
+		"key-file":            "cluster key job step credentials are signed with (default slurm.key beside slurm.conf)",
+		"name":                "this node's NodeName (default: short host name)",
+		"spool-dir":           "override SlurmdSpoolDir",
+		"gres-nvml":           "path of the GPU plugin drover-gres-nvml (default: beside drover)",
+		"gres-nvml-args":      "the GPU plugin's arguments, key=value words (mock_cpus=16 ignore_xids=13,31...)",
+		"nvml-mock":           "use go-nvml's mock machine (dgxa100, dgxh100) for AutoDetect=nvml",
+		"gpu-health-interval": "how often the GPU plugin is asked for GPU failures (default 10s)",
+		"log-level":           "debug, info, warn or error",
+		"no-cgroups":          "track job processes by process group only",
+		"pprof-listen":        "serve Go's profiler (/debug/pprof/) on this address (off by default)",
 	}
 	for _, n := range names {
 		if n == "no-cgroups" {
@@ -145,7 +147,7 @@ func nodeCmd() *cobra.Command {
 			return daemon.RunNode(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")))
 		},
 	}
-	daemonFlags(cmd, v, "conf", "listen", "name", "spool-dir", "key-file", "gres-nvml", "nvml-mock", "log-level", "no-cgroups", "pprof-listen")
+	daemonFlags(cmd, v, "conf", "listen", "name", "spool-dir", "key-file", "gres-nvml", "gres-nvml-args", "nvml-mock", "gpu-health-interval", "log-level", "no-cgroups", "pprof-listen")
 	return cmd
 }
 

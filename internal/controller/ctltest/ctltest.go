@@ -282,9 +282,17 @@ func (c *Cluster) Restart() {
 // jobs.
 func (c *Cluster) Register(name string, jobs ...nodeproto.JobStatus) nodeproto.RegisterReply {
 	c.T.Helper()
+	// The GPUs slurm.conf gives the node, as a daemon without gres.conf
+	// reports them.
+	var gpus []nodeproto.GPU
+	if ni, err := c.Ctl.Node(name); err == nil {
+		for _, g := range ni.Node.GPUs {
+			gpus = append(gpus, nodeproto.GPU{Index: g.Index, Type: g.Type, Minor: g.Minor})
+		}
+	}
 	reply, err := c.Ctl.Register(context.Background(), nodeproto.Register{
 		Name: name, Addr: c.Node.Addr(), CPUs: 8, RealMemory: 16000, FreeMemMB: 15000,
-		Version: "25.11.0", Arch: "x86_64", OS: "Linux", Jobs: jobs,
+		Version: "25.11.0", Arch: "x86_64", OS: "Linux", Jobs: jobs, GPUs: gpus,
 	})
 	if err != nil {
 		c.T.Fatalf("register %s: %v", name, err)
