@@ -72,7 +72,7 @@ func (s *Server) SlurmV0044PostJobSubmit(ctx context.Context, req api.OptV0044Jo
 	return &api.V0044OpenapiJobSubmitResponse{
 		JobID:            api.NewOptInt32(int32(res.JobID)),
 		StepID:           api.NewOptString("batch"),
-		JobSubmitUserMsg: api.NewOptString(""),
+		JobSubmitUserMsg: api.NewOptString(res.UserMessage),
 		Meta:             s.meta(ctx),
 		Errors:           api.V0044OpenapiErrors{},
 		Warnings:         warnings,
@@ -855,7 +855,7 @@ func (s *Server) SlurmV0044PostJobAllocate(ctx context.Context, req api.OptV0044
 		}}, nil
 	}
 	return &api.V0044OpenapiJobAllocResp{
-		JobID: api.NewOptInt32(int32(res.JobID)), JobSubmitUserMsg: api.NewOptString(""),
+		JobID: api.NewOptInt32(int32(res.JobID)), JobSubmitUserMsg: api.NewOptString(res.UserMessage),
 		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: warningsOf(res.Warnings, "_job_post_allocate"),
 	}, nil
 }

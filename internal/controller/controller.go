@@ -20,6 +20,7 @@ import (
 	"github.com/droverhq/drover/internal/assoc"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/jobcomp"
+	"github.com/droverhq/drover/internal/jobsubmit"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/partition"
@@ -32,6 +33,8 @@ import (
 // Config is what the controller needs from slurm.conf and Drover's settings.
 type Config struct {
 	ClusterName string
+	// JobSubmit is JobSubmitPlugins' filters (nil: none).
+	JobSubmit *jobsubmit.Chain
 	// JobComp is JobCompType's job completion log (nil: jobcomp/none).
 	JobComp *jobcomp.Writer
 	// RequeueDelay is how long a requeued job waits before it may start

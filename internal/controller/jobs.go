@@ -41,6 +41,9 @@ type SubmitResult struct {
 	RC slurmerr.Code
 	// Warnings are other remarks on an accepted submission.
 	Warnings []string
+	// UserMessage is what the job_submit plugins said to the user
+	// (job_submit_user_msg).
+	UserMessage string
 }
 
 // Submit validates, fills defaults and durably queues a job, as
@@ -65,6 +68,16 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	}
 	if !sub.RequeueSet {
 		r.Requeue = !c.cfg.NoJobRequeue
+	}
+	var userMsg string
+	if c.cfg.JobSubmit != nil {
+		// Before any check, as slurmctld calls job_submit plugins: what
+		// they change is checked like the rest.
+		msg, err := c.cfg.JobSubmit.Submit(ctx, &r, who.UID)
+		if err != nil {
+			return SubmitResult{}, err
+		}
+		userMsg = msg
 	}
 
 	c.mu.RLock()
@@ -185,7 +198,7 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 			c.Kick()
 		}
 	}
-	return SubmitResult{JobID: res.JobID, RC: rc}, nil
+	return SubmitResult{JobID: res.JobID, RC: rc, UserMessage: userMsg}, nil
 }
 
 // allocateWait bounds how long an allocation request waits for the
@@ -498,13 +511,23 @@ type JobUpdate struct {
 // Update changes a job, with slurmctld's rules: users may lower their own
 // job's limits and hold/release it; only privileged callers raise limits
 // or set priorities.
-func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, u JobUpdate) error {
+func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, upd JobUpdate) error {
+	perJob, msgErr := c.filterUpdate(ctx, who, sel, upd)
+	if msgErr != nil {
+		return msgErr
+	}
 	c.mu.RLock()
 	recs := c.resolveLocked(sel)
 	var ids []job.ID
 	var err error
 	var metas []job.ID
+	updates := map[job.ID]JobUpdate{}
 	for _, j := range recs {
+		u := upd
+		if f, ok := perJob[j.ID]; ok {
+			u = f
+		}
+		updates[j.ID] = u
 		if j.Req.UserID != who.UID && !c.privileged(who) {
 			err = slurmerr.New(slurmerr.AccessDenied, "")
 			break
@@ -568,8 +591,12 @@ func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, 
 			return err
 		}
 		ids = append(ids, res.Split...)
+		for _, id := range res.Split {
+			updates[id] = updates[meta]
+		}
 	}
 	for _, id := range ids {
+		u := updates[id]
 		cmd := &updateCmd{JobID: id, TimeLimit: u.TimeLimit, Partition: u.Partition, Name: u.Name, Comment: u.Comment,
 			Priority: u.Priority, Nice: u.Nice, BeginTime: u.BeginTime, MinNodes: u.MinNodes, NumTasks: u.NumTasks, Requeue: u.Requeue,
 			Dependency: u.Dependency}
@@ -592,6 +619,100 @@ func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, 
 	}
 	c.Kick()
 	return nil
+}
+
+// filterUpdate runs the job_submit plugins' Modify over the change for
+// each job it selects, as slurmctld calls job_submit's job_modify before
+// checking an update; it returns each job's change as the plugins left
+// it, or the first refusal.
+func (c *Controller) filterUpdate(ctx context.Context, who Identity, sel JobSelector, u JobUpdate) (map[job.ID]JobUpdate, error) {
+	if c.cfg.JobSubmit == nil {
+		return nil, nil
+	}
+	c.mu.RLock()
+	var reqs []job.Request
+	var ids []job.ID
+	for _, j := range c.resolveLocked(sel) {
+		reqs = append(reqs, j.Req)
+		ids = append(ids, j.ID)
+	}
+	c.mu.RUnlock()
+	out := map[job.ID]JobUpdate{}
+	for i, cur := range reqs {
+		change := updateRequest(u)
+		if _, err := c.cfg.JobSubmit.Modify(ctx, ids[i], &cur, &change, who.UID); err != nil {
+			return nil, err
+		}
+		out[ids[i]] = mergeUpdate(u, updateRequest(u), change)
+	}
+	return out, nil
+}
+
+// updateRequest is an update in a request's form: the fields it changes
+// set, the others zero.
+func updateRequest(u JobUpdate) job.Request {
+	var r job.Request
+	if u.TimeLimit != nil {
+		r.TimeLimit = *u.TimeLimit
+	}
+	if u.Partition != nil {
+		r.Partition = *u.Partition
+	}
+	if u.Name != nil {
+		r.Name = *u.Name
+	}
+	if u.Comment != nil {
+		r.Comment = *u.Comment
+	}
+	if u.Nice != nil {
+		r.Nice = *u.Nice
+	}
+	if u.MinNodes != nil {
+		r.MinNodes = *u.MinNodes
+	}
+	if u.NumTasks != nil {
+		r.NumTasks = *u.NumTasks
+	}
+	if u.Requeue != nil {
+		r.Requeue = *u.Requeue
+	}
+	if u.Dependency != nil {
+		r.Dependency = *u.Dependency
+	}
+	return r
+}
+
+// mergeUpdate applies to u what a plugin changed in its request form:
+// every field that differs from before becomes part of the update.
+func mergeUpdate(u JobUpdate, before, after job.Request) JobUpdate {
+	if after.TimeLimit != before.TimeLimit {
+		u.TimeLimit = &after.TimeLimit
+	}
+	if after.Partition != before.Partition {
+		u.Partition = &after.Partition
+	}
+	if after.Name != before.Name {
+		u.Name = &after.Name
+	}
+	if after.Comment != before.Comment {
+		u.Comment = &after.Comment
+	}
+	if after.Nice != before.Nice {
+		u.Nice = &after.Nice
+	}
+	if after.MinNodes != before.MinNodes {
+		u.MinNodes = &after.MinNodes
+	}
+	if after.NumTasks != before.NumTasks {
+		u.NumTasks = &after.NumTasks
+	}
+	if after.Requeue != before.Requeue {
+		u.Requeue = &after.Requeue
+	}
+	if after.Dependency != before.Dependency {
+		u.Dependency = &after.Dependency
+	}
+	return u
 }
 
 // Requeue puts a running or finished batch job back in the queue

@@ -34,6 +34,12 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return fmt.Errorf("create StateSaveLocation: %w", err)
 	}
+	if cfg.JobSubmit, err = jobSubmitChain(sc, path, logger); err != nil {
+		return err
+	}
+	if cfg.JobSubmit != nil {
+		defer cfg.JobSubmit.Close()
+	}
 	servePprof(ctx, v, logger)
 	ctl, err := controller.New(cfg, logger)
 	if err != nil {

@@ -59,27 +59,49 @@ func Allocate(ctx context.Context, env *clienv.Env, prog string, desc v0044.V004
 }
 
 // Submit asks for an allocation (POST /job/allocate) and returns the job
-// id. A refusal is printed as prog's "Job submit/allocate failed" error
-// and returned as a non-zero status.
+// id. What the job_submit plugins said is printed first, as the commands
+// print job_submit_user_msg (at info level when granted, as errors when
+// refused). A refusal is printed as prog's error ("Job submit/allocate
+// failed" for salloc, "Unable to allocate resources" for srun) and
+// returned as a non-zero status.
 func Submit(ctx context.Context, env *clienv.Env, prog string, desc v0044.V0044JobDescMsg) (uint32, int) {
+	failed := "Job submit/allocate failed"
+	if prog == "srun" {
+		failed = "Unable to allocate resources"
+	}
 	res, err := env.Client.SlurmV0044PostJobAllocate(ctx, v0044.NewOptV0044JobAllocReq(v0044.V0044JobAllocReq{Job: v0044.NewOptV0044JobDescMsg(desc)}))
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: error: Job submit/allocate failed: %v\n", prog, err)
+		fmt.Fprintf(env.Stderr, "%s: error: %s: %v\n", prog, failed, err)
 		return 0, 1
 	}
 	switch r := res.(type) {
 	case *v0044.V0044OpenapiJobAllocResp:
+		printLines(env, prog+": ", r.JobSubmitUserMsg.Or(""))
 		return uint32(r.JobID.Or(0)), 0
 	case *v0044.V0044OpenapiJobAllocRespStatusCode:
 		msg := "Unspecified error"
 		if len(r.Response.Errors) > 0 {
-			msg = r.Response.Errors[0].Error.Or(msg)
+			e := r.Response.Errors[0]
+			msg = e.Error.Or(msg)
+			if d := e.Description.Or(""); d != "" && d != msg {
+				printLines(env, prog+": error: ", d)
+			}
 		}
-		fmt.Fprintf(env.Stderr, "%s: error: Job submit/allocate failed: %s\n", prog, msg)
+		fmt.Fprintf(env.Stderr, "%s: error: %s: %s\n", prog, failed, msg)
 		return 0, 1
 	}
-	fmt.Fprintf(env.Stderr, "%s: error: Job submit/allocate failed: unexpected answer\n", prog)
+	fmt.Fprintf(env.Stderr, "%s: error: %s: unexpected answer\n", prog, failed)
 	return 0, 1
+}
+
+// printLines prints each line of msg after prefix.
+func printLines(env *clienv.Env, prefix, msg string) {
+	if msg == "" {
+		return
+	}
+	for l := range strings.SplitSeq(strings.TrimRight(msg, "\n"), "\n") {
+		fmt.Fprintf(env.Stderr, "%s%s\n", prefix, l)
+	}
 }
 
 // Wait polls job id until it runs, quickly at first: most allocations are

@@ -127,7 +127,9 @@ func (c *cmd) printSubmitError(body v0044.V0044OpenapiJobSubmitResponse, first s
 		if d == "" || d == genericSubmitFailure || d == e.Error.Or("") {
 			continue
 		}
-		c.errorf("%s", d)
+		for l := range strings.SplitSeq(strings.TrimRight(d, "\n"), "\n") {
+			c.errorf("%s", l)
+		}
 	}
 	text := first.text
 	if text == "" {
