@@ -9,9 +9,10 @@ LDFLAGS := -X github.com/droverhq/drover/internal/daemon.Version=$(VERSION)
 
 all: build
 
-build: $(BIN)/drover $(BIN)/drover-gres-nvml $(BIN)/drover-spank-nccl
+build: $(BIN)/drover $(BIN)/drover-gres-nvml $(BIN)/drover-spank-nccl $(BIN)/drover-spank-container
 
-# The main binary is pure Go; NVML needs cgo, so GPU discovery is a helper.
+# The main binary is pure Go; NVML needs cgo, so the GPU plugin is a
+# program of its own.
 $(BIN)/drover: FORCE
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/drover
 
@@ -21,6 +22,10 @@ $(BIN)/drover-gres-nvml: FORCE
 # The NCCL/PyTorch launch plugin, a plugin program of its own (docs/PLUGINS.md).
 $(BIN)/drover-spank-nccl: FORCE
 	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./cmd/drover-spank-nccl
+
+# The container plugin (--container-image...), run through runc or crun.
+$(BIN)/drover-spank-container: FORCE
+	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./cmd/drover-spank-container
 
 FORCE:
 

@@ -22,6 +22,20 @@ type Info struct {
 	Name    string            `json:"name"`
 	Options []protocol.Option `json:"options,omitempty"`
 	Stages  []string          `json:"stages,omitempty"`
+	// OnlyWithOptions: see protocol.OptionsReply.
+	OnlyWithOptions bool `json:"only_with_options,omitempty"`
+}
+
+// Given reports whether env carries one of the plugin's options.
+func (i Info) Given(env []string) bool {
+	for _, o := range i.Options {
+		for _, name := range []string{OptionEnvName(i.Name, o.Name), "SPANK_" + OptionEnvName(i.Name, o.Name)} {
+			if index(env, name) >= 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Has reports whether the plugin implements stage.
@@ -77,7 +91,7 @@ func Describe(ctx context.Context, entries []Entry, cacheFile string, timeout ti
 			log.Info(fmt.Sprintf("spank: %s:%d: Failed to load optional plugin %s. Ignored.", e.File, e.Line, e.Path), "err", err)
 			continue
 		}
-		info := Info{Entry: e, Name: p.Name(), Options: reply.Options, Stages: reply.Stages}
+		info := Info{Entry: e, Name: p.Name(), Options: reply.Options, Stages: reply.Stages, OnlyWithOptions: reply.OnlyWithOptions}
 		out = append(out, info)
 		if key != "" {
 			cache[key], changed = info, true

@@ -25,6 +25,9 @@ type stackPlugin struct {
 	// stages are those the plugin implements; nil: unknown (a plugin
 	// built before the SDK said), so every stage is called.
 	stages []string
+	// onlyWithOptions skips the plugin where none of its options
+	// were given.
+	onlyWithOptions bool
 }
 
 // Load starts every plugin and asks for its options. A required plugin
@@ -55,7 +58,7 @@ func Load(ctx context.Context, entries []Entry, timeout time.Duration, log *slog
 			log.Info(fmt.Sprintf("spank: %s:%d: Failed to load optional plugin %s. Ignored.", e.File, e.Line, e.Path), "err", err)
 			continue
 		}
-		s.plugins = append(s.plugins, stackPlugin{Plugin: p, required: e.Required, options: opts.Options, stages: opts.Stages})
+		s.plugins = append(s.plugins, stackPlugin{Plugin: p, required: e.Required, options: opts.Options, stages: opts.Stages, onlyWithOptions: opts.OnlyWithOptions})
 	}
 	return s, nil
 }
@@ -95,7 +98,15 @@ func (s *Stack) Options() []PluginOption {
 // message; an optional plugin's is logged and ignored, as spank.c's
 // _do_call_stack does.
 func (s *Stack) Run(ctx context.Context, hook protocol.Hook) ([]protocol.EnvChange, error) {
+	changes, _, err := s.RunExec(ctx, hook)
+	return changes, err
+}
+
+// RunExec is Run that also returns the command a plugin asked to start
+// the task with instead of its own (HookReply.Exec; the last plugin's).
+func (s *Stack) RunExec(ctx context.Context, hook protocol.Hook) ([]protocol.EnvChange, []string, error) {
 	var changes []protocol.EnvChange
+	var execArgv []string
 	env := hook.Env
 	for _, p := range s.plugins {
 		if p.stages != nil && !slices.Contains(p.stages, hook.Stage) {
@@ -114,6 +125,9 @@ func (s *Stack) Run(ctx context.Context, hook protocol.Hook) ([]protocol.EnvChan
 				}
 			}
 		}
+		if p.onlyWithOptions && len(h.Options) == 0 {
+			continue
+		}
 		var reply protocol.HookReply
 		err := p.Call(ctx, protocol.SpankMethodHook, h, &reply)
 		if err == nil && reply.Error != "" {
@@ -121,15 +135,18 @@ func (s *Stack) Run(ctx context.Context, hook protocol.Hook) ([]protocol.EnvChan
 		}
 		if err != nil {
 			if p.required {
-				return changes, fmt.Errorf("spank: required plugin %s: %s() failed: %w", p.Name(), hook.Stage, err)
+				return changes, execArgv, fmt.Errorf("spank: required plugin %s: %s() failed: %w", p.Name(), hook.Stage, err)
 			}
 			s.log.Warn(fmt.Sprintf("spank: optional plugin %s: %s() failed", p.Name(), hook.Stage), "err", err)
 			continue
 		}
 		changes = append(changes, reply.Env...)
 		env = Apply(env, reply.Env)
+		if len(reply.Exec) > 0 {
+			execArgv = reply.Exec
+		}
 	}
-	return changes, nil
+	return changes, execArgv, nil
 }
 
 // Apply returns env with changes made.

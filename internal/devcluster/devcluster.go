@@ -302,6 +302,10 @@ func writeConf(l layout, o *Options, ctlPort int, nodePorts []int) error {
 	if nccl := helper("drover-spank-nccl"); fileExists(nccl) {
 		plugstack += "optional " + nccl + "\n"
 	}
+	// Last, so that the tasks' containers get the NCCL variables.
+	if ctr := helper("drover-spank-container"); fileExists(ctr) {
+		plugstack += "optional " + ctr + " runtime=runc\n"
+	}
 	if err := os.WriteFile(filepath.Join(filepath.Dir(l.conf), "plugstack.conf"), []byte(plugstack), 0o644); err != nil {
 		return fmt.Errorf("write plugstack.conf: %w", err)
 	}

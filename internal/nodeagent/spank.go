@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -73,7 +74,18 @@ func (s *step) spankHook(stage string, t *stepTask, env []string) protocol.Hook 
 		NodeList: hostlist.Compress(l.Nodes), NodeAddrs: l.NodeAddrs,
 		NodeID: l.NodeIndex, NNodes: len(l.Nodes), NTasks: ntasks,
 		Argv: l.Argv, Env: env, LocalTasks: len(l.Tasks),
+		Cwd: s.cwd, SpoolDir: s.agent.cfg.SpoolDir,
 	}
+	for _, g := range s.agent.cfg.GPUs {
+		if g.File != "" && slices.Contains(l.GPUs, g.Index) {
+			h.Devices = append(h.Devices, g.File)
+		}
+	}
+	s.mu.Lock()
+	if s.group != nil {
+		h.Cgroup = s.group.CgroupPath()
+	}
+	s.mu.Unlock()
 	if t != nil {
 		h.TaskID, h.LocalTaskID = t.id, t.local
 	}
@@ -101,18 +113,22 @@ func (s *step) spankStepStart() error {
 
 // spankTaskInit runs a task's stages before it starts and returns its
 // environment with their changes.
-func (s *step) spankTaskInit(t *stepTask, env []string) ([]string, error) {
+func (s *step) spankTaskInit(t *stepTask, env []string) ([]string, []string, error) {
 	if s.spank == nil {
-		return env, nil
+		return env, nil, nil
 	}
+	var execArgv []string
 	for _, stage := range []string{protocol.StageTaskInitPrivileged, protocol.StageTaskInit} {
-		changes, err := s.spank.Run(s.agent.stepCtx, s.spankHook(stage, t, env))
+		changes, ex, err := s.spank.RunExec(s.agent.stepCtx, s.spankHook(stage, t, env))
 		if err != nil {
-			return env, err
+			return env, nil, err
 		}
 		env = spank.Apply(env, changes)
+		if len(ex) > 0 {
+			execArgv = ex
+		}
 	}
-	return env, nil
+	return env, execArgv, nil
 }
 
 // spankTaskStage runs task_post_fork or task_exit; by then a failure can

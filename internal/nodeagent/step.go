@@ -693,13 +693,19 @@ func (s *step) prepareTask(t *stepTask) *taskStart {
 		ConstrainDevices: s.agent.cfg.ConstrainDevices,
 	})
 	env = s.devs.forTask(env, t.local)
-	env, err := s.spankTaskInit(t, env)
+	env, execArgv, err := s.spankTaskInit(t, env)
 	if err != nil {
 		s.spankFail(t, err)
 		return nil
 	}
 	t.env = env
-	path := searchPath(l.Argv[0], lookupEnv(env, "PATH"), s.cwd)
+	argv := l.Argv
+	if execArgv != nil {
+		// A plugin starts the task (a container runtime): its command
+		// runs as root and finds the task's program itself.
+		argv = execArgv
+	}
+	path := searchPath(argv[0], lookupEnv(env, "PATH"), s.cwd)
 	if _, err := os.Stat(resolveIn(s.cwd, path)); errors.Is(err, fs.ErrNotExist) {
 		s.failTask(t, path, syscall.ENOENT)
 		return nil
@@ -737,10 +743,10 @@ func (s *step) prepareTask(t *stepTask) *taskStart {
 	}
 
 	ts.cmd = func(dir string) *exec.Cmd {
-		cmd := &exec.Cmd{Path: path, Args: append([]string{path}, l.Argv[1:]...), Env: env, Dir: dir}
+		cmd := &exec.Cmd{Path: path, Args: append([]string{path}, argv[1:]...), Env: env, Dir: dir}
 		if outFile != "" || errFile != "" || inFile != "" {
 			cmd.Path = "/bin/sh"
-			cmd.Args = append([]string{"sh", "-c", stdioScript(outFile, errFile, inFile), "slurmstepd", outFile, errFile, inFile, path}, l.Argv[1:]...)
+			cmd.Args = append([]string{"sh", "-c", stdioScript(outFile, errFile, inFile), "slurmstepd", outFile, errFile, inFile, path}, argv[1:]...)
 		}
 		// Go hands *os.File standard streams to the child as they are,
 		// with no copying goroutine.
@@ -749,7 +755,7 @@ func (s *step) prepareTask(t *stepTask) *taskStart {
 			cmd.Stdin = stdin
 		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
-		if s.ident != nil {
+		if s.ident != nil && execArgv == nil {
 			cmd.SysProcAttr.Credential = s.ident.Credential()
 			cmd.SysProcAttr.Credential.Gid = s.cred.GID
 		}

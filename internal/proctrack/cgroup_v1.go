@@ -305,10 +305,12 @@ func (c *v1Cgroup) startOnThread(cmds []*exec.Cmd, affinity [][]int) (clean bool
 	return true, errs
 }
 
+func (c *v1Cgroup) path() string { return c.b.path(c.name) }
+
 func (c *v1Cgroup) procs() ([]int, error) {
-	// A job cgroup has no child cgroups: its own cgroup.procs is the
-	// whole tree (no directory walk).
-	pids, err := readProcs(c.b.dir(c.b.track, c.name))
+	// v1's cgroup.procs lists the cgroup's own processes only: those of
+	// child cgroups (a container runtime's) are read from theirs.
+	pids, err := readProcsTree(c.b.dir(c.b.track, c.name))
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", c, err)
 	}
@@ -360,6 +362,7 @@ func (c *v1Cgroup) remove() error {
 	var errs []error
 	for _, sub := range subs {
 		dir := c.b.dir(sub.Name(), c.name)
+		removeChildren(dir)
 		err := unix.Rmdir(dir)
 		for try := 0; errors.Is(err, unix.EBUSY) && try < 50; try++ {
 			// The last task may still be leaving the cgroup.
@@ -395,6 +398,37 @@ func readProcs(dir string) ([]int, error) {
 		pids = append(pids, pid)
 	}
 	return pids, nil
+}
+
+// readProcsTree reads the pids of dir and of its child cgroups.
+func readProcsTree(dir string) ([]int, error) {
+	pids, err := readProcs(dir)
+	if err != nil {
+		return nil, err
+	}
+	kids, err := childDirs(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range kids {
+		more, err := readProcsTree(filepath.Join(dir, k))
+		if err != nil {
+			return nil, err
+		}
+		pids = append(pids, more...)
+	}
+	return pids, nil
+}
+
+// removeChildren removes dir's (empty) child cgroups, deepest first; what
+// cannot be removed is left for the removal of dir to report.
+func removeChildren(dir string) {
+	kids, _ := childDirs(dir)
+	for _, k := range kids {
+		child := filepath.Join(dir, k)
+		removeChildren(child)
+		_ = unix.Rmdir(child)
+	}
 }
 
 // childDirs lists the sub-directories of dir, which are child cgroups; a

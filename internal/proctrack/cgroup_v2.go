@@ -99,6 +99,8 @@ type v2Cgroup struct {
 
 func (c *v2Cgroup) String() string { return "cgroup " + c.group }
 
+func (c *v2Cgroup) path() string { return c.group }
+
 // start starts each cmd directly inside the cgroup: clone3(2) with
 // CLONE_INTO_CGROUP (SysProcAttr.UseCgroupFD) creates the child as a member,
 // so not even its first instruction runs elsewhere. Kernels before 5.7 lack
@@ -248,6 +250,7 @@ func (c *v2Cgroup) remove() error {
 	if !exists(c.dir) {
 		return nil
 	}
+	removeChildren(c.dir)
 	if err := c.m.Delete(); err != nil {
 		return fmt.Errorf("remove %s: %w", c, err)
 	}

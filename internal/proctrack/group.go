@@ -83,6 +83,17 @@ func (g *Group) liveGroupIDs() []int {
 // Name returns the name the group was started or adopted under.
 func (g *Group) Name() string { return g.name }
 
+// CgroupPath is the group's cgroup below the cgroup mount
+// ("/drover/c/n1/job_7_step_0"), "" for a process group. A child cgroup
+// made there (by a container runtime) stays part of the group: its
+// processes are listed, signalled and killed with the group's.
+func (g *Group) CgroupPath() string {
+	if g.cg == nil {
+		return ""
+	}
+	return g.cg.path()
+}
+
 // Pid returns the process id of the first process started in the group,
 // or 0 for an adopted group.
 func (g *Group) Pid() int {

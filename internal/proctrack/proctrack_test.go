@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -944,5 +945,54 @@ func TestDenyDevices(t *testing.T) {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestChildCgroups checks that a cgroup made inside a group's (a
+// container runtime's) stays part of the group: its processes are
+// listed and killed, and it is removed with the group's.
+func TestChildCgroups(t *testing.T) {
+	tr := requireCgroup(t)
+	if tr.Mode() != ModeCgroupV1 {
+		t.Skipf("host tracks with %s, not cgroup v1", tr.Mode())
+	}
+	b := tr.backend.(*v1Backend)
+	g, err := tr.NewGroup("job_child", Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := g.CgroupPath(); p != b.path("job_child") {
+		t.Errorf("CgroupPath = %q", p)
+	}
+	cmd := exec.Command("sleep", "300")
+	if errs := g.Start([]*exec.Cmd{cmd}, nil); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	child := filepath.Join(b.dir(b.track, "job_child"), "task_0")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(child, 0o755))
+	must(os.WriteFile(filepath.Join(child, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0))
+	pids, err := g.Pids()
+	must(err)
+	if !slices.Contains(pids, cmd.Process.Pid) {
+		t.Errorf("Pids %v lack %d, in a child cgroup", pids, cmd.Process.Pid)
+	}
+	must(g.Kill())
+	if _, err := g.WaitFor(cmd); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	must(g.Destroy(ctx))
+	if _, err := os.Stat(child); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("child cgroup left: %v", err)
 	}
 }

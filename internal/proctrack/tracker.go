@@ -160,6 +160,8 @@ type cgroupHandle interface {
 	remove() error
 	// String names the cgroup for errors.
 	String() string
+	// path is the cgroup's path below the cgroup mount.
+	path() string
 }
 
 // New returns the tracker of one node daemon. It picks cgroup v2 on a

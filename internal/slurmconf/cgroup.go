@@ -36,28 +36,50 @@ func LoadCgroupConf(path string) (*CgroupConf, error) {
 // key=value, or a yes/no key with another value, is an error naming the
 // file and line.
 func ParseCgroupConf(data []byte, filename string) (*CgroupConf, error) {
+	pairs, err := ParsePairs(data, filename)
+	if err != nil {
+		return nil, err
+	}
 	c := &CgroupConf{Other: map[string]string{}}
+	for _, kv := range pairs {
+		switch {
+		case strings.EqualFold(kv.Key, "ConstrainDevices"):
+			v, err := yesNo(kv.Value)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: ConstrainDevices: %w", filename, kv.Line, err)
+			}
+			c.ConstrainDevices = v
+		default:
+			c.Other[kv.Key] = kv.Value
+		}
+	}
+	return c, nil
+}
+
+// Pair is one key=value of a flat configuration file (cgroup.conf,
+// oci.conf), with the line it is on.
+type Pair struct {
+	Key, Value string
+	Line       int
+}
+
+// ParsePairs reads a file of key=value pairs with slurm.conf's rules
+// (comments, continuations, escapes, quoted values); a word that is not
+// key=value is an error naming the file and line.
+func ParsePairs(data []byte, filename string) ([]Pair, error) {
+	var out []Pair
 	for _, l := range logicalLines(data) {
 		rest := l.text
 		for !isBlank(rest) {
 			kv, r, ok := nextPair(rest)
 			if !ok || kv.op != 0 {
-				return nil, fmt.Errorf("%s:%d: Parse error in cgroup.conf: %q is not key=value", filename, l.line, strings.TrimSpace(rest))
+				return nil, fmt.Errorf("%s:%d: Parse error: %q is not key=value", filename, l.line, strings.TrimSpace(rest))
 			}
 			rest = r
-			switch {
-			case strings.EqualFold(kv.key, "ConstrainDevices"):
-				v, err := yesNo(kv.value)
-				if err != nil {
-					return nil, fmt.Errorf("%s:%d: ConstrainDevices: %w", filename, l.line, err)
-				}
-				c.ConstrainDevices = v
-			default:
-				c.Other[kv.key] = kv.value
-			}
+			out = append(out, Pair{Key: kv.key, Value: kv.value, Line: l.line})
 		}
 	}
-	return c, nil
+	return out, nil
 }
 
 // yesNo reads a cgroup.conf boolean as s_p_get_boolean does.

@@ -106,7 +106,8 @@ func (p *Plugin) Call(ctx context.Context, method string, in, out any) error {
 		return nil
 	}
 	switch {
-	case ctx.Err() != nil:
+	case ctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded:
+		// gRPC may see the deadline a moment before ctx says so.
 		// A plugin that hangs is stopped: the next call starts it
 		// afresh rather than queue behind the stuck one.
 		p.reset()

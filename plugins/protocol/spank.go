@@ -65,6 +65,11 @@ type Option struct {
 type OptionsReply struct {
 	Options []Option `json:"options,omitempty"`
 	Stages  []string `json:"stages,omitempty"`
+	// OnlyWithOptions says the plugin has nothing to do for a job or
+	// step that gave none of its options (a container plugin without
+	// --container-image): its stages are skipped there, and a command
+	// does not start it.
+	OnlyWithOptions bool `json:"only_with_options,omitempty"`
 }
 
 // Hook is one stage's call: what spank_get_item would answer there.
@@ -92,6 +97,17 @@ type Hook struct {
 	// Env is the job's environment (local stages) or the task's.
 	Env []string `json:"env,omitempty"`
 
+	// Cwd is the step's working folder; SpoolDir the node daemon's spool
+	// folder (oci.conf's %m), where plugins may keep per-node state.
+	Cwd      string `json:"cwd,omitempty"`
+	SpoolDir string `json:"spool_dir,omitempty"`
+	// Devices are the GRES device files the step holds on the node
+	// ("/dev/nvidia3"); Cgroup is the step's cgroup on the node, relative
+	// to the cgroup mount ("/drover/c/n1/job_7_step_0"), "" when the
+	// node tracks processes without cgroups. Remote context only.
+	Devices []string `json:"devices,omitempty"`
+	Cgroup  string   `json:"cgroup,omitempty"`
+
 	TaskID      int `json:"task_id,omitempty"`
 	LocalTaskID int `json:"local_task_id,omitempty"`
 	LocalTasks  int `json:"local_tasks,omitempty"`
@@ -111,7 +127,15 @@ type EnvChange struct {
 
 // HookReply is a stage's result: environment changes for the job or
 // task, and Error, which fails the stage with the plugin's message.
+//
+// Exec, from task_init in the remote context, replaces how the task is
+// started: the node daemon runs Exec (a program and its arguments) in the
+// task's place, as root, with the task's standard streams, cgroup and
+// limits, and reports its exit status as the task's. A container
+// plugin runs the task through an OCI runtime this way; Exec must itself
+// start the task as its user. The last plugin to set Exec wins.
 type HookReply struct {
 	Env   []EnvChange `json:"env,omitempty"`
 	Error string      `json:"error,omitempty"`
+	Exec  []string    `json:"exec,omitempty"`
 }

@@ -42,6 +42,9 @@ type Spank struct {
 	// Options returns the options to register; args are the plugin's
 	// arguments in plugstack.conf.
 	Options func(args []string) []protocol.Option
+	// OnlyWithOptions: the stages are called only for jobs and steps
+	// that gave one of the plugin's options.
+	OnlyWithOptions bool
 
 	Init               StageFunc
 	InitPostOpt        StageFunc
@@ -86,7 +89,7 @@ func (s *Spank) handle(_ context.Context, method string, req json.RawMessage) (a
 		if err := json.Unmarshal(req, &in); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", method, err)
 		}
-		var out protocol.OptionsReply
+		out := protocol.OptionsReply{OnlyWithOptions: s.OnlyWithOptions}
 		if s.Options != nil {
 			out.Options = s.Options(in.Args)
 		}
@@ -185,6 +188,15 @@ func serve(kind string, methods []string, h protocol.Handler) {
 		Logger:           logger,
 	})
 }
+
+// Exec asks the node daemon to start the task as argv instead of its own
+// program (task_init, remote context): argv runs as root with the task's
+// standard streams, cgroup and limits, and must start the task itself, as
+// a container runtime does.
+func (c *Context) Exec(argv ...string) { c.reply.Exec = argv }
+
+// ExecArgv is what Exec asked for, for tests.
+func (c *Context) ExecArgv() []string { return c.reply.Exec }
 
 // NewContext is a stage's context for h, for testing a plugin's stage
 // functions without running the plugin.

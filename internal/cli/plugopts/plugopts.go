@@ -106,7 +106,7 @@ func (ps *Plugins) Start(ctx context.Context, context string, argv, env []string
 	}
 	var entries []spank.Entry
 	for _, in := range ps.infos {
-		if slices.ContainsFunc(localStages, in.Has) {
+		if slices.ContainsFunc(localStages, in.Has) && (!in.OnlyWithOptions || in.Given(env)) {
 			entries = append(entries, in.Entry)
 		}
 	}

@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// busyboxRootfs makes a tiny root file system from the host's static
+// busybox: /bin with busybox and its applets, /etc/os-release and an
+// /etc/environment that sets IMAGE_VAR.
+func busyboxRootfs(t *testing.T, dir string) string {
+	t.Helper()
+	bb := ""
+	for _, p := range []string{"/bin/busybox", "/usr/bin/busybox"} {
+		if _, err := os.Stat(p); err == nil {
+			bb = p
+		}
+	}
+	if bb == "" {
+		t.Skip("no busybox (Debian's busybox-static) to make an image of")
+	}
+	root := filepath.Join(dir, "rootfs")
+	for _, d := range []string{"bin", "etc", "tmp", "data", "proc", "sys", "dev"} {
+		must(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	must(t, os.Chmod(filepath.Join(root, "tmp"), 0o1777))
+	data, err := os.ReadFile(bb)
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(root, "bin", "busybox"), data, 0o755))
+	for _, a := range []string{"sh", "cat", "echo", "id", "pwd", "hostname", "ls", "sleep", "touch", "sed"} {
+		must(t, os.Symlink("busybox", filepath.Join(root, "bin", a)))
+	}
+	must(t, os.WriteFile(filepath.Join(root, "etc", "os-release"), []byte("NAME=\"Drover busybox\"\nID=busybox\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "etc", "environment"), []byte("IMAGE_VAR=from-image\nPATH=/bin\n"), 0o644))
+	return root
+}
+
+func requireRuntime(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the OCI runtime runs containers as root")
+	}
+	for _, p := range []string{"/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc", "/usr/local/bin/runc"} {
+		if _, err := os.Stat(p); err == nil {
+			return
+		}
+	}
+	t.Skip("runc is not installed (.ci/run installs it)")
+}
+
+// TestContainers runs steps in containers with the container plugin and
+// runc: a directory image used in place, a tar archive kept under a name
+// for a later step, a squashfs image, bind mounts, the image's variables
+// against the host's, and a refused image.
+func TestContainers(t *testing.T) {
+	requireRuntime(t)
+	t.Parallel()
+	dir := t.TempDir()
+	must(t, os.Chmod(dir, 0o755))
+	root := busyboxRootfs(t, dir)
+	tarball := filepath.Join(dir, "image.tar")
+	if out, err := exec.Command("tar", "-C", root, "-cf", tarball, ".").CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v: %s", err, out)
+	}
+	sqsh := filepath.Join(dir, "image.sqsh")
+	haveSquash := false
+	if _, err := exec.LookPath("mksquashfs"); err == nil {
+		if out, err := exec.Command("mksquashfs", root, sqsh, "-quiet", "-noappend").CombinedOutput(); err != nil {
+			t.Fatalf("mksquashfs: %v: %s", err, out)
+		}
+		haveSquash = true
+	}
+	hostData := filepath.Join(dir, "hostdata")
+	must(t, os.MkdirAll(hostData, 0o755))
+	must(t, os.WriteFile(filepath.Join(hostData, "file"), []byte("from the host\n"), 0o644))
+
+	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 2, PlugStack: "required drover-spank-container\n"})
+
+	// A directory image: the tasks see its files, not the host's.
+	out := c.MustRun("", "srun", "-N2", "-n2", "--container-image="+root, "sh", "-c", `. /etc/os-release; echo "$NAME $(id -u) $SLURM_PROCID"`)
+	if got := sortLines(out); got != "Drover busybox 0 0\nDrover busybox 0 1\n" {
+		t.Errorf("directory image: %q", out)
+	}
+	// The image's variables win, unless --container-env names them.
+	env := []string{"IMAGE_VAR=from-host"}
+	r := c.RunEnv(env, "", "srun", "--container-image="+root, "sh", "-c", "echo $IMAGE_VAR")
+	if r.Code != 0 || r.Stdout != "from-image\n" {
+		t.Errorf("image variable: %+v", r)
+	}
+	r = c.RunEnv(env, "", "srun", "--container-image="+root, "--container-env=IMAGE_VAR", "sh", "-c", "echo $IMAGE_VAR")
+	if r.Code != 0 || r.Stdout != "from-host\n" {
+		t.Errorf("--container-env: %+v", r)
+	}
+	// Bind mounts, read-only when asked; the working folder.
+	r = c.Run("", "srun", "--container-image="+root, "--container-mounts="+hostData+":/data:ro", "--container-workdir=/data",
+		"sh", "-c", "pwd; cat file; touch x 2>&1 | sed 's/.*: //'")
+	if r.Code != 0 || r.Stdout != "/data\nfrom the host\nRead-only file system\n" {
+		t.Errorf("mounts: %+v", r)
+	}
+
+	// A tar archive, unpacked once and kept as "bb" for the job's next
+	// step, which sees what the first one wrote.
+	id := c.Submit("", "-N1", "-o", "named.out", "--wrap",
+		"srun --container-image="+tarball+" --container-name=bb sh -c 'echo kept > /tmp/mark; . /etc/os-release; echo $ID'; srun --container-name=bb cat /tmp/mark")
+	c.WaitState(id, "COMPLETED", 30*time.Second)
+	if got := c.ReadFile("named.out"); got != "busybox\nkept\n" {
+		t.Errorf("named container: %q", got)
+	}
+
+	if haveSquash {
+		r = c.Run("", "srun", "--container-image="+sqsh, "cat", "/etc/os-release")
+		if r.Code != 0 || !strings.HasPrefix(r.Stdout, "NAME=\"Drover busybox\"") {
+			t.Errorf("squashfs image: %+v", r)
+		}
+	}
+
+	// A cancelled containerised step ends at once: its containers are
+	// in the step's cgroup.
+	long := c.Submit("", "-N1", "--wrap", "srun --container-image="+root+" sleep 300")
+	c.WaitState(long, "RUNNING", 20*time.Second)
+	time.Sleep(time.Second)
+	c.MustRun("", "scancel", long)
+	c.WaitState(long, "CANCELLED", 20*time.Second)
+
+	// Mistakes are the user's to see.
+	r = c.Run("", "srun", "--container-image="+filepath.Join(dir, "missing.tar"), "true")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "missing.tar: no such file or directory") {
+		t.Errorf("missing image: %+v", r)
+	}
+	r = c.Run("", "srun", "--container-image="+root, "--container-mounts=relative:/x", "true")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "paths must be absolute") {
+		t.Errorf("bad mount: %+v", r)
+	}
+}
+
+func sortLines(s string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	for i := 1; i < len(lines); i++ {
+		for j := i; j > 0 && lines[j] < lines[j-1]; j-- {
+			lines[j], lines[j-1] = lines[j-1], lines[j]
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
