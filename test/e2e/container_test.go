@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,12 +17,20 @@ func busyboxRootfs(t *testing.T, dir string) string {
 	t.Helper()
 	bb := ""
 	for _, p := range []string{"/bin/busybox", "/usr/bin/busybox"} {
-		if _, err := os.Stat(p); err == nil {
-			bb = p
+		if f, err := elf.Open(p); err == nil {
+			// Only a static busybox runs in an image without libc.
+			static := true
+			for _, prog := range f.Progs {
+				static = static && prog.Type != elf.PT_INTERP
+			}
+			f.Close()
+			if static {
+				bb = p
+			}
 		}
 	}
 	if bb == "" {
-		t.Skip("no busybox (Debian's busybox-static) to make an image of")
+		t.Skip("no static busybox (Debian's busybox-static) to make an image of")
 	}
 	root := filepath.Join(dir, "rootfs")
 	for _, d := range []string{"bin", "etc", "tmp", "data", "proc", "sys", "dev"} {
