@@ -63,6 +63,10 @@ func (s *step) prepareGres(ctx context.Context) (*gresSetup, error) {
 		}
 		return &gresSetup{deny: a.devices(files)}, nil
 	}
+	if len(l.GPUs) == 0 && !a.cfg.ConstrainDevices {
+		// Nothing for the plugin to set up: no round trip.
+		return nil, nil
+	}
 	req := protocol.PrepareRequest{
 		JobID: l.JobID, StepID: l.StepID, UID: l.UID,
 		StepGPUs: l.GPUs, ConstrainDevices: a.cfg.ConstrainDevices, Env: l.Env,

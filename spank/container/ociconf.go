@@ -16,6 +16,22 @@ import (
 type Runtime struct {
 	Run    string
 	Delete string
+	// builtin names the runtime of DefaultRuntime, whose state folder
+	// Drover knows ("" for oci.conf's commands).
+	builtin string
+}
+
+// Leftover reports whether a task's container may still exist after its
+// run command ended, so that Delete is worth running: always for
+// oci.conf's commands; for the built-in ones only when the runtime's
+// state for it is still there (run removes it when the task ends by
+// itself, and a runtime's delete costs tens of milliseconds).
+func (r Runtime) Leftover(spool string, job, step uint32, task int) bool {
+	if r.builtin == "" {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(spool, "containers", r.builtin, fmt.Sprintf("drover-%d.%d.%d", job, step, task)))
+	return err == nil
 }
 
 // DefaultRuntime is the runtime named by the plugin's runtime= argument,
@@ -32,8 +48,9 @@ func DefaultRuntime(name string) (Runtime, error) {
 	path := runtimePath(name)
 	root := shellQuote(path) + " --root %m/containers/" + name
 	return Runtime{
-		Run:    root + " run --bundle %b drover-%j.%s.%t",
-		Delete: root + " delete --force drover-%j.%s.%t",
+		Run:     root + " run --bundle %b drover-%j.%s.%t",
+		Delete:  root + " delete --force drover-%j.%s.%t",
+		builtin: name,
 	}, nil
 }
 

@@ -165,7 +165,7 @@ func taskExit(c *sdk.Context) error {
 		return err
 	}
 	dir := bundleDir(c)
-	if cfg.Runtime.Delete != "" {
+	if cfg.Runtime.Delete != "" && cfg.Runtime.Leftover(c.SpoolDir, c.JobID, c.StepID, c.TaskID) {
 		cmd, err := Expand(cfg.Runtime.Delete, values(c, dir, ""))
 		if err != nil {
 			return fmt.Errorf("RunTimeDelete: %w", err)

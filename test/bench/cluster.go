@@ -51,6 +51,8 @@ type clusterOptions struct {
 	// Pprof serves the controller's profiler (--pprof-listen) on a free
 	// loopback port, for heap readings and profiles of the real process.
 	Pprof bool
+	// PlugStack is written as plugstack.conf when set.
+	PlugStack string
 }
 
 // startCluster writes a dev-like slurm.conf under dir and starts the
@@ -94,6 +96,11 @@ func startCluster(dir, drover, shims string, o clusterOptions) (*cluster, error)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "etc", "gres.conf"), nil, 0o644); err != nil {
 		return nil, fmt.Errorf("write gres.conf: %w", err)
+	}
+	if o.PlugStack != "" {
+		if err := os.WriteFile(filepath.Join(dir, "etc", "plugstack.conf"), []byte(o.PlugStack), 0o644); err != nil {
+			return nil, fmt.Errorf("write plugstack.conf: %w", err)
+		}
 	}
 	ctlArgs := []string{"controller", "--conf", c.conf}
 	if o.Pprof {

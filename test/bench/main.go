@@ -165,6 +165,10 @@ func run() error {
 				if sys.Name() == "Drover" {
 					err = measureSched(ssz, rec)
 				}
+			case "plugins":
+				if sys.Name() == "Drover" {
+					err = measurePlugins(ctx, sys, ssz, work, rec)
+				}
 			case "sim":
 				if sys.Name() == "Drover" {
 					err = measureSim(*simTrace, *simRuns, rec)

@@ -39,6 +39,8 @@ type freshOptions struct {
 	// Nodes and CPUs size a Drover cluster (the dev cluster's 4 x 8 when
 	// 0); Slurm's is what up.sh started.
 	Nodes, CPUs int
+	// PlugStack is Drover's plugstack.conf ("": none).
+	PlugStack string
 }
 
 // instance is one measurable cluster.
@@ -82,7 +84,7 @@ func (s *droverSystem) Name() string { return "Drover" }
 func (s *droverSystem) Fresh(_ context.Context, o freshOptions) (instance, error) {
 	s.seq++
 	dir := filepath.Join(s.base, fmt.Sprintf("drover-%03d", s.seq))
-	co := clusterOptions{NoCgroups: o.NoCgroups, Pprof: o.Pprof, Nodes: o.Nodes, CPUs: o.CPUs}
+	co := clusterOptions{NoCgroups: o.NoCgroups, Pprof: o.Pprof, Nodes: o.Nodes, CPUs: o.CPUs, PlugStack: o.PlugStack}
 	c, err := startCluster(dir, s.drover, s.shims, co)
 	if err != nil {
 		return nil, err
