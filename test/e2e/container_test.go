@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // busyboxRootfs makes a tiny root file system from the host's static
@@ -87,7 +89,16 @@ func TestContainers(t *testing.T) {
 	must(t, os.MkdirAll(hostData, 0o755))
 	must(t, os.WriteFile(filepath.Join(hostData, "file"), []byte("from the host\n"), 0o644))
 
-	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 2, PlugStack: "required drover-spank-container\n"})
+	// Two fake GPUs (NVIDIA's major number, no driver behind them).
+	devDir := filepath.Join(dir, "dev")
+	must(t, os.MkdirAll(devDir, 0o755))
+	for i := range 2 {
+		if err := unix.Mknod(filepath.Join(devDir, "nvidia"+string(rune('0'+i))), unix.S_IFCHR|0o666, int(unix.Mkdev(195, uint32(i)))); err != nil {
+			t.Skipf("cannot make device nodes: %v", err)
+		}
+	}
+	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 2, GPUs: 2, GresConf: "Name=gpu File=" + devDir + "/nvidia[0-1]\n",
+		PlugStack: "required drover-spank-container\n"})
 
 	// A directory image: the tasks see its files, not the host's.
 	out := c.MustRun("", "srun", "-N2", "-n2", "--container-image="+root, "sh", "-c", `. /etc/os-release; echo "$NAME $(id -u) $SLURM_PROCID"`)
@@ -109,6 +120,14 @@ func TestContainers(t *testing.T) {
 		"sh", "-c", "pwd; cat file; touch x 2>&1 | sed 's/.*: //'")
 	if r.Code != 0 || r.Stdout != "/data\nfrom the host\nRead-only file system\n" {
 		t.Errorf("mounts: %+v", r)
+	}
+
+	// The step's GPU, and only it, is a device node in the container
+	// (an unpacked image: the fake devices' folder is under /tmp, which
+	// a directory image gets as a nodev tmpfs).
+	r = c.Run("", "srun", "--gres=gpu:1", "--container-image="+tarball, "sh", "-c", "ls "+devDir+"; cat "+devDir+"/nvidia0 2>&1 | sed 's/.*: //'")
+	if r.Code != 0 || r.Stdout != "nvidia0\nNo such device or address\n" {
+		t.Errorf("GPU in the container: %+v", r)
 	}
 
 	// A tar archive, unpacked once and kept as "bb" for the job's next
