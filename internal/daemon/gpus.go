@@ -59,8 +59,9 @@ func nodeGPUs(ctx context.Context, v *viper.Viper, sc *slurmconf.Config, confPat
 			p.Close()
 			return nil, "", nil, fmt.Errorf("GPU discovery (AutoDetect=nvml): %w", err)
 		}
-		out := make([]nodeproto.GPU, 0, len(rep.Devices))
-		for _, d := range rep.Devices {
+		devices := checkDetected(rep.Devices, nc.Lines, logger)
+		out := make([]nodeproto.GPU, 0, len(devices))
+		for _, d := range devices {
 			out = append(out, nodeproto.GPU{Index: d.Index, Type: d.Type, Minor: d.Minor, File: d.File, UUID: d.UUID, Cores: d.Cores, Links: d.Links})
 		}
 		if len(rep.Lost) > 0 {
@@ -84,6 +85,59 @@ func nodeGPUs(ctx context.Context, v *viper.Viper, sc *slurmconf.Config, confPat
 		}
 	}
 	return out, "gres.conf", nil, nil
+}
+
+// checkDetected holds detected GPUs against gres.conf's explicit gpu lines
+// as slurmd does with AutoDetect: a device whose file a line names must
+// match the line's Type, Cores and Links where the line gives them, and
+// is left out with an error otherwise (so the node registers with fewer
+// GPUs and is drained for it); a matching line's Type names the device.
+// Devices no line names are kept as detected.
+func checkDetected(devices []gres.Device, lines []gresconf.Line, logger *slog.Logger) []gres.Device {
+	byFile := map[string]gresconf.Line{}
+	for _, l := range lines {
+		if l.Name != "gpu" {
+			continue
+		}
+		for _, f := range l.Files {
+			byFile[f] = l
+		}
+	}
+	if len(byFile) == 0 {
+		return devices
+	}
+	var out []gres.Device
+	for _, d := range devices {
+		l, ok := byFile[d.File]
+		if !ok {
+			out = append(out, d)
+			continue
+		}
+		var why string
+		switch {
+		case l.Type != "" && !gres.TypeMatches(l.Type, gres.DetectedGPUType(d.Name)) && !strings.EqualFold(l.Type, d.Type):
+			why = fmt.Sprintf("Type=%s but the device is %s", l.Type, d.Name)
+		case l.Cores != "" && d.Cores != "" && !sameIDs(l.Cores, d.Cores):
+			why = fmt.Sprintf("Cores=%s but the device is near CPUs %s", l.Cores, d.Cores)
+		case l.Links != "" && d.Links != "" && l.Links != d.Links:
+			why = fmt.Sprintf("Links=%s but the device has %s", l.Links, d.Links)
+		}
+		if why != "" {
+			logger.Error("gres.conf does not match the GPU found; GPU left out", "file", d.File, "uuid", d.UUID, "why", why)
+			continue
+		}
+		if l.Type != "" {
+			d.Type = l.Type
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func sameIDs(a, b string) bool {
+	x, err1 := gres.ParseIDList(a)
+	y, err2 := gres.ParseIDList(b)
+	return err1 == nil && err2 == nil && slices.Equal(x, y)
 }
 
 func fromSlurmConf(sc *slurmconf.Config, name string) ([]nodeproto.GPU, string, error) {
