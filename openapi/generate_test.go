@@ -16,7 +16,10 @@ func TestGeneratedIsFresh(t *testing.T) {
 		t.Skip("regenerating takes a while")
 	}
 	for _, v := range []struct{ spec, pkg string }{
+		{"slurmrestd-v0.0.42.json", "v0042"},
+		{"slurmrestd-v0.0.43.json", "v0043"},
 		{"slurmrestd-v0.0.44.json", "v0044"},
+		{"slurmrestd-v0.0.45.json", "v0045"},
 	} {
 		t.Run(v.pkg, func(t *testing.T) {
 			tmp := t.TempDir()
