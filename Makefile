@@ -30,7 +30,7 @@ $(BIN)/drover-spank-container: FORCE
 FORCE:
 
 generate:
-	$(GO) generate ./openapi ./internal/cli/slurmjson
+	$(GO) generate ./openapi ./internal/cli/slurmjson ./bridge/...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^openapi/v[0-9]*/')); \

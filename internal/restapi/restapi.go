@@ -22,12 +22,18 @@ import (
 
 	"github.com/ogen-go/ogen/ogenerrors"
 
+	bridge42 "github.com/droverhq/drover/bridge/v0042"
+	bridge43 "github.com/droverhq/drover/bridge/v0043"
 	bridge44 "github.com/droverhq/drover/bridge/v0044"
+	bridge45 "github.com/droverhq/drover/bridge/v0045"
 	"github.com/droverhq/drover/internal/authctx"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/fieldsel"
 	"github.com/droverhq/drover/internal/usercred"
+	api42 "github.com/droverhq/drover/openapi/v0042"
+	api43 "github.com/droverhq/drover/openapi/v0043"
 	api44 "github.com/droverhq/drover/openapi/v0044"
+	api45 "github.com/droverhq/drover/openapi/v0045"
 )
 
 // MaxBody is the largest request body accepted (slurmctld refuses batch
@@ -60,6 +66,34 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 	mux := http.NewServeMux()
 	mux.Handle("/slurm/v0.0.44/", srv44)
 	mux.Handle("/slurmdb/v0.0.44/", srv44)
+	// The other versions go through v0.0.44's bridge (bridge/adapt).
+	others := []struct {
+		version string
+		new     func() (http.Handler, error)
+	}{
+		{"v0.0.42", func() (http.Handler, error) {
+			return api42.NewServer(&bridge42.Adapter{Next: b44}, acceptAny[api42.OperationName, api42.BearerAuth, api42.Token, api42.User]{},
+				api42.WithErrorHandler(errorHandler), api42.WithNotFound(notFound), api42.WithMethodNotAllowed(notAllowed))
+		}},
+		{"v0.0.43", func() (http.Handler, error) {
+			return api43.NewServer(&bridge43.Adapter{Next: b44}, acceptAny[api43.OperationName, api43.BearerAuth, api43.Token, api43.User]{},
+				api43.WithErrorHandler(errorHandler), api43.WithNotFound(notFound), api43.WithMethodNotAllowed(notAllowed))
+		}},
+		{"v0.0.45", func() (http.Handler, error) {
+			return api45.NewServer(&bridge45.Adapter{Next: b44}, acceptAny[api45.OperationName, api45.BearerAuth, api45.Token, api45.User]{},
+				api45.WithErrorHandler(errorHandler), api45.WithNotFound(notFound), api45.WithMethodNotAllowed(notAllowed))
+		}},
+	}
+	for _, o := range others {
+		srv, err := o.new()
+		if err != nil {
+			return nil, fmt.Errorf("%s server: %w", o.version, err)
+		}
+		mux.Handle("/slurm/"+o.version+"/", srv)
+		mux.Handle("/slurmdb/"+o.version+"/", srv)
+		mux.HandleFunc("/slurm/"+o.version, notFound)
+		mux.HandleFunc("/slurmdb/"+o.version, notFound)
+	}
 	mux.Handle("POST /drover/v1/job/{job_id}/requeue", requeueHandler(ctl))
 	stepRoutes(mux, ctl)
 	mux.Handle("/drover/v1/node/", ctl.NodeHandler())
@@ -307,6 +341,21 @@ func writeEnvelopeErrors(w http.ResponseWriter, status int, errs ...envelopeErro
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(data)
+}
+
+func notAllowed(w http.ResponseWriter, r *http.Request, _ string) { notFound(w, r) }
+
+// acceptAny is acceptAll for any API version's security types.
+type acceptAny[Op, Bearer, Token, User any] struct{}
+
+func (acceptAny[Op, Bearer, Token, User]) HandleBearerAuth(ctx context.Context, _ Op, _ Bearer) (context.Context, error) {
+	return ctx, nil
+}
+func (acceptAny[Op, Bearer, Token, User]) HandleToken(ctx context.Context, _ Op, _ Token) (context.Context, error) {
+	return ctx, nil
+}
+func (acceptAny[Op, Bearer, Token, User]) HandleUser(ctx context.Context, _ Op, _ User) (context.Context, error) {
+	return ctx, nil
 }
 
 // acceptAll lets every request through the generated security check:

@@ -1,0 +1,215 @@
+package adapt_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/droverhq/drover/bridge/adapt"
+	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/controller/ctltest"
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/restapi"
+)
+
+// router loads a version's document for kin-openapi, without the
+// "required" entries that name nested fields with a slash ("cpus/count"):
+// no JSON object has such keys, real slurmrestd's answers included.
+func router(t *testing.T, version string) routers.Router {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromFile(filepath.Join("..", "..", "openapi", "spec", "slurmrestd-"+version+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[*openapi3.Schema]bool{}
+	var drop func(s *openapi3.Schema)
+	drop = func(s *openapi3.Schema) {
+		if s == nil || seen[s] {
+			return
+		}
+		seen[s] = true
+		s.Required = slices.DeleteFunc(s.Required, func(n string) bool { return strings.Contains(n, "/") })
+		for _, p := range s.Properties {
+			drop(p.Value)
+		}
+		if s.Items != nil {
+			drop(s.Items.Value)
+		}
+		if s.AdditionalProperties.Schema != nil {
+			drop(s.AdditionalProperties.Schema.Value)
+		}
+	}
+	for _, ref := range doc.Components.Schemas {
+		drop(ref.Value)
+	}
+	r, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestVersionsFollowTheirSpecs asks every version served through the
+// v0.0.44 bridge for the answers a dashboard reads, and a submission and
+// a refused one, and checks each answer against that version's document.
+func TestVersionsFollowTheirSpecs(t *testing.T) {
+	c := ctltest.New(t, func(cfg *controller.Config) { cfg.Now = nil })
+	c.RegisterAll()
+	c.Ctl.Start()
+	running := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.TimeLimit = 30 }))
+	for deadline := time.Now().Add(10 * time.Second); c.Job(running).State != job.Running; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("job %d did not start", running)
+		}
+	}
+	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	for _, version := range []string{"v0.0.42", "v0.0.43", "v0.0.45"} {
+		t.Run(version, func(t *testing.T) {
+			rt := router(t, version)
+			submit := `{"job":{"script":"#!/bin/sh\ntrue","current_working_directory":"/tmp","environment":["PATH=/bin"],"name":"v","time_limit":{"set":true,"number":5}}}`
+			badSubmit := `{"job":{"script":"#!/bin/sh\ntrue","partition":"nosuch","current_working_directory":"/tmp","environment":["PATH=/bin"]}}`
+			for _, q := range []struct {
+				method, path, body string
+				status             int
+			}{
+				{"GET", "/slurm/%s/jobs/", "", 200},
+				{"GET", fmt.Sprintf("/slurm/%%s/job/%d", running), "", 200},
+				{"GET", "/slurm/%s/job/999999", "", 404},
+				{"GET", "/slurm/%s/nodes/", "", 200},
+				{"GET", "/slurm/%s/node/n1", "", 200},
+				{"GET", "/slurm/%s/partitions/", "", 200},
+				{"GET", "/slurm/%s/ping/", "", 200},
+				{"GET", "/slurm/%s/diag/", "", 200},
+				{"GET", "/slurm/%s/reservations/", "", 200},
+				{"GET", "/slurm/%s/shares", "", 200},
+				{"GET", "/slurmdb/%s/qos/", "", 200},
+				{"GET", "/slurmdb/%s/accounts/", "", 200},
+				{"GET", "/slurmdb/%s/users/", "", 200},
+				{"GET", "/slurmdb/%s/associations/", "", 200},
+				{"POST", "/slurm/%s/job/submit", submit, 200},
+				{"POST", "/slurm/%s/job/submit", badSubmit, 500},
+			} {
+				path := fmt.Sprintf(q.path, version)
+				var body io.Reader
+				if q.body != "" {
+					body = strings.NewReader(q.body)
+				}
+				req, _ := http.NewRequest(q.method, srv.URL+path, body)
+				req.Header.Set("X-SLURM-USER-NAME", "root")
+				if q.body != "" {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != q.status {
+					t.Errorf("%s %s: HTTP %d, want %d: %s", q.method, path, resp.StatusCode, q.status, b)
+					continue
+				}
+				if !bytes.Contains(b, []byte(`"data_parser":"data_parser/`+version+`"`)) {
+					t.Errorf("%s %s: answer does not name data_parser/%s", q.method, path, version)
+				}
+				validate(t, rt, q.method, path, q.body, resp, b)
+			}
+		})
+	}
+}
+
+func validate(t *testing.T, rt routers.Router, method, path, body string, resp *http.Response, b []byte) {
+	t.Helper()
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "application/json" {
+		t.Errorf("%s %s: content type %q", method, path, resp.Header.Get("Content-Type"))
+		return
+	}
+	req, _ := http.NewRequest(method, path, strings.NewReader(body))
+	route, params, err := rt.FindRoute(req)
+	if err != nil {
+		t.Errorf("%s %s: not in the document: %v", method, path, err)
+		return
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}},
+		Status: resp.StatusCode, Header: resp.Header,
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	in.SetBodyBytes(b)
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		msg := err.Error()
+		if len(msg) > 3000 {
+			msg = msg[:3000] + "..."
+		}
+		t.Errorf("%s %s -> %d does not follow the document: %s", method, path, resp.StatusCode, msg)
+	}
+}
+
+func TestProject(t *testing.T) {
+	s := adapt.MustLoadSpec("v0.0.45")
+	schema := s.ResponseSchema("SlurmV0045GetPartitions", "200")
+	if schema == nil {
+		t.Fatal("no schema for slurm_v0045_get_partitions")
+	}
+	// A v0.0.44 answer: task_binding was a number (v0.0.45 has flags),
+	// max_time a {set, infinite, number} object; "extra" is unknown.
+	in := map[string]any{
+		"partitions": []any{map[string]any{
+			"name":  "gpu",
+			"cpus":  map[string]any{"task_binding": json.Number("0"), "total": json.Number("8")},
+			"extra": "x",
+		}},
+	}
+	got := s.Project(in, schema).(map[string]any)
+	part := got["partitions"].([]any)[0].(map[string]any)
+	if _, ok := part["extra"]; ok {
+		t.Error("unknown field kept")
+	}
+	cpus := part["cpus"].(map[string]any)
+	if tb, ok := cpus["task_binding"].([]any); !ok || len(tb) != 0 {
+		t.Errorf("task_binding = %#v, want an empty flags array", cpus["task_binding"])
+	}
+	if cpus["total"] != json.Number("8") {
+		t.Errorf("total = %#v", cpus["total"])
+	}
+	if lu, ok := got["last_update"].(map[string]any); !ok || lu["number"] != json.Number("0") || lu["set"] != false {
+		t.Errorf("required last_update not filled: %#v", got["last_update"])
+	}
+	// A number where an object of {set, infinite, number} is wanted, and
+	// the reverse.
+	noVal := map[string]any{"type": "object", "properties": map[string]any{
+		"set": map[string]any{"type": "boolean"}, "infinite": map[string]any{"type": "boolean"}, "number": map[string]any{"type": "integer"}}}
+	if v := s.Project(json.Number("5"), noVal).(map[string]any); v["number"] != json.Number("5") || v["set"] != true {
+		t.Errorf("number to object: %#v", v)
+	}
+	if v := s.Project(map[string]any{"set": true, "number": json.Number("7")}, map[string]any{"type": "integer"}); v != json.Number("7") {
+		t.Errorf("object to number: %#v", v)
+	}
+	flags := map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": []any{"A", "B"}}}
+	if v := s.Project([]any{"A", "C", "B"}, flags).([]any); len(v) != 2 {
+		t.Errorf("flags outside the enum kept: %#v", v)
+	}
+}
