@@ -269,6 +269,10 @@ func (c *Controller) feasible(r *job.Request, part *partition.Partition) error {
 // and users whose AdminLevel is Operator or Administrator.
 func (c *Controller) Privileged(who Identity) bool { return c.privileged(who) }
 
+// IsSlurmUser reports whether uid is root or SlurmUser, who may act as
+// anyone (a token for another user, X-SLURM-USER-NAME with their token).
+func (c *Controller) IsSlurmUser(uid uint32) bool { return uid == 0 || uid == c.cfg.SlurmUserID }
+
 func (c *Controller) privileged(who Identity) bool {
 	return who.UID == 0 || who.UID == c.cfg.SlurmUserID || c.isAdmin(who.User)
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/jwtauth"
 	"github.com/droverhq/drover/internal/restapi"
+	"github.com/droverhq/drover/internal/slurmconf"
 )
 
 // RunController runs a controller until ctx ends.
@@ -47,7 +49,11 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	}
 	defer ctl.Close()
 	ctl.Start()
-	h, err := restapi.Handler(ctl, logger, restapi.Options{TrustLoopback: true})
+	opts := restapi.Options{TrustLoopback: true}
+	if opts.JWT, err = jwtConfig(sc, cfg.StateDir, logger); err != nil {
+		return err
+	}
+	h, err := restapi.Handler(ctl, logger, opts)
 	if err != nil {
 		return err
 	}
@@ -74,4 +80,22 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	case err := <-errc:
 		return err
 	}
+}
+
+// jwtConfig reads auth/jwt's settings and key: AuthAltTypes=auth/jwt turns
+// it on, and then a missing or short key stops the controller, as it
+// stops slurmctld.
+func jwtConfig(sc *slurmconf.Config, stateDir string, logger *slog.Logger) (*restapi.JWT, error) {
+	types, _ := sc.Value("AuthAltTypes")
+	params, _ := sc.Value("AuthAltParameters")
+	c, err := jwtauth.ParseConfig(types, params, stateDir)
+	if err != nil || !c.Enabled {
+		return nil, err
+	}
+	key, err := jwtauth.LoadKey(c.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("auth/jwt enabled", "key", c.KeyFile)
+	return &restapi.JWT{Key: key, Config: c}, nil
 }

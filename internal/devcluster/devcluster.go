@@ -256,6 +256,8 @@ func writeConf(l layout, o *Options, ctlPort int, nodePorts []int) error {
 	fmt.Fprintf(&b, "ClusterName=%s\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%d\n", clusterName(l.dir), ctlPort)
 	fmt.Fprintf(&b, "StateSaveLocation=%s\nSlurmdSpoolDir=%s/%%n\n", l.state, l.spool)
 	b.WriteString("SlurmdTimeout=30\nKillWait=5\nMinJobAge=300\nReturnToService=2\n")
+	// auth/jwt, its key in StateSaveLocation: `scontrol token` works.
+	b.WriteString("AuthAltTypes=auth/jwt\n")
 	b.WriteString("SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\nDefMemPerCPU=1000\n")
 	if o.GPUs > 0 {
 		b.WriteString("GresTypes=gpu\n")
@@ -313,6 +315,13 @@ func writeConf(l layout, o *Options, ctlPort int, nodePorts []int) error {
 	// cluster keeps its own.
 	if err := stepcred.WriteKey(stepcred.KeyPath(l.conf)); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("write the cluster key: %w", err)
+	}
+	// auth/jwt's key: random, kept across restarts like the cluster key.
+	if err := os.MkdirAll(l.state, 0o755); err != nil {
+		return fmt.Errorf("create the state folder: %w", err)
+	}
+	if err := stepcred.WriteKey(filepath.Join(l.state, "jwt_hs256.key")); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("write the auth/jwt key: %w", err)
 	}
 	return nil
 }

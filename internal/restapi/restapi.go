@@ -29,6 +29,7 @@ import (
 	"github.com/droverhq/drover/internal/authctx"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/fieldsel"
+	"github.com/droverhq/drover/internal/jwtauth"
 	"github.com/droverhq/drover/internal/usercred"
 	api42 "github.com/droverhq/drover/openapi/v0042"
 	api43 "github.com/droverhq/drover/openapi/v0043"
@@ -50,6 +51,24 @@ type Options struct {
 	// the REST compatibility work; until then TCP access is for loopback
 	// clients only.
 	TrustLoopback bool
+	// JWT is auth/jwt (nil: tokens are refused): the key tokens are
+	// checked with and issued by, and AuthAltParameters.
+	JWT *JWT
+}
+
+// JWT is auth/jwt's configuration.
+type JWT struct {
+	Key    []byte
+	Config jwtauth.Config
+	// Now is the clock tokens are checked against (default time.Now).
+	Now func() time.Time
+}
+
+func (j *JWT) now() time.Time {
+	if j.Now != nil {
+		return j.Now()
+	}
+	return time.Now()
 }
 
 // Handler returns the controller's complete HTTP handler.
@@ -103,7 +122,9 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 	for _, p := range []string{"/slurm/v0.0.44", "/slurmdb/v0.0.44", "/drover/v1/node"} {
 		mux.HandleFunc(p, notFound)
 	}
-	return &front{next: mux, jobList: b44.ServeJobList, logger: logger, opts: opts}, nil
+	f := &front{next: mux, jobList: b44.ServeJobList, logger: logger, opts: opts, ctl: ctl}
+	mux.HandleFunc("POST "+TokenPath, f.handleToken)
+	return f, nil
 }
 
 type front struct {
@@ -113,6 +134,7 @@ type front struct {
 	jobList func(http.ResponseWriter, *http.Request) bool
 	logger  *slog.Logger
 	opts    Options
+	ctl     *controller.Controller
 }
 
 type bodyKey struct{}
@@ -144,6 +166,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	caller, err := f.authenticate(r)
 	if err != nil {
+		f.logger.Info("authentication failed", "source", r.RemoteAddr, "path", r.URL.Path, "err", err)
 		writeAuthError(w, err)
 		return
 	}
@@ -179,8 +202,12 @@ func (f *front) authenticate(r *http.Request) (authctx.Caller, error) {
 		}
 		return identityFor(cred.Uid, cred.Gid, fmt.Sprintf("unix:pid=%d", cred.Pid))
 	}
-	// Node daemons and loopback tools over TCP.
 	host, port, _ := net.SplitHostPort(r.RemoteAddr)
+	token, bearer := r.Header.Get("X-SLURM-USER-TOKEN"), r.Header.Get("Authorization")
+	if token != "" || bearer != "" {
+		return f.tokenCaller(r, token, bearer, net.JoinHostPort(host, port))
+	}
+	// Node daemons and loopback tools over TCP.
 	ip := net.ParseIP(host)
 	if ip == nil || !ip.IsLoopback() || !f.opts.TrustLoopback {
 		if strings.HasPrefix(r.URL.Path, "/drover/v1/node/") && ip != nil && ip.IsLoopback() {
@@ -196,6 +223,46 @@ func (f *front) authenticate(r *http.Request) (authctx.Caller, error) {
 	id, err := usercred.LookupName(name)
 	if err != nil {
 		return authctx.Caller{}, fmt.Errorf("%w: %v", errAuth, err)
+	}
+	return identityFor(id.UID, id.GID, source)
+}
+
+// tokenCaller authenticates a request by its auth/jwt token, as
+// slurmrestd's rest_auth/jwt and slurmctld's auth/jwt do together: the
+// token (X-SLURM-USER-TOKEN, or Authorization: Bearer, not both) must be
+// an HS256 token of the cluster's key, unexpired; it names its user, and
+// only a token of root or SlurmUser may act as the X-SLURM-USER-NAME
+// given.
+func (f *front) tokenCaller(r *http.Request, token, bearer, source string) (authctx.Caller, error) {
+	j := f.opts.JWT
+	if j == nil {
+		return authctx.Caller{}, fmt.Errorf("%w: auth/jwt is not configured (AuthAltTypes)", jwtauth.ErrInvalid)
+	}
+	if token != "" && bearer != "" {
+		return authctx.Caller{}, fmt.Errorf("%w: X-SLURM-USER-TOKEN and Authorization both given", jwtauth.ErrInvalid)
+	}
+	if bearer != "" {
+		t, ok := strings.CutPrefix(bearer, "Bearer ")
+		if !ok {
+			return authctx.Caller{}, fmt.Errorf("%w: Authorization is not a bearer token", jwtauth.ErrInvalid)
+		}
+		token = t
+	}
+	name, err := jwtauth.Verify(j.Key, strings.TrimSpace(token), j.now())
+	if err != nil {
+		return authctx.Caller{}, err
+	}
+	id, err := usercred.LookupName(name)
+	if err != nil {
+		return authctx.Caller{}, fmt.Errorf("%w: token user %s: %v", jwtauth.ErrInvalid, name, err)
+	}
+	if as := r.Header.Get("X-SLURM-USER-NAME"); as != "" && as != name {
+		if !f.ctl.IsSlurmUser(id.UID) {
+			return authctx.Caller{}, fmt.Errorf("%w: attempt to authenticate as alternate user %s from non-SlurmUser %s", jwtauth.ErrInvalid, as, name)
+		}
+		if id, err = usercred.LookupName(as); err != nil {
+			return authctx.Caller{}, fmt.Errorf("%w: %v", jwtauth.ErrInvalid, err)
+		}
 	}
 	return identityFor(id.UID, id.GID, source)
 }
@@ -226,10 +293,18 @@ func peerCred(c *net.UnixConn) (*syscall.Ucred, error) {
 	return cred, credErr
 }
 
+// writeAuthError refuses a request as slurmrestd refuses one it cannot
+// authenticate: 401, the error's text alone, and the connection closed.
+// The detail goes to the log only.
 func writeAuthError(w http.ResponseWriter, err error) {
+	msg := jwtauth.ErrInvalid.Error()
+	if errors.Is(err, jwtauth.ErrExpired) {
+		msg = jwtauth.ErrExpired.Error()
+	}
 	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Connection", "close")
 	w.WriteHeader(http.StatusUnauthorized)
-	fmt.Fprintln(w, "Authentication failure:", err)
+	io.WriteString(w, msg)
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {

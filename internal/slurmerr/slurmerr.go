@@ -58,6 +58,10 @@ const (
 	NoRemoveDefaultQOS             Code = 7011
 	DataConvFailed                 Code = 9202
 	NoChangeInData                 Code = 1900
+	AuthCredInvalid                Code = 6000
+	AuthExpired                    Code = 6001
+	TokenGenerationFailed          Code = 6009
+	PluginNotLoaded                Code = 8004
 	UserIDMissing                  Code = 2010
 	DataAmbiguousModify            Code = 9210
 	DataAmbiguousQuery             Code = 9211
@@ -66,6 +70,10 @@ const (
 var messages = map[Code]string{
 	NoError:                        "No error",
 	Unspecified:                    "Unspecified error",
+	AuthCredInvalid:                "Invalid authentication credential",
+	AuthExpired:                    "Authentication credential expired",
+	TokenGenerationFailed:          "Token Generation failed.",
+	PluginNotLoaded:                "Required plugin type not loaded or initialized",
 	InvalidPartitionName:           "Invalid partition name specified",
 	DefaultPartitionNotSet:         "No partition specified or system default partition",
 	AccessDenied:                   "Access/permission denied",
