@@ -108,6 +108,11 @@ func TestVersionsFollowTheirSpecs(t *testing.T) {
 				{"GET", "/slurmdb/%s/accounts/", "", 200},
 				{"GET", "/slurmdb/%s/users/", "", 200},
 				{"GET", "/slurmdb/%s/associations/", "", 200},
+				{"GET", "/slurmdb/%s/tres/", "", 200},
+				{"GET", "/slurmdb/%s/clusters/", "", 200},
+				{"GET", "/slurmdb/%s/ping/", "", 200},
+				{"GET", "/slurmdb/%s/wckeys/", "", 200},
+				{"GET", "/slurmdb/%s/instances/", "", 200},
 				{"POST", "/slurm/%s/job/submit", submit, 200},
 				{"POST", "/slurm/%s/job/submit", badSubmit, 500},
 			} {

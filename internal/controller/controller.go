@@ -372,6 +372,13 @@ func (c *Controller) MaxArraySize() uint32 { return c.cfg.MaxArraySize }
 // ControlHost returns the controller's host name.
 func (c *Controller) ControlHost() string { return c.cfg.ControlHost }
 
+// ControlPort is SlurmctldPort.
+func (c *Controller) ControlPort() int { return c.cfg.Port }
+
+// TRESNames are the TRES the cluster tracks, AccountingStorageTRES's
+// order ("cpu", "mem", ..., "gres/gpu").
+func (c *Controller) TRESNames() []string { return append([]string(nil), c.cfg.TRES...) }
+
 // StartTime returns when the controller started.
 func (c *Controller) StartTime() time.Time { return c.started }
 
