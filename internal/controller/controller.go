@@ -26,6 +26,7 @@ import (
 	"github.com/droverhq/drover/internal/partition"
 	"github.com/droverhq/drover/internal/priority"
 	"github.com/droverhq/drover/internal/sched"
+	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/internal/state"
 	"github.com/droverhq/drover/internal/topology"
 )
@@ -35,6 +36,9 @@ type Config struct {
 	ClusterName string
 	// JobSubmit is JobSubmitPlugins' filters (nil: none).
 	JobSubmit *jobsubmit.Chain
+	// Licenses are slurm.conf's Licenses=, the cluster's own (not from
+	// the database).
+	Licenses []slurmconf.License
 	// JobComp is JobCompType's job completion log (nil: jobcomp/none).
 	JobComp *jobcomp.Writer
 	// RequeueDelay is how long a requeued job waits before it may start
@@ -371,6 +375,9 @@ func (c *Controller) MaxArraySize() uint32 { return c.cfg.MaxArraySize }
 
 // ControlHost returns the controller's host name.
 func (c *Controller) ControlHost() string { return c.cfg.ControlHost }
+
+// Licenses are the cluster's licenses, as slurm.conf gives them.
+func (c *Controller) Licenses() []slurmconf.License { return c.cfg.Licenses }
 
 // ControlPort is SlurmctldPort.
 func (c *Controller) ControlPort() int { return c.cfg.Port }

@@ -59,6 +59,13 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 	cfg.RequeueDelay = time.Duration(credExpire+1) * time.Second
 	storageTRES, _ := sc.Value("AccountingStorageTRES")
 	cfg.TRES = slurmconf.AccountingTRES(storageTRES)
+	if v, ok := sc.Value("Licenses"); ok {
+		lics, err := slurmconf.ParseLicenses(v)
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.Licenses = lics
+	}
 	loc, _ := sc.Value("JobCompLoc")
 	jc, err := jobcomp.New(sc.JobCompType, loc, sc.ClusterName)
 	if err != nil {

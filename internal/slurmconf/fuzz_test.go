@@ -138,3 +138,19 @@ func FuzzParseCgroupConf(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseLicenses(f *testing.F) {
+	f.Add("fluent:10,matlab*2,sas")
+	f.Add(":3,a:b")
+	f.Fuzz(func(t *testing.T, s string) {
+		ls, err := ParseLicenses(s)
+		if err != nil {
+			return
+		}
+		for _, l := range ls {
+			if l.Name == "" {
+				t.Fatal("empty name")
+			}
+		}
+	})
+}

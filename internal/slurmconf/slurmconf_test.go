@@ -809,3 +809,19 @@ func TestParseCgroupConf(t *testing.T) {
 		t.Errorf("missing file: %+v, %v", c, err)
 	}
 }
+
+func TestParseLicenses(t *testing.T) {
+	got, err := ParseLicenses("fluent:10, matlab*2,sas")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []License{{"fluent", 10}, {"matlab", 2}, {"sas", 1}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"a:x", ":3", "a:1,a:2", "a b:1"} {
+		if _, err := ParseLicenses(bad); err == nil {
+			t.Errorf("ParseLicenses(%q) succeeded", bad)
+		}
+	}
+}
