@@ -22,8 +22,9 @@ const rpcVersion = 11264
 const dynamicOffset = 1000
 
 // tresList is the cluster's TRES as slurmdbd numbers them: the eight base
-// ones from 1, dynamic_offset at 1000, the others from 1001. count gives
-// each one's count (nil: 0, as GET /tres/ shows them).
+// ones from 1, the placeholder dynamic_offset at 1000 (GET /tres/ lists
+// it, a cluster's TRES do not), the others from 1001. count gives each
+// one's count (nil: 0, as GET /tres/ shows them).
 func tresList(names []string, count func(name string) int64) api.V0044TresList {
 	out := api.V0044TresList{}
 	add := func(name string, id int32) {
@@ -38,7 +39,7 @@ func tresList(names []string, count func(name string) int64) api.V0044TresList {
 	for i, name := range names {
 		if i < 8 {
 			add(name, int32(i+1))
-			if i == 7 {
+			if i == 7 && count == nil {
 				add("dynamic_offset", dynamicOffset)
 			}
 			continue

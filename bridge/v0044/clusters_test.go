@@ -69,3 +69,37 @@ func TestSlurmdbCluster(t *testing.T) {
 		t.Errorf("ping: HTTP %d %s", a.Status, a.Body)
 	}
 }
+
+// TestSlurmdbConfigAndJobs: the configuration dump holds what the
+// separate queries answer, with the cluster's TRES as a cluster lists
+// them (no dynamic_offset); slurmdb's job queries find nothing yet, in
+// slurmdbd's words (the capture of an unknown job).
+func TestSlurmdbConfigAndJobs(t *testing.T) {
+	r := newREST(t, func(cfg *controller.Config) { cfg.TRES = slurmconf.AccountingTRES("gres/gpu") })
+	a := r.do(http.MethodGet, db44+"/config", "root", nil)
+	if a.Status != 200 {
+		t.Fatalf("config: HTTP %d %s", a.Status, a.Body)
+	}
+	v := a.JSON(t)
+	for _, k := range []string{"clusters", "tres", "accounts", "users", "qos", "associations"} {
+		if len(asList(v[k])) == 0 {
+			t.Errorf("config: no %s", k)
+		}
+	}
+	for _, x := range asList(path(asList(v["clusters"])[0], "tres")) {
+		if path(x, "type") == "dynamic_offset" {
+			t.Error("a cluster's TRES list dynamic_offset")
+		}
+	}
+	want := referenceJSON(t, "err_slurmdb_job_unknown.json")
+	for _, p := range []string{"/jobs/", "/job/125"} {
+		a := r.do(http.MethodGet, db44+p, "root", nil)
+		if a.Status != 200 {
+			t.Fatalf("%s: HTTP %d %s", p, a.Status, a.Body)
+		}
+		got := a.JSON(t)
+		if diff := cmp.Diff(want["warnings"], got["warnings"]); diff != "" || len(asList(got["jobs"])) != 0 {
+			t.Errorf("%s (-capture +got):\n%s", p, diff)
+		}
+	}
+}

@@ -44,7 +44,7 @@ func main() {
 func run() error {
 	var (
 		drover      = flag.String("drover", "", "the drover binary to measure (default: build one from this checkout, as `make build` does)")
-		figs        = flag.String("figures", "startup,rest,sbatch,trivial,memory,queue,sched,sim,srun", "figures to measure, comma-separated")
+		figs        = flag.String("figures", "startup,rest,restread,sbatch,trivial,memory,queue,sched,sim,srun,plugins", "figures to measure, comma-separated")
 		systems     = flag.String("systems", "drover,slurm", "systems to measure; slurm is skipped when real Slurm is not up")
 		quick       = flag.Bool("quick", false, "small sizes and two runs: a smoke test of the harness")
 		runs        = flag.Int("runs", 5, "runs of each figure (the median is quoted)")
@@ -165,6 +165,8 @@ func run() error {
 				if sys.Name() == "Drover" {
 					err = measureSched(ssz, rec)
 				}
+			case "restread":
+				err = measureRESTRead(ctx, sys, ssz, rec)
 			case "plugins":
 				if sys.Name() == "Drover" {
 					err = measurePlugins(ctx, sys, ssz, work, rec)

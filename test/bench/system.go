@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,6 +69,10 @@ type instance interface {
 	LiveHeap() (int64, bool)
 	// PollInterval is how often completion is polled.
 	PollInterval() time.Duration
+	// REST is a client of the REST API over the unix socket and the base
+	// of its paths ("http://localhost/slurm/v0.0.44"); nil when there is
+	// none.
+	REST() (*http.Client, string)
 	// Close stops the cluster Fresh started (Drover) or cancels the jobs
 	// a figure left (Slurm).
 	Close()
@@ -165,6 +170,10 @@ func (d *droverInstance) LiveHeap() (int64, bool) {
 }
 
 func (d *droverInstance) PollInterval() time.Duration { return 20 * time.Millisecond }
+
+func (d *droverInstance) REST() (*http.Client, string) {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DialContext: dialUnix(d.c.socket)}}, "http://localhost/slurm/v0.0.44"
+}
 
 func (d *droverInstance) Close() {
 	d.c.stop()
@@ -292,6 +301,16 @@ func (in *slurmInstance) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, _ = in.run(ctx, "scancel", "--user=root", "--full")
+}
+
+func (in *slurmInstance) REST() (*http.Client, string) {
+	if in.s.restSocket == "" {
+		return nil, ""
+	}
+	if _, err := os.Stat(in.s.restSocket); err != nil {
+		return nil, ""
+	}
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DialContext: dialUnix(in.s.restSocket)}}, "http://localhost/slurm/" + in.s.restVersion
 }
 
 // waitIdle polls until no job is active.
