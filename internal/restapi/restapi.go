@@ -200,7 +200,7 @@ func (f *front) authenticate(r *http.Request) (authctx.Caller, error) {
 		if err != nil {
 			return authctx.Caller{}, fmt.Errorf("%w: %v", errAuth, err)
 		}
-		return identityFor(cred.Uid, cred.Gid, fmt.Sprintf("unix:pid=%d", cred.Pid))
+		return cachedIdentity(cred.Uid, cred.Gid, fmt.Sprintf("unix:pid=%d", cred.Pid))
 	}
 	host, port, _ := net.SplitHostPort(r.RemoteAddr)
 	token, bearer := r.Header.Get("X-SLURM-USER-TOKEN"), r.Header.Get("Authorization")
@@ -218,13 +218,13 @@ func (f *front) authenticate(r *http.Request) (authctx.Caller, error) {
 	name := r.Header.Get("X-SLURM-USER-NAME")
 	source := net.JoinHostPort(host, port)
 	if name == "" {
-		return identityFor(uint32(os.Getuid()), uint32(os.Getgid()), source)
+		return cachedIdentity(uint32(os.Getuid()), uint32(os.Getgid()), source)
 	}
-	id, err := usercred.LookupName(name)
+	id, err := cachedLookupName(name)
 	if err != nil {
 		return authctx.Caller{}, fmt.Errorf("%w: %v", errAuth, err)
 	}
-	return identityFor(id.UID, id.GID, source)
+	return cachedIdentity(id.UID, id.GID, source)
 }
 
 // tokenCaller authenticates a request by its auth/jwt token, as
@@ -252,7 +252,7 @@ func (f *front) tokenCaller(r *http.Request, token, bearer, source string) (auth
 	if err != nil {
 		return authctx.Caller{}, err
 	}
-	id, err := usercred.LookupName(name)
+	id, err := cachedLookupName(name)
 	if err != nil {
 		return authctx.Caller{}, fmt.Errorf("%w: token user %s: %v", jwtauth.ErrInvalid, name, err)
 	}
@@ -260,11 +260,11 @@ func (f *front) tokenCaller(r *http.Request, token, bearer, source string) (auth
 		if !f.ctl.IsSlurmUser(id.UID) {
 			return authctx.Caller{}, fmt.Errorf("%w: attempt to authenticate as alternate user %s from non-SlurmUser %s", jwtauth.ErrInvalid, as, name)
 		}
-		if id, err = usercred.LookupName(as); err != nil {
+		if id, err = cachedLookupName(as); err != nil {
 			return authctx.Caller{}, fmt.Errorf("%w: %v", jwtauth.ErrInvalid, err)
 		}
 	}
-	return identityFor(id.UID, id.GID, source)
+	return cachedIdentity(id.UID, id.GID, source)
 }
 
 func identityFor(uid, gid uint32, source string) (authctx.Caller, error) {
