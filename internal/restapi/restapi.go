@@ -447,9 +447,19 @@ func (acceptAll) HandleUser(ctx context.Context, _ api44.OperationName, _ api44.
 	return ctx, nil
 }
 
+// Timeouts bound what a slow or idle client may hold: its request's
+// headers, its whole request (bodies are at most MaxBody), the answer
+// (a job list of 100,000 jobs is about 450 MiB), and an idle kept-alive
+// connection. Tests shorten them.
+var Timeouts = struct{ ReadHeader, Read, Write, Idle time.Duration }{
+	ReadHeader: 10 * time.Second, Read: time.Minute, Write: 5 * time.Minute, Idle: 2 * time.Minute,
+}
+
 // Serve runs the handler on a TCP address and a unix socket until ctx ends.
 func Serve(ctx context.Context, h http.Handler, tcpAddr, socketPath string, logger *slog.Logger) (net.Addr, <-chan error, error) {
-	srv := &http.Server{Handler: h, ConnContext: ConnContext, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ConnContext: ConnContext,
+		ReadHeaderTimeout: Timeouts.ReadHeader, ReadTimeout: Timeouts.Read,
+		WriteTimeout: Timeouts.Write, IdleTimeout: Timeouts.Idle}
 	tl, err := net.Listen("tcp", tcpAddr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen on %s: %w", tcpAddr, err)
