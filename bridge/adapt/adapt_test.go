@@ -221,3 +221,66 @@ func TestProject(t *testing.T) {
 		t.Errorf("flags outside the enum kept: %#v", v)
 	}
 }
+
+// TestV0045Requeue: the requeue operations v0.0.45 adds, answered from
+// the controller and checked against the document.
+func TestV0045Requeue(t *testing.T) {
+	c := ctltest.New(t, func(cfg *controller.Config) { cfg.Now = nil })
+	c.RegisterAll()
+	c.Ctl.Start()
+	running := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.TimeLimit = 30; r.Requeue = true }))
+	for deadline := time.Now().Add(10 * time.Second); c.Job(running).State != job.Running; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("job %d did not start", running)
+		}
+	}
+	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	rt := router(t, "v0.0.45")
+	call := func(method, path, body string) (int, map[string]any) {
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("X-SLURM-USER-NAME", "root")
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		validate(t, rt, method, path, body, resp, b)
+		var v map[string]any
+		json.Unmarshal(b, &v)
+		return resp.StatusCode, v
+	}
+	code, v := call("POST", "/slurm/v0.0.45/jobs/requeue", fmt.Sprintf(`{"jobs":["%d"],"flags":["Hold"]}`, running))
+	st, _ := v["status"].([]any)
+	if code != 200 || len(st) != 1 {
+		t.Fatalf("POST jobs/requeue: HTTP %d %v", code, v)
+	}
+	entry := st[0].([]any)[0].(map[string]any)
+	if entry["error_code"] != 0.0 || entry["job_id"] != float64(running) {
+		t.Errorf("requeue entry %v", entry)
+	}
+	// The running job's processes are told to end; it goes back to the
+	// queue, held, once its node says they have.
+	if j := c.Job(running); !j.RequeueOnEnd || !j.RequeueHold {
+		t.Errorf("after requeue with Hold: requeue %v hold %v", j.RequeueOnEnd, j.RequeueHold)
+	}
+	if code, _ := call("GET", "/slurm/v0.0.45/job/999999/requeue", ""); code != 404 {
+		t.Errorf("unknown job: HTTP %d", code)
+	}
+	// A pending job cannot be requeued: the refusal is in the answer.
+	held := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.TimeLimit = 30 }))
+	c.Ctl.Update(context.Background(), ctltest.Root, controller.JobSelector{ID: held}, controller.JobUpdate{Hold: ptr(true)})
+	if code, v := call("GET", fmt.Sprintf("/slurm/v0.0.45/job/%d/requeue", held), ""); code != 500 || len(v["errors"].([]any)) != 1 {
+		t.Errorf("requeue of a pending job: HTTP %d %v", code, v)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

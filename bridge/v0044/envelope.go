@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/droverhq/drover/internal/authctx"
+	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/slurmerr"
 	api "github.com/droverhq/drover/openapi/v0044"
 )
@@ -175,3 +176,15 @@ func u64Value(o api.OptV0044Uint64NoValStruct) (uint64, bool, bool) {
 }
 
 func itoa(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
+
+// Meta is the meta of an answer to ctx's caller, for the versions served
+// through this bridge that build some answers of their own.
+func (s *Server) Meta(ctx context.Context) api.OptV0044OpenapiMeta { return s.meta(ctx) }
+
+// Controller is the controller the bridge answers from.
+func (s *Server) Controller() *controller.Controller { return s.ctl }
+
+// ParseSelector reads a job id as the job paths take it ("12", "12_3").
+func (s *Server) ParseSelector(id string) (controller.JobSelector, error) {
+	return parseSelector(id, s.ctl.MaxArraySize())
+}

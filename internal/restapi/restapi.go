@@ -99,7 +99,7 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 				api43.WithErrorHandler(errorHandler), api43.WithNotFound(notFound), api43.WithMethodNotAllowed(notAllowed))
 		}},
 		{"v0.0.45", func() (http.Handler, error) {
-			return api45.NewServer(&bridge45.Adapter{Next: b44}, acceptAny[api45.OperationName, api45.BearerAuth, api45.Token, api45.User]{},
+			return api45.NewServer(bridge45.NewServer(b44), acceptAny[api45.OperationName, api45.BearerAuth, api45.Token, api45.User]{},
 				api45.WithErrorHandler(errorHandler), api45.WithNotFound(notFound), api45.WithMethodNotAllowed(notAllowed))
 		}},
 	}
