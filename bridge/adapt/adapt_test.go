@@ -105,6 +105,7 @@ func TestVersionsFollowTheirSpecs(t *testing.T) {
 				{"GET", "/slurm/%s/reservations/", "", 200},
 				{"GET", "/slurm/%s/shares", "", 200},
 				{"GET", "/slurm/%s/licenses/", "", 200},
+				{"GET", "/slurm/%s/jobs/state/", "", 200},
 				{"GET", "/slurmdb/%s/qos/", "", 200},
 				{"GET", "/slurmdb/%s/accounts/", "", 200},
 				{"GET", "/slurmdb/%s/users/", "", 200},

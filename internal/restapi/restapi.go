@@ -179,6 +179,15 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.jobList(w, r) {
 		return
 	}
+	if r.Method == http.MethodGet && r.URL.Path == bridge44.JobsStatePath {
+		rec := &bridge44.StateRecorder{ResponseWriter: w, Status: http.StatusOK}
+		f.next.ServeHTTP(rec, r)
+		body := bridge44.AddStateMembers(rec.Buf.Bytes())
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(rec.Status)
+		w.Write(body)
+		return
+	}
 	f.next.ServeHTTP(w, r)
 }
 
