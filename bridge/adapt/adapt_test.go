@@ -116,6 +116,7 @@ func TestVersionsFollowTheirSpecs(t *testing.T) {
 				{"GET", "/slurmdb/%s/wckeys/", "", 200},
 				{"GET", "/slurmdb/%s/instances/", "", 200},
 				{"GET", "/slurmdb/%s/config", "", 200},
+				{"GET", "/slurmdb/%s/diag/", "", 200},
 				{"GET", "/slurmdb/%s/jobs/", "", 200},
 				{"POST", "/slurm/%s/job/submit", submit, 200},
 				{"POST", "/slurm/%s/job/submit", badSubmit, 500},

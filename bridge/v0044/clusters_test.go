@@ -103,3 +103,25 @@ func TestSlurmdbConfigAndJobs(t *testing.T) {
 		}
 	}
 }
+
+func TestSlurmdbDiag(t *testing.T) {
+	r := newREST(t)
+	r.do(http.MethodGet, db44+"/tres/", "root", nil)
+	r.do(http.MethodGet, db44+"/tres/", "root", nil)
+	a := r.do(http.MethodGet, db44+"/diag/", "root", nil)
+	if a.Status != 200 {
+		t.Fatalf("HTTP %d %s", a.Status, a.Body)
+	}
+	found := false
+	for _, x := range asList(path(a.JSON(t), "statistics", "RPCs")) {
+		if path(x, "rpc") == "DBD_GET_TRES" {
+			found = path(x, "count") == 2.0
+		}
+		if path(x, "rpc") == "REQUEST_PING" {
+			t.Error("a slurmctld request among slurmdbd's")
+		}
+	}
+	if !found {
+		t.Errorf("DBD_GET_TRES not counted twice: %s", a.Body)
+	}
+}
