@@ -286,3 +286,40 @@ func TestV0045Requeue(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestV0045Refusals: v0.0.45's operations Drover cannot do yet are
+// refused in the document's error shape, never 501.
+func TestV0045Refusals(t *testing.T) {
+	c := ctltest.New(t)
+	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	rt := router(t, "v0.0.45")
+	for _, q := range []struct{ method, path, body string }{
+		{"POST", "/slurm/v0.0.45/partitions/", `{"partitions":[]}`},
+		{"DELETE", "/slurm/v0.0.45/partition/gpu", ""},
+		{"GET", "/slurm/v0.0.45/conf", ""},
+		{"GET", "/slurmdb/v0.0.45/conf", ""},
+		{"GET", "/slurm/v0.0.45/reconfigure/", ""},
+	} {
+		req, _ := http.NewRequest(q.method, srv.URL+q.path, strings.NewReader(q.body))
+		req.Header.Set("X-SLURM-USER-NAME", "root")
+		if q.body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 500 || !bytes.Contains(b, []byte(`"error_number":2036`)) {
+			t.Errorf("%s %s: HTTP %d %s", q.method, q.path, resp.StatusCode, b)
+			continue
+		}
+		validate(t, rt, q.method, q.path, q.body, resp, b)
+	}
+}

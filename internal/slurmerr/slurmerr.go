@@ -30,6 +30,7 @@ const (
 	TransitionStateNoUpdate        Code = 2020
 	AlreadyDone                    Code = 2021
 	InvalidTimeLimit               Code = 2051
+	NotSupported                   Code = 2036
 	Disabled                       Code = 2037
 	InvalidTimeValue               Code = 2054
 	ReservationAccess              Code = 2052
@@ -70,6 +71,7 @@ const (
 var messages = map[Code]string{
 	NoError:                        "No error",
 	Unspecified:                    "Unspecified error",
+	NotSupported:                   "Requested operation not supported on this system",
 	AuthCredInvalid:                "Invalid authentication credential",
 	AuthExpired:                    "Authentication credential expired",
 	TokenGenerationFailed:          "Token Generation failed.",
