@@ -25,6 +25,31 @@ func caller(ctx context.Context) controller.Identity {
 	return c.Identity
 }
 
+// visibleJobs keeps the jobs ctx's caller may see: with PrivateData=jobs
+// a user sees only their own, as slurmctld filters its job lists.
+func (s *Server) visibleJobs(ctx context.Context, jobs []*job.Job) []*job.Job {
+	who := caller(ctx)
+	if !s.ctl.HidesJobsFrom(who) {
+		return jobs
+	}
+	out := jobs[:0:0]
+	for _, j := range jobs {
+		if j.Req.UserID == who.UID {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// hiddenJob refuses a single job hidden by PrivateData=jobs, as
+// slurmctld refuses it ("Access/permission denied").
+func (s *Server) hiddenJob(ctx context.Context, jobs []*job.Job) error {
+	if len(jobs) > 0 && len(s.visibleJobs(ctx, jobs)) == 0 {
+		return slurmerr.New(slurmerr.AccessDenied, "")
+	}
+	return nil
+}
+
 // SlurmV0044PostJobSubmit implements POST /job/submit.
 func (s *Server) SlurmV0044PostJobSubmit(ctx context.Context, req api.OptV0044JobSubmitReq) (api.SlurmV0044PostJobSubmitRes, error) {
 	s.count("REQUEST_SUBMIT_BATCH_JOB")
@@ -540,11 +565,18 @@ func (s *Server) SlurmV0044GetJob(ctx context.Context, params api.SlurmV0044GetJ
 		if err == nil && sel.Tasks != nil {
 			jobs = narrowTasks(jobs, sel.Tasks)
 		}
+		if err == nil {
+			err = s.hiddenJob(ctx, jobs)
+		}
 	}
 	if err != nil {
 		e := apiError(err, "_handle_job_get")
 		e.Description = api.NewOptString("Unable to query JobId=" + params.JobID)
-		return &api.V0044OpenapiJobInfoRespStatusCode{StatusCode: 404, Response: api.V0044OpenapiJobInfoResp{
+		status := 404
+		if slurmerr.CodeOf(err) == slurmerr.AccessDenied {
+			status = 403
+		}
+		return &api.V0044OpenapiJobInfoRespStatusCode{StatusCode: status, Response: api.V0044OpenapiJobInfoResp{
 			Jobs: api.V0044JobInfoMsg{}, LastBackfill: u64(0), LastUpdate: u64(0),
 			Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{},
 		}}, nil
@@ -600,7 +632,7 @@ func (s *Server) jobList(ctx context.Context, params api.SlurmV0044GetJobsParams
 	}
 	var jobs []*job.Job
 	if !unchanged {
-		jobs = s.ctl.Jobs(controller.JobFilter{})
+		jobs = s.visibleJobs(ctx, s.ctl.Jobs(controller.JobFilter{}))
 	}
 	return &api.V0044OpenapiJobInfoResp{Jobs: api.V0044JobInfoMsg{}, LastBackfill: u64(0), LastUpdate: u64(last),
 		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, jobs, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/slurmerr"
 	api "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -31,10 +32,17 @@ func (s *Server) SlurmV0044GetJobsState(ctx context.Context, params api.SlurmV00
 			if err == nil {
 				got, err = s.ctl.Job(sel)
 			}
+			if err == nil {
+				err = s.hiddenJob(ctx, got)
+			}
 			if err != nil {
 				e := apiError(err, "_op_handler_job_states")
 				e.Description = api.NewOptString("Unable to query JobId=" + id)
-				return &api.V0044OpenapiJobInfoRespStatusCode{StatusCode: 404, Response: api.V0044OpenapiJobInfoResp{
+				status := 404
+				if slurmerr.CodeOf(err) == slurmerr.AccessDenied {
+					status = 403
+				}
+				return &api.V0044OpenapiJobInfoRespStatusCode{StatusCode: status, Response: api.V0044OpenapiJobInfoResp{
 					Jobs: api.V0044JobInfoMsg{}, LastBackfill: u64(0), LastUpdate: u64(0),
 					Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{},
 				}}, nil
@@ -42,7 +50,7 @@ func (s *Server) SlurmV0044GetJobsState(ctx context.Context, params api.SlurmV00
 			jobs = append(jobs, got...)
 		}
 	} else {
-		jobs = s.ctl.Jobs(controller.JobFilter{})
+		jobs = s.visibleJobs(ctx, s.ctl.Jobs(controller.JobFilter{}))
 	}
 	out := api.V0044JobInfoMsg{}
 	for _, j := range jobs {

@@ -6,6 +6,7 @@ import (
 	"github.com/droverhq/drover/gres"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
+	"github.com/droverhq/drover/internal/slurmerr"
 	api "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -21,10 +22,17 @@ func (s *Server) SlurmV0044GetResources(ctx context.Context, params api.SlurmV00
 	if err == nil {
 		jobs, err = s.ctl.Job(sel)
 	}
+	if err == nil {
+		err = s.hiddenJob(ctx, jobs)
+	}
 	if err != nil {
 		e := apiError(err, "_handle_job_resources")
 		e.Description = api.NewOptString("Unable to query JobId=" + params.JobID)
-		return &api.V0044OpenapiResourceLayoutRespStatusCode{StatusCode: 404, Response: api.V0044OpenapiResourceLayoutResp{
+		status := 404
+		if slurmerr.CodeOf(err) == slurmerr.AccessDenied {
+			status = 403
+		}
+		return &api.V0044OpenapiResourceLayoutRespStatusCode{StatusCode: status, Response: api.V0044OpenapiResourceLayoutResp{
 			Nodes: api.V0044NodeResourceLayoutList{}, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{},
 		}}, nil
 	}

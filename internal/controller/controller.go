@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,10 @@ import (
 // Config is what the controller needs from slurm.conf and Drover's settings.
 type Config struct {
 	ClusterName string
+	// PrivateData is slurm.conf's PrivateData= list ("jobs", "nodes",
+	// "usage"...): what users other than operators may not see of
+	// others.
+	PrivateData []string
 	// JobSubmit is JobSubmitPlugins' filters (nil: none).
 	JobSubmit *jobsubmit.Chain
 	// Licenses are slurm.conf's Licenses=, the cluster's own (not from
@@ -375,6 +380,12 @@ func (c *Controller) MaxArraySize() uint32 { return c.cfg.MaxArraySize }
 
 // ControlHost returns the controller's host name.
 func (c *Controller) ControlHost() string { return c.cfg.ControlHost }
+
+// HidesJobsFrom reports whether who may see only their own jobs
+// (PrivateData=jobs, and who is no operator).
+func (c *Controller) HidesJobsFrom(who Identity) bool {
+	return slices.Contains(c.cfg.PrivateData, "jobs") && !c.privileged(who)
+}
 
 // Licenses are the cluster's licenses, as slurm.conf gives them.
 func (c *Controller) Licenses() []slurmconf.License { return c.cfg.Licenses }

@@ -59,6 +59,11 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 	cfg.RequeueDelay = time.Duration(credExpire+1) * time.Second
 	storageTRES, _ := sc.Value("AccountingStorageTRES")
 	cfg.TRES = slurmconf.AccountingTRES(storageTRES)
+	for _, w := range strings.Split(sc.PrivateData, ",") {
+		if w = strings.ToLower(strings.TrimSpace(w)); w != "" {
+			cfg.PrivateData = append(cfg.PrivateData, w)
+		}
+	}
 	if v, ok := sc.Value("Licenses"); ok {
 		lics, err := slurmconf.ParseLicenses(v)
 		if err != nil {
