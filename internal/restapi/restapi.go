@@ -17,6 +17,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -197,15 +198,34 @@ type connKey struct{}
 // can be authenticated by the peer's credentials (SO_PEERCRED), as
 // slurmrestd's rest_auth/local does.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
-	return context.WithValue(ctx, connKey{}, c)
+	return context.WithValue(ctx, connKey{}, &connInfo{conn: c})
+}
+
+// connInfo is a connection and, for a unix socket, its peer's
+// credentials, read once for all the requests it carries: the peer of a
+// connected socket cannot change.
+type connInfo struct {
+	conn net.Conn
+	once sync.Once
+	cred *syscall.Ucred
+	err  error
+}
+
+func (ci *connInfo) peer(uc *net.UnixConn) (*syscall.Ucred, error) {
+	ci.once.Do(func() { ci.cred, ci.err = peerCred(uc) })
+	return ci.cred, ci.err
 }
 
 var errAuth = errors.New("authentication failure")
 
 func (f *front) authenticate(r *http.Request) (authctx.Caller, error) {
-	conn, _ := r.Context().Value(connKey{}).(net.Conn)
+	ci, _ := r.Context().Value(connKey{}).(*connInfo)
+	var conn net.Conn
+	if ci != nil {
+		conn = ci.conn
+	}
 	if uc, ok := conn.(*net.UnixConn); ok {
-		cred, err := peerCred(uc)
+		cred, err := ci.peer(uc)
 		if err != nil {
 			return authctx.Caller{}, fmt.Errorf("%w: %v", errAuth, err)
 		}

@@ -33,7 +33,7 @@ const submitPath = "/slurm/v0.0.44/job/submit"
 // submitBody is a minimal valid submission.
 const submitBody = `{"job":{"script":"#!/bin/sh\ntrue\n","current_working_directory":"/tmp","environment":["A=1"],"hold":true}}`
 
-func handler(t *testing.T, c *ctltest.Cluster, opts restapi.Options) http.Handler {
+func handler(t testing.TB, c *ctltest.Cluster, opts restapi.Options) http.Handler {
 	t.Helper()
 	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), opts)
 	if err != nil {
@@ -44,7 +44,7 @@ func handler(t *testing.T, c *ctltest.Cluster, opts restapi.Options) http.Handle
 
 // serve runs the handler on loopback TCP and a unix socket, as the
 // controller daemon does, and returns the TCP address and socket path.
-func serve(t *testing.T, c *ctltest.Cluster, opts restapi.Options) (string, string) {
+func serve(t testing.TB, c *ctltest.Cluster, opts restapi.Options) (string, string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
