@@ -41,6 +41,22 @@ func (s *Server) visibleJobs(ctx context.Context, jobs []*job.Job) []*job.Job {
 	return out
 }
 
+// jobQueryFailed is the answer to a query of one job that failed: 404
+// for an unknown job with slurmrestd's other members beside the error,
+// 403 for one PrivateData hides.
+func (s *Server) jobQueryFailed(ctx context.Context, err error, source, id string) *api.V0044OpenapiJobInfoRespStatusCode {
+	e := apiError(err, source)
+	e.Description = api.NewOptString("Unable to query JobId=" + id)
+	status := 404
+	if slurmerr.CodeOf(err) == slurmerr.AccessDenied {
+		status = 403
+	}
+	return &api.V0044OpenapiJobInfoRespStatusCode{StatusCode: status, Response: api.V0044OpenapiJobInfoResp{
+		Jobs: api.V0044JobInfoMsg{}, LastBackfill: u64(0), LastUpdate: u64(0),
+		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{},
+	}}
+}
+
 // hiddenJob refuses a single job hidden by PrivateData=jobs, as
 // slurmctld refuses it ("Access/permission denied").
 func (s *Server) hiddenJob(ctx context.Context, jobs []*job.Job) error {
@@ -570,16 +586,7 @@ func (s *Server) SlurmV0044GetJob(ctx context.Context, params api.SlurmV0044GetJ
 		}
 	}
 	if err != nil {
-		e := apiError(err, "_handle_job_get")
-		e.Description = api.NewOptString("Unable to query JobId=" + params.JobID)
-		status := 404
-		if slurmerr.CodeOf(err) == slurmerr.AccessDenied {
-			status = 403
-		}
-		return &api.V0044OpenapiJobInfoRespStatusCode{StatusCode: status, Response: api.V0044OpenapiJobInfoResp{
-			Jobs: api.V0044JobInfoMsg{}, LastBackfill: u64(0), LastUpdate: u64(0),
-			Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{},
-		}}, nil
+		return s.jobQueryFailed(ctx, err, "_handle_job_get", params.JobID), nil
 	}
 	jw := s.jobWriter(fieldsel.From(ctx))
 	out := make(api.V0044JobInfoMsg, 0, len(jobs))

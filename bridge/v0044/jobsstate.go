@@ -9,7 +9,6 @@ import (
 
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/job"
-	"github.com/droverhq/drover/internal/slurmerr"
 	api "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -36,16 +35,7 @@ func (s *Server) SlurmV0044GetJobsState(ctx context.Context, params api.SlurmV00
 				err = s.hiddenJob(ctx, got)
 			}
 			if err != nil {
-				e := apiError(err, "_op_handler_job_states")
-				e.Description = api.NewOptString("Unable to query JobId=" + id)
-				status := 404
-				if slurmerr.CodeOf(err) == slurmerr.AccessDenied {
-					status = 403
-				}
-				return &api.V0044OpenapiJobInfoRespStatusCode{StatusCode: status, Response: api.V0044OpenapiJobInfoResp{
-					Jobs: api.V0044JobInfoMsg{}, LastBackfill: u64(0), LastUpdate: u64(0),
-					Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{},
-				}}, nil
+				return s.jobQueryFailed(ctx, err, "_op_handler_job_states", id), nil
 			}
 			jobs = append(jobs, got...)
 		}
