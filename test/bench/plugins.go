@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/gres"
+	"github.com/droverhq/drover/internal/testutil"
 )
 
 // measurePlugins is issue 5's figures, Drover only: what a chain of three
@@ -193,36 +193,13 @@ func containerImage(dir string) (string, string) {
 			return "", "no runc"
 		}
 	}
-	bb := ""
-	for _, p := range []string{"/bin/busybox", "/usr/bin/busybox"} {
-		if f, err := elf.Open(p); err == nil {
-			static := true
-			for _, prog := range f.Progs {
-				static = static && prog.Type != elf.PT_INTERP
-			}
-			f.Close()
-			if static {
-				bb = p
-			}
-		}
-	}
+	bb := testutil.StaticBusybox()
 	if bb == "" {
 		return "", "no static busybox"
 	}
-	root := filepath.Join(dir, "rootfs")
-	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
-		return "", err.Error()
-	}
-	for _, d := range []string{"proc", "sys", "dev", "tmp", "etc"} {
-		_ = os.MkdirAll(filepath.Join(root, d), 0o755)
-	}
-	data, err := os.ReadFile(bb)
+	root, err := testutil.BusyboxRootfs(dir, bb, []string{"true"}, nil)
 	if err != nil {
 		return "", err.Error()
 	}
-	if err := os.WriteFile(filepath.Join(root, "bin", "busybox"), data, 0o755); err != nil {
-		return "", err.Error()
-	}
-	_ = os.Symlink("busybox", filepath.Join(root, "bin", "true"))
 	return root, ""
 }

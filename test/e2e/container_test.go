@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/droverhq/drover/internal/testutil"
 )
 
 // busyboxRootfs makes a tiny root file system from the host's static
@@ -17,36 +18,18 @@ import (
 // /etc/environment that sets IMAGE_VAR.
 func busyboxRootfs(t *testing.T, dir string) string {
 	t.Helper()
-	bb := ""
-	for _, p := range []string{"/bin/busybox", "/usr/bin/busybox"} {
-		if f, err := elf.Open(p); err == nil {
-			// Only a static busybox runs in an image without libc.
-			static := true
-			for _, prog := range f.Progs {
-				static = static && prog.Type != elf.PT_INTERP
-			}
-			f.Close()
-			if static {
-				bb = p
-			}
-		}
-	}
+	bb := testutil.StaticBusybox()
 	if bb == "" {
 		t.Skip("no static busybox (Debian's busybox-static) to make an image of")
 	}
-	root := filepath.Join(dir, "rootfs")
-	for _, d := range []string{"bin", "etc", "tmp", "data", "proc", "sys", "dev"} {
-		must(t, os.MkdirAll(filepath.Join(root, d), 0o755))
-	}
-	must(t, os.Chmod(filepath.Join(root, "tmp"), 0o1777))
-	data, err := os.ReadFile(bb)
+	root, err := testutil.BusyboxRootfs(dir, bb,
+		[]string{"sh", "cat", "echo", "id", "pwd", "hostname", "ls", "sleep", "touch", "sed"},
+		map[string]string{
+			"etc/os-release":  "NAME=\"Drover busybox\"\nID=busybox\n",
+			"etc/environment": "IMAGE_VAR=from-image\nPATH=/bin\n",
+		})
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(root, "bin", "busybox"), data, 0o755))
-	for _, a := range []string{"sh", "cat", "echo", "id", "pwd", "hostname", "ls", "sleep", "touch", "sed"} {
-		must(t, os.Symlink("busybox", filepath.Join(root, "bin", a)))
-	}
-	must(t, os.WriteFile(filepath.Join(root, "etc", "os-release"), []byte("NAME=\"Drover busybox\"\nID=busybox\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(root, "etc", "environment"), []byte("IMAGE_VAR=from-image\nPATH=/bin\n"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(root, "data"), 0o755))
 	return root
 }
 
