@@ -23,6 +23,7 @@ import (
 
 	"github.com/ogen-go/ogen/ogenerrors"
 
+	"github.com/droverhq/drover/bridge/adapt"
 	bridge42 "github.com/droverhq/drover/bridge/v0042"
 	bridge43 "github.com/droverhq/drover/bridge/v0043"
 	bridge44 "github.com/droverhq/drover/bridge/v0044"
@@ -376,9 +377,9 @@ func errorHandler(ctx context.Context, w http.ResponseWriter, r *http.Request, e
 		// answers 200 with only a warning and no job_id, which clients
 		// (sbatch's "Submitted batch job" path included) can mistake for
 		// a success; Drover refuses it plainly with 422 and the error.
-		writeEnvelopeError(w, http.StatusUnprocessableEntity, 9202, "Unable to convert Data type", decodeErr.Err.Error(), "#/")
+		writeShaped(w, r, decodeErr.ID, http.StatusUnprocessableEntity, envelopeError{9202, "Unable to convert Data type", decodeErr.Err.Error(), "#/"})
 	case errors.As(err, &paramsErr):
-		writeEnvelopeError(w, http.StatusUnprocessableEntity, 9000, "Query empty or not RFC7320 compliant", paramsErr.Err.Error(), "query")
+		writeShaped(w, r, paramsErr.ID, http.StatusUnprocessableEntity, envelopeError{9000, "Query empty or not RFC7320 compliant", paramsErr.Err.Error(), "query"})
 	case errors.Is(err, ogenerrors.ErrSecurityRequirementIsNotSatisfied):
 		writeAuthError(w, err)
 	default:
@@ -445,6 +446,46 @@ func writeEnvelopeErrors(w http.ResponseWriter, status int, errs ...envelopeErro
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(data)
+}
+
+// writeShaped writes an error envelope shaped to the failed operation's
+// error answer in the request's API version (adapt.Spec.Project): an
+// operation whose answer requires members beside errors ("added_users")
+// gets them, empty.
+func writeShaped(w http.ResponseWriter, r *http.Request, opID string, status int, errs ...envelopeError) {
+	rec := &bridge44.StateRecorder{ResponseWriter: w, Status: status}
+	writeEnvelopeErrors(rec, status, errs...)
+	body := rec.Buf.Bytes()
+	if version := pathVersion(r.URL.Path); version != "" && opID != "" {
+		if spec, err := adapt.LoadSpec(version); err == nil {
+			if schema := spec.ResponseSchema(opID, "default"); schema != nil {
+				d := json.NewDecoder(bytes.NewReader(body))
+				d.UseNumber()
+				var v any
+				if d.Decode(&v) == nil {
+					if b, err := json.Marshal(spec.Project(v, schema)); err == nil {
+						body = b
+					}
+				}
+			}
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(rec.Status)
+	w.Write(body)
+}
+
+// pathVersion is the API version a path names ("v0.0.42"), "" for none.
+func pathVersion(p string) string {
+	for _, prefix := range []string{"/slurm/", "/slurmdb/"} {
+		if rest, ok := strings.CutPrefix(p, prefix); ok {
+			v, _, _ := strings.Cut(rest, "/")
+			if strings.HasPrefix(v, "v0.0.") {
+				return v
+			}
+		}
+	}
+	return ""
 }
 
 func notAllowed(w http.ResponseWriter, r *http.Request, _ string) { notFound(w, r) }
