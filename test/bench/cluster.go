@@ -212,6 +212,7 @@ func (c *cluster) stop() {
 		}
 		_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
 	}
+	testutil.ThawCgroups("bench" + strconv.Itoa(c.ctlPort))
 	testutil.KillJobProcesses(c.conf)
 }
 

@@ -288,6 +288,7 @@ func (c *Cluster) Stop() {
 			_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
 		}
 	}
+	testutil.ThawCgroups(c.Name)
 	testutil.KillJobProcesses(c.Conf)
 	if c.t.Failed() {
 		logs, _ := filepath.Glob(filepath.Join(c.Dir, "*.log"))

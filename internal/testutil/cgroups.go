@@ -1,0 +1,22 @@
+package testutil
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ThawCgroups thaws every cgroup v1 freezer below drover/<cluster>: a node
+// daemon killed while it was killing a job (freeze, signal, thaw) leaves
+// that job's processes frozen, and a frozen process dies of SIGKILL only
+// once thawed. A daemon that starts again thaws them itself when it
+// adopts the job; a test cluster is not started again.
+func ThawCgroups(cluster string) {
+	root := filepath.Join("/sys/fs/cgroup/freezer/drover", cluster)
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "freezer.state" {
+			_ = os.WriteFile(p, []byte("THAWED"), 0)
+		}
+		return nil
+	})
+}
