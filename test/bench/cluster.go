@@ -37,6 +37,8 @@ type cluster struct {
 	node    []*exec.Cmd
 	// pprofAddr is where the controller serves /debug/pprof/ ("" if not).
 	pprofAddr string
+	// jwtKey is auth/jwt's key file.
+	jwtKey string
 }
 
 // clusterOptions shape a bench cluster.
@@ -82,6 +84,9 @@ func startCluster(dir, drover, shims string, o clusterOptions) (*cluster, error)
 	fmt.Fprintf(&b, "ClusterName=bench%d\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%d\n", ports[0], ports[0])
 	fmt.Fprintf(&b, "StateSaveLocation=%s/state\nSlurmdSpoolDir=%s/spool/%%n\n", dir, dir)
 	b.WriteString("SlurmdTimeout=30\nKillWait=5\nMinJobAge=300\nReturnToService=2\n")
+	// auth/jwt as drover dev has it, for the JWT submission figure.
+	c.jwtKey = filepath.Join(dir, "state", "jwt_hs256.key")
+	b.WriteString("AuthAltTypes=auth/jwt\n")
 	b.WriteString("SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\nDefMemPerCPU=1000\n")
 	for i := 1; i <= o.Nodes; i++ {
 		fmt.Fprintf(&b, "NodeName=n%d NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d State=UNKNOWN\n", i, ports[i], o.CPUs, 2000*o.CPUs)
@@ -93,6 +98,9 @@ func startCluster(dir, drover, shims string, o clusterOptions) (*cluster, error)
 	}
 	if err := stepcred.WriteKey(stepcred.KeyPath(c.conf)); err != nil {
 		return nil, fmt.Errorf("write the cluster key: %w", err)
+	}
+	if err := stepcred.WriteKey(c.jwtKey); err != nil {
+		return nil, fmt.Errorf("write the auth/jwt key: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "etc", "gres.conf"), nil, 0o644); err != nil {
 		return nil, fmt.Errorf("write gres.conf: %w", err)
@@ -219,7 +227,7 @@ func (c *cluster) stop() {
 // client returns a REST client to the controller's unix socket, for the
 // harness's own polling.
 func (c *cluster) client() (*v0044.Client, error) {
-	return droverClient(transportUnix, c.socket, c.ctlPort)
+	return droverClient(transportUnix, c.socket, c.ctlPort, "")
 }
 
 func (c *cluster) waitNodesUp(timeout time.Duration) error {

@@ -82,7 +82,7 @@ func measureREST(ctx context.Context, sys system, sz sizes, rec *recorder) error
 	for _, v := range []struct {
 		t    transport
 		hold bool
-	}{{transportUnix, true}, {transportTCP, true}, {transportUnix, false}, {transportTCP, false}} {
+	}{{transportUnix, true}, {transportTCP, true}, {transportJWT, true}, {transportUnix, false}, {transportTCP, false}} {
 		f := restFigure(v.t, v.hold, sz)
 		var samples []float64
 		for range sz.Runs {
@@ -113,8 +113,11 @@ func measureREST(ctx context.Context, sys system, sz sizes, rec *recorder) error
 func restFigure(t transport, hold bool, sz sizes) figure {
 	key := "rest-submit-" + string(t)
 	title := fmt.Sprintf("REST submissions/s, %d clients, %s", sz.Clients, t)
-	if t == transportTCP {
+	switch t {
+	case transportTCP:
 		title += " (X-SLURM-USER-NAME)"
+	case transportJWT:
+		title = fmt.Sprintf("REST submissions/s, %d clients, tcp with an auth/jwt token", sz.Clients)
 	}
 	if hold {
 		key += "-held"

@@ -97,7 +97,7 @@ func (p *inproc) submitters(b *testing.B, hold bool) []submitter {
 	b.Helper()
 	subs := make([]submitter, 8)
 	for i := range subs {
-		s, err := droverSubmitter(transportUnix, p.socket, p.port, p.dir, hold)
+		s, err := droverSubmitter(transportUnix, p.socket, p.port, "", p.dir, hold)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -385,7 +385,7 @@ func BenchmarkTrivialJobs(b *testing.B) {
 	in := &droverInstance{c: c, poll: poll}
 	subs := make([]submitter, 8)
 	for i := range subs {
-		if subs[i], err = droverSubmitter(transportUnix, c.socket, c.ctlPort, c.workDir, false); err != nil {
+		if subs[i], err = droverSubmitter(transportUnix, c.socket, c.ctlPort, "", c.workDir, false); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -29,6 +29,9 @@ const (
 	transportUnix transport = "unix"
 	// transportTCP is loopback TCP with X-SLURM-USER-NAME: root.
 	transportTCP transport = "tcp"
+	// transportJWT is TCP with root's auth/jwt token, as a client on
+	// another host sends it.
+	transportJWT transport = "jwt"
 )
 
 // jobEnvironment is the environment every REST submission carries: what a
@@ -59,7 +62,7 @@ func dialUnix(socket string) func(ctx context.Context, network, addr string) (ne
 // droverClient builds a generated v0.0.44 client with its own connection
 // (one per simulated client, so that clients do not queue for the
 // transport's two idle connections per host).
-func droverClient(t transport, socket string, port int) (*v0044.Client, error) {
+func droverClient(t transport, socket string, port int, token string) (*v0044.Client, error) {
 	tr := &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute}
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	if t == transportUnix {
@@ -67,23 +70,30 @@ func droverClient(t transport, socket string, port int) (*v0044.Client, error) {
 		url = "http://localhost"
 	}
 	hc := &http.Client{Transport: tr, Timeout: 2 * time.Minute}
-	c, err := v0044.NewClient(url, rootUser{socket: t == transportUnix}, v0044.WithClient(hc))
+	c, err := v0044.NewClient(url, rootUser{socket: t == transportUnix, token: token}, v0044.WithClient(hc))
 	if err != nil {
 		return nil, fmt.Errorf("REST client: %w", err)
 	}
 	return c, nil
 }
 
-// rootUser sends X-SLURM-USER-NAME: root over TCP and nothing over the
-// unix socket (the peer's uid is the identity there).
-type rootUser struct{ socket bool }
+// rootUser sends X-SLURM-USER-NAME: root over TCP (with root's token when
+// it has one) and nothing over the unix socket (the peer's uid is the
+// identity there).
+type rootUser struct {
+	socket bool
+	token  string
+}
 
 func (rootUser) BearerAuth(context.Context, v0044.OperationName) (v0044.BearerAuth, error) {
 	return v0044.BearerAuth{}, ogenerrors.ErrSkipClientSecurity
 }
 
-func (rootUser) Token(context.Context, v0044.OperationName) (v0044.Token, error) {
-	return v0044.Token{}, ogenerrors.ErrSkipClientSecurity
+func (u rootUser) Token(context.Context, v0044.OperationName) (v0044.Token, error) {
+	if u.token == "" {
+		return v0044.Token{}, ogenerrors.ErrSkipClientSecurity
+	}
+	return v0044.Token{APIKey: u.token}, nil
 }
 
 func (u rootUser) User(context.Context, v0044.OperationName) (v0044.User, error) {
@@ -98,8 +108,8 @@ type submitter func(ctx context.Context) (int64, error)
 
 // droverSubmitter returns a submitter of trivial jobs over its own
 // generated client.
-func droverSubmitter(t transport, socket string, port int, workDir string, hold bool) (submitter, error) {
-	cl, err := droverClient(t, socket, port)
+func droverSubmitter(t transport, socket string, port int, token, workDir string, hold bool) (submitter, error) {
+	cl, err := droverClient(t, socket, port, token)
 	if err != nil {
 		return nil, err
 	}

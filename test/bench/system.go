@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/internal/jwtauth"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -116,9 +117,19 @@ func (d *droverInstance) Command(name string) string { return filepath.Join(d.c.
 func (d *droverInstance) WorkDir() string { return d.c.workDir }
 
 func (d *droverInstance) Submitters(t transport, n int, hold bool) ([]submitter, error) {
+	token := ""
+	if t == transportJWT {
+		key, err := jwtauth.LoadKey(d.c.jwtKey)
+		if err != nil {
+			return nil, err
+		}
+		if token, err = jwtauth.Issue(key, "root", time.Hour, time.Now()); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]submitter, n)
 	for i := range out {
-		s, err := droverSubmitter(t, d.c.socket, d.c.ctlPort, d.c.workDir, hold)
+		s, err := droverSubmitter(t, d.c.socket, d.c.ctlPort, token, d.c.workDir, hold)
 		if err != nil {
 			return nil, err
 		}
