@@ -20,3 +20,24 @@ func ThawCgroups(cluster string) {
 		return nil
 	})
 }
+
+// RemoveCgroups removes the empty cgroups left below drover/<cluster> in
+// every hierarchy, deepest first, once the cluster's processes are gone:
+// node daemons killed by a test do not clean up after themselves, and
+// runtimes make folders in hierarchies the daemons never use.
+func RemoveCgroups(cluster string) {
+	mounts, _ := filepath.Glob("/sys/fs/cgroup/*")
+	for _, m := range append(mounts, "/sys/fs/cgroup") {
+		root := filepath.Join(m, "drover", cluster)
+		var dirs []string
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+		for i := len(dirs) - 1; i >= 0; i-- {
+			_ = os.Remove(dirs[i])
+		}
+	}
+}

@@ -222,6 +222,7 @@ func (c *cluster) stop() {
 	}
 	testutil.ThawCgroups("bench" + strconv.Itoa(c.ctlPort))
 	testutil.KillJobProcesses(c.conf)
+	testutil.RemoveCgroups("bench" + strconv.Itoa(c.ctlPort))
 }
 
 // client returns a REST client to the controller's unix socket, for the

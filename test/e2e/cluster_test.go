@@ -290,6 +290,7 @@ func (c *Cluster) Stop() {
 	}
 	testutil.ThawCgroups(c.Name)
 	testutil.KillJobProcesses(c.Conf)
+	defer testutil.RemoveCgroups(c.Name)
 	if c.t.Failed() {
 		logs, _ := filepath.Glob(filepath.Join(c.Dir, "*.log"))
 		for _, l := range logs {
