@@ -242,6 +242,25 @@ func (f *fakeSrun) send(fr stepio.Frame) {
 	}
 }
 
+// sendAll sends frames in one write: a task that ends on the first may
+// end the step, and the node close the connection, before a second write.
+func (f *fakeSrun) sendAll(frames ...stepio.Frame) {
+	f.t.Helper()
+	var buf bytes.Buffer
+	w := stepio.NewWriter(&buf)
+	for _, fr := range frames {
+		if err := w.Write(fr); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := f.conn.Write(buf.Bytes()); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 // exited reports whether every task in n has reported its end.
 func exited(n int) func(*stepResult) bool {
 	return func(r *stepResult) bool { return len(r.exits) >= n }
@@ -310,8 +329,7 @@ func TestStepStreamsOutputAndStdin(t *testing.T) {
 	if _, ok := srun.res.exits[0]; ok {
 		t.Fatal("task 0 ended before its input was sent")
 	}
-	srun.send(stepio.Frame{Kind: stepio.Stdin, Task: 0, Data: []byte("hello\n")})
-	srun.send(stepio.Frame{Kind: stepio.StdinEOF, Task: 0})
+	srun.sendAll(stepio.Frame{Kind: stepio.Stdin, Task: 0, Data: []byte("hello\n")}, stepio.Frame{Kind: stepio.StdinEOF, Task: 0})
 	srun.finish()
 
 	r := srun.res
