@@ -110,7 +110,7 @@ func parse(r io.Reader, name, pluginDir string, log *slog.Logger, include func(s
 			}
 			out = append(out, es...)
 		case (kind == "required" || kind == "optional") && len(fields) >= 2:
-			e := Entry{Required: kind == "required", Path: findPlugin(fields[1], pluginDir), File: name, Line: n}
+			e := Entry{Required: kind == "required", Path: FindPlugin(fields[1], pluginDir), File: name, Line: n}
 			if len(fields) > 2 {
 				e.Args = fields[2:]
 			}
@@ -125,8 +125,9 @@ func parse(r io.Reader, name, pluginDir string, log *slog.Logger, include func(s
 	return out, nil
 }
 
-// findPlugin resolves a relative plugin path in the colon-separated dirs.
-func findPlugin(path, dirs string) string {
+// FindPlugin resolves a relative plugin path in the colon-separated dirs
+// (PluginDir); a path found in none is returned as it is.
+func FindPlugin(path, dirs string) string {
 	if filepath.IsAbs(path) || dirs == "" {
 		return path
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/droverhq/drover/internal/jobsubmit"
@@ -52,19 +51,14 @@ func jobSubmitChain(sc *slurmconf.Config, confPath string, logger *slog.Logger) 
 // findProgram resolves a plugin name: a path as it is, else NAME or
 // drover-job-submit-NAME in the colon-separated dirs.
 func findProgram(name, dirs string) (string, bool) {
-	if strings.ContainsRune(name, '/') {
-		st, err := os.Stat(name)
-		return name, err == nil && !st.IsDir()
+	candidates := []string{name}
+	if !strings.ContainsRune(name, '/') {
+		candidates = append(candidates, "drover-job-submit-"+name)
 	}
-	for _, d := range strings.Split(dirs, ":") {
-		if d == "" {
-			continue
-		}
-		for _, n := range []string{name, "drover-job-submit-" + name} {
-			p := filepath.Join(d, n)
-			if st, err := os.Stat(p); err == nil && !st.IsDir() {
-				return p, true
-			}
+	for _, c := range candidates {
+		p := spank.FindPlugin(c, dirs)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && (strings.ContainsRune(name, '/') || p != c) {
+			return p, true
 		}
 	}
 	return "", false

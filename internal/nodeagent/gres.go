@@ -55,13 +55,7 @@ func (s *step) prepareGres(ctx context.Context) (*gresSetup, error) {
 		if !a.cfg.ConstrainDevices {
 			return nil, nil
 		}
-		var files []string
-		for _, g := range a.cfg.GPUs {
-			if g.File != "" && !slices.Contains(l.GPUs, g.Index) {
-				files = append(files, g.File)
-			}
-		}
-		return &gresSetup{deny: a.devices(files)}, nil
+		return &gresSetup{deny: a.otherGPUs(l.GPUs)}, nil
 	}
 	if len(l.GPUs) == 0 && !a.cfg.ConstrainDevices {
 		// Nothing for the plugin to set up: no round trip.
@@ -81,9 +75,10 @@ func (s *step) prepareGres(ctx context.Context) (*gresSetup, error) {
 	return &gresSetup{deny: a.devices(reply.Deny), env: reply.Env, taskEnv: reply.TaskEnv}, nil
 }
 
-// batchDeny are the device files a batch script may not open: the node's
-// GPUs the job was not given there.
-func (a *Agent) batchDeny(gpus []int) []proctrack.Device {
+// otherGPUs are the devices a batch script (or, on a node without a GPU
+// plugin, a step) may not open with ConstrainDevices: the node's GPUs it
+// was not given there.
+func (a *Agent) otherGPUs(gpus []int) []proctrack.Device {
 	if !a.cfg.ConstrainDevices {
 		return nil
 	}

@@ -170,7 +170,7 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 		cmd.SysProcAttr.Credential = id.Credential()
 		cmd.SysProcAttr.Credential.Gid = l.GID
 	}
-	limits := proctrack.Limits{DenyDevices: a.batchDeny(l.GPUs)}
+	limits := proctrack.Limits{DenyDevices: a.otherGPUs(l.GPUs)}
 	if l.MemPerNode > 0 {
 		limits.MemoryBytes = int64(l.MemPerNode) << 20
 	}

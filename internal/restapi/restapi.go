@@ -76,7 +76,7 @@ func (j *JWT) now() time.Time {
 // Handler returns the controller's complete HTTP handler.
 func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (http.Handler, error) {
 	b44 := bridge44.NewServer(ctl)
-	srv44, err := api44.NewServer(b44, acceptAll{},
+	srv44, err := api44.NewServer(b44, acceptAny[api44.OperationName, api44.BearerAuth, api44.Token, api44.User]{},
 		api44.WithErrorHandler(errorHandler),
 		api44.WithNotFound(notFound),
 		api44.WithMethodNotAllowed(func(w http.ResponseWriter, r *http.Request, allowed string) { notFound(w, r) }),
@@ -429,16 +429,7 @@ func writeEnvelopeError(w http.ResponseWriter, status int, code int32, msg, desc
 
 // writeEnvelopeErrors writes a payload-less body listing errs.
 func writeEnvelopeErrors(w http.ResponseWriter, status int, errs ...envelopeError) {
-	resp := api44.V0044OpenapiResp{Errors: api44.V0044OpenapiErrors{}, Warnings: api44.V0044OpenapiWarnings{}}
-	for _, e := range errs {
-		resp.Errors = append(resp.Errors, api44.V0044OpenapiError{
-			ErrorNumber: api44.NewOptInt32(e.code),
-			Error:       api44.NewOptString(e.msg),
-			Description: api44.NewOptString(e.desc),
-			Source:      api44.NewOptString(e.source),
-		})
-	}
-	data, err := resp.MarshalJSON()
+	data, err := envelopeBody(errs)
 	if err != nil {
 		http.Error(w, "Unspecified error", http.StatusInternalServerError)
 		return
@@ -448,14 +439,30 @@ func writeEnvelopeErrors(w http.ResponseWriter, status int, errs ...envelopeErro
 	w.Write(data)
 }
 
+// envelopeBody encodes a payload-less envelope listing errs.
+func envelopeBody(errs []envelopeError) ([]byte, error) {
+	resp := api44.V0044OpenapiResp{Errors: api44.V0044OpenapiErrors{}, Warnings: api44.V0044OpenapiWarnings{}}
+	for _, e := range errs {
+		resp.Errors = append(resp.Errors, api44.V0044OpenapiError{
+			ErrorNumber: api44.NewOptInt32(e.code),
+			Error:       api44.NewOptString(e.msg),
+			Description: api44.NewOptString(e.desc),
+			Source:      api44.NewOptString(e.source),
+		})
+	}
+	return resp.MarshalJSON()
+}
+
 // writeShaped writes an error envelope shaped to the failed operation's
 // error answer in the request's API version (adapt.Spec.Project): an
 // operation whose answer requires members beside errors ("added_users")
 // gets them, empty.
 func writeShaped(w http.ResponseWriter, r *http.Request, opID string, status int, errs ...envelopeError) {
-	rec := &bridge44.StateRecorder{ResponseWriter: w, Status: status}
-	writeEnvelopeErrors(rec, status, errs...)
-	body := rec.Buf.Bytes()
+	body, err := envelopeBody(errs)
+	if err != nil {
+		http.Error(w, "Unspecified error", http.StatusInternalServerError)
+		return
+	}
 	if version := pathVersion(r.URL.Path); version != "" && opID != "" {
 		if spec, err := adapt.LoadSpec(version); err == nil {
 			if schema := spec.ResponseSchema(opID, "default"); schema != nil {
@@ -471,7 +478,7 @@ func writeShaped(w http.ResponseWriter, r *http.Request, opID string, status int
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(rec.Status)
+	w.WriteHeader(status)
 	w.Write(body)
 }
 
@@ -490,7 +497,8 @@ func pathVersion(p string) string {
 
 func notAllowed(w http.ResponseWriter, r *http.Request, _ string) { notFound(w, r) }
 
-// acceptAny is acceptAll for any API version's security types.
+// acceptAny lets every request of any API version through the generated
+// security check: authentication happened in front.ServeHTTP.
 type acceptAny[Op, Bearer, Token, User any] struct{}
 
 func (acceptAny[Op, Bearer, Token, User]) HandleBearerAuth(ctx context.Context, _ Op, _ Bearer) (context.Context, error) {
@@ -500,20 +508,6 @@ func (acceptAny[Op, Bearer, Token, User]) HandleToken(ctx context.Context, _ Op,
 	return ctx, nil
 }
 func (acceptAny[Op, Bearer, Token, User]) HandleUser(ctx context.Context, _ Op, _ User) (context.Context, error) {
-	return ctx, nil
-}
-
-// acceptAll lets every request through the generated security check:
-// authentication happened in front.ServeHTTP.
-type acceptAll struct{}
-
-func (acceptAll) HandleBearerAuth(ctx context.Context, _ api44.OperationName, _ api44.BearerAuth) (context.Context, error) {
-	return ctx, nil
-}
-func (acceptAll) HandleToken(ctx context.Context, _ api44.OperationName, _ api44.Token) (context.Context, error) {
-	return ctx, nil
-}
-func (acceptAll) HandleUser(ctx context.Context, _ api44.OperationName, _ api44.User) (context.Context, error) {
 	return ctx, nil
 }
 

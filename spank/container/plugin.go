@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/droverhq/drover/internal/hostlist"
@@ -44,6 +45,26 @@ func ParseArgs(args []string) (Config, error) {
 	}
 	rt, err := DefaultRuntime(name)
 	return Config{Runtime: rt}, err
+}
+
+// configs caches ParseArgs by argument list: every task's stages need the
+// configuration, and reading oci.conf or looking for the runtime program
+// each time was I/O on every task's start. A changed oci.conf is read
+// when the plugin starts again.
+var configs sync.Map // string -> Config
+
+// config is ParseArgs of c's arguments, once per argument list.
+func config(c *sdk.Context) (Config, error) {
+	key := strings.Join(c.Args, "\x00")
+	if v, ok := configs.Load(key); ok {
+		return v.(Config), nil
+	}
+	cfg, err := ParseArgs(c.Args)
+	if err != nil {
+		return Config{}, err
+	}
+	configs.Store(key, cfg)
+	return cfg, nil
 }
 
 // Plugin returns the plugin's SPANK implementation.
@@ -123,7 +144,7 @@ func taskInit(c *sdk.Context) error {
 	if err != nil || r == nil {
 		return err
 	}
-	cfg, err := ParseArgs(c.Args)
+	cfg, err := config(c)
 	if err != nil {
 		return err
 	}
@@ -160,7 +181,7 @@ func taskExit(c *sdk.Context) error {
 	if err != nil || r == nil {
 		return err
 	}
-	cfg, err := ParseArgs(c.Args)
+	cfg, err := config(c)
 	if err != nil {
 		return err
 	}
