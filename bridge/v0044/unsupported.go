@@ -29,10 +29,17 @@ const (
 	whyWckey = "Drover keeps no WCKeys (TrackWCKey is off)"
 )
 
-// SlurmV0044GetReconfigure implements GET /reconfigure/: refused.
+// SlurmV0044GetReconfigure implements GET /reconfigure/: slurm.conf is
+// read again and the controller restarts in place on it; the answer
+// comes once the new configuration runs, or says why it could not.
 func (s *Server) SlurmV0044GetReconfigure(ctx context.Context) (api.SlurmV0044GetReconfigureRes, error) {
 	s.count("REQUEST_RECONFIGURE")
-	return s.refuse(ctx, "_op_handler_reconfigure", "reconfigure: "+whyConf), nil
+	err := s.ctl.Reconfigure(ctx, caller(ctx))
+	r := s.plainResp(ctx, err, "slurm_reconfigure()")
+	if err != nil {
+		return &api.V0044OpenapiRespStatusCode{StatusCode: httpStatus(err), Response: r}, nil
+	}
+	return &r, nil
 }
 
 // SlurmV0044PostNewNode implements POST /new/node/: refused.

@@ -104,23 +104,39 @@ func (c *Controller) activeUnderLocked(ch assoc.Change, removed []assoc.Associat
 // acctChangedLocked refreshes what is derived from the accounting model:
 // who operates the cluster, and the fair-share tree.
 func (c *Controller) acctChangedLocked() {
-	admins := map[string]bool{}
+	admins := map[string]assoc.AdminLevel{}
 	for _, u := range c.st.Acct.Users() {
 		if u.AdminLevel >= assoc.AdminOperator {
-			admins[u.Name] = true
+			admins[u.Name] = u.AdminLevel
 		}
+	}
+	// Drover's settings name operators and administrators too, for
+	// clusters whose accounting has no users yet; the higher level wins.
+	for _, name := range c.cfg.Operators {
+		admins[name] = max(admins[name], assoc.AdminOperator)
+	}
+	for _, name := range c.cfg.Administrators {
+		admins[name] = assoc.AdminAdministrator
 	}
 	c.admins.Store(&admins)
 	c.fairShareLocked()
 }
 
-// adminSet is the users whose AdminLevel makes them operators; read
-// without the controller's lock, since permission checks run everywhere.
-type adminSet = atomic.Pointer[map[string]bool]
+// adminSet is the users whose AdminLevel makes them operators, with
+// their level; read without the controller's lock, since permission
+// checks run everywhere.
+type adminSet = atomic.Pointer[map[string]assoc.AdminLevel]
 
+// isAdmin reports whether user is an operator or an administrator.
 func (c *Controller) isAdmin(user string) bool {
 	m := c.admins.Load()
-	return m != nil && (*m)[user]
+	return m != nil && (*m)[user] >= assoc.AdminOperator
+}
+
+// isSuperAdmin reports whether user is an administrator.
+func (c *Controller) isSuperAdmin(user string) bool {
+	m := c.admins.Load()
+	return m != nil && (*m)[user] >= assoc.AdminAdministrator
 }
 
 // resolveAccountLocked gives a job its account and QOS, as slurmctld's

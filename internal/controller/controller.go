@@ -69,6 +69,13 @@ type Config struct {
 	Partitions    []partition.Partition
 	// SlurmUser may act on every job, like root.
 	SlurmUserID uint32
+	// Operators and Administrators are users Drover's settings give
+	// those AdminLevels, beside the accounting model's.
+	Operators      []string
+	Administrators []string
+	// Reload reads slurm.conf again and replaces this controller with
+	// one built from it (scontrol reconfigure); nil: it cannot.
+	Reload func(ctx context.Context) error
 	// NoJobRequeue is slurm.conf's JobRequeue=0: batch jobs are not
 	// requeued unless they ask (--requeue).
 	NoJobRequeue bool

@@ -17,6 +17,7 @@ import (
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/internal/timefmt"
 	"github.com/droverhq/drover/internal/topology"
+	"github.com/droverhq/drover/internal/usercred"
 )
 
 // ConfigFromSlurm derives the controller's configuration from slurm.conf.
@@ -34,6 +35,15 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 		ReturnToService: int(sc.ReturnToService),
 		NoJobRequeue:    !sc.JobRequeue,
 		Defaults:        sched.Defaults{DefMemPerCPU: sc.DefMemPerCPU, DefMemPerNode: sc.DefMemPerNode},
+	}
+	if sc.SlurmUser != "" && sc.SlurmUser != "root" {
+		// SlurmUser may act on every job, as root may; a name that is no
+		// user is refused, as slurmctld refuses it.
+		id, err := usercred.LookupName(sc.SlurmUser)
+		if err != nil {
+			return Config{}, fmt.Errorf("invalid user for SlurmUser %s: %w", sc.SlurmUser, err)
+		}
+		cfg.SlurmUserID = id.UID
 	}
 	switch sc.SchedulerType {
 	case "sched/backfill", "sched/builtin":

@@ -7,10 +7,10 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync"
 
 	"github.com/spf13/viper"
 
-	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/jwtauth"
 	"github.com/droverhq/drover/internal/restapi"
 	"github.com/droverhq/drover/internal/slurmconf"
@@ -23,40 +23,34 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	if err != nil {
 		return err
 	}
-	cfg, err := controller.ConfigFromSlurm(sc, path)
+	cfg, err := controllerConfig(v, path, logger)
 	if err != nil {
-		return err
-	}
-	if d := v.GetString("state-dir"); d != "" {
-		cfg.StateDir = d
-	}
-	if cfg.StepKey, err = StepKey(v, path, logger); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		if cfg.JobSubmit != nil {
+			cfg.JobSubmit.Close()
+		}
 		return fmt.Errorf("create StateSaveLocation: %w", err)
 	}
-	if cfg.JobSubmit, err = jobSubmitChain(sc, path, logger); err != nil {
-		return err
-	}
-	if cfg.JobSubmit != nil {
-		defer cfg.JobSubmit.Close()
-	}
 	servePprof(ctx, v, logger)
-	ctl, err := controller.New(cfg, logger)
+	live := &liveController{v: v, path: path, logger: logger, fatal: make(chan error, 1),
+		opts: restapi.Options{TrustLoopback: true}}
+	live.changed = sync.NewCond(&live.mu)
+	// Authentication is read once: a reconfigure cannot change it, as it
+	// cannot change slurmctld's.
+	if live.opts.JWT, err = jwtConfig(sc, cfg.StateDir, logger); err != nil {
+		return err
+	}
+	g, err := live.start(cfg, nil)
 	if err != nil {
+		if cfg.JobSubmit != nil {
+			cfg.JobSubmit.Close()
+		}
 		return err
 	}
-	defer ctl.Close()
-	ctl.Start()
-	opts := restapi.Options{TrustLoopback: true}
-	if opts.JWT, err = jwtConfig(sc, cfg.StateDir, logger); err != nil {
-		return err
-	}
-	h, err := restapi.Handler(ctl, logger, opts)
-	if err != nil {
-		return err
-	}
+	live.cur = g
+	defer live.close()
 	listen := v.GetString("listen")
 	if listen == "" {
 		host := cfg.ControlAddr
@@ -66,7 +60,7 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 		listen = net.JoinHostPort(host, strconv.Itoa(cfg.Port))
 	}
 	socket := SocketPath(v, sc)
-	addr, errc, err := restapi.Serve(ctx, h, listen, socket, logger)
+	addr, errc, err := restapi.Serve(ctx, live, listen, socket, logger)
 	if err != nil {
 		return err
 	}
@@ -78,6 +72,8 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	case <-ctx.Done():
 		return nil
 	case err := <-errc:
+		return err
+	case err := <-live.fatal:
 		return err
 	}
 }

@@ -294,6 +294,12 @@ func (c *cmd) process(ctx context.Context, argv []string) {
 			c.tooMany(tag)
 		}
 		c.quiet = 1
+	case abbrev(tag, "reconfigure", 3):
+		if len(argv) > 1 {
+			c.tooMany(tag)
+			return
+		}
+		c.reconfigure(ctx)
 	case abbrev(tag, "requeue", 3):
 		c.requeue(ctx, tag, argv[1:], false)
 	case hasPrefixFold(tag, "requeuehold"):
@@ -368,7 +374,7 @@ func unsupportedKeyword(tag string) string {
 	}{
 		{"cancel_reboot", 3}, {"completing", 2}, {"cluster", 2}, {"errnumstr", 2}, {"getaddrs", 8}, {"gethost", 7},
 		{"listjobs", 1}, {"listpids", 1}, {"liststeps", 1}, {"notify", 1},
-		{"pidinfo", 3}, {"power", 2}, {"reboot_nodes", 3}, {"reconfigure", 3},
+		{"pidinfo", 3}, {"power", 2}, {"reboot_nodes", 3},
 		{"resume", 3}, {"schedloglevel", 3}, {"setdebug", 2},
 		{"setdebugflags", 9}, {"shutdown", 8}, {"suspend", 2},
 		{"takeover", 8}, {"wait_job", 2}, {"write", 5},

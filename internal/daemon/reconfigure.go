@@ -1,0 +1,252 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/viper"
+
+	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/restapi"
+	"github.com/droverhq/drover/internal/slurmerr"
+)
+
+// quiesceTimeout bounds how long a reconfigure waits for the requests in
+// flight to finish before it gives up and keeps the old configuration.
+const quiesceTimeout = 30 * time.Second
+
+// liveController serves the running controller's API and replaces the
+// controller when slurm.conf is read again, with the listeners, the
+// state and the nodes' registrations kept. A request waits while the
+// replacement runs, so that none sees the old controller closed.
+type liveController struct {
+	v       *viper.Viper
+	path    string
+	logger  *slog.Logger
+	opts    restapi.Options
+	fatal   chan error // the daemon cannot go on
+	mu      sync.Mutex
+	changed *sync.Cond // active or swapping changed
+	active  int        // requests in flight
+	swap    bool       // a reconfigure is replacing the controller
+	cur     *generation
+}
+
+// generation is one controller built from one reading of slurm.conf.
+type generation struct {
+	cfg     controller.Config
+	ctl     *controller.Controller
+	handler http.Handler
+}
+
+// controllerConfig reads slurm.conf and Drover's settings into a
+// controller configuration, job_submit plugins started.
+func controllerConfig(v *viper.Viper, path string, logger *slog.Logger) (controller.Config, error) {
+	sc, err := LoadConf(path, logger)
+	if err != nil {
+		return controller.Config{}, err
+	}
+	cfg, err := controller.ConfigFromSlurm(sc, path)
+	if err != nil {
+		return controller.Config{}, err
+	}
+	if d := v.GetString("state-dir"); d != "" {
+		cfg.StateDir = d
+	}
+	cfg.Operators, cfg.Administrators = settingList(v, "operators"), settingList(v, "administrators")
+	if cfg.StepKey, err = StepKey(v, path, logger); err != nil {
+		return controller.Config{}, err
+	}
+	if cfg.JobSubmit, err = jobSubmitChain(sc, path, logger); err != nil {
+		return controller.Config{}, err
+	}
+	return cfg, nil
+}
+
+// settingList reads a list setting given as a YAML list or as a
+// comma-separated string (a flag or DROVER_* variable).
+func settingList(v *viper.Viper, key string) []string {
+	var out []string
+	for _, s := range v.GetStringSlice(key) {
+		for _, f := range strings.Split(s, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// start builds and starts a controller and its API from cfg.
+func (l *liveController) start(cfg controller.Config, handover *controller.Handover) (*generation, error) {
+	cfg.Reload = l.reload
+	ctl, err := controller.New(cfg, l.logger)
+	if err != nil {
+		return nil, err
+	}
+	if handover != nil {
+		ctl.Adopt(*handover)
+	}
+	h, err := restapi.Handler(ctl, l.logger, l.opts)
+	if err != nil {
+		ctl.Close()
+		return nil, err
+	}
+	ctl.Start()
+	return &generation{cfg: cfg, ctl: ctl, handler: h}, nil
+}
+
+// close stops the running controller for good.
+func (l *liveController) close() {
+	l.mu.Lock()
+	g := l.cur
+	l.cur = nil
+	l.mu.Unlock()
+	if g != nil {
+		g.stop(l.logger)
+	}
+}
+
+func (g *generation) stop(logger *slog.Logger) {
+	if err := g.ctl.Close(); err != nil {
+		logger.Error("close controller", "err", err)
+	}
+	if g.cfg.JobSubmit != nil {
+		g.cfg.JobSubmit.Close()
+	}
+}
+
+func (l *liveController) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l.mu.Lock()
+	for l.swap {
+		l.changed.Wait()
+	}
+	g := l.cur
+	l.active++
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.active--
+		l.changed.Broadcast()
+		l.mu.Unlock()
+	}()
+	if g == nil {
+		http.Error(w, "controller shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	g.handler.ServeHTTP(w, r)
+}
+
+// reload is the controllers' Reload: it runs inside the reconfigure
+// request. slurm.conf is read and checked first, and a refusal leaves
+// the running controller alone; then, once the other requests in flight
+// are done, the controller is closed and one built from the new
+// configuration opens the same state. Should that fail, the old
+// configuration is started again, as slurmctld keeps running when its
+// successor does not start.
+func (l *liveController) reload(ctx context.Context) error {
+	next, err := controllerConfig(l.v, l.path, l.logger)
+	if err != nil {
+		l.logger.Error("reconfigure: slurm.conf refused, configuration unchanged", "err", err)
+		return slurmerr.New(slurmerr.Unspecified, "%v", err)
+	}
+	dropNext := func() {
+		if next.JobSubmit != nil {
+			next.JobSubmit.Close()
+		}
+	}
+	l.mu.Lock()
+	if l.swap {
+		l.mu.Unlock()
+		dropNext()
+		return slurmerr.New(slurmerr.Disabled, "a reconfigure is already in progress")
+	}
+	old := l.cur
+	if err := old.ctl.CheckSuccessor(&next); err != nil {
+		l.mu.Unlock()
+		dropNext()
+		l.logger.Error("reconfigure refused, configuration unchanged", "err", err)
+		return slurmerr.New(slurmerr.Unspecified, "%v", err)
+	}
+	if err := checkFixed(old.cfg, next); err != nil {
+		l.mu.Unlock()
+		dropNext()
+		l.logger.Error("reconfigure refused, configuration unchanged", "err", err)
+		return slurmerr.New(slurmerr.Unspecified, "%v", err)
+	}
+	l.swap = true
+	// This request is in flight too: wait for the others.
+	timer := time.AfterFunc(quiesceTimeout, func() {
+		l.mu.Lock()
+		l.changed.Broadcast()
+		l.mu.Unlock()
+	})
+	deadline := time.Now().Add(quiesceTimeout)
+	for l.active > 1 && time.Now().Before(deadline) {
+		l.changed.Wait()
+	}
+	timer.Stop()
+	busy := l.active > 1
+	l.mu.Unlock()
+	finish := func(g *generation) {
+		l.mu.Lock()
+		l.cur, l.swap = g, false
+		l.changed.Broadcast()
+		l.mu.Unlock()
+	}
+	if busy {
+		finish(old)
+		dropNext()
+		return slurmerr.New(slurmerr.Unspecified, "reconfigure: requests still in flight after %s; configuration unchanged", quiesceTimeout)
+	}
+	handover := old.ctl.Handover()
+	old.stop(l.logger)
+	g, err := l.start(next, &handover)
+	if err == nil {
+		finish(g)
+		l.logger.Info("reconfigured: the controller runs the new slurm.conf")
+		return nil
+	}
+	dropNext()
+	l.logger.Error("reconfigure: the new configuration did not start; starting the old one again", "err", err)
+	prev := old.cfg
+	if prev.JobSubmit != nil {
+		// Its plugins were stopped with the old controller.
+		prev.JobSubmit = nil
+		l.logger.Warn("reconfigure: job_submit plugins stay stopped until the next reconfigure")
+	}
+	back, berr := l.start(prev, &handover)
+	if berr != nil {
+		finish(nil)
+		l.fatal <- fmt.Errorf("reconfigure: the old configuration did not start again either: %w", errors.Join(err, berr))
+		return slurmerr.New(slurmerr.Unspecified, "reconfigure failed and the controller stopped: %v", berr)
+	}
+	finish(back)
+	return slurmerr.New(slurmerr.Unspecified, "reconfigure: %v; configuration unchanged", err)
+}
+
+// checkFixed refuses changes a reconfigure cannot make: where the
+// controller listens and keeps its state, as slurmctld's reconfigure
+// cannot change its listening ports either.
+func checkFixed(old, next controller.Config) error {
+	var problems []string
+	if old.Port != next.Port {
+		problems = append(problems, fmt.Sprintf("SlurmctldPort %d -> %d", old.Port, next.Port))
+	}
+	if old.ControlAddr != next.ControlAddr || old.ControlHost != next.ControlHost {
+		problems = append(problems, fmt.Sprintf("SlurmctldHost %s -> %s", old.ControlHost, next.ControlHost))
+	}
+	if old.StateDir != next.StateDir {
+		problems = append(problems, fmt.Sprintf("StateSaveLocation %s -> %s", old.StateDir, next.StateDir))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("these need the controller restarted: %s", strings.Join(problems, ", "))
+	}
+	return nil
+}
