@@ -120,6 +120,10 @@ func sortStrings(a []string) {
 // SlurmV0044GetNodes implements GET /nodes/.
 func (s *Server) SlurmV0044GetNodes(ctx context.Context, params api.SlurmV0044GetNodesParams) (api.SlurmV0044GetNodesRes, error) {
 	s.count("REQUEST_NODE_INFO")
+	if err := s.private(ctx, "nodes", "REQUEST_NODE_INFO"); err != nil {
+		return &api.V0044OpenapiNodesRespStatusCode{StatusCode: httpStatus(err), Response: api.V0044OpenapiNodesResp{Nodes: api.V0044Nodes{}, LastUpdate: u64(0),
+			Meta: s.meta(ctx), Errors: errorsOf(err, "slurm_load_node()"), Warnings: api.V0044OpenapiWarnings{}}}, nil
+	}
 	out := api.V0044Nodes{}
 	for _, ni := range s.ctl.Nodes() {
 		out = append(out, s.nodeToWire(ni))
@@ -131,6 +135,10 @@ func (s *Server) SlurmV0044GetNodes(ctx context.Context, params api.SlurmV0044Ge
 // 200 with an error entry, as slurmrestd answers.
 func (s *Server) SlurmV0044GetNode(ctx context.Context, params api.SlurmV0044GetNodeParams) (api.SlurmV0044GetNodeRes, error) {
 	s.count("REQUEST_NODE_INFO_SINGLE")
+	if err := s.private(ctx, "nodes", "REQUEST_NODE_INFO_SINGLE"); err != nil {
+		return &api.V0044OpenapiNodesRespStatusCode{StatusCode: httpStatus(err), Response: api.V0044OpenapiNodesResp{Nodes: api.V0044Nodes{}, LastUpdate: u64(0),
+			Meta: s.meta(ctx), Errors: errorsOf(err, "slurm_load_node_single()"), Warnings: api.V0044OpenapiWarnings{}}}, nil
+	}
 	ni, err := s.ctl.Node(params.NodeName)
 	if err != nil {
 		e := api.V0044OpenapiError{Description: api.NewOptString("Failure to query node " + params.NodeName), ErrorNumber: api.NewOptInt32(0), Error: api.NewOptString("No error"), Source: api.NewOptString("_dump_nodes")}
@@ -150,6 +158,17 @@ func filled[T any]() T {
 	var v T
 	fillUnset(&v)
 	return v
+}
+
+// private refuses what PrivateData keeps from ctx's caller with access
+// denied, as slurmctld refuses the whole RPC rather than filtering it.
+func (s *Server) private(ctx context.Context, what, rpc string) error {
+	who := caller(ctx)
+	if !s.ctl.Hides(what, who) {
+		return nil
+	}
+	s.ctl.Logger().Error("security violation, "+rpc+" from", "uid", who.UID)
+	return slurmerr.New(slurmerr.AccessDenied, "")
 }
 
 func (s *Server) nodeToWire(ni controller.NodeInfo) api.V0044Node {
@@ -370,6 +389,10 @@ func (s *Server) updateNodes(ctx context.Context, names []string, m *api.V0044Up
 // SlurmV0044GetPartitions implements GET /partitions/.
 func (s *Server) SlurmV0044GetPartitions(ctx context.Context, params api.SlurmV0044GetPartitionsParams) (api.SlurmV0044GetPartitionsRes, error) {
 	s.count("REQUEST_PARTITION_INFO")
+	if err := s.private(ctx, "partitions", "PARTITION_INFO"); err != nil {
+		return &api.V0044OpenapiPartitionRespStatusCode{StatusCode: httpStatus(err), Response: api.V0044OpenapiPartitionResp{Partitions: api.V0044PartitionInfoMsg{}, LastUpdate: u64(0),
+			Meta: s.meta(ctx), Errors: errorsOf(err, "slurm_load_partitions()"), Warnings: api.V0044OpenapiWarnings{}}}, nil
+	}
 	out := api.V0044PartitionInfoMsg{}
 	for _, p := range s.ctl.Partitions() {
 		out = append(out, s.partitionToWire(p))
@@ -381,6 +404,10 @@ func (s *Server) SlurmV0044GetPartitions(ctx context.Context, params api.SlurmV0
 // are 422 with error 9000, as slurmrestd 25.11 answers.
 func (s *Server) SlurmV0044GetPartition(ctx context.Context, params api.SlurmV0044GetPartitionParams) (api.SlurmV0044GetPartitionRes, error) {
 	s.count("REQUEST_PARTITION_INFO")
+	if err := s.private(ctx, "partitions", "PARTITION_INFO"); err != nil {
+		return &api.V0044OpenapiPartitionRespStatusCode{StatusCode: httpStatus(err), Response: api.V0044OpenapiPartitionResp{Partitions: api.V0044PartitionInfoMsg{}, LastUpdate: u64(0),
+			Meta: s.meta(ctx), Errors: errorsOf(err, "slurm_load_partitions()"), Warnings: api.V0044OpenapiWarnings{}}}, nil
+	}
 	p, err := s.ctl.Partition(params.PartitionName)
 	if err != nil {
 		e := api.V0044OpenapiError{Description: api.NewOptString("Unable to find partition " + params.PartitionName), ErrorNumber: api.NewOptInt32(int32(slurmerr.InvalidQuery)), Error: api.NewOptString(slurmerr.InvalidQuery.Message()), Source: api.NewOptString("op_handler_partition")}

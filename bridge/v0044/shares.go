@@ -77,6 +77,17 @@ func (s *Server) SlurmV0044GetShares(ctx context.Context, params api.SlurmV0044G
 		out = append(out, w)
 	}
 	out = filterShares(out, params)
+	if who := caller(ctx); s.ctl.Hides("usage", who) {
+		// PrivateData=usage: a user sees their own associations only
+		// (Drover has no coordinators), as assoc_mgr filters shares.
+		mine := out[:0]
+		for _, w := range out {
+			if slices.Contains(w.Type, api.V0044AssocSharesObjWrapTypeItemUSER) && w.Name.Value == who.User {
+				mine = append(mine, w)
+			}
+		}
+		out = mine
+	}
 	return &api.V0044OpenapiSharesResp{
 		Shares: api.V0044SharesRespMsg{Shares: out, TotalShares: api.NewOptInt64(totalShares)},
 		Meta:   s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{},

@@ -375,6 +375,9 @@ func (c *Controller) Kick() {
 	}
 }
 
+// Logger is where the controller logs, for the API in front of it.
+func (c *Controller) Logger() *slog.Logger { return c.logger }
+
 // ClusterName returns the cluster's name.
 func (c *Controller) ClusterName() string { return c.cfg.ClusterName }
 
@@ -390,8 +393,13 @@ func (c *Controller) ControlHost() string { return c.cfg.ControlHost }
 
 // HidesJobsFrom reports whether who may see only their own jobs
 // (PrivateData=jobs, and who is no operator).
-func (c *Controller) HidesJobsFrom(who Identity) bool {
-	return slices.Contains(c.cfg.PrivateData, "jobs") && !c.privileged(who)
+func (c *Controller) HidesJobsFrom(who Identity) bool { return c.Hides("jobs", who) }
+
+// Hides reports whether slurm.conf's PrivateData keeps what ("jobs",
+// "nodes", "partitions", "usage", ...) of others from who: everyone but
+// root, SlurmUser and operators, as slurmctld's validate_operator.
+func (c *Controller) Hides(what string, who Identity) bool {
+	return slices.Contains(c.cfg.PrivateData, what) && !c.privileged(who)
 }
 
 // Licenses are the cluster's licenses, as slurm.conf gives them.
