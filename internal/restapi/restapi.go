@@ -78,8 +78,8 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 	b44 := bridge44.NewServer(ctl)
 	srv44, err := api44.NewServer(b44, acceptAny[api44.OperationName, api44.BearerAuth, api44.Token, api44.User]{},
 		api44.WithErrorHandler(errorHandler),
-		api44.WithNotFound(notFound),
-		api44.WithMethodNotAllowed(func(w http.ResponseWriter, r *http.Request, allowed string) { notFound(w, r) }),
+		api44.WithNotFound(NotFound),
+		api44.WithMethodNotAllowed(func(w http.ResponseWriter, r *http.Request, allowed string) { NotFound(w, r) }),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("v0.0.44 server: %w", err)
@@ -94,15 +94,15 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 	}{
 		{"v0.0.42", func() (http.Handler, error) {
 			return api42.NewServer(&bridge42.Adapter{Next: b44}, acceptAny[api42.OperationName, api42.BearerAuth, api42.Token, api42.User]{},
-				api42.WithErrorHandler(errorHandler), api42.WithNotFound(notFound), api42.WithMethodNotAllowed(notAllowed))
+				api42.WithErrorHandler(errorHandler), api42.WithNotFound(NotFound), api42.WithMethodNotAllowed(notAllowed))
 		}},
 		{"v0.0.43", func() (http.Handler, error) {
 			return api43.NewServer(&bridge43.Adapter{Next: b44}, acceptAny[api43.OperationName, api43.BearerAuth, api43.Token, api43.User]{},
-				api43.WithErrorHandler(errorHandler), api43.WithNotFound(notFound), api43.WithMethodNotAllowed(notAllowed))
+				api43.WithErrorHandler(errorHandler), api43.WithNotFound(NotFound), api43.WithMethodNotAllowed(notAllowed))
 		}},
 		{"v0.0.45", func() (http.Handler, error) {
 			return api45.NewServer(bridge45.NewServer(b44), acceptAny[api45.OperationName, api45.BearerAuth, api45.Token, api45.User]{},
-				api45.WithErrorHandler(errorHandler), api45.WithNotFound(notFound), api45.WithMethodNotAllowed(notAllowed))
+				api45.WithErrorHandler(errorHandler), api45.WithNotFound(NotFound), api45.WithMethodNotAllowed(notAllowed))
 		}},
 	}
 	for _, o := range others {
@@ -112,17 +112,17 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 		}
 		mux.Handle("/slurm/"+o.version+"/", srv)
 		mux.Handle("/slurmdb/"+o.version+"/", srv)
-		mux.HandleFunc("/slurm/"+o.version, notFound)
-		mux.HandleFunc("/slurmdb/"+o.version, notFound)
+		mux.HandleFunc("/slurm/"+o.version, NotFound)
+		mux.HandleFunc("/slurmdb/"+o.version, NotFound)
 	}
 	mux.Handle("POST /drover/v1/job/{job_id}/requeue", requeueHandler(ctl))
 	stepRoutes(mux, ctl)
 	mux.Handle("/drover/v1/node/", ctl.NodeHandler())
-	mux.HandleFunc("/", notFound)
+	mux.HandleFunc("/", NotFound)
 	// Without these, ServeMux answers a subtree's name without its slash
 	// ("/slurm/v0.0.44") with an HTML redirect; slurmrestd says 404.
 	for _, p := range []string{"/slurm/v0.0.44", "/slurmdb/v0.0.44", "/drover/v1/node"} {
-		mux.HandleFunc(p, notFound)
+		mux.HandleFunc(p, NotFound)
 	}
 	f := &front{next: mux, jobList: b44.ServeJobList, logger: logger, opts: opts, ctl: ctl}
 	mux.HandleFunc("POST "+TokenPath, f.handleToken)
@@ -169,7 +169,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	caller, err := f.authenticate(r)
 	if err != nil {
 		f.logger.Info("authentication failed", "source", r.RemoteAddr, "path", r.URL.Path, "err", err)
-		writeAuthError(w, err)
+		WriteAuthError(w, err)
 		return
 	}
 	ctx := authctx.With(r.Context(), caller)
@@ -219,14 +219,24 @@ func (ci *connInfo) peer(uc *net.UnixConn) (*syscall.Ucred, error) {
 
 var errAuth = errors.New("authentication failure")
 
-func (f *front) authenticate(r *http.Request) (authctx.Caller, error) {
+// PeerCred returns the credentials of the process at the other end of
+// r's connection when it came over a unix socket served through
+// ConnContext (ok false for TCP).
+func PeerCred(r *http.Request) (cred *syscall.Ucred, ok bool, err error) {
 	ci, _ := r.Context().Value(connKey{}).(*connInfo)
-	var conn net.Conn
-	if ci != nil {
-		conn = ci.conn
+	if ci == nil {
+		return nil, false, nil
 	}
-	if uc, ok := conn.(*net.UnixConn); ok {
-		cred, err := ci.peer(uc)
+	uc, isUnix := ci.conn.(*net.UnixConn)
+	if !isUnix {
+		return nil, false, nil
+	}
+	cred, err = ci.peer(uc)
+	return cred, true, err
+}
+
+func (f *front) authenticate(r *http.Request) (authctx.Caller, error) {
+	if cred, ok, err := PeerCred(r); ok {
 		if err != nil {
 			return authctx.Caller{}, fmt.Errorf("%w: %v", errAuth, err)
 		}
@@ -323,10 +333,10 @@ func peerCred(c *net.UnixConn) (*syscall.Ucred, error) {
 	return cred, credErr
 }
 
-// writeAuthError refuses a request as slurmrestd refuses one it cannot
+// WriteAuthError refuses a request as slurmrestd refuses one it cannot
 // authenticate: 401, the error's text alone, and the connection closed.
 // The detail goes to the log only.
-func writeAuthError(w http.ResponseWriter, err error) {
+func WriteAuthError(w http.ResponseWriter, err error) {
 	msg := jwtauth.ErrInvalid.Error()
 	if errors.Is(err, jwtauth.ErrExpired) {
 		msg = jwtauth.ErrExpired.Error()
@@ -337,7 +347,8 @@ func writeAuthError(w http.ResponseWriter, err error) {
 	io.WriteString(w, msg)
 }
 
-func notFound(w http.ResponseWriter, r *http.Request) {
+// NotFound answers an unknown path as slurmrestd does.
+func NotFound(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain")
 	w.WriteHeader(http.StatusNotFound)
 	io.WriteString(w, NotFoundText)
@@ -361,7 +372,7 @@ func errorHandler(ctx context.Context, w http.ResponseWriter, r *http.Request, e
 		if kind := jsonKind(body); kind != "dictionary" {
 			// A body that is JSON but not an object: slurmrestd 25.11
 			// answers 500 with its parser's complaint.
-			writeEnvelopeError(w, http.StatusInternalServerError, 9209, "Data parser expected a dictionary or object",
+			WriteEnvelopeError(w, http.StatusInternalServerError, 9209, "Data parser expected a dictionary or object",
 				"Rejecting "+kind+" when dictionary expected", "#/")
 			return
 		}
@@ -381,7 +392,7 @@ func errorHandler(ctx context.Context, w http.ResponseWriter, r *http.Request, e
 	case errors.As(err, &paramsErr):
 		writeShaped(w, r, paramsErr.ID, http.StatusUnprocessableEntity, envelopeError{9000, "Query empty or not RFC7320 compliant", paramsErr.Err.Error(), "query"})
 	case errors.Is(err, ogenerrors.ErrSecurityRequirementIsNotSatisfied):
-		writeAuthError(w, err)
+		WriteAuthError(w, err)
 	default:
 		ogenerrors.DefaultErrorHandler(ctx, w, r, err)
 	}
@@ -421,9 +432,9 @@ type envelopeError struct {
 	msg, desc, source string
 }
 
-// writeEnvelopeError writes a payload-less slurmrestd error body through
+// WriteEnvelopeError writes a payload-less slurmrestd error body through
 // the generated encoder.
-func writeEnvelopeError(w http.ResponseWriter, status int, code int32, msg, desc, source string) {
+func WriteEnvelopeError(w http.ResponseWriter, status int, code int32, msg, desc, source string) {
 	writeEnvelopeErrors(w, status, envelopeError{code, msg, desc, source})
 }
 
@@ -495,7 +506,7 @@ func pathVersion(p string) string {
 	return ""
 }
 
-func notAllowed(w http.ResponseWriter, r *http.Request, _ string) { notFound(w, r) }
+func notAllowed(w http.ResponseWriter, r *http.Request, _ string) { NotFound(w, r) }
 
 // acceptAny lets every request of any API version through the generated
 // security check: authentication happened in front.ServeHTTP.
@@ -521,30 +532,45 @@ var Timeouts = struct{ ReadHeader, Read, Write, Idle time.Duration }{
 
 // Serve runs the handler on a TCP address and a unix socket until ctx ends.
 func Serve(ctx context.Context, h http.Handler, tcpAddr, socketPath string, logger *slog.Logger) (net.Addr, <-chan error, error) {
-	srv := &http.Server{Handler: h, ConnContext: ConnContext,
-		ReadHeaderTimeout: Timeouts.ReadHeader, ReadTimeout: Timeouts.Read,
-		WriteTimeout: Timeouts.Write, IdleTimeout: Timeouts.Idle}
 	tl, err := net.Listen("tcp", tcpAddr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen on %s: %w", tcpAddr, err)
 	}
-	var ul net.Listener
+	ls := []net.Listener{tl}
 	if socketPath != "" {
-		_ = os.Remove(socketPath)
-		ul, err = net.Listen("unix", socketPath)
+		ul, err := ListenUnix(socketPath, logger)
 		if err != nil {
 			tl.Close()
-			return nil, nil, fmt.Errorf("listen on %s: %w", socketPath, err)
+			return nil, nil, err
 		}
-		// Everyone may connect; the peer's credentials say who they are.
-		if err := os.Chmod(socketPath, 0o777); err != nil {
-			logger.Warn("chmod socket", "err", err)
-		}
+		ls = append(ls, ul)
 	}
-	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(tl) }()
-	if ul != nil {
-		go func() { errc <- srv.Serve(ul) }()
+	return tl.Addr(), ServeListeners(ctx, h, ls), nil
+}
+
+// ListenUnix listens on a unix socket everyone may connect to: the peer's
+// credentials say who they are.
+func ListenUnix(path string, logger *slog.Logger) (net.Listener, error) {
+	_ = os.Remove(path)
+	ul, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o777); err != nil {
+		logger.Warn("chmod socket", "err", err)
+	}
+	return ul, nil
+}
+
+// ServeListeners serves h on each listener, with the API's timeouts and
+// peer credentials on unix sockets, until ctx ends.
+func ServeListeners(ctx context.Context, h http.Handler, ls []net.Listener) <-chan error {
+	srv := &http.Server{Handler: h, ConnContext: ConnContext,
+		ReadHeaderTimeout: Timeouts.ReadHeader, ReadTimeout: Timeouts.Read,
+		WriteTimeout: Timeouts.Write, IdleTimeout: Timeouts.Idle}
+	errc := make(chan error, len(ls))
+	for _, l := range ls {
+		go func() { errc <- srv.Serve(l) }()
 	}
 	go func() {
 		<-ctx.Done()
@@ -552,5 +578,5 @@ func Serve(ctx context.Context, h http.Handler, tcpAddr, socketPath string, logg
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	return tl.Addr(), errc, nil
+	return errc
 }

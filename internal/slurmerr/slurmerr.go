@@ -15,6 +15,7 @@ type Code int32
 const (
 	NoError                        Code = 0
 	Unspecified                    Code = 1
+	ControllerConnect              Code = 1800
 	InvalidPartitionName           Code = 2000
 	DefaultPartitionNotSet         Code = 2001
 	AccessDenied                   Code = 2002
@@ -71,6 +72,7 @@ const (
 var messages = map[Code]string{
 	NoError:                        "No error",
 	Unspecified:                    "Unspecified error",
+	ControllerConnect:              "Unable to contact slurm controller (connect failure)",
 	NotSupported:                   "Requested operation not supported on this system",
 	AuthCredInvalid:                "Invalid authentication credential",
 	AuthExpired:                    "Authentication credential expired",

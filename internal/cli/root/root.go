@@ -65,7 +65,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(controllerCmd(), nodeCmd(), devCmd(), simCmd(), versionCmd(), installShimsCmd())
+	root.AddCommand(controllerCmd(), nodeCmd(), restdCmd(), devCmd(), simCmd(), versionCmd(), installShimsCmd())
 	for name, cmd := range shims {
 		name, cmd := name, cmd
 		root.AddCommand(&cobra.Command{
@@ -130,6 +130,25 @@ func controllerCmd() *cobra.Command {
 		},
 	}
 	daemonFlags(cmd, v, "conf", "listen", "socket", "state-dir", "key-file", "log-level", "pprof-listen")
+	return cmd
+}
+
+func restdCmd() *cobra.Command {
+	v := daemon.Settings()
+	cmd := &cobra.Command{
+		Use:   "restd [host]:port|unix:/path ...",
+		Short: "run the REST API on a host of its own, forwarding to the controller (slurmrestd)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := daemon.ReadSettingsFile(v); err != nil {
+				return err
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			return daemon.RunRestd(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")), args, nil)
+		},
+	}
+	daemonFlags(cmd, v, "conf", "log-level")
 	return cmd
 }
 

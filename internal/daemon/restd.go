@@ -1,0 +1,84 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/spf13/viper"
+
+	"github.com/droverhq/drover/internal/jwtauth"
+	"github.com/droverhq/drover/internal/restapi"
+	"github.com/droverhq/drover/internal/restd"
+)
+
+// RunRestd runs `drover restd` on listen addresses as slurmrestd takes
+// them ("[host]:port" or "unix:/path") until ctx ends.
+func RunRestd(ctx context.Context, v *viper.Viper, logger *slog.Logger, listen []string, ready func([]net.Addr)) error {
+	if len(listen) == 0 {
+		return fmt.Errorf("no listen address: give [host]:port or unix:/path, as to slurmrestd")
+	}
+	path := ConfPath(v.GetString("conf"))
+	sc, err := LoadConf(path, logger)
+	if err != nil {
+		return err
+	}
+	target, err := url.Parse(controllerURL(sc))
+	if err != nil {
+		return err
+	}
+	o := restd.Options{Controller: target, Logger: logger}
+	types, _ := sc.Value("AuthAltTypes")
+	params, _ := sc.Value("AuthAltParameters")
+	jc, err := jwtauth.ParseConfig(types, params, sc.StateSaveLocation)
+	if err != nil {
+		return err
+	}
+	if jc.Enabled {
+		if o.Key, err = jwtauth.LoadKey(jc.KeyFile); err != nil {
+			// Tokens still pass through to the controller, which checks
+			// them; only the unix socket needs the key.
+			logger.Warn("auth/jwt key not readable: unix socket callers will be refused", "key", jc.KeyFile, "err", err)
+			o.Key = nil
+		}
+	}
+	var ls []net.Listener
+	closeAll := func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}
+	for _, a := range listen {
+		var l net.Listener
+		if p, ok := strings.CutPrefix(a, "unix:"); ok {
+			l, err = restapi.ListenUnix(p, logger)
+		} else {
+			if l, err = net.Listen("tcp", a); err != nil {
+				err = fmt.Errorf("listen on %s: %w", a, err)
+			}
+		}
+		if err != nil {
+			closeAll()
+			return err
+		}
+		ls = append(ls, l)
+	}
+	errc := restapi.ServeListeners(ctx, restd.Handler(o), ls)
+	var addrs []net.Addr
+	for _, l := range ls {
+		addrs = append(addrs, l.Addr())
+	}
+	logger.Info("restd ready", "controller", target.String(), "listen", listen, "local_auth", o.Key != nil)
+	if ready != nil {
+		ready(addrs)
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errc:
+		return err
+	}
+}

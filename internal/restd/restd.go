@@ -1,0 +1,138 @@
+// Package restd is `drover restd`: slurmrestd for sites that run the REST
+// daemon on a host of its own. It serves the controller's slurmrestd API
+// by forwarding each request to the controller, after authenticating the
+// caller as slurmrestd does: over TCP with an auth/jwt token, which the
+// controller checks (rest_auth/jwt); over its unix socket by the peer's
+// credentials (rest_auth/local), vouched for to the controller with a
+// short token of the cluster's key. Nothing else about a request changes,
+// so every API version the controller serves is served here as it is.
+package restd
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover/internal/jwtauth"
+	"github.com/droverhq/drover/internal/restapi"
+	"github.com/droverhq/drover/internal/slurmerr"
+	"github.com/droverhq/drover/internal/usercred"
+)
+
+// Options configure a proxy.
+type Options struct {
+	// Controller is the controller's REST address (http://host:port).
+	Controller *url.URL
+	// Key is the cluster's auth/jwt key; without it the unix socket's
+	// callers cannot be vouched for and are refused.
+	Key    []byte
+	Logger *slog.Logger
+	// Now replaces time.Now in tests.
+	Now func() time.Time
+}
+
+// tokenLifespan is how long a token made for a unix socket caller lives;
+// one is reused for half of it.
+const tokenLifespan = 10 * time.Minute
+
+// Handler returns the proxy.
+func Handler(o Options) http.Handler {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	p := &proxy{o: o, tokens: map[uint32]cachedToken{}}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(o.Controller)
+			pr.Out.Host = pr.In.Host
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			o.Logger.Error("forward to the controller", "path", r.URL.Path, "err", err)
+			code := slurmerr.ControllerConnect
+			restapi.WriteEnvelopeError(w, http.StatusInternalServerError, int32(code), code.Message(), err.Error(), "slurmrestd")
+		},
+		// Job listings are written as they are made: pass them on so.
+		FlushInterval: -1,
+	}
+	return p
+}
+
+type proxy struct {
+	o  Options
+	rp *httputil.ReverseProxy
+
+	mu     sync.Mutex
+	tokens map[uint32]cachedToken
+}
+
+type cachedToken struct {
+	token string
+	until time.Time
+}
+
+func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !public(r.URL.Path) {
+		restapi.NotFound(w, r)
+		return
+	}
+	cred, local, err := restapi.PeerCred(r)
+	switch {
+	case local && err != nil:
+		p.refuse(w, r, fmt.Errorf("%w: peer credentials: %v", jwtauth.ErrInvalid, err))
+		return
+	case local:
+		tok, err := p.tokenFor(cred.Uid)
+		if err != nil {
+			p.refuse(w, r, err)
+			return
+		}
+		r.Header.Del("Authorization")
+		r.Header.Del("X-SLURM-USER-NAME")
+		r.Header.Set("X-SLURM-USER-TOKEN", tok)
+	case r.Header.Get("X-SLURM-USER-TOKEN") == "" && r.Header.Get("Authorization") == "":
+		// The controller trusts a bare user name from its own host
+		// only; from here it would be anyone's word.
+		p.refuse(w, r, fmt.Errorf("%w: no token from %s (rest_auth/jwt)", jwtauth.ErrInvalid, r.RemoteAddr))
+		return
+	}
+	p.rp.ServeHTTP(w, r)
+}
+
+// public reports whether path is part of the slurmrestd API rather than
+// the controller's own protocol with its node daemons.
+func public(path string) bool {
+	return strings.HasPrefix(path, "/slurm/") || strings.HasPrefix(path, "/slurmdb/")
+}
+
+func (p *proxy) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	p.o.Logger.Warn("authentication refused", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
+	restapi.WriteAuthError(w, err)
+}
+
+// tokenFor returns a token naming uid's user, made with the cluster key.
+func (p *proxy) tokenFor(uid uint32) (string, error) {
+	if p.o.Key == nil {
+		return "", fmt.Errorf("%w: rest_auth/local needs the auth/jwt key (AuthAltParameters=jwt_key=) readable by restd", jwtauth.ErrInvalid)
+	}
+	now := p.o.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t, ok := p.tokens[uid]; ok && now.Before(t.until) {
+		return t.token, nil
+	}
+	id, err := usercred.Lookup(uid)
+	if err != nil {
+		return "", fmt.Errorf("%w: uid %d: %v", jwtauth.ErrInvalid, uid, err)
+	}
+	tok, err := jwtauth.Issue(p.o.Key, id.Name, tokenLifespan, now)
+	if err != nil {
+		return "", err
+	}
+	p.tokens[uid] = cachedToken{token: tok, until: now.Add(tokenLifespan / 2)}
+	return tok, nil
+}
