@@ -24,7 +24,6 @@ func (s *Server) refuse(ctx context.Context, source, why string) *api.V0044Opena
 
 const (
 	whyConf  = "Drover reads this from slurm.conf; edit it there and restart the controller"
-	whyNodes = "nodes come from slurm.conf; dynamic nodes are not supported yet"
 	whyDB    = "Drover keeps no job accounting database yet"
 	whyWckey = "Drover keeps no WCKeys (TrackWCKey is off)"
 )
@@ -42,16 +41,28 @@ func (s *Server) SlurmV0044GetReconfigure(ctx context.Context) (api.SlurmV0044Ge
 	return &r, nil
 }
 
-// SlurmV0044PostNewNode implements POST /new/node/: refused.
-func (s *Server) SlurmV0044PostNewNode(ctx context.Context, _ api.OptV0044OpenapiCreateNodeReq) (api.SlurmV0044PostNewNodeRes, error) {
+// SlurmV0044PostNewNode implements POST /new/node/: node_conf is a
+// NodeName line with State=FUTURE or CLOUD, made a dynamic node.
+func (s *Server) SlurmV0044PostNewNode(ctx context.Context, req api.OptV0044OpenapiCreateNodeReq) (api.SlurmV0044PostNewNodeRes, error) {
 	s.count("REQUEST_CREATE_NODE")
-	return s.refuse(ctx, "_op_handler_create_node", whyNodes), nil
+	_, err := s.ctl.CreateNodes(ctx, caller(ctx), req.Value.NodeConf)
+	r := s.plainResp(ctx, err, "_op_handler_create_node")
+	if err != nil {
+		return &api.V0044OpenapiRespStatusCode{StatusCode: httpStatus(err), Response: r}, nil
+	}
+	return &r, nil
 }
 
-// SlurmV0044DeleteNode implements DELETE /node/{node_name}: refused.
-func (s *Server) SlurmV0044DeleteNode(ctx context.Context, _ api.SlurmV0044DeleteNodeParams) (api.SlurmV0044DeleteNodeRes, error) {
+// SlurmV0044DeleteNode implements DELETE /node/{node_name}: dynamic
+// nodes only, as slurmctld deletes them.
+func (s *Server) SlurmV0044DeleteNode(ctx context.Context, params api.SlurmV0044DeleteNodeParams) (api.SlurmV0044DeleteNodeRes, error) {
 	s.count("REQUEST_DELETE_NODE")
-	return s.refuse(ctx, "_op_handler_delete_node", whyNodes), nil
+	err := s.ctl.DeleteNodes(ctx, caller(ctx), params.NodeName)
+	r := s.plainResp(ctx, err, "_op_handler_delete_node")
+	if err != nil {
+		return &api.V0044OpenapiRespStatusCode{StatusCode: httpStatus(err), Response: r}, nil
+	}
+	return &r, nil
 }
 
 // SlurmdbV0044PostTres implements POST /slurmdb/tres/: refused.

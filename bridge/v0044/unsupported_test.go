@@ -12,8 +12,6 @@ func TestUnsupportedOperations(t *testing.T) {
 	r := newREST(t)
 	for _, q := range []struct{ method, path, body string }{
 		{"GET", v44 + "/reconfigure/", ""},
-		{"POST", v44 + "/new/node/", `{"node_conf":"NodeName=n9 CPUs=4"}`},
-		{"DELETE", v44 + "/node/n1", ""},
 		{"POST", db44 + "/tres/", `{"TRES":[]}`},
 		{"POST", db44 + "/clusters/", `{"clusters":[]}`},
 		{"DELETE", db44 + "/cluster/x", ""},

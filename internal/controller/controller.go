@@ -73,6 +73,9 @@ type Config struct {
 	// those AdminLevels, beside the accounting model's.
 	Operators      []string
 	Administrators []string
+	// MaxNodeCount bounds how many nodes, dynamic ones included, the
+	// cluster may have (0: no bound).
+	MaxNodeCount int
 	// Reload reads slurm.conf again and replaces this controller with
 	// one built from it (scontrol reconfigure); nil: it cannot.
 	Reload func(ctx context.Context) error
@@ -287,7 +290,11 @@ func (a *fsmAdapter) Apply(_ uint64, record []byte) any {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.st.apply(&cmd)
+	res := c.st.apply(&cmd)
+	if cmd.Op == opNodeCreate || cmd.Op == opNodeDelete {
+		c.syncDynNodesLocked()
+	}
+	return res
 }
 
 // Snapshot streams the state to w under the read lock: readers carry on,
@@ -304,7 +311,11 @@ func (a *fsmAdapter) Restore(r io.Reader) error {
 	c := (*Controller)(a)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.st.restore(r)
+	if err := c.st.restore(r); err != nil {
+		return err
+	}
+	c.syncDynNodesLocked()
+	return nil
 }
 
 // propose commits cmd durably and applies it.

@@ -36,6 +36,13 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 		NoJobRequeue:    !sc.JobRequeue,
 		Defaults:        sched.Defaults{DefMemPerCPU: sc.DefMemPerCPU, DefMemPerNode: sc.DefMemPerNode},
 	}
+	if v, ok := sc.Value("MaxNodeCount"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return Config{}, fmt.Errorf("MaxNodeCount=%s: not a node count", v)
+		}
+		cfg.MaxNodeCount = n
+	}
 	if sc.SlurmUser != "" && sc.SlurmUser != "root" {
 		// SlurmUser may act on every job, as root may; a name that is no
 		// user is refused, as slurmctld refuses it.
@@ -139,35 +146,10 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 		cfg.ControlHost = sc.SlurmctldHosts[0].Name
 		cfg.ControlAddr = sc.SlurmctldHosts[0].Addr
 	}
-	for _, n := range sc.Nodes {
-		nd := node.Node{
-			Name: n.Name, Addr: n.Addr, Hostname: n.Hostname, Port: int(n.Port),
-			CPUs: uint32(n.CPUs), Boards: uint32(n.Boards), Sockets: uint32(n.Sockets),
-			CoresPerSocket: uint32(n.CoresPerSocket), ThreadsPerCore: uint32(n.ThreadsPerCore),
-			RealMemory: n.RealMemory, Features: n.Features, Weight: n.Weight, GresConf: n.Gres,
-			Future: n.State == slurmconf.NodeStateFuture,
-		}
-		if nd.Addr == "" {
-			nd.Addr = n.Name
-		}
-		if nd.Hostname == "" {
-			nd.Hostname = nd.Addr
-		}
-		// Until the node daemon reports its devices, the configured GRES
-		// stand for them, so that submissions can be checked.
-		for _, g := range n.Gres {
-			parsed, err := gres.ParseNodeGres(g)
-			if err != nil {
-				return Config{}, fmt.Errorf("%s:%d: node %s: Gres=%s: %w", n.File, n.Line, n.Name, g, err)
-			}
-			for _, pg := range parsed {
-				if pg.Name != "gpu" {
-					continue
-				}
-				for i := uint64(0); i < pg.Count; i++ {
-					nd.GPUs = append(nd.GPUs, node.GPU{Index: len(nd.GPUs), Type: pg.Type, Minor: len(nd.GPUs)})
-				}
-			}
+	for i := range sc.Nodes {
+		nd, err := nodeFromConf(&sc.Nodes[i])
+		if err != nil {
+			return Config{}, err
 		}
 		cfg.Nodes = append(cfg.Nodes, nd)
 	}
@@ -183,6 +165,7 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 			ExclusiveUser:     p.ExclusiveUser,
 			OverSubscribe:     strings.ToUpper(p.OverSubscribe.String()),
 		}
+		pt.AllNodes, pt.NodeFeatures = dynamicMembership(sc, p.NodesExpr)
 		// A partition without memory settings takes the cluster's, as
 		// slurmctld fills part_record from slurm.conf's globals.
 		pt.DefMemPerCPU, pt.DefMemPerNode = p.DefMemPerCPU, p.DefMemPerNode
@@ -215,6 +198,57 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 		cfg.Partitions = append(cfg.Partitions, pt)
 	}
 	return cfg, nil
+}
+
+// nodeFromConf is the controller's node for a NodeName line.
+func nodeFromConf(n *slurmconf.Node) (node.Node, error) {
+	nd := node.Node{
+		Name: n.Name, Addr: n.Addr, Hostname: n.Hostname, Port: int(n.Port),
+		CPUs: uint32(n.CPUs), Boards: uint32(n.Boards), Sockets: uint32(n.Sockets),
+		CoresPerSocket: uint32(n.CoresPerSocket), ThreadsPerCore: uint32(n.ThreadsPerCore),
+		RealMemory: n.RealMemory, Features: n.Features, Weight: n.Weight, GresConf: n.Gres,
+		Future: n.State == slurmconf.NodeStateFuture,
+	}
+	if nd.Addr == "" {
+		nd.Addr = n.Name
+	}
+	if nd.Hostname == "" {
+		nd.Hostname = nd.Addr
+	}
+	// Until the node daemon reports its devices, the configured GRES
+	// stand for them, so that submissions can be checked.
+	for _, g := range n.Gres {
+		parsed, err := gres.ParseNodeGres(g)
+		if err != nil {
+			return node.Node{}, fmt.Errorf("%s:%d: node %s: Gres=%s: %w", n.File, n.Line, n.Name, g, err)
+		}
+		for _, pg := range parsed {
+			if pg.Name != "gpu" {
+				continue
+			}
+			for i := uint64(0); i < pg.Count; i++ {
+				nd.GPUs = append(nd.GPUs, node.GPU{Index: len(nd.GPUs), Type: pg.Type, Minor: len(nd.GPUs)})
+			}
+		}
+	}
+	return nd, nil
+}
+
+// dynamicMembership reads which nodes made at run time a partition's
+// Nodes= takes: all of them for ALL, those with a NodeSet's Feature for
+// each NodeSet named.
+func dynamicMembership(sc *slurmconf.Config, expr string) (all bool, features []string) {
+	if strings.EqualFold(strings.TrimSpace(expr), "ALL") {
+		return true, nil
+	}
+	for _, name := range strings.Split(expr, ",") {
+		for _, ns := range sc.NodeSets {
+			if ns.Name == name && ns.Feature != "" {
+				features = append(features, ns.Feature)
+			}
+		}
+	}
+	return false, features
 }
 
 func limitMinutes(l timefmt.Limit) uint32 {

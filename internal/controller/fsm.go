@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover/internal/assoc"
 	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/priority"
 	"github.com/droverhq/drover/internal/reservation"
 	"github.com/droverhq/drover/internal/slurmerr"
@@ -52,6 +53,9 @@ type command struct {
 	Step     *stepCmd     `json:"step,omitempty"`
 	StepEnd  *stepEndCmd  `json:"step_end,omitempty"`
 	Warn     *warnCmd     `json:"warn,omitempty"`
+	// NodeCreate and NodeDelete change the dynamic nodes.
+	NodeCreate *nodeCreateCmd `json:"node_create,omitempty"`
+	NodeDelete *nodeDeleteCmd `json:"node_delete,omitempty"`
 }
 
 const (
@@ -217,6 +221,10 @@ type fsm struct {
 	// id its next step gets; both go when the job stops running.
 	Steps    map[job.ID][]*job.Step `json:"steps"`
 	NextStep map[job.ID]uint32      `json:"next_step"`
+	// DynNodes are the nodes made at run time (scontrol create, REST
+	// new/node, a node daemon started --dynamic), by name: slurm.conf
+	// does not list them, so the state keeps their definitions.
+	DynNodes map[string]*node.Node `json:"dyn_nodes"`
 
 	// byID keeps job ids sorted for stable listing.
 	order []job.ID
@@ -235,7 +243,7 @@ type counters struct {
 
 func newFSM(firstJobID job.ID) *fsm {
 	return &fsm{NextJobID: firstJobID, Jobs: map[job.ID]*job.Job{}, Nodes: map[string]*nodeAdmin{}, Resvs: map[string]*reservation.Reservation{}, Acct: assoc.New(),
-		Steps: map[job.ID][]*job.Step{}, NextStep: map[job.ID]uint32{}}
+		Steps: map[job.ID][]*job.Step{}, NextStep: map[job.ID]uint32{}, DynNodes: map[string]*node.Node{}}
 }
 
 // applyResult is what a proposer gets back.
@@ -282,6 +290,10 @@ func (s *fsm) apply(c *command) applyResult {
 		return s.applyNodeSet(c)
 	case opNodeFail:
 		return s.applyNodeFail(c)
+	case opNodeCreate:
+		return s.applyNodeCreate(c)
+	case opNodeDelete:
+		return s.applyNodeDelete(c)
 	case opPurge:
 		return s.applyPurge(c)
 	case opSplit:
@@ -868,6 +880,7 @@ const (
 	snapAcct           = "accounting"
 	snapSteps          = "steps"
 	snapNextStep       = "next_step"
+	snapDynNodes       = "dyn_nodes"
 	snapNodes          = "nodes"
 	snapJobs           = "jobs"
 )
@@ -911,6 +924,8 @@ func (s *fsm) snapshot(w io.Writer) error {
 	sw.member(snapSteps, s.Steps)
 	sw.raw(",")
 	sw.member(snapNextStep, s.NextStep)
+	sw.raw(",")
+	sw.member(snapDynNodes, s.DynNodes)
 	sw.raw(",\"" + snapJobs + "\":{")
 	var key []byte
 	for i, id := range s.order {
@@ -1006,6 +1021,8 @@ func (s *fsm) restore(r io.Reader) error {
 			err = dec.Decode(&n.Steps)
 		case snapNextStep:
 			err = dec.Decode(&n.NextStep)
+		case snapDynNodes:
+			err = dec.Decode(&n.DynNodes)
 		case snapAcct:
 			var m *assoc.Model
 			err = dec.Decode(&m)
@@ -1056,6 +1073,9 @@ func (s *fsm) restore(r io.Reader) error {
 	}
 	if n.Steps == nil {
 		n.Steps = map[job.ID][]*job.Step{}
+	}
+	if n.DynNodes == nil {
+		n.DynNodes = map[string]*node.Node{}
 	}
 	if n.NextStep == nil {
 		n.NextStep = map[job.ID]uint32{}

@@ -109,12 +109,21 @@ func (c *Controller) handleRegister(w http.ResponseWriter, r *http.Request) {
 // Register records a node daemon's (re)registration and reconciles the jobs
 // it reports with what the controller believes it runs.
 func (c *Controller) Register(ctx context.Context, reg nodeproto.Register) (nodeproto.RegisterReply, error) {
+	if reg.Dynamic != "" {
+		if err := c.registerDynamic(ctx, reg.Name, reg.Dynamic); err != nil {
+			return nodeproto.RegisterReply{}, fmt.Errorf("dynamic node %s: %w", reg.Name, err)
+		}
+	}
 	now := c.now()
 	c.mu.Lock()
 	n := c.nodes[reg.Name]
 	if n == nil {
 		c.mu.Unlock()
 		return nodeproto.RegisterReply{}, slurmerr.New(slurmerr.InvalidNodeName, "node %s is not in slurm.conf", reg.Name)
+	}
+	if c.dynamicNodeLocked(reg.Name) {
+		// A dynamic node waits as FUTURE for its daemon, as slurmctld's.
+		n.Future = false
 	}
 	n.Registered, n.Responding = true, true
 	n.LastHeartbeat = now

@@ -45,6 +45,11 @@ func (c *Controller) CheckSuccessor(next *Config) error {
 	for _, n := range next.Nodes {
 		nodes[n.Name] = true
 	}
+	c.mu.RLock()
+	for name := range c.st.DynNodes {
+		nodes[name] = true // kept by the state, not slurm.conf
+	}
+	c.mu.RUnlock()
 	parts := map[string]bool{}
 	for _, p := range next.Partitions {
 		parts[p.Name] = true

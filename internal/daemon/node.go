@@ -33,8 +33,22 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 		name, _, _ = strings.Cut(h, ".")
 	}
 	nc := sc.Node(name)
+	dynamic := strings.TrimSpace(v.GetString("dynamic"))
+	if nc == nil && dynamic == "" {
+		return fmt.Errorf("node %s is not defined in %s (a dynamic node needs --dynamic \"CPUs=... RealMemory=...\")", name, path)
+	}
 	if nc == nil {
-		return fmt.Errorf("node %s is not defined in %s", name, path)
+		// slurmd -Z: the node's definition comes with it.
+		own, err := slurmconf.ParseNodeLine("NodeName=" + name + " " + dynamic)
+		if err != nil || len(own) != 1 {
+			return fmt.Errorf("--dynamic %q: not a node definition: %v", dynamic, err)
+		}
+		nc = &own[0]
+		if nc.Port == 0 {
+			nc.Port = sc.SlurmdPort
+		}
+	} else {
+		dynamic = ""
 	}
 	port := int(nc.Port)
 	if port == 0 {
@@ -58,6 +72,7 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	}
 	cfg := nodeagent.Config{
 		Name:          name,
+		Dynamic:       dynamic,
 		ControllerURL: controllerURL(sc),
 		Listen:        listen,
 		SpoolDir:      spool,

@@ -29,7 +29,10 @@ import (
 
 // Config configures a node daemon.
 type Config struct {
-	Name string
+	// Dynamic is the node's definition when slurm.conf does not list it
+	// (slurmd -Z): the controller makes it a dynamic node.
+	Dynamic string
+	Name    string
 	// ControllerURL is the controller's base URL (http://host:port).
 	ControllerURL string
 	// Listen is the address to serve launches on (SlurmdPort).
@@ -274,7 +277,7 @@ func (a *Agent) register(ctx context.Context) error {
 		Name: a.cfg.Name, Addr: a.advertise(), CPUs: a.cfg.CPUs, RealMemory: a.cfg.RealMemory,
 		FreeMemMB: freeMemMB(), GPUs: a.cfg.GPUs, GPUSource: a.cfg.GPUSource,
 		BootTime: bootTime(), Started: a.started, Version: a.cfg.Version,
-		Arch: machine(), OS: osRelease(),
+		Arch: machine(), OS: osRelease(), Dynamic: a.cfg.Dynamic,
 	}
 	a.mu.Lock()
 	for id := range a.jobs {

@@ -67,6 +67,10 @@ type Register struct {
 	// Jobs are every job the daemon still knows: running, or finished but
 	// not yet acknowledged.
 	Jobs []JobStatus `json:"jobs"`
+	// Dynamic is the node's own definition ("CPUs=8 RealMemory=16000
+	// Features=x"), for a node slurm.conf does not list (slurmd -Z):
+	// the controller makes it a dynamic node.
+	Dynamic string `json:"dynamic,omitempty"`
 }
 
 // RegisterReply tells a node daemon what the controller expects.

@@ -34,10 +34,15 @@ const Infinite uint32 = 0xFFFFFFFF
 
 // Partition is one partition.
 type Partition struct {
-	Name    string
-	Nodes   []string
-	Default bool
-	State   State
+	Name  string
+	Nodes []string
+	// AllNodes (Nodes=ALL) and NodeFeatures (the Features of the NodeSets
+	// Nodes= names) say which dynamic nodes join the partition, as
+	// slurmctld's _update_parts adds them.
+	AllNodes     bool
+	NodeFeatures []string
+	Default      bool
+	State        State
 	// MaxTime and DefaultTime are minutes (Infinite: UNLIMITED; DefaultTime
 	// 0: none, so MaxTime applies).
 	MaxTime           uint32

@@ -154,3 +154,15 @@ func FuzzParseLicenses(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseNodeLine(f *testing.F) {
+	for _, s := range []string{"NodeName=n9 CPUs=4 State=FUTURE", "NodeName=d[1-3] CPUs=8 RealMemory=1000 Gres=gpu:2 Feature=f1 State=CLOUD", "NodeName=x\nPartitionName=p", "CPUs=4", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		nodes, err := ParseNodeLine(line)
+		if err == nil && len(nodes) == 0 {
+			t.Fatalf("%q: no error and no node", line)
+		}
+	})
+}

@@ -500,3 +500,27 @@ func (p *parser) warnf(file string, line int, format string, args ...any) {
 func (p *parser) reportf(file string, line int, context, format string, args ...any) {
 	_ = p.errorf(file, line, context, format, args...)
 }
+
+// ParseNodeLine reads one NodeName line given at run time (scontrol
+// create, slurmd -Z's definition) as slurm.conf would read it; a name
+// with a range gives several nodes. Anything but node lines is refused.
+func ParseNodeLine(line string) ([]Node, error) {
+	line = strings.TrimSpace(line)
+	if strings.ContainsAny(line, "\n\r") {
+		return nil, fmt.Errorf("one line expected")
+	}
+	if k, _, _ := strings.Cut(line, "="); !strings.EqualFold(k, "NodeName") {
+		return nil, fmt.Errorf("not a NodeName line: %q", line)
+	}
+	// The globals every slurm.conf needs, so that the line is read alone.
+	cfg, err := parse([]byte("ClusterName=line\nSlurmctldHost=line\n"+line+"\n"), "node line", func(string) ([]byte, error) {
+		return nil, fmt.Errorf("Include is not allowed here")
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Nodes) == 0 {
+		return nil, fmt.Errorf("no node in %q", line)
+	}
+	return cfg.Nodes, nil
+}

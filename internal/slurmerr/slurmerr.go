@@ -54,6 +54,8 @@ const (
 	InvalidQOS                     Code = 2066
 	QOSPreemptionLoop              Code = 2067
 	InvalidAssoc                   Code = 2167
+	NodeAlreadyExists              Code = 2168
+	NodeTableFull                  Code = 2169
 	InvalidQuery                   Code = 9000
 	JobsRunningOnAssoc             Code = 7001
 	NoRemoveDefaultAccount         Code = 7009
@@ -115,6 +117,8 @@ var messages = map[Code]string{
 	InvalidQOS:                     "Invalid qos specification",
 	QOSPreemptionLoop:              "QOS Preemption loop detected",
 	InvalidAssoc:                   "Invalid or unknown association",
+	NodeAlreadyExists:              "Node already exists in the node table",
+	NodeTableFull:                  "Unable to add node, node table is full",
 	JobsRunningOnAssoc:             "Job(s) active, cancel job(s) before remove",
 	NoRemoveDefaultAccount:         "You can not remove the default account of a user",
 	NoRemoveDefaultQOS:             "This request would make it so some associations would not have access to their default qos.",

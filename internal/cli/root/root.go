@@ -103,6 +103,7 @@ func daemonFlags(cmd *cobra.Command, v *viper.Viper, names ...string) {
 		"gpu-health-interval": "how often the GPU plugin is asked for GPU failures (default 10s)",
 		"log-level":           "debug, info, warn or error",
 		"no-cgroups":          "track job processes by process group only",
+		"dynamic":             "run a node slurm.conf does not list, with this definition (\"CPUs=8 RealMemory=16000 Features=x\"), as slurmd -Z",
 		"pprof-listen":        "serve Go's profiler (/debug/pprof/) on this address (off by default)",
 	}
 	for _, n := range names {
@@ -166,7 +167,7 @@ func nodeCmd() *cobra.Command {
 			return daemon.RunNode(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")))
 		},
 	}
-	daemonFlags(cmd, v, "conf", "listen", "name", "spool-dir", "key-file", "gres-nvml", "gres-nvml-args", "nvml-mock", "gpu-health-interval", "log-level", "no-cgroups", "pprof-listen")
+	daemonFlags(cmd, v, "conf", "listen", "name", "dynamic", "spool-dir", "key-file", "gres-nvml", "gres-nvml-args", "nvml-mock", "gpu-health-interval", "log-level", "no-cgroups", "pprof-listen")
 	return cmd
 }
 

@@ -324,6 +324,10 @@ func (c *cmd) process(ctx context.Context, argv []string) {
 			c.printfError("too few arguments for keyword:%s", tag)
 			return
 		}
+		if key, _, _ := strings.Cut(argv[1], "="); abbrev(key, "nodename", 3) {
+			c.createNode(ctx, argv[1:])
+			return
+		}
 		if !abbrev(argv[1], "reservation", 3) && !abbrev(argv[1], "reservationname", 3) && !strings.Contains(argv[1], "=") {
 			c.errorf("creating %s is not supported by this controller", argv[1])
 			return
@@ -332,6 +336,17 @@ func (c *cmd) process(ctx context.Context, argv []string) {
 	case abbrev(tag, "delete", 1):
 		if len(argv) < 2 {
 			c.printfError("too few arguments for keyword:%s", tag)
+			return
+		}
+		if key, val, ok := strings.Cut(argv[1], "="); abbrev(key, "nodename", 3) {
+			switch {
+			case ok && len(argv) == 2:
+				c.deleteNode(ctx, argv[1], val)
+			case !ok && len(argv) == 3:
+				c.deleteNode(ctx, argv[1], argv[2])
+			default:
+				c.errorf("Proper format is 'delete <ENTITY>=<ID>' or 'delete <ENTITY> <ID>'")
+			}
 			return
 		}
 		c.deleteReservation(ctx, argv[1:])
