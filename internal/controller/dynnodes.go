@@ -264,4 +264,3 @@ func (c *Controller) registerDynamic(ctx context.Context, name, conf string) err
 
 // dynamicNode reports whether name was made at run time.
 func (c *Controller) dynamicNodeLocked(name string) bool { return c.st.DynNodes[name] != nil }
-
