@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -301,8 +302,6 @@ func TestV0045Refusals(t *testing.T) {
 	for _, q := range []struct{ method, path, body string }{
 		{"POST", "/slurm/v0.0.45/partitions/", `{"partitions":[]}`},
 		{"DELETE", "/slurm/v0.0.45/partition/gpu", ""},
-		{"GET", "/slurm/v0.0.45/conf", ""},
-		{"GET", "/slurmdb/v0.0.45/conf", ""},
 		{"GET", "/slurm/v0.0.45/reconfigure/", ""},
 	} {
 		req, _ := http.NewRequest(q.method, srv.URL+q.path, strings.NewReader(q.body))
@@ -321,5 +320,82 @@ func TestV0045Refusals(t *testing.T) {
 			continue
 		}
 		validate(t, rt, q.method, q.path, q.body, resp, b)
+	}
+}
+
+// TestV0045Conf: GET /conf dumps slurm.conf typed as the document wants,
+// defaults filled; GET /slurmdb/conf names the controller, which keeps
+// the accounting.
+func TestV0045Conf(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "slurm.conf")
+	if err := os.WriteFile(conf, []byte("ClusterName=testcluster\nSlurmctldHost=ctl(127.0.0.1)\nSlurmctldPort=7000\n"+
+		"PrivateData=jobs,usage\nDefMemPerCPU=100\nJobRequeue=0\nTrackWCKey=yes\nAccountingStorageEnforce=associations,limits\n"+
+		"NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 Default=YES\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := ctltest.New(t, func(cfg *controller.Config) { cfg.SlurmConfPath = conf })
+	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	rt := router(t, "v0.0.45")
+	get := func(p string) map[string]any {
+		req, _ := http.NewRequest("GET", srv.URL+p, nil)
+		req.Header.Set("X-SLURM-USER-NAME", "root")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: HTTP %d %s", p, resp.StatusCode, b)
+		}
+		validate(t, rt, "GET", p, "", resp, b)
+		var v map[string]any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	v := get("/slurm/v0.0.45/conf")
+	sc, _ := v["slurm_conf"].(map[string]any)
+	for name, want := range map[string]any{
+		"ClusterName":   "testcluster",
+		"SlurmctldPort": 7000.0,
+		"SlurmdPort":    6818.0, // Slurm's default
+		"JobRequeue":    false,
+		"SlurmUser":     "root",
+		"SlurmUserId":   0.0,
+		"KillWait":      30.0,
+		"SchedulerType": "sched/backfill",
+	} {
+		if sc[name] != want {
+			t.Errorf("%s: %v, want %v", name, sc[name], want)
+		}
+	}
+	if got := fmt.Sprint(sc["PrivateData"]); got != "[jobs usage]" {
+		t.Errorf("PrivateData: %s", got)
+	}
+	if got := fmt.Sprint(sc["AccountingStorageEnforce"]); got != "[associations limits]" {
+		t.Errorf("AccountingStorageEnforce: %s", got)
+	}
+	if got := fmt.Sprint(sc["ConfFlags"]); got != "[TrackWCKey]" {
+		t.Errorf("ConfFlags: %s", got)
+	}
+	if got := fmt.Sprint(sc["DefMemPerCPU"]); got != "map[infinite:false number:100 set:true]" {
+		t.Errorf("DefMemPerCPU: %s", got)
+	}
+	if got := fmt.Sprint(sc["controllers"]); got != "[map[address:127.0.0.1 machine:ctl]]" {
+		t.Errorf("controllers: %s", got)
+	}
+	if m, _ := v["slurm_conf_meta"].(map[string]any); m["SLURM_CONF"] != conf {
+		t.Errorf("slurm_conf_meta: %v", m)
+	}
+	db := get("/slurmdb/v0.0.45/conf")
+	if d, _ := db["slurmdbd_conf"].(map[string]any); d["TrackWCKey"] != false || d["DefaultQOS"] != "normal" {
+		t.Errorf("slurmdbd_conf: %v", d)
 	}
 }

@@ -248,3 +248,24 @@ func inEnum(v any, enum []any) bool {
 	}
 	return false
 }
+
+// Properties returns the properties of the object schema a response of
+// op has at status, each resolved, by name (nil when it has none).
+func (s *Spec) Properties(schema map[string]any) map[string]map[string]any {
+	props, _ := s.resolve(schema)["properties"].(map[string]any)
+	if props == nil {
+		return nil
+	}
+	out := make(map[string]map[string]any, len(props))
+	for name, p := range props {
+		out[name] = s.resolve(p)
+	}
+	return out
+}
+
+// TypeOf is a resolved schema's JSON type ("object" for one with
+// properties but no type).
+func TypeOf(schema map[string]any) string { return typeOf(schema) }
+
+// Component is the resolved schema of a component by name.
+func (s *Spec) Component(name string) map[string]any { return s.resolve(s.schemas[name]) }

@@ -33,17 +33,19 @@ func (s *Server) SlurmV0045DeletePartition(ctx context.Context, _ api.SlurmV0045
 	return &api.V0045OpenapiRespStatusCode{StatusCode: 500, Response: api.V0045OpenapiResp{Meta: m, Errors: e, Warnings: w}}, nil
 }
 
-// SlurmV0045GetConf implements GET /conf: refused until the controller
-// dumps its configuration (scontrol show config reads slurm.conf itself).
-func (s *Server) SlurmV0045GetConf(ctx context.Context, _ api.SlurmV0045GetConfParams) (api.SlurmV0045GetConfRes, error) {
-	s.b44.Controller().StatsRef().CountRPC("REQUEST_BUILD_INFO")
-	m, e, w := s.refusal(ctx, "_op_handler_conf", "the configuration dump is not implemented yet")
-	return &api.V0045OpenapiConfRespStatusCode{StatusCode: 500, Response: api.V0045OpenapiConfResp{Meta: m, Errors: e, Warnings: w}}, nil
-}
-
-// SlurmdbV0045GetConf implements GET /slurmdb/conf: refused (no slurmdbd).
+// SlurmdbV0045GetConf implements GET /slurmdb/conf. There is no
+// slurmdbd: the controller keeps the accounting in its state, so the
+// answer names the controller's host and port, the state file as the
+// storage, and what Drover's accounting does (no WCKeys, QOS normal).
 func (s *Server) SlurmdbV0045GetConf(ctx context.Context) (api.SlurmdbV0045GetConfRes, error) {
-	s.b44.Controller().StatsRef().CountRPC("DBD_GET_CONFIG")
-	m, e, w := s.refusal(ctx, "_op_handler_slurmdbd_conf", "there is no slurmdbd: the controller keeps accounting itself")
-	return &api.V0045OpenapiSlurmdbdConfRespStatusCode{StatusCode: 500, Response: api.V0045OpenapiSlurmdbdConfResp{Meta: m, Errors: e, Warnings: w}}, nil
+	ctl := s.b44.Controller()
+	ctl.StatsRef().CountRPC("DBD_GET_CONFIG")
+	c := api.V0045SlurmdbdConf{
+		DbdHost:    api.NewOptString(ctl.ControlHost()),
+		DbdPort:    api.NewOptInt32(int32(ctl.ControlPort())),
+		StorageLoc: api.NewOptString(ctl.StatePath()),
+		DefaultQOS: api.NewOptString("normal"),
+		TrackWCKey: api.NewOptBool(false),
+	}
+	return &api.V0045OpenapiSlurmdbdConfResp{SlurmdbdConf: c, Meta: s.meta(ctx), Errors: api.V0045OpenapiErrors{}, Warnings: api.V0045OpenapiWarnings{}}, nil
 }

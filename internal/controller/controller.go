@@ -268,7 +268,7 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 			c.defPart = p.Name
 		}
 	}
-	l, err := state.Open(filepath.Join(cfg.StateDir, "drover-state.db"), (*fsmAdapter)(c), cfg.StoreOptions)
+	l, err := state.Open(c.StatePath(), (*fsmAdapter)(c), cfg.StoreOptions)
 	if err != nil {
 		return nil, fmt.Errorf("open controller state: %w", err)
 	}
@@ -422,6 +422,19 @@ func (c *Controller) ControlPort() int { return c.cfg.Port }
 // TRESNames are the TRES the cluster tracks, AccountingStorageTRES's
 // order ("cpu", "mem", ..., "gres/gpu").
 func (c *Controller) TRESNames() []string { return append([]string(nil), c.cfg.TRES...) }
+
+// StatePath is the controller's state file.
+func (c *Controller) StatePath() string { return filepath.Join(c.cfg.StateDir, "drover-state.db") }
+
+// SlurmConfPath is where the controller read slurm.conf.
+func (c *Controller) SlurmConfPath() string { return c.cfg.SlurmConfPath }
+
+// NextJobID is the id the next submission gets, at least.
+func (c *Controller) NextJobID() uint32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return uint32(max(c.st.NextJobID, job.ID(c.cfg.FirstJobID)))
+}
 
 // StartTime returns when the controller started.
 func (c *Controller) StartTime() time.Time { return c.started }
