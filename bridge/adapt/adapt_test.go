@@ -26,6 +26,7 @@ import (
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/controller/ctltest"
 	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/partition"
 	"github.com/droverhq/drover/internal/restapi"
 )
 
@@ -300,8 +301,6 @@ func TestV0045Refusals(t *testing.T) {
 	defer srv.Close()
 	rt := router(t, "v0.0.45")
 	for _, q := range []struct{ method, path, body string }{
-		{"POST", "/slurm/v0.0.45/partitions/", `{"partitions":[]}`},
-		{"DELETE", "/slurm/v0.0.45/partition/gpu", ""},
 		{"GET", "/slurm/v0.0.45/reconfigure/", ""},
 	} {
 		req, _ := http.NewRequest(q.method, srv.URL+q.path, strings.NewReader(q.body))
@@ -397,5 +396,85 @@ func TestV0045Conf(t *testing.T) {
 	db := get("/slurmdb/v0.0.45/conf")
 	if d, _ := db["slurmdbd_conf"].(map[string]any); d["TrackWCKey"] != false || d["DefaultQOS"] != "normal" {
 		t.Errorf("slurmdbd_conf: %v", d)
+	}
+}
+
+// TestV0045Partitions: POST /partitions/ makes and changes partitions
+// (only the members given), DELETE takes one away unless a job is in it,
+// and what was set outlives a restart. Each refusal is slurmctld's.
+func TestV0045Partitions(t *testing.T) {
+	c := ctltest.New(t)
+	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	rt := router(t, "v0.0.45")
+	call := func(method, p, user, body string) (int, map[string]any) {
+		req, _ := http.NewRequest(method, srv.URL+p, strings.NewReader(body))
+		req.Header.Set("X-SLURM-USER-NAME", user)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		validate(t, rt, method, p, body, resp, b)
+		var v map[string]any
+		json.Unmarshal(b, &v)
+		return resp.StatusCode, v
+	}
+	errNo := func(v map[string]any) float64 {
+		errs, _ := v["errors"].([]any)
+		if len(errs) == 0 {
+			return 0
+		}
+		n, _ := errs[0].(map[string]any)["error_number"].(float64)
+		return n
+	}
+	post := func(user, body string) (int, map[string]any) {
+		return call("POST", "/slurm/v0.0.45/partitions/", user, `{"partitions":[`+body+`]}`)
+	}
+	if code, v := post("root", `{"name":"extra","nodes":{"configured":"n[1-2]"},"maximums":{"time":{"set":true,"number":60}},"flags":["HIDDEN"]}`); code != 200 || errNo(v) != 0 {
+		t.Fatalf("create extra: HTTP %d %v", code, v)
+	}
+	if code, v := post("root", `{"name":"extra","partition":{"state":["DOWN"]}}`); code != 200 || errNo(v) != 0 {
+		t.Errorf("update extra: HTTP %d %v", code, v)
+	}
+	p, err := c.Ctl.Partition("extra")
+	if err != nil || p.Partition.State != partition.Down || p.Partition.MaxTime != 60 || !p.Partition.Hidden || strings.Join(p.Partition.Nodes, ",") != "n1,n2" {
+		t.Errorf("extra after create and update: %+v %v", p.Partition, err)
+	}
+	for _, q := range []struct {
+		user, body string
+		want       float64
+	}{
+		{"nobody", `{"name":"other"}`, 2010},
+		{"root", `{"name":"other","nodes":{"configured":"n9"}}`, 2018},
+		{"root", `{"name":"bad","defaults":{"time":{"set":true,"number":90}},"maximums":{"time":{"set":true,"number":30}}}`, 2051},
+	} {
+		if code, v := post(q.user, q.body); code == 200 || errNo(v) != q.want {
+			t.Errorf("%s as %s: HTTP %d %v, want error %v", q.body, q.user, code, v, q.want)
+		}
+	}
+	held := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.Partition = "debug" }))
+	c.Ctl.Update(context.Background(), ctltest.Root, controller.JobSelector{ID: held}, controller.JobUpdate{Hold: ptr(true)})
+	if code, v := call("DELETE", "/slurm/v0.0.45/partition/debug", "root", ""); code == 200 || errNo(v) != 2075 {
+		t.Errorf("delete a partition in use: HTTP %d %v", code, v)
+	}
+	if code, v := call("DELETE", "/slurm/v0.0.45/partition/gpu", "root", ""); code != 200 {
+		t.Errorf("delete gpu: HTTP %d %v", code, v)
+	}
+	c.Close()
+	c.Open()
+	if _, err := c.Ctl.Partition("gpu"); err == nil {
+		t.Errorf("gpu is back after a restart")
+	}
+	if p, err := c.Ctl.Partition("extra"); err != nil || p.Partition.State != partition.Down {
+		t.Errorf("extra after a restart: %+v %v", p.Partition, err)
 	}
 }

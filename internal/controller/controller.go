@@ -255,25 +255,14 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 	if cfg.Now != nil {
 		c.now = cfg.Now
 	}
-	for i := range cfg.Nodes {
-		n := cfg.Nodes[i]
-		c.nodes[n.Name] = &n
-		c.nodeOrder = append(c.nodeOrder, n.Name)
-	}
-	for i := range cfg.Partitions {
-		p := cfg.Partitions[i]
-		c.parts[p.Name] = &p
-		c.partOrder = append(c.partOrder, p.Name)
-		if p.Default && c.defPart == "" {
-			c.defPart = p.Name
-		}
-	}
+	c.syncLayoutLocked()
 	l, err := state.Open(c.StatePath(), (*fsmAdapter)(c), cfg.StoreOptions)
 	if err != nil {
 		return nil, fmt.Errorf("open controller state: %w", err)
 	}
 	c.log = l
 	c.mu.Lock()
+	c.syncLayoutLocked()
 	c.acctChangedLocked()
 	c.mu.Unlock()
 	return c, nil
@@ -291,8 +280,9 @@ func (a *fsmAdapter) Apply(_ uint64, record []byte) any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	res := c.st.apply(&cmd)
-	if cmd.Op == opNodeCreate || cmd.Op == opNodeDelete {
-		c.syncDynNodesLocked()
+	switch cmd.Op {
+	case opNodeCreate, opNodeDelete, opPartSet, opPartDelete:
+		c.syncLayoutLocked()
 	}
 	return res
 }
@@ -314,7 +304,7 @@ func (a *fsmAdapter) Restore(r io.Reader) error {
 	if err := c.st.restore(r); err != nil {
 		return err
 	}
-	c.syncDynNodesLocked()
+	c.syncLayoutLocked()
 	return nil
 }
 

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"slices"
 	"strings"
 
 	"github.com/droverhq/drover/internal/hostlist"
@@ -51,59 +50,6 @@ func (s *fsm) applyNodeDelete(c *command) applyResult {
 	}
 	s.LastNodeUpdate = c.Time
 	return applyResult{}
-}
-
-// syncDynNodesLocked brings the node table and the partitions' node lists
-// in line with the state's dynamic nodes, after a command changed them or
-// a snapshot was restored. What a node daemon reported of a node that
-// stays is kept.
-func (c *Controller) syncDynNodesLocked() {
-	configured := make(map[string]bool, len(c.cfg.Nodes))
-	for _, n := range c.cfg.Nodes {
-		configured[n.Name] = true
-	}
-	for name := range c.nodes {
-		if !configured[name] && c.st.DynNodes[name] == nil {
-			delete(c.nodes, name)
-		}
-	}
-	dyn := make([]string, 0, len(c.st.DynNodes))
-	for name, def := range c.st.DynNodes {
-		if configured[name] {
-			continue // slurm.conf took the name since; its line wins
-		}
-		dyn = append(dyn, name)
-		if c.nodes[name] == nil {
-			n := *def
-			n.GPUs = slices.Clone(def.GPUs)
-			n.LastHeartbeat = c.now()
-			c.nodes[name] = &n
-		}
-	}
-	hostlist.Sort(dyn)
-	c.nodeOrder = c.nodeOrder[:0]
-	for _, n := range c.cfg.Nodes {
-		c.nodeOrder = append(c.nodeOrder, n.Name)
-	}
-	c.nodeOrder = append(c.nodeOrder, dyn...)
-	for i, p := range c.cfg.Partitions {
-		pt := c.parts[p.Name]
-		if pt == nil || (!p.AllNodes && len(p.NodeFeatures) == 0) {
-			continue
-		}
-		nodes := slices.Clone(c.cfg.Partitions[i].Nodes)
-		for _, name := range dyn {
-			n := c.nodes[name]
-			if p.AllNodes || slices.ContainsFunc(p.NodeFeatures, func(f string) bool { return slices.Contains(n.Features, f) }) {
-				nodes = append(nodes, name)
-			}
-		}
-		// A new slice: readers holding the old one keep a consistent list.
-		pt.Nodes = nodes
-	}
-	c.partTRESMu.Lock()
-	c.partTRES = nil
-	c.partTRESMu.Unlock()
 }
 
 // CreateNodes is scontrol create NodeName=... and REST new/node: line is

@@ -13,6 +13,7 @@ import (
 	"github.com/droverhq/drover/internal/assoc"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
+	"github.com/droverhq/drover/internal/partition"
 	"github.com/droverhq/drover/internal/priority"
 	"github.com/droverhq/drover/internal/reservation"
 	"github.com/droverhq/drover/internal/slurmerr"
@@ -56,6 +57,9 @@ type command struct {
 	// NodeCreate and NodeDelete change the dynamic nodes.
 	NodeCreate *nodeCreateCmd `json:"node_create,omitempty"`
 	NodeDelete *nodeDeleteCmd `json:"node_delete,omitempty"`
+	// PartSet and PartDelete change partitions at run time.
+	PartSet    *partSetCmd    `json:"part_set,omitempty"`
+	PartDelete *partDeleteCmd `json:"part_delete,omitempty"`
 }
 
 const (
@@ -225,6 +229,12 @@ type fsm struct {
 	// new/node, a node daemon started --dynamic), by name: slurm.conf
 	// does not list them, so the state keeps their definitions.
 	DynNodes map[string]*node.Node `json:"dyn_nodes"`
+	// Parts are partitions made or changed at run time (scontrol create
+	// and update, REST v0.0.45 partitions), whole records by name, and
+	// PartsGone slurm.conf's partitions deleted at run time: both win
+	// over slurm.conf.
+	Parts     map[string]*partition.Partition `json:"parts"`
+	PartsGone map[string]bool                 `json:"parts_gone"`
 
 	// byID keeps job ids sorted for stable listing.
 	order []job.ID
@@ -243,7 +253,8 @@ type counters struct {
 
 func newFSM(firstJobID job.ID) *fsm {
 	return &fsm{NextJobID: firstJobID, Jobs: map[job.ID]*job.Job{}, Nodes: map[string]*nodeAdmin{}, Resvs: map[string]*reservation.Reservation{}, Acct: assoc.New(),
-		Steps: map[job.ID][]*job.Step{}, NextStep: map[job.ID]uint32{}, DynNodes: map[string]*node.Node{}}
+		Steps: map[job.ID][]*job.Step{}, NextStep: map[job.ID]uint32{}, DynNodes: map[string]*node.Node{},
+		Parts: map[string]*partition.Partition{}, PartsGone: map[string]bool{}}
 }
 
 // applyResult is what a proposer gets back.
@@ -294,6 +305,10 @@ func (s *fsm) apply(c *command) applyResult {
 		return s.applyNodeCreate(c)
 	case opNodeDelete:
 		return s.applyNodeDelete(c)
+	case opPartSet:
+		return s.applyPartSet(c)
+	case opPartDelete:
+		return s.applyPartDelete(c)
 	case opPurge:
 		return s.applyPurge(c)
 	case opSplit:
@@ -881,6 +896,8 @@ const (
 	snapSteps          = "steps"
 	snapNextStep       = "next_step"
 	snapDynNodes       = "dyn_nodes"
+	snapParts          = "parts"
+	snapPartsGone      = "parts_gone"
 	snapNodes          = "nodes"
 	snapJobs           = "jobs"
 )
@@ -926,6 +943,10 @@ func (s *fsm) snapshot(w io.Writer) error {
 	sw.member(snapNextStep, s.NextStep)
 	sw.raw(",")
 	sw.member(snapDynNodes, s.DynNodes)
+	sw.raw(",")
+	sw.member(snapParts, s.Parts)
+	sw.raw(",")
+	sw.member(snapPartsGone, s.PartsGone)
 	sw.raw(",\"" + snapJobs + "\":{")
 	var key []byte
 	for i, id := range s.order {
@@ -1023,6 +1044,10 @@ func (s *fsm) restore(r io.Reader) error {
 			err = dec.Decode(&n.NextStep)
 		case snapDynNodes:
 			err = dec.Decode(&n.DynNodes)
+		case snapParts:
+			err = dec.Decode(&n.Parts)
+		case snapPartsGone:
+			err = dec.Decode(&n.PartsGone)
 		case snapAcct:
 			var m *assoc.Model
 			err = dec.Decode(&m)
@@ -1076,6 +1101,12 @@ func (s *fsm) restore(r io.Reader) error {
 	}
 	if n.DynNodes == nil {
 		n.DynNodes = map[string]*node.Node{}
+	}
+	if n.Parts == nil {
+		n.Parts = map[string]*partition.Partition{}
+	}
+	if n.PartsGone == nil {
+		n.PartsGone = map[string]bool{}
 	}
 	if n.NextStep == nil {
 		n.NextStep = map[job.ID]uint32{}

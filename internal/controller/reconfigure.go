@@ -51,9 +51,14 @@ func (c *Controller) CheckSuccessor(next *Config) error {
 	}
 	c.mu.RUnlock()
 	parts := map[string]bool{}
+	c.mu.RLock()
 	for _, p := range next.Partitions {
-		parts[p.Name] = true
+		parts[p.Name] = !c.st.PartsGone[p.Name]
 	}
+	for name := range c.st.Parts {
+		parts[name] = true // kept by the state, not slurm.conf
+	}
+	c.mu.RUnlock()
 	if next.ClusterName != c.cfg.ClusterName {
 		return fmt.Errorf("ClusterName changed from %s to %s: that needs a new StateSaveLocation, not a reconfigure", c.cfg.ClusterName, next.ClusterName)
 	}

@@ -43,6 +43,7 @@ const (
 	InvalidArray                   Code = 2081
 	InvalidDependency              Code = 2038
 	JobNotPending                  Code = 2073
+	PartitionInUse                 Code = 2075
 	JobPending                     Code = 2024
 	BatchOnly                      Code = 2039
 	EnvironmentMissing             Code = 2127
@@ -106,6 +107,7 @@ var messages = map[Code]string{
 	InvalidArray:                   "Invalid job array specification",
 	InvalidDependency:              "Job dependency problem",
 	JobNotPending:                  "Job is no longer pending execution",
+	PartitionInUse:                 "Partition is in use",
 	JobPending:                     "Job is pending execution",
 	BatchOnly:                      "Only batch jobs are accepted or processed",
 	EnvironmentMissing:             "Environment is missing in job",

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v0044 "github.com/droverhq/drover/openapi/v0044"
+	v0045 "github.com/droverhq/drover/openapi/v0045"
 )
 
 // Env is the context of one command invocation.
@@ -29,6 +30,10 @@ type Env struct {
 	Now func() time.Time
 	// Client reaches the controller through the slurmrestd v0.0.44 API.
 	Client v0044.Invoker
+	// Client45 reaches it through v0.0.45, for the operations v0.0.44
+	// lacks (partitions made and changed at run time); nil in tests that
+	// do not need it.
+	Client45 v0045.Invoker
 	// Call sends one of Drover's own requests, for what v0.0.44 has no
 	// operation for (job steps): in as JSON, the answer decoded into out
 	// (see connect.Call).

@@ -29,6 +29,7 @@ import (
 	"github.com/droverhq/drover/internal/fieldsel"
 	"github.com/droverhq/drover/internal/slurmconf"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
+	v0045 "github.com/droverhq/drover/openapi/v0045"
 )
 
 // Target says how to reach the controller.
@@ -101,6 +102,30 @@ type confTarget struct{ url, socket string }
 func Client(t Target, userName string) (*v0044.Client, error) {
 	hc := &http.Client{Timeout: 60 * time.Second, Transport: fieldsel.Transport(transport(t))}
 	return v0044.NewClient(t.base(), userSource{name: userName, socket: t.Socket != ""}, v0044.WithClient(hc))
+}
+
+// Client45 returns the generated v0.0.45 client for a target, sharing the
+// v0.0.44 client's transport and credentials.
+func Client45(t Target, userName string) (*v0045.Client, error) {
+	hc := &http.Client{Timeout: 60 * time.Second, Transport: transport(t)}
+	return v0045.NewClient(t.base(), userSource45{userSource{name: userName, socket: t.Socket != ""}}, v0045.WithClient(hc))
+}
+
+// userSource45 is userSource for the v0.0.45 client.
+type userSource45 struct{ s userSource }
+
+func (u userSource45) BearerAuth(context.Context, v0045.OperationName) (v0045.BearerAuth, error) {
+	return v0045.BearerAuth{}, ogenerrors.ErrSkipClientSecurity
+}
+
+func (u userSource45) Token(ctx context.Context, _ v0045.OperationName) (v0045.Token, error) {
+	t, err := u.s.Token(ctx, "")
+	return v0045.Token{APIKey: t.APIKey}, err
+}
+
+func (u userSource45) User(ctx context.Context, _ v0045.OperationName) (v0045.User, error) {
+	n, err := u.s.User(ctx, "")
+	return v0045.User{APIKey: n.APIKey}, err
 }
 
 // transports holds one transport per target, shared by the generated
@@ -187,6 +212,9 @@ func Env(prog string) (*clienv.Env, error) {
 		return nil, err
 	}
 	env.Client = c
+	if env.Client45, err = Client45(t, me.Name); err != nil {
+		return nil, err
+	}
 	env.Call = func(ctx context.Context, method, path string, in, out any) error {
 		return CallTarget(ctx, t, method, path, in, out)
 	}

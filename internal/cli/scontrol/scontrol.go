@@ -328,6 +328,15 @@ func (c *cmd) process(ctx context.Context, argv []string) {
 			c.createNode(ctx, argv[1:])
 			return
 		}
+		switch key, _, ok := strings.Cut(argv[1], "="); {
+		case ok && abbrev(key, "partitionname", 3):
+			c.setPartition(ctx, argv[1:], true)
+			return
+		case !ok && abbrev(key, "partition", 3) && len(argv) > 2:
+			// "create partition PartitionName=x ..."
+			c.setPartition(ctx, argv[2:], true)
+			return
+		}
 		if !abbrev(argv[1], "reservation", 3) && !abbrev(argv[1], "reservationname", 3) && !strings.Contains(argv[1], "=") {
 			c.errorf("creating %s is not supported by this controller", argv[1])
 			return
@@ -336,6 +345,17 @@ func (c *cmd) process(ctx context.Context, argv []string) {
 	case abbrev(tag, "delete", 1):
 		if len(argv) < 2 {
 			c.printfError("too few arguments for keyword:%s", tag)
+			return
+		}
+		if key, val, ok := strings.Cut(argv[1], "="); abbrev(key, "partitionname", 3) || (!ok && abbrev(key, "partition", 3)) {
+			switch {
+			case ok && len(argv) == 2:
+				c.deletePartition(ctx, argv[1], val)
+			case !ok && len(argv) == 3:
+				c.deletePartition(ctx, argv[1], argv[2])
+			default:
+				c.errorf("Proper format is 'delete <ENTITY>=<ID>' or 'delete <ENTITY> <ID>'")
+			}
 			return
 		}
 		if key, val, ok := strings.Cut(argv[1], "="); abbrev(key, "nodename", 3) {

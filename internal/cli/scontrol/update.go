@@ -74,7 +74,9 @@ func (c *cmd) update(ctx context.Context, argv []string) {
 		c.updateNode(ctx, argv)
 	case resv:
 		c.updateReservation(ctx, argv)
-	case step, part, debug:
+	case part:
+		c.setPartition(ctx, argv, false)
+	case step, debug:
 		c.errorf("this update is not supported by this controller")
 	default:
 		c.exitCode = 1
