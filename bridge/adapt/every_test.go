@@ -208,3 +208,47 @@ func validateRequest(t *testing.T, rt routers.Router, method, path, body string)
 		t.Errorf("%s %s: the request does not follow the document: %s", method, path, msg)
 	}
 }
+
+// FuzzEveryOperation sends arbitrary bodies to every write of every
+// version: each is answered (no panic, never 501) in JSON or slurmrestd's
+// plain-text refusals, and the controller keeps serving.
+func FuzzEveryOperation(f *testing.F) {
+	c := ctltest.New(f, func(cfg *controller.Config) { cfg.Now = nil })
+	c.RegisterAll()
+	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	var paths []string
+	for key := range writeBodies("0", c.Ctl.ClusterName()) {
+		paths = append(paths, key)
+	}
+	sort.Strings(paths)
+	for i, key := range paths {
+		f.Add(uint8(i), uint8(2), []byte(writeBodies("0", c.Ctl.ClusterName())[key].body))
+	}
+	f.Add(uint8(0), uint8(0), []byte(`{"job":{"script":7}}`))
+	f.Add(uint8(1), uint8(1), []byte(`[]`))
+	versions := []string{"v0.0.42", "v0.0.43", "v0.0.44", "v0.0.45"}
+	params := strings.NewReplacer("{job_id}", "1", "{node_name}", "n1", "{partition_name}", "debug", "{reservation_name}", "r",
+		"{qos}", "normal", "{account_name}", "root", "{name}", "root")
+	f.Fuzz(func(t *testing.T, op, version uint8, body []byte) {
+		method, p, _ := strings.Cut(paths[int(op)%len(paths)], " ")
+		v := versions[int(version)%len(versions)]
+		prefix, rest, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+		url := "/" + prefix + "/" + v + "/" + params.Replace(rest)
+		req := httptest.NewRequest(method, url, strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-SLURM-USER-NAME", "root")
+		req.RemoteAddr = "127.0.0.1:1234"
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		ct := rec.Header().Get("Content-Type")
+		if rec.Code == http.StatusNotImplemented || (!strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "text/plain")) {
+			t.Fatalf("%s %s %q: HTTP %d %q %s", method, url, body, rec.Code, ct, rec.Body.String())
+		}
+		if strings.HasPrefix(ct, "application/json") && !json.Valid(rec.Body.Bytes()) {
+			t.Fatalf("%s %s %q: invalid JSON answer %s", method, url, body, rec.Body.String())
+		}
+	})
+}
