@@ -380,7 +380,10 @@ func (c *v1Cgroup) remove() error {
 }
 
 // readProcs reads the pids in one cgroup.procs file; a missing cgroup has
-// none.
+// none. v1 lists the process of every thread in the cgroup, so while this
+// daemon's forking thread is inside (see start: a task that exits at once
+// can end its step before the thread is back), the daemon's own pid is
+// listed: it is left out, or ending the step would signal the daemon.
 func readProcs(dir string) ([]int, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {
@@ -395,10 +398,15 @@ func readProcs(dir string) ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: bad pid %q", dir, f)
 		}
-		pids = append(pids, pid)
+		if pid != self {
+			pids = append(pids, pid)
+		}
 	}
 	return pids, nil
 }
+
+// self is this process: never one of a job's.
+var self = os.Getpid()
 
 // readProcsTree reads the pids of dir and of its child cgroups.
 func readProcsTree(dir string) ([]int, error) {

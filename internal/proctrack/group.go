@@ -400,6 +400,9 @@ func groupGone(pgid int) bool {
 func signalAll(pids []int, sig syscall.Signal) error {
 	var errs []error
 	for _, pid := range pids {
+		if pid == self || pid <= 0 {
+			continue // never this daemon, never a process group
+		}
 		if err := ignoreGone(syscall.Kill(pid, sig)); err != nil {
 			errs = append(errs, fmt.Errorf("signal process %d: %w", pid, err))
 		}

@@ -996,3 +996,55 @@ func TestChildCgroups(t *testing.T) {
 		t.Errorf("child cgroup left: %v", err)
 	}
 }
+
+// TestPidsNeverListTheTracker: while a group starts its commands, the
+// forking thread of this process sits in the group's cgroup (v1), and v1
+// lists a thread's process in cgroup.procs; Pids must still never name
+// this process, or ending a step whose task exits at once would signal
+// the node daemon itself.
+func TestPidsNeverListTheTracker(t *testing.T) {
+	for _, opts := range modes(t) {
+		t.Run(modeName(opts), func(t *testing.T) {
+			tr := newTracker(t, opts)
+			for i := range 20 {
+				g, err := tr.NewGroup("job_9_step_"+strconv.Itoa(i), Limits{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				stop := make(chan struct{})
+				seen := make(chan int, 1)
+				go func() {
+					for {
+						select {
+						case <-stop:
+							close(seen)
+							return
+						default:
+						}
+						pids, _ := g.Pids()
+						if slices.Contains(pids, os.Getpid()) {
+							seen <- os.Getpid()
+							<-stop
+							close(seen)
+							return
+						}
+					}
+				}()
+				errs := g.Start([]*exec.Cmd{exec.Command("true"), exec.Command("true")}, nil)
+				close(stop)
+				if pid, ok := <-seen; ok {
+					t.Fatalf("Pids listed this process (%d) while the group started", pid)
+				}
+				for _, err := range errs {
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				g.Wait()
+				if err := g.Destroy(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
