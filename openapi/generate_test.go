@@ -26,7 +26,7 @@ func TestGeneratedIsFresh(t *testing.T) {
 			norm := filepath.Join(tmp, v.spec)
 			run(t, "go", "run", "./normalize", "-in", filepath.Join("spec", v.spec), "-out", norm)
 			out := filepath.Join(tmp, v.pkg)
-			run(t, "go", "tool", "ogen", "--target", out, "--package", v.pkg, "--clean", norm)
+			run(t, "go", "tool", "ogen", "--config", "ogen.yml", "--target", out, "--package", v.pkg, "--clean", norm)
 			compareDirs(t, v.pkg, out)
 		})
 	}

@@ -7,19 +7,12 @@ import (
 	"io"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/go-faster/errors"
 	"github.com/ogen-go/ogen/conv"
 	ht "github.com/ogen-go/ogen/http"
 	"github.com/ogen-go/ogen/ogenerrors"
-	"github.com/ogen-go/ogen/otelogen"
 	"github.com/ogen-go/ogen/uri"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
-	semconv "go.opentelemetry.io/otel/semconv/v1.39.0"
-	"go.opentelemetry.io/otel/trace"
 )
 
 func trimTrailingSlashes(u *url.URL) {
@@ -439,41 +432,7 @@ func (c *Client) SlurmV0042DeleteJob(ctx context.Context, params SlurmV0042Delet
 }
 
 func (c *Client) sendSlurmV0042DeleteJob(ctx context.Context, params SlurmV0042DeleteJobParams) (res SlurmV0042DeleteJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_delete_job"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042DeleteJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.42/job/"
@@ -497,7 +456,6 @@ func (c *Client) sendSlurmV0042DeleteJob(ctx context.Context, params SlurmV0042D
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "signal" parameter.
@@ -535,7 +493,6 @@ func (c *Client) sendSlurmV0042DeleteJob(ctx context.Context, params SlurmV0042D
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -545,7 +502,7 @@ func (c *Client) sendSlurmV0042DeleteJob(ctx context.Context, params SlurmV0042D
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042DeleteJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -556,7 +513,7 @@ func (c *Client) sendSlurmV0042DeleteJob(ctx context.Context, params SlurmV0042D
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042DeleteJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -567,7 +524,7 @@ func (c *Client) sendSlurmV0042DeleteJob(ctx context.Context, params SlurmV0042D
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042DeleteJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -599,7 +556,6 @@ func (c *Client) sendSlurmV0042DeleteJob(ctx context.Context, params SlurmV0042D
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -613,7 +569,6 @@ func (c *Client) sendSlurmV0042DeleteJob(ctx context.Context, params SlurmV0042D
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042DeleteJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -633,47 +588,12 @@ func (c *Client) SlurmV0042DeleteJobs(ctx context.Context, request OptV0042KillJ
 }
 
 func (c *Client) sendSlurmV0042DeleteJobs(ctx context.Context, request OptV0042KillJobsMsg) (res SlurmV0042DeleteJobsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_delete_jobs"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/jobs/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042DeleteJobsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.42/jobs/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -686,7 +606,7 @@ func (c *Client) sendSlurmV0042DeleteJobs(ctx context.Context, request OptV0042K
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042DeleteJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -697,7 +617,7 @@ func (c *Client) sendSlurmV0042DeleteJobs(ctx context.Context, request OptV0042K
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042DeleteJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -708,7 +628,7 @@ func (c *Client) sendSlurmV0042DeleteJobs(ctx context.Context, request OptV0042K
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042DeleteJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -740,7 +660,6 @@ func (c *Client) sendSlurmV0042DeleteJobs(ctx context.Context, request OptV0042K
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -754,7 +673,6 @@ func (c *Client) sendSlurmV0042DeleteJobs(ctx context.Context, request OptV0042K
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042DeleteJobsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -774,41 +692,7 @@ func (c *Client) SlurmV0042DeleteNode(ctx context.Context, params SlurmV0042Dele
 }
 
 func (c *Client) sendSlurmV0042DeleteNode(ctx context.Context, params SlurmV0042DeleteNodeParams) (res SlurmV0042DeleteNodeRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_delete_node"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/node/{node_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042DeleteNodeOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.42/node/"
@@ -832,7 +716,6 @@ func (c *Client) sendSlurmV0042DeleteNode(ctx context.Context, params SlurmV0042
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -842,7 +725,7 @@ func (c *Client) sendSlurmV0042DeleteNode(ctx context.Context, params SlurmV0042
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042DeleteNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -853,7 +736,7 @@ func (c *Client) sendSlurmV0042DeleteNode(ctx context.Context, params SlurmV0042
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042DeleteNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -864,7 +747,7 @@ func (c *Client) sendSlurmV0042DeleteNode(ctx context.Context, params SlurmV0042
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042DeleteNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -896,7 +779,6 @@ func (c *Client) sendSlurmV0042DeleteNode(ctx context.Context, params SlurmV0042
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -910,7 +792,6 @@ func (c *Client) sendSlurmV0042DeleteNode(ctx context.Context, params SlurmV0042
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042DeleteNodeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -930,47 +811,12 @@ func (c *Client) SlurmV0042GetDiag(ctx context.Context) (SlurmV0042GetDiagRes, e
 }
 
 func (c *Client) sendSlurmV0042GetDiag(ctx context.Context) (res SlurmV0042GetDiagRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_get_diag"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/diag/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042GetDiagOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.42/diag/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -980,7 +826,7 @@ func (c *Client) sendSlurmV0042GetDiag(ctx context.Context) (res SlurmV0042GetDi
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -991,7 +837,7 @@ func (c *Client) sendSlurmV0042GetDiag(ctx context.Context) (res SlurmV0042GetDi
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1002,7 +848,7 @@ func (c *Client) sendSlurmV0042GetDiag(ctx context.Context) (res SlurmV0042GetDi
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1034,7 +880,6 @@ func (c *Client) sendSlurmV0042GetDiag(ctx context.Context) (res SlurmV0042GetDi
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1048,7 +893,6 @@ func (c *Client) sendSlurmV0042GetDiag(ctx context.Context) (res SlurmV0042GetDi
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042GetDiagResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1068,41 +912,7 @@ func (c *Client) SlurmV0042GetJob(ctx context.Context, params SlurmV0042GetJobPa
 }
 
 func (c *Client) sendSlurmV0042GetJob(ctx context.Context, params SlurmV0042GetJobParams) (res SlurmV0042GetJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_get_job"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042GetJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.42/job/"
@@ -1126,7 +936,6 @@ func (c *Client) sendSlurmV0042GetJob(ctx context.Context, params SlurmV0042GetJ
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -1164,7 +973,6 @@ func (c *Client) sendSlurmV0042GetJob(ctx context.Context, params SlurmV0042GetJ
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1174,7 +982,7 @@ func (c *Client) sendSlurmV0042GetJob(ctx context.Context, params SlurmV0042GetJ
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1185,7 +993,7 @@ func (c *Client) sendSlurmV0042GetJob(ctx context.Context, params SlurmV0042GetJ
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1196,7 +1004,7 @@ func (c *Client) sendSlurmV0042GetJob(ctx context.Context, params SlurmV0042GetJ
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1228,7 +1036,6 @@ func (c *Client) sendSlurmV0042GetJob(ctx context.Context, params SlurmV0042GetJ
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1242,7 +1049,6 @@ func (c *Client) sendSlurmV0042GetJob(ctx context.Context, params SlurmV0042GetJ
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042GetJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1262,47 +1068,12 @@ func (c *Client) SlurmV0042GetJobs(ctx context.Context, params SlurmV0042GetJobs
 }
 
 func (c *Client) sendSlurmV0042GetJobs(ctx context.Context, params SlurmV0042GetJobsParams) (res SlurmV0042GetJobsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_get_jobs"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/jobs/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042GetJobsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.42/jobs/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -1340,7 +1111,6 @@ func (c *Client) sendSlurmV0042GetJobs(ctx context.Context, params SlurmV0042Get
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1350,7 +1120,7 @@ func (c *Client) sendSlurmV0042GetJobs(ctx context.Context, params SlurmV0042Get
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1361,7 +1131,7 @@ func (c *Client) sendSlurmV0042GetJobs(ctx context.Context, params SlurmV0042Get
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1372,7 +1142,7 @@ func (c *Client) sendSlurmV0042GetJobs(ctx context.Context, params SlurmV0042Get
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1404,7 +1174,6 @@ func (c *Client) sendSlurmV0042GetJobs(ctx context.Context, params SlurmV0042Get
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1418,7 +1187,6 @@ func (c *Client) sendSlurmV0042GetJobs(ctx context.Context, params SlurmV0042Get
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042GetJobsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1438,47 +1206,12 @@ func (c *Client) SlurmV0042GetJobsState(ctx context.Context, params SlurmV0042Ge
 }
 
 func (c *Client) sendSlurmV0042GetJobsState(ctx context.Context, params SlurmV0042GetJobsStateParams) (res SlurmV0042GetJobsStateRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_get_jobs_state"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/jobs/state/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042GetJobsStateOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.42/jobs/state/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "job_id" parameter.
@@ -1499,7 +1232,6 @@ func (c *Client) sendSlurmV0042GetJobsState(ctx context.Context, params SlurmV00
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1509,7 +1241,7 @@ func (c *Client) sendSlurmV0042GetJobsState(ctx context.Context, params SlurmV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042GetJobsStateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1520,7 +1252,7 @@ func (c *Client) sendSlurmV0042GetJobsState(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042GetJobsStateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1531,7 +1263,7 @@ func (c *Client) sendSlurmV0042GetJobsState(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042GetJobsStateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1563,7 +1295,6 @@ func (c *Client) sendSlurmV0042GetJobsState(ctx context.Context, params SlurmV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1577,7 +1308,6 @@ func (c *Client) sendSlurmV0042GetJobsState(ctx context.Context, params SlurmV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042GetJobsStateResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1597,47 +1327,12 @@ func (c *Client) SlurmV0042GetLicenses(ctx context.Context) (SlurmV0042GetLicens
 }
 
 func (c *Client) sendSlurmV0042GetLicenses(ctx context.Context) (res SlurmV0042GetLicensesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_get_licenses"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/licenses/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042GetLicensesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.42/licenses/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1647,7 +1342,7 @@ func (c *Client) sendSlurmV0042GetLicenses(ctx context.Context) (res SlurmV0042G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042GetLicensesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1658,7 +1353,7 @@ func (c *Client) sendSlurmV0042GetLicenses(ctx context.Context) (res SlurmV0042G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042GetLicensesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1669,7 +1364,7 @@ func (c *Client) sendSlurmV0042GetLicenses(ctx context.Context) (res SlurmV0042G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042GetLicensesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1701,7 +1396,6 @@ func (c *Client) sendSlurmV0042GetLicenses(ctx context.Context) (res SlurmV0042G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1715,7 +1409,6 @@ func (c *Client) sendSlurmV0042GetLicenses(ctx context.Context) (res SlurmV0042G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042GetLicensesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1735,41 +1428,7 @@ func (c *Client) SlurmV0042GetNode(ctx context.Context, params SlurmV0042GetNode
 }
 
 func (c *Client) sendSlurmV0042GetNode(ctx context.Context, params SlurmV0042GetNodeParams) (res SlurmV0042GetNodeRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_get_node"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/node/{node_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042GetNodeOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.42/node/"
@@ -1793,7 +1452,6 @@ func (c *Client) sendSlurmV0042GetNode(ctx context.Context, params SlurmV0042Get
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -1831,7 +1489,6 @@ func (c *Client) sendSlurmV0042GetNode(ctx context.Context, params SlurmV0042Get
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1841,7 +1498,7 @@ func (c *Client) sendSlurmV0042GetNode(ctx context.Context, params SlurmV0042Get
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042GetNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1852,7 +1509,7 @@ func (c *Client) sendSlurmV0042GetNode(ctx context.Context, params SlurmV0042Get
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042GetNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1863,7 +1520,7 @@ func (c *Client) sendSlurmV0042GetNode(ctx context.Context, params SlurmV0042Get
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042GetNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1895,7 +1552,6 @@ func (c *Client) sendSlurmV0042GetNode(ctx context.Context, params SlurmV0042Get
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1909,7 +1565,6 @@ func (c *Client) sendSlurmV0042GetNode(ctx context.Context, params SlurmV0042Get
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042GetNodeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1929,47 +1584,12 @@ func (c *Client) SlurmV0042GetNodes(ctx context.Context, params SlurmV0042GetNod
 }
 
 func (c *Client) sendSlurmV0042GetNodes(ctx context.Context, params SlurmV0042GetNodesParams) (res SlurmV0042GetNodesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_get_nodes"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/nodes/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042GetNodesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.42/nodes/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2007,7 +1627,6 @@ func (c *Client) sendSlurmV0042GetNodes(ctx context.Context, params SlurmV0042Ge
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2017,7 +1636,7 @@ func (c *Client) sendSlurmV0042GetNodes(ctx context.Context, params SlurmV0042Ge
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042GetNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2028,7 +1647,7 @@ func (c *Client) sendSlurmV0042GetNodes(ctx context.Context, params SlurmV0042Ge
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042GetNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2039,7 +1658,7 @@ func (c *Client) sendSlurmV0042GetNodes(ctx context.Context, params SlurmV0042Ge
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042GetNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2071,7 +1690,6 @@ func (c *Client) sendSlurmV0042GetNodes(ctx context.Context, params SlurmV0042Ge
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2085,7 +1703,6 @@ func (c *Client) sendSlurmV0042GetNodes(ctx context.Context, params SlurmV0042Ge
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042GetNodesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2105,41 +1722,7 @@ func (c *Client) SlurmV0042GetPartition(ctx context.Context, params SlurmV0042Ge
 }
 
 func (c *Client) sendSlurmV0042GetPartition(ctx context.Context, params SlurmV0042GetPartitionParams) (res SlurmV0042GetPartitionRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_get_partition"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/partition/{partition_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042GetPartitionOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.42/partition/"
@@ -2163,7 +1746,6 @@ func (c *Client) sendSlurmV0042GetPartition(ctx context.Context, params SlurmV00
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2201,7 +1783,6 @@ func (c *Client) sendSlurmV0042GetPartition(ctx context.Context, params SlurmV00
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2211,7 +1792,7 @@ func (c *Client) sendSlurmV0042GetPartition(ctx context.Context, params SlurmV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042GetPartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2222,7 +1803,7 @@ func (c *Client) sendSlurmV0042GetPartition(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042GetPartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2233,7 +1814,7 @@ func (c *Client) sendSlurmV0042GetPartition(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042GetPartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2265,7 +1846,6 @@ func (c *Client) sendSlurmV0042GetPartition(ctx context.Context, params SlurmV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2279,7 +1859,6 @@ func (c *Client) sendSlurmV0042GetPartition(ctx context.Context, params SlurmV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042GetPartitionResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2299,47 +1878,12 @@ func (c *Client) SlurmV0042GetPartitions(ctx context.Context, params SlurmV0042G
 }
 
 func (c *Client) sendSlurmV0042GetPartitions(ctx context.Context, params SlurmV0042GetPartitionsParams) (res SlurmV0042GetPartitionsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_get_partitions"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/partitions/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042GetPartitionsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.42/partitions/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2377,7 +1921,6 @@ func (c *Client) sendSlurmV0042GetPartitions(ctx context.Context, params SlurmV0
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2387,7 +1930,7 @@ func (c *Client) sendSlurmV0042GetPartitions(ctx context.Context, params SlurmV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042GetPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2398,7 +1941,7 @@ func (c *Client) sendSlurmV0042GetPartitions(ctx context.Context, params SlurmV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042GetPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2409,7 +1952,7 @@ func (c *Client) sendSlurmV0042GetPartitions(ctx context.Context, params SlurmV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042GetPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2441,7 +1984,6 @@ func (c *Client) sendSlurmV0042GetPartitions(ctx context.Context, params SlurmV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2455,7 +1997,6 @@ func (c *Client) sendSlurmV0042GetPartitions(ctx context.Context, params SlurmV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042GetPartitionsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2475,47 +2016,12 @@ func (c *Client) SlurmV0042GetPing(ctx context.Context) (SlurmV0042GetPingRes, e
 }
 
 func (c *Client) sendSlurmV0042GetPing(ctx context.Context) (res SlurmV0042GetPingRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_get_ping"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/ping/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042GetPingOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.42/ping/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2525,7 +2031,7 @@ func (c *Client) sendSlurmV0042GetPing(ctx context.Context) (res SlurmV0042GetPi
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2536,7 +2042,7 @@ func (c *Client) sendSlurmV0042GetPing(ctx context.Context) (res SlurmV0042GetPi
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2547,7 +2053,7 @@ func (c *Client) sendSlurmV0042GetPing(ctx context.Context) (res SlurmV0042GetPi
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2579,7 +2085,6 @@ func (c *Client) sendSlurmV0042GetPing(ctx context.Context) (res SlurmV0042GetPi
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2593,7 +2098,6 @@ func (c *Client) sendSlurmV0042GetPing(ctx context.Context) (res SlurmV0042GetPi
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042GetPingResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2613,47 +2117,12 @@ func (c *Client) SlurmV0042GetReconfigure(ctx context.Context) (SlurmV0042GetRec
 }
 
 func (c *Client) sendSlurmV0042GetReconfigure(ctx context.Context) (res SlurmV0042GetReconfigureRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_get_reconfigure"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/reconfigure/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042GetReconfigureOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.42/reconfigure/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2663,7 +2132,7 @@ func (c *Client) sendSlurmV0042GetReconfigure(ctx context.Context) (res SlurmV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042GetReconfigureOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2674,7 +2143,7 @@ func (c *Client) sendSlurmV0042GetReconfigure(ctx context.Context) (res SlurmV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042GetReconfigureOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2685,7 +2154,7 @@ func (c *Client) sendSlurmV0042GetReconfigure(ctx context.Context) (res SlurmV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042GetReconfigureOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2717,7 +2186,6 @@ func (c *Client) sendSlurmV0042GetReconfigure(ctx context.Context) (res SlurmV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2731,7 +2199,6 @@ func (c *Client) sendSlurmV0042GetReconfigure(ctx context.Context) (res SlurmV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042GetReconfigureResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2751,41 +2218,7 @@ func (c *Client) SlurmV0042GetReservation(ctx context.Context, params SlurmV0042
 }
 
 func (c *Client) sendSlurmV0042GetReservation(ctx context.Context, params SlurmV0042GetReservationParams) (res SlurmV0042GetReservationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_get_reservation"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/reservation/{reservation_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042GetReservationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.42/reservation/"
@@ -2809,7 +2242,6 @@ func (c *Client) sendSlurmV0042GetReservation(ctx context.Context, params SlurmV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2830,7 +2262,6 @@ func (c *Client) sendSlurmV0042GetReservation(ctx context.Context, params SlurmV
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2840,7 +2271,7 @@ func (c *Client) sendSlurmV0042GetReservation(ctx context.Context, params SlurmV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042GetReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2851,7 +2282,7 @@ func (c *Client) sendSlurmV0042GetReservation(ctx context.Context, params SlurmV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042GetReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2862,7 +2293,7 @@ func (c *Client) sendSlurmV0042GetReservation(ctx context.Context, params SlurmV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042GetReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2894,7 +2325,6 @@ func (c *Client) sendSlurmV0042GetReservation(ctx context.Context, params SlurmV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2908,7 +2338,6 @@ func (c *Client) sendSlurmV0042GetReservation(ctx context.Context, params SlurmV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042GetReservationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2928,47 +2357,12 @@ func (c *Client) SlurmV0042GetReservations(ctx context.Context, params SlurmV004
 }
 
 func (c *Client) sendSlurmV0042GetReservations(ctx context.Context, params SlurmV0042GetReservationsParams) (res SlurmV0042GetReservationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_get_reservations"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/reservations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042GetReservationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.42/reservations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2989,7 +2383,6 @@ func (c *Client) sendSlurmV0042GetReservations(ctx context.Context, params Slurm
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2999,7 +2392,7 @@ func (c *Client) sendSlurmV0042GetReservations(ctx context.Context, params Slurm
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042GetReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3010,7 +2403,7 @@ func (c *Client) sendSlurmV0042GetReservations(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042GetReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3021,7 +2414,7 @@ func (c *Client) sendSlurmV0042GetReservations(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042GetReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3053,7 +2446,6 @@ func (c *Client) sendSlurmV0042GetReservations(ctx context.Context, params Slurm
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3067,7 +2459,6 @@ func (c *Client) sendSlurmV0042GetReservations(ctx context.Context, params Slurm
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042GetReservationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3087,47 +2478,12 @@ func (c *Client) SlurmV0042GetShares(ctx context.Context, params SlurmV0042GetSh
 }
 
 func (c *Client) sendSlurmV0042GetShares(ctx context.Context, params SlurmV0042GetSharesParams) (res SlurmV0042GetSharesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_get_shares"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/shares"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042GetSharesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.42/shares"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "accounts" parameter.
@@ -3165,7 +2521,6 @@ func (c *Client) sendSlurmV0042GetShares(ctx context.Context, params SlurmV0042G
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3175,7 +2530,7 @@ func (c *Client) sendSlurmV0042GetShares(ctx context.Context, params SlurmV0042G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042GetSharesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3186,7 +2541,7 @@ func (c *Client) sendSlurmV0042GetShares(ctx context.Context, params SlurmV0042G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042GetSharesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3197,7 +2552,7 @@ func (c *Client) sendSlurmV0042GetShares(ctx context.Context, params SlurmV0042G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042GetSharesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3229,7 +2584,6 @@ func (c *Client) sendSlurmV0042GetShares(ctx context.Context, params SlurmV0042G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3243,7 +2597,6 @@ func (c *Client) sendSlurmV0042GetShares(ctx context.Context, params SlurmV0042G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042GetSharesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3263,41 +2616,7 @@ func (c *Client) SlurmV0042PostJob(ctx context.Context, request OptV0042JobDescM
 }
 
 func (c *Client) sendSlurmV0042PostJob(ctx context.Context, request OptV0042JobDescMsg, params SlurmV0042PostJobParams) (res SlurmV0042PostJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_post_job"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042PostJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.42/job/"
@@ -3321,7 +2640,6 @@ func (c *Client) sendSlurmV0042PostJob(ctx context.Context, request OptV0042JobD
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3334,7 +2652,7 @@ func (c *Client) sendSlurmV0042PostJob(ctx context.Context, request OptV0042JobD
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3345,7 +2663,7 @@ func (c *Client) sendSlurmV0042PostJob(ctx context.Context, request OptV0042JobD
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3356,7 +2674,7 @@ func (c *Client) sendSlurmV0042PostJob(ctx context.Context, request OptV0042JobD
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3388,7 +2706,6 @@ func (c *Client) sendSlurmV0042PostJob(ctx context.Context, request OptV0042JobD
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3402,7 +2719,6 @@ func (c *Client) sendSlurmV0042PostJob(ctx context.Context, request OptV0042JobD
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042PostJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3422,47 +2738,12 @@ func (c *Client) SlurmV0042PostJobAllocate(ctx context.Context, request OptV0042
 }
 
 func (c *Client) sendSlurmV0042PostJobAllocate(ctx context.Context, request OptV0042JobAllocReq) (res SlurmV0042PostJobAllocateRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_post_job_allocate"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/job/allocate"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042PostJobAllocateOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.42/job/allocate"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3475,7 +2756,7 @@ func (c *Client) sendSlurmV0042PostJobAllocate(ctx context.Context, request OptV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042PostJobAllocateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3486,7 +2767,7 @@ func (c *Client) sendSlurmV0042PostJobAllocate(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042PostJobAllocateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3497,7 +2778,7 @@ func (c *Client) sendSlurmV0042PostJobAllocate(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042PostJobAllocateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3529,7 +2810,6 @@ func (c *Client) sendSlurmV0042PostJobAllocate(ctx context.Context, request OptV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3543,7 +2823,6 @@ func (c *Client) sendSlurmV0042PostJobAllocate(ctx context.Context, request OptV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042PostJobAllocateResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3563,47 +2842,12 @@ func (c *Client) SlurmV0042PostJobSubmit(ctx context.Context, request OptV0042Jo
 }
 
 func (c *Client) sendSlurmV0042PostJobSubmit(ctx context.Context, request OptV0042JobSubmitReq) (res SlurmV0042PostJobSubmitRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_post_job_submit"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/job/submit"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042PostJobSubmitOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.42/job/submit"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3616,7 +2860,7 @@ func (c *Client) sendSlurmV0042PostJobSubmit(ctx context.Context, request OptV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042PostJobSubmitOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3627,7 +2871,7 @@ func (c *Client) sendSlurmV0042PostJobSubmit(ctx context.Context, request OptV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042PostJobSubmitOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3638,7 +2882,7 @@ func (c *Client) sendSlurmV0042PostJobSubmit(ctx context.Context, request OptV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042PostJobSubmitOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3670,7 +2914,6 @@ func (c *Client) sendSlurmV0042PostJobSubmit(ctx context.Context, request OptV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3684,7 +2927,6 @@ func (c *Client) sendSlurmV0042PostJobSubmit(ctx context.Context, request OptV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042PostJobSubmitResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3704,41 +2946,7 @@ func (c *Client) SlurmV0042PostNode(ctx context.Context, request OptV0042UpdateN
 }
 
 func (c *Client) sendSlurmV0042PostNode(ctx context.Context, request OptV0042UpdateNodeMsg, params SlurmV0042PostNodeParams) (res SlurmV0042PostNodeRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_post_node"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/node/{node_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042PostNodeOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.42/node/"
@@ -3762,7 +2970,6 @@ func (c *Client) sendSlurmV0042PostNode(ctx context.Context, request OptV0042Upd
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3775,7 +2982,7 @@ func (c *Client) sendSlurmV0042PostNode(ctx context.Context, request OptV0042Upd
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042PostNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3786,7 +2993,7 @@ func (c *Client) sendSlurmV0042PostNode(ctx context.Context, request OptV0042Upd
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042PostNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3797,7 +3004,7 @@ func (c *Client) sendSlurmV0042PostNode(ctx context.Context, request OptV0042Upd
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042PostNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3829,7 +3036,6 @@ func (c *Client) sendSlurmV0042PostNode(ctx context.Context, request OptV0042Upd
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3843,7 +3049,6 @@ func (c *Client) sendSlurmV0042PostNode(ctx context.Context, request OptV0042Upd
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042PostNodeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3863,47 +3068,12 @@ func (c *Client) SlurmV0042PostNodes(ctx context.Context, request OptV0042Update
 }
 
 func (c *Client) sendSlurmV0042PostNodes(ctx context.Context, request OptV0042UpdateNodeMsg) (res SlurmV0042PostNodesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0042_post_nodes"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.42/nodes/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0042PostNodesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.42/nodes/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3916,7 +3086,7 @@ func (c *Client) sendSlurmV0042PostNodes(ctx context.Context, request OptV0042Up
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0042PostNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3927,7 +3097,7 @@ func (c *Client) sendSlurmV0042PostNodes(ctx context.Context, request OptV0042Up
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0042PostNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3938,7 +3108,7 @@ func (c *Client) sendSlurmV0042PostNodes(ctx context.Context, request OptV0042Up
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0042PostNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3970,7 +3140,6 @@ func (c *Client) sendSlurmV0042PostNodes(ctx context.Context, request OptV0042Up
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3984,7 +3153,6 @@ func (c *Client) sendSlurmV0042PostNodes(ctx context.Context, request OptV0042Up
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0042PostNodesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4004,41 +3172,7 @@ func (c *Client) SlurmdbV0042DeleteAccount(ctx context.Context, params SlurmdbV0
 }
 
 func (c *Client) sendSlurmdbV0042DeleteAccount(ctx context.Context, params SlurmdbV0042DeleteAccountParams) (res SlurmdbV0042DeleteAccountRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_delete_account"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/account/{account_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042DeleteAccountOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.42/account/"
@@ -4062,7 +3196,6 @@ func (c *Client) sendSlurmdbV0042DeleteAccount(ctx context.Context, params Slurm
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4072,7 +3205,7 @@ func (c *Client) sendSlurmdbV0042DeleteAccount(ctx context.Context, params Slurm
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042DeleteAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4083,7 +3216,7 @@ func (c *Client) sendSlurmdbV0042DeleteAccount(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042DeleteAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4094,7 +3227,7 @@ func (c *Client) sendSlurmdbV0042DeleteAccount(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042DeleteAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4126,7 +3259,6 @@ func (c *Client) sendSlurmdbV0042DeleteAccount(ctx context.Context, params Slurm
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4140,7 +3272,6 @@ func (c *Client) sendSlurmdbV0042DeleteAccount(ctx context.Context, params Slurm
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042DeleteAccountResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4160,47 +3291,12 @@ func (c *Client) SlurmdbV0042DeleteAssociation(ctx context.Context, params Slurm
 }
 
 func (c *Client) sendSlurmdbV0042DeleteAssociation(ctx context.Context, params SlurmdbV0042DeleteAssociationParams) (res SlurmdbV0042DeleteAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_delete_association"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042DeleteAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -4510,7 +3606,6 @@ func (c *Client) sendSlurmdbV0042DeleteAssociation(ctx context.Context, params S
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4520,7 +3615,7 @@ func (c *Client) sendSlurmdbV0042DeleteAssociation(ctx context.Context, params S
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042DeleteAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4531,7 +3626,7 @@ func (c *Client) sendSlurmdbV0042DeleteAssociation(ctx context.Context, params S
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042DeleteAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4542,7 +3637,7 @@ func (c *Client) sendSlurmdbV0042DeleteAssociation(ctx context.Context, params S
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042DeleteAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4574,7 +3669,6 @@ func (c *Client) sendSlurmdbV0042DeleteAssociation(ctx context.Context, params S
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4588,7 +3682,6 @@ func (c *Client) sendSlurmdbV0042DeleteAssociation(ctx context.Context, params S
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042DeleteAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4608,47 +3701,12 @@ func (c *Client) SlurmdbV0042DeleteAssociations(ctx context.Context, params Slur
 }
 
 func (c *Client) sendSlurmdbV0042DeleteAssociations(ctx context.Context, params SlurmdbV0042DeleteAssociationsParams) (res SlurmdbV0042DeleteAssociationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_delete_associations"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/associations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042DeleteAssociationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/associations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -4958,7 +4016,6 @@ func (c *Client) sendSlurmdbV0042DeleteAssociations(ctx context.Context, params 
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4968,7 +4025,7 @@ func (c *Client) sendSlurmdbV0042DeleteAssociations(ctx context.Context, params 
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042DeleteAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4979,7 +4036,7 @@ func (c *Client) sendSlurmdbV0042DeleteAssociations(ctx context.Context, params 
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042DeleteAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4990,7 +4047,7 @@ func (c *Client) sendSlurmdbV0042DeleteAssociations(ctx context.Context, params 
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042DeleteAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5022,7 +4079,6 @@ func (c *Client) sendSlurmdbV0042DeleteAssociations(ctx context.Context, params 
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5036,7 +4092,6 @@ func (c *Client) sendSlurmdbV0042DeleteAssociations(ctx context.Context, params 
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042DeleteAssociationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5056,41 +4111,7 @@ func (c *Client) SlurmdbV0042DeleteCluster(ctx context.Context, params SlurmdbV0
 }
 
 func (c *Client) sendSlurmdbV0042DeleteCluster(ctx context.Context, params SlurmdbV0042DeleteClusterParams) (res SlurmdbV0042DeleteClusterRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_delete_cluster"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/cluster/{cluster_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042DeleteClusterOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.42/cluster/"
@@ -5114,7 +4135,6 @@ func (c *Client) sendSlurmdbV0042DeleteCluster(ctx context.Context, params Slurm
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "classification" parameter.
@@ -5288,7 +4308,6 @@ func (c *Client) sendSlurmdbV0042DeleteCluster(ctx context.Context, params Slurm
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5298,7 +4317,7 @@ func (c *Client) sendSlurmdbV0042DeleteCluster(ctx context.Context, params Slurm
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042DeleteClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5309,7 +4328,7 @@ func (c *Client) sendSlurmdbV0042DeleteCluster(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042DeleteClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5320,7 +4339,7 @@ func (c *Client) sendSlurmdbV0042DeleteCluster(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042DeleteClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5352,7 +4371,6 @@ func (c *Client) sendSlurmdbV0042DeleteCluster(ctx context.Context, params Slurm
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5366,7 +4384,6 @@ func (c *Client) sendSlurmdbV0042DeleteCluster(ctx context.Context, params Slurm
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042DeleteClusterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5386,41 +4403,7 @@ func (c *Client) SlurmdbV0042DeleteSingleQos(ctx context.Context, params Slurmdb
 }
 
 func (c *Client) sendSlurmdbV0042DeleteSingleQos(ctx context.Context, params SlurmdbV0042DeleteSingleQosParams) (res SlurmdbV0042DeleteSingleQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_delete_single_qos"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/qos/{qos}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042DeleteSingleQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.42/qos/"
@@ -5444,7 +4427,6 @@ func (c *Client) sendSlurmdbV0042DeleteSingleQos(ctx context.Context, params Slu
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5454,7 +4436,7 @@ func (c *Client) sendSlurmdbV0042DeleteSingleQos(ctx context.Context, params Slu
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042DeleteSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5465,7 +4447,7 @@ func (c *Client) sendSlurmdbV0042DeleteSingleQos(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042DeleteSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5476,7 +4458,7 @@ func (c *Client) sendSlurmdbV0042DeleteSingleQos(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042DeleteSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5508,7 +4490,6 @@ func (c *Client) sendSlurmdbV0042DeleteSingleQos(ctx context.Context, params Slu
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5522,7 +4503,6 @@ func (c *Client) sendSlurmdbV0042DeleteSingleQos(ctx context.Context, params Slu
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042DeleteSingleQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5542,41 +4522,7 @@ func (c *Client) SlurmdbV0042DeleteUser(ctx context.Context, params SlurmdbV0042
 }
 
 func (c *Client) sendSlurmdbV0042DeleteUser(ctx context.Context, params SlurmdbV0042DeleteUserParams) (res SlurmdbV0042DeleteUserRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_delete_user"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/user/{name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042DeleteUserOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.42/user/"
@@ -5600,7 +4546,6 @@ func (c *Client) sendSlurmdbV0042DeleteUser(ctx context.Context, params SlurmdbV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5610,7 +4555,7 @@ func (c *Client) sendSlurmdbV0042DeleteUser(ctx context.Context, params SlurmdbV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042DeleteUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5621,7 +4566,7 @@ func (c *Client) sendSlurmdbV0042DeleteUser(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042DeleteUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5632,7 +4577,7 @@ func (c *Client) sendSlurmdbV0042DeleteUser(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042DeleteUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5664,7 +4609,6 @@ func (c *Client) sendSlurmdbV0042DeleteUser(ctx context.Context, params SlurmdbV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5678,7 +4622,6 @@ func (c *Client) sendSlurmdbV0042DeleteUser(ctx context.Context, params SlurmdbV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042DeleteUserResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5698,41 +4641,7 @@ func (c *Client) SlurmdbV0042DeleteWckey(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0042DeleteWckey(ctx context.Context, params SlurmdbV0042DeleteWckeyParams) (res SlurmdbV0042DeleteWckeyRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_delete_wckey"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/wckey/{id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042DeleteWckeyOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.42/wckey/"
@@ -5756,7 +4665,6 @@ func (c *Client) sendSlurmdbV0042DeleteWckey(ctx context.Context, params Slurmdb
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5766,7 +4674,7 @@ func (c *Client) sendSlurmdbV0042DeleteWckey(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042DeleteWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5777,7 +4685,7 @@ func (c *Client) sendSlurmdbV0042DeleteWckey(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042DeleteWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5788,7 +4696,7 @@ func (c *Client) sendSlurmdbV0042DeleteWckey(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042DeleteWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5820,7 +4728,6 @@ func (c *Client) sendSlurmdbV0042DeleteWckey(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5834,7 +4741,6 @@ func (c *Client) sendSlurmdbV0042DeleteWckey(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042DeleteWckeyResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5854,41 +4760,7 @@ func (c *Client) SlurmdbV0042GetAccount(ctx context.Context, params SlurmdbV0042
 }
 
 func (c *Client) sendSlurmdbV0042GetAccount(ctx context.Context, params SlurmdbV0042GetAccountParams) (res SlurmdbV0042GetAccountRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_account"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/account/{account_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetAccountOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.42/account/"
@@ -5912,7 +4784,6 @@ func (c *Client) sendSlurmdbV0042GetAccount(ctx context.Context, params SlurmdbV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "with_assocs" parameter.
@@ -5967,7 +4838,6 @@ func (c *Client) sendSlurmdbV0042GetAccount(ctx context.Context, params SlurmdbV
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5977,7 +4847,7 @@ func (c *Client) sendSlurmdbV0042GetAccount(ctx context.Context, params SlurmdbV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5988,7 +4858,7 @@ func (c *Client) sendSlurmdbV0042GetAccount(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5999,7 +4869,7 @@ func (c *Client) sendSlurmdbV0042GetAccount(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6031,7 +4901,6 @@ func (c *Client) sendSlurmdbV0042GetAccount(ctx context.Context, params SlurmdbV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6045,7 +4914,6 @@ func (c *Client) sendSlurmdbV0042GetAccount(ctx context.Context, params SlurmdbV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetAccountResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6065,47 +4933,12 @@ func (c *Client) SlurmdbV0042GetAccounts(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0042GetAccounts(ctx context.Context, params SlurmdbV0042GetAccountsParams) (res SlurmdbV0042GetAccountsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_accounts"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/accounts/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetAccountsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/accounts/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "description" parameter.
@@ -6211,7 +5044,6 @@ func (c *Client) sendSlurmdbV0042GetAccounts(ctx context.Context, params Slurmdb
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6221,7 +5053,7 @@ func (c *Client) sendSlurmdbV0042GetAccounts(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -6232,7 +5064,7 @@ func (c *Client) sendSlurmdbV0042GetAccounts(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -6243,7 +5075,7 @@ func (c *Client) sendSlurmdbV0042GetAccounts(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6275,7 +5107,6 @@ func (c *Client) sendSlurmdbV0042GetAccounts(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6289,7 +5120,6 @@ func (c *Client) sendSlurmdbV0042GetAccounts(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetAccountsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6309,47 +5139,12 @@ func (c *Client) SlurmdbV0042GetAssociation(ctx context.Context, params SlurmdbV
 }
 
 func (c *Client) sendSlurmdbV0042GetAssociation(ctx context.Context, params SlurmdbV0042GetAssociationParams) (res SlurmdbV0042GetAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_association"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -6659,7 +5454,6 @@ func (c *Client) sendSlurmdbV0042GetAssociation(ctx context.Context, params Slur
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6669,7 +5463,7 @@ func (c *Client) sendSlurmdbV0042GetAssociation(ctx context.Context, params Slur
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -6680,7 +5474,7 @@ func (c *Client) sendSlurmdbV0042GetAssociation(ctx context.Context, params Slur
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -6691,7 +5485,7 @@ func (c *Client) sendSlurmdbV0042GetAssociation(ctx context.Context, params Slur
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6723,7 +5517,6 @@ func (c *Client) sendSlurmdbV0042GetAssociation(ctx context.Context, params Slur
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6737,7 +5530,6 @@ func (c *Client) sendSlurmdbV0042GetAssociation(ctx context.Context, params Slur
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6757,47 +5549,12 @@ func (c *Client) SlurmdbV0042GetAssociations(ctx context.Context, params Slurmdb
 }
 
 func (c *Client) sendSlurmdbV0042GetAssociations(ctx context.Context, params SlurmdbV0042GetAssociationsParams) (res SlurmdbV0042GetAssociationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_associations"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/associations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetAssociationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/associations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -7107,7 +5864,6 @@ func (c *Client) sendSlurmdbV0042GetAssociations(ctx context.Context, params Slu
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7117,7 +5873,7 @@ func (c *Client) sendSlurmdbV0042GetAssociations(ctx context.Context, params Slu
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7128,7 +5884,7 @@ func (c *Client) sendSlurmdbV0042GetAssociations(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7139,7 +5895,7 @@ func (c *Client) sendSlurmdbV0042GetAssociations(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7171,7 +5927,6 @@ func (c *Client) sendSlurmdbV0042GetAssociations(ctx context.Context, params Slu
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7185,7 +5940,6 @@ func (c *Client) sendSlurmdbV0042GetAssociations(ctx context.Context, params Slu
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetAssociationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7205,41 +5959,7 @@ func (c *Client) SlurmdbV0042GetCluster(ctx context.Context, params SlurmdbV0042
 }
 
 func (c *Client) sendSlurmdbV0042GetCluster(ctx context.Context, params SlurmdbV0042GetClusterParams) (res SlurmdbV0042GetClusterRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_cluster"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/cluster/{cluster_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetClusterOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.42/cluster/"
@@ -7263,7 +5983,6 @@ func (c *Client) sendSlurmdbV0042GetCluster(ctx context.Context, params SlurmdbV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "classification" parameter.
@@ -7437,7 +6156,6 @@ func (c *Client) sendSlurmdbV0042GetCluster(ctx context.Context, params SlurmdbV
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7447,7 +6165,7 @@ func (c *Client) sendSlurmdbV0042GetCluster(ctx context.Context, params SlurmdbV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7458,7 +6176,7 @@ func (c *Client) sendSlurmdbV0042GetCluster(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7469,7 +6187,7 @@ func (c *Client) sendSlurmdbV0042GetCluster(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7501,7 +6219,6 @@ func (c *Client) sendSlurmdbV0042GetCluster(ctx context.Context, params SlurmdbV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7515,7 +6232,6 @@ func (c *Client) sendSlurmdbV0042GetCluster(ctx context.Context, params SlurmdbV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetClusterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7535,47 +6251,12 @@ func (c *Client) SlurmdbV0042GetClusters(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0042GetClusters(ctx context.Context, params SlurmdbV0042GetClustersParams) (res SlurmdbV0042GetClustersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_clusters"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/clusters/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetClustersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/clusters/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -7596,7 +6277,6 @@ func (c *Client) sendSlurmdbV0042GetClusters(ctx context.Context, params Slurmdb
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7606,7 +6286,7 @@ func (c *Client) sendSlurmdbV0042GetClusters(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7617,7 +6297,7 @@ func (c *Client) sendSlurmdbV0042GetClusters(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7628,7 +6308,7 @@ func (c *Client) sendSlurmdbV0042GetClusters(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7660,7 +6340,6 @@ func (c *Client) sendSlurmdbV0042GetClusters(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7674,7 +6353,6 @@ func (c *Client) sendSlurmdbV0042GetClusters(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetClustersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7694,47 +6372,12 @@ func (c *Client) SlurmdbV0042GetConfig(ctx context.Context) (SlurmdbV0042GetConf
 }
 
 func (c *Client) sendSlurmdbV0042GetConfig(ctx context.Context) (res SlurmdbV0042GetConfigRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_config"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/config"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetConfigOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/config"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7744,7 +6387,7 @@ func (c *Client) sendSlurmdbV0042GetConfig(ctx context.Context) (res SlurmdbV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7755,7 +6398,7 @@ func (c *Client) sendSlurmdbV0042GetConfig(ctx context.Context) (res SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7766,7 +6409,7 @@ func (c *Client) sendSlurmdbV0042GetConfig(ctx context.Context) (res SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7798,7 +6441,6 @@ func (c *Client) sendSlurmdbV0042GetConfig(ctx context.Context) (res SlurmdbV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7812,7 +6454,6 @@ func (c *Client) sendSlurmdbV0042GetConfig(ctx context.Context) (res SlurmdbV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetConfigResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7832,47 +6473,12 @@ func (c *Client) SlurmdbV0042GetDiag(ctx context.Context) (SlurmdbV0042GetDiagRe
 }
 
 func (c *Client) sendSlurmdbV0042GetDiag(ctx context.Context) (res SlurmdbV0042GetDiagRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_diag"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/diag/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetDiagOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/diag/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7882,7 +6488,7 @@ func (c *Client) sendSlurmdbV0042GetDiag(ctx context.Context) (res SlurmdbV0042G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7893,7 +6499,7 @@ func (c *Client) sendSlurmdbV0042GetDiag(ctx context.Context) (res SlurmdbV0042G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7904,7 +6510,7 @@ func (c *Client) sendSlurmdbV0042GetDiag(ctx context.Context) (res SlurmdbV0042G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7936,7 +6542,6 @@ func (c *Client) sendSlurmdbV0042GetDiag(ctx context.Context) (res SlurmdbV0042G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7950,7 +6555,6 @@ func (c *Client) sendSlurmdbV0042GetDiag(ctx context.Context) (res SlurmdbV0042G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetDiagResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7970,47 +6574,12 @@ func (c *Client) SlurmdbV0042GetInstance(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0042GetInstance(ctx context.Context, params SlurmdbV0042GetInstanceParams) (res SlurmdbV0042GetInstanceRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_instance"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/instance/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetInstanceOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/instance/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -8150,7 +6719,6 @@ func (c *Client) sendSlurmdbV0042GetInstance(ctx context.Context, params Slurmdb
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8160,7 +6728,7 @@ func (c *Client) sendSlurmdbV0042GetInstance(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetInstanceOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8171,7 +6739,7 @@ func (c *Client) sendSlurmdbV0042GetInstance(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetInstanceOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8182,7 +6750,7 @@ func (c *Client) sendSlurmdbV0042GetInstance(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetInstanceOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8214,7 +6782,6 @@ func (c *Client) sendSlurmdbV0042GetInstance(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -8228,7 +6795,6 @@ func (c *Client) sendSlurmdbV0042GetInstance(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetInstanceResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -8248,47 +6814,12 @@ func (c *Client) SlurmdbV0042GetInstances(ctx context.Context, params SlurmdbV00
 }
 
 func (c *Client) sendSlurmdbV0042GetInstances(ctx context.Context, params SlurmdbV0042GetInstancesParams) (res SlurmdbV0042GetInstancesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_instances"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/instances/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetInstancesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/instances/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -8428,7 +6959,6 @@ func (c *Client) sendSlurmdbV0042GetInstances(ctx context.Context, params Slurmd
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8438,7 +6968,7 @@ func (c *Client) sendSlurmdbV0042GetInstances(ctx context.Context, params Slurmd
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetInstancesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8449,7 +6979,7 @@ func (c *Client) sendSlurmdbV0042GetInstances(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetInstancesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8460,7 +6990,7 @@ func (c *Client) sendSlurmdbV0042GetInstances(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetInstancesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8492,7 +7022,6 @@ func (c *Client) sendSlurmdbV0042GetInstances(ctx context.Context, params Slurmd
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -8506,7 +7035,6 @@ func (c *Client) sendSlurmdbV0042GetInstances(ctx context.Context, params Slurmd
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetInstancesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -8528,41 +7056,7 @@ func (c *Client) SlurmdbV0042GetJob(ctx context.Context, params SlurmdbV0042GetJ
 }
 
 func (c *Client) sendSlurmdbV0042GetJob(ctx context.Context, params SlurmdbV0042GetJobParams) (res SlurmdbV0042GetJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_job"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.42/job/"
@@ -8586,7 +7080,6 @@ func (c *Client) sendSlurmdbV0042GetJob(ctx context.Context, params SlurmdbV0042
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8596,7 +7089,7 @@ func (c *Client) sendSlurmdbV0042GetJob(ctx context.Context, params SlurmdbV0042
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8607,7 +7100,7 @@ func (c *Client) sendSlurmdbV0042GetJob(ctx context.Context, params SlurmdbV0042
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8618,7 +7111,7 @@ func (c *Client) sendSlurmdbV0042GetJob(ctx context.Context, params SlurmdbV0042
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8650,7 +7143,6 @@ func (c *Client) sendSlurmdbV0042GetJob(ctx context.Context, params SlurmdbV0042
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -8664,7 +7156,6 @@ func (c *Client) sendSlurmdbV0042GetJob(ctx context.Context, params SlurmdbV0042
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -8684,47 +7175,12 @@ func (c *Client) SlurmdbV0042GetJobs(ctx context.Context, params SlurmdbV0042Get
 }
 
 func (c *Client) sendSlurmdbV0042GetJobs(ctx context.Context, params SlurmdbV0042GetJobsParams) (res SlurmdbV0042GetJobsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_jobs"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/jobs/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetJobsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/jobs/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -9306,7 +7762,6 @@ func (c *Client) sendSlurmdbV0042GetJobs(ctx context.Context, params SlurmdbV004
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -9316,7 +7771,7 @@ func (c *Client) sendSlurmdbV0042GetJobs(ctx context.Context, params SlurmdbV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -9327,7 +7782,7 @@ func (c *Client) sendSlurmdbV0042GetJobs(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -9338,7 +7793,7 @@ func (c *Client) sendSlurmdbV0042GetJobs(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9370,7 +7825,6 @@ func (c *Client) sendSlurmdbV0042GetJobs(ctx context.Context, params SlurmdbV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9384,7 +7838,6 @@ func (c *Client) sendSlurmdbV0042GetJobs(ctx context.Context, params SlurmdbV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetJobsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9404,47 +7857,12 @@ func (c *Client) SlurmdbV0042GetPing(ctx context.Context) (SlurmdbV0042GetPingRe
 }
 
 func (c *Client) sendSlurmdbV0042GetPing(ctx context.Context) (res SlurmdbV0042GetPingRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_ping"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/ping/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetPingOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/ping/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -9454,7 +7872,7 @@ func (c *Client) sendSlurmdbV0042GetPing(ctx context.Context) (res SlurmdbV0042G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -9465,7 +7883,7 @@ func (c *Client) sendSlurmdbV0042GetPing(ctx context.Context) (res SlurmdbV0042G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -9476,7 +7894,7 @@ func (c *Client) sendSlurmdbV0042GetPing(ctx context.Context) (res SlurmdbV0042G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9508,7 +7926,6 @@ func (c *Client) sendSlurmdbV0042GetPing(ctx context.Context) (res SlurmdbV0042G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9522,7 +7939,6 @@ func (c *Client) sendSlurmdbV0042GetPing(ctx context.Context) (res SlurmdbV0042G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetPingResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9542,47 +7958,12 @@ func (c *Client) SlurmdbV0042GetQos(ctx context.Context, params SlurmdbV0042GetQ
 }
 
 func (c *Client) sendSlurmdbV0042GetQos(ctx context.Context, params SlurmdbV0042GetQosParams) (res SlurmdbV0042GetQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_qos"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/qos/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/qos/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "description" parameter.
@@ -9688,7 +8069,6 @@ func (c *Client) sendSlurmdbV0042GetQos(ctx context.Context, params SlurmdbV0042
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -9698,7 +8078,7 @@ func (c *Client) sendSlurmdbV0042GetQos(ctx context.Context, params SlurmdbV0042
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -9709,7 +8089,7 @@ func (c *Client) sendSlurmdbV0042GetQos(ctx context.Context, params SlurmdbV0042
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -9720,7 +8100,7 @@ func (c *Client) sendSlurmdbV0042GetQos(ctx context.Context, params SlurmdbV0042
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9752,7 +8132,6 @@ func (c *Client) sendSlurmdbV0042GetQos(ctx context.Context, params SlurmdbV0042
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9766,7 +8145,6 @@ func (c *Client) sendSlurmdbV0042GetQos(ctx context.Context, params SlurmdbV0042
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9786,41 +8164,7 @@ func (c *Client) SlurmdbV0042GetSingleQos(ctx context.Context, params SlurmdbV00
 }
 
 func (c *Client) sendSlurmdbV0042GetSingleQos(ctx context.Context, params SlurmdbV0042GetSingleQosParams) (res SlurmdbV0042GetSingleQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_single_qos"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/qos/{qos}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetSingleQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.42/qos/"
@@ -9844,7 +8188,6 @@ func (c *Client) sendSlurmdbV0042GetSingleQos(ctx context.Context, params Slurmd
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "with_deleted" parameter.
@@ -9865,7 +8208,6 @@ func (c *Client) sendSlurmdbV0042GetSingleQos(ctx context.Context, params Slurmd
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -9875,7 +8217,7 @@ func (c *Client) sendSlurmdbV0042GetSingleQos(ctx context.Context, params Slurmd
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -9886,7 +8228,7 @@ func (c *Client) sendSlurmdbV0042GetSingleQos(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -9897,7 +8239,7 @@ func (c *Client) sendSlurmdbV0042GetSingleQos(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9929,7 +8271,6 @@ func (c *Client) sendSlurmdbV0042GetSingleQos(ctx context.Context, params Slurmd
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9943,7 +8284,6 @@ func (c *Client) sendSlurmdbV0042GetSingleQos(ctx context.Context, params Slurmd
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetSingleQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9963,47 +8303,12 @@ func (c *Client) SlurmdbV0042GetTres(ctx context.Context) (SlurmdbV0042GetTresRe
 }
 
 func (c *Client) sendSlurmdbV0042GetTres(ctx context.Context) (res SlurmdbV0042GetTresRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_tres"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/tres/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetTresOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/tres/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10013,7 +8318,7 @@ func (c *Client) sendSlurmdbV0042GetTres(ctx context.Context) (res SlurmdbV0042G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10024,7 +8329,7 @@ func (c *Client) sendSlurmdbV0042GetTres(ctx context.Context) (res SlurmdbV0042G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10035,7 +8340,7 @@ func (c *Client) sendSlurmdbV0042GetTres(ctx context.Context) (res SlurmdbV0042G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10067,7 +8372,6 @@ func (c *Client) sendSlurmdbV0042GetTres(ctx context.Context) (res SlurmdbV0042G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10081,7 +8385,6 @@ func (c *Client) sendSlurmdbV0042GetTres(ctx context.Context) (res SlurmdbV0042G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetTresResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10101,41 +8404,7 @@ func (c *Client) SlurmdbV0042GetUser(ctx context.Context, params SlurmdbV0042Get
 }
 
 func (c *Client) sendSlurmdbV0042GetUser(ctx context.Context, params SlurmdbV0042GetUserParams) (res SlurmdbV0042GetUserRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_user"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/user/{name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetUserOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.42/user/"
@@ -10159,7 +8428,6 @@ func (c *Client) sendSlurmdbV0042GetUser(ctx context.Context, params SlurmdbV004
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "with_deleted" parameter.
@@ -10231,7 +8499,6 @@ func (c *Client) sendSlurmdbV0042GetUser(ctx context.Context, params SlurmdbV004
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10241,7 +8508,7 @@ func (c *Client) sendSlurmdbV0042GetUser(ctx context.Context, params SlurmdbV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10252,7 +8519,7 @@ func (c *Client) sendSlurmdbV0042GetUser(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10263,7 +8530,7 @@ func (c *Client) sendSlurmdbV0042GetUser(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10295,7 +8562,6 @@ func (c *Client) sendSlurmdbV0042GetUser(ctx context.Context, params SlurmdbV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10309,7 +8575,6 @@ func (c *Client) sendSlurmdbV0042GetUser(ctx context.Context, params SlurmdbV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetUserResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10329,47 +8594,12 @@ func (c *Client) SlurmdbV0042GetUsers(ctx context.Context, params SlurmdbV0042Ge
 }
 
 func (c *Client) sendSlurmdbV0042GetUsers(ctx context.Context, params SlurmdbV0042GetUsersParams) (res SlurmdbV0042GetUsersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_users"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/users/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetUsersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/users/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "admin_level" parameter.
@@ -10509,7 +8739,6 @@ func (c *Client) sendSlurmdbV0042GetUsers(ctx context.Context, params SlurmdbV00
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10519,7 +8748,7 @@ func (c *Client) sendSlurmdbV0042GetUsers(ctx context.Context, params SlurmdbV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10530,7 +8759,7 @@ func (c *Client) sendSlurmdbV0042GetUsers(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10541,7 +8770,7 @@ func (c *Client) sendSlurmdbV0042GetUsers(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10573,7 +8802,6 @@ func (c *Client) sendSlurmdbV0042GetUsers(ctx context.Context, params SlurmdbV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10587,7 +8815,6 @@ func (c *Client) sendSlurmdbV0042GetUsers(ctx context.Context, params SlurmdbV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetUsersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10607,41 +8834,7 @@ func (c *Client) SlurmdbV0042GetWckey(ctx context.Context, params SlurmdbV0042Ge
 }
 
 func (c *Client) sendSlurmdbV0042GetWckey(ctx context.Context, params SlurmdbV0042GetWckeyParams) (res SlurmdbV0042GetWckeyRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_wckey"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/wckey/{id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetWckeyOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.42/wckey/"
@@ -10665,7 +8858,6 @@ func (c *Client) sendSlurmdbV0042GetWckey(ctx context.Context, params SlurmdbV00
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10675,7 +8867,7 @@ func (c *Client) sendSlurmdbV0042GetWckey(ctx context.Context, params SlurmdbV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10686,7 +8878,7 @@ func (c *Client) sendSlurmdbV0042GetWckey(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10697,7 +8889,7 @@ func (c *Client) sendSlurmdbV0042GetWckey(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10729,7 +8921,6 @@ func (c *Client) sendSlurmdbV0042GetWckey(ctx context.Context, params SlurmdbV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10743,7 +8934,6 @@ func (c *Client) sendSlurmdbV0042GetWckey(ctx context.Context, params SlurmdbV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetWckeyResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10763,47 +8953,12 @@ func (c *Client) SlurmdbV0042GetWckeys(ctx context.Context, params SlurmdbV0042G
 }
 
 func (c *Client) sendSlurmdbV0042GetWckeys(ctx context.Context, params SlurmdbV0042GetWckeysParams) (res SlurmdbV0042GetWckeysRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_get_wckeys"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/wckeys/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042GetWckeysOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/wckeys/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -10977,7 +9132,6 @@ func (c *Client) sendSlurmdbV0042GetWckeys(ctx context.Context, params SlurmdbV0
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10987,7 +9141,7 @@ func (c *Client) sendSlurmdbV0042GetWckeys(ctx context.Context, params SlurmdbV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042GetWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10998,7 +9152,7 @@ func (c *Client) sendSlurmdbV0042GetWckeys(ctx context.Context, params SlurmdbV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042GetWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11009,7 +9163,7 @@ func (c *Client) sendSlurmdbV0042GetWckeys(ctx context.Context, params SlurmdbV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042GetWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11041,7 +9195,6 @@ func (c *Client) sendSlurmdbV0042GetWckeys(ctx context.Context, params SlurmdbV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11055,7 +9208,6 @@ func (c *Client) sendSlurmdbV0042GetWckeys(ctx context.Context, params SlurmdbV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042GetWckeysResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11075,47 +9227,12 @@ func (c *Client) SlurmdbV0042PostAccounts(ctx context.Context, request OptV0042O
 }
 
 func (c *Client) sendSlurmdbV0042PostAccounts(ctx context.Context, request OptV0042OpenapiAccountsResp) (res SlurmdbV0042PostAccountsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_post_accounts"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/accounts/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042PostAccountsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/accounts/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11128,7 +9245,7 @@ func (c *Client) sendSlurmdbV0042PostAccounts(ctx context.Context, request OptV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042PostAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11139,7 +9256,7 @@ func (c *Client) sendSlurmdbV0042PostAccounts(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042PostAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11150,7 +9267,7 @@ func (c *Client) sendSlurmdbV0042PostAccounts(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042PostAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11182,7 +9299,6 @@ func (c *Client) sendSlurmdbV0042PostAccounts(ctx context.Context, request OptV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11196,7 +9312,6 @@ func (c *Client) sendSlurmdbV0042PostAccounts(ctx context.Context, request OptV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042PostAccountsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11216,47 +9331,12 @@ func (c *Client) SlurmdbV0042PostAccountsAssociation(ctx context.Context, reques
 }
 
 func (c *Client) sendSlurmdbV0042PostAccountsAssociation(ctx context.Context, request OptV0042OpenapiAccountsAddCondResp) (res SlurmdbV0042PostAccountsAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_post_accounts_association"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/accounts_association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042PostAccountsAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/accounts_association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11269,7 +9349,7 @@ func (c *Client) sendSlurmdbV0042PostAccountsAssociation(ctx context.Context, re
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042PostAccountsAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11280,7 +9360,7 @@ func (c *Client) sendSlurmdbV0042PostAccountsAssociation(ctx context.Context, re
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042PostAccountsAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11291,7 +9371,7 @@ func (c *Client) sendSlurmdbV0042PostAccountsAssociation(ctx context.Context, re
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042PostAccountsAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11323,7 +9403,6 @@ func (c *Client) sendSlurmdbV0042PostAccountsAssociation(ctx context.Context, re
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11337,7 +9416,6 @@ func (c *Client) sendSlurmdbV0042PostAccountsAssociation(ctx context.Context, re
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042PostAccountsAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11357,47 +9435,12 @@ func (c *Client) SlurmdbV0042PostAssociations(ctx context.Context, request OptV0
 }
 
 func (c *Client) sendSlurmdbV0042PostAssociations(ctx context.Context, request OptV0042OpenapiAssocsResp) (res SlurmdbV0042PostAssociationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_post_associations"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/associations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042PostAssociationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/associations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11410,7 +9453,7 @@ func (c *Client) sendSlurmdbV0042PostAssociations(ctx context.Context, request O
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042PostAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11421,7 +9464,7 @@ func (c *Client) sendSlurmdbV0042PostAssociations(ctx context.Context, request O
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042PostAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11432,7 +9475,7 @@ func (c *Client) sendSlurmdbV0042PostAssociations(ctx context.Context, request O
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042PostAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11464,7 +9507,6 @@ func (c *Client) sendSlurmdbV0042PostAssociations(ctx context.Context, request O
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11478,7 +9520,6 @@ func (c *Client) sendSlurmdbV0042PostAssociations(ctx context.Context, request O
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042PostAssociationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11498,47 +9539,12 @@ func (c *Client) SlurmdbV0042PostClusters(ctx context.Context, request OptV0042O
 }
 
 func (c *Client) sendSlurmdbV0042PostClusters(ctx context.Context, request OptV0042OpenapiClustersResp, params SlurmdbV0042PostClustersParams) (res SlurmdbV0042PostClustersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_post_clusters"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/clusters/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042PostClustersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/clusters/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -11559,7 +9565,6 @@ func (c *Client) sendSlurmdbV0042PostClusters(ctx context.Context, request OptV0
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11572,7 +9577,7 @@ func (c *Client) sendSlurmdbV0042PostClusters(ctx context.Context, request OptV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042PostClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11583,7 +9588,7 @@ func (c *Client) sendSlurmdbV0042PostClusters(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042PostClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11594,7 +9599,7 @@ func (c *Client) sendSlurmdbV0042PostClusters(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042PostClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11626,7 +9631,6 @@ func (c *Client) sendSlurmdbV0042PostClusters(ctx context.Context, request OptV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11640,7 +9644,6 @@ func (c *Client) sendSlurmdbV0042PostClusters(ctx context.Context, request OptV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042PostClustersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11660,47 +9663,12 @@ func (c *Client) SlurmdbV0042PostConfig(ctx context.Context, request OptV0042Ope
 }
 
 func (c *Client) sendSlurmdbV0042PostConfig(ctx context.Context, request OptV0042OpenapiSlurmdbdConfigResp) (res SlurmdbV0042PostConfigRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_post_config"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/config"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042PostConfigOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/config"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11713,7 +9681,7 @@ func (c *Client) sendSlurmdbV0042PostConfig(ctx context.Context, request OptV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042PostConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11724,7 +9692,7 @@ func (c *Client) sendSlurmdbV0042PostConfig(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042PostConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11735,7 +9703,7 @@ func (c *Client) sendSlurmdbV0042PostConfig(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042PostConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11767,7 +9735,6 @@ func (c *Client) sendSlurmdbV0042PostConfig(ctx context.Context, request OptV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11781,7 +9748,6 @@ func (c *Client) sendSlurmdbV0042PostConfig(ctx context.Context, request OptV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042PostConfigResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11801,47 +9767,12 @@ func (c *Client) SlurmdbV0042PostQos(ctx context.Context, request OptV0042Openap
 }
 
 func (c *Client) sendSlurmdbV0042PostQos(ctx context.Context, request OptV0042OpenapiSlurmdbdQosResp, params SlurmdbV0042PostQosParams) (res SlurmdbV0042PostQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_post_qos"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/qos/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042PostQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/qos/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "description" parameter.
@@ -11947,7 +9878,6 @@ func (c *Client) sendSlurmdbV0042PostQos(ctx context.Context, request OptV0042Op
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11960,7 +9890,7 @@ func (c *Client) sendSlurmdbV0042PostQos(ctx context.Context, request OptV0042Op
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042PostQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11971,7 +9901,7 @@ func (c *Client) sendSlurmdbV0042PostQos(ctx context.Context, request OptV0042Op
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042PostQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11982,7 +9912,7 @@ func (c *Client) sendSlurmdbV0042PostQos(ctx context.Context, request OptV0042Op
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042PostQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12014,7 +9944,6 @@ func (c *Client) sendSlurmdbV0042PostQos(ctx context.Context, request OptV0042Op
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12028,7 +9957,6 @@ func (c *Client) sendSlurmdbV0042PostQos(ctx context.Context, request OptV0042Op
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042PostQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12048,47 +9976,12 @@ func (c *Client) SlurmdbV0042PostTres(ctx context.Context, request OptV0042Opena
 }
 
 func (c *Client) sendSlurmdbV0042PostTres(ctx context.Context, request OptV0042OpenapiTresResp) (res SlurmdbV0042PostTresRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_post_tres"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/tres/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042PostTresOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/tres/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12101,7 +9994,7 @@ func (c *Client) sendSlurmdbV0042PostTres(ctx context.Context, request OptV0042O
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042PostTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12112,7 +10005,7 @@ func (c *Client) sendSlurmdbV0042PostTres(ctx context.Context, request OptV0042O
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042PostTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12123,7 +10016,7 @@ func (c *Client) sendSlurmdbV0042PostTres(ctx context.Context, request OptV0042O
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042PostTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12155,7 +10048,6 @@ func (c *Client) sendSlurmdbV0042PostTres(ctx context.Context, request OptV0042O
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12169,7 +10061,6 @@ func (c *Client) sendSlurmdbV0042PostTres(ctx context.Context, request OptV0042O
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042PostTresResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12189,47 +10080,12 @@ func (c *Client) SlurmdbV0042PostUsers(ctx context.Context, request OptV0042Open
 }
 
 func (c *Client) sendSlurmdbV0042PostUsers(ctx context.Context, request OptV0042OpenapiUsersResp) (res SlurmdbV0042PostUsersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_post_users"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/users/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042PostUsersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/users/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12242,7 +10098,7 @@ func (c *Client) sendSlurmdbV0042PostUsers(ctx context.Context, request OptV0042
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042PostUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12253,7 +10109,7 @@ func (c *Client) sendSlurmdbV0042PostUsers(ctx context.Context, request OptV0042
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042PostUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12264,7 +10120,7 @@ func (c *Client) sendSlurmdbV0042PostUsers(ctx context.Context, request OptV0042
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042PostUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12296,7 +10152,6 @@ func (c *Client) sendSlurmdbV0042PostUsers(ctx context.Context, request OptV0042
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12310,7 +10165,6 @@ func (c *Client) sendSlurmdbV0042PostUsers(ctx context.Context, request OptV0042
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042PostUsersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12330,47 +10184,12 @@ func (c *Client) SlurmdbV0042PostUsersAssociation(ctx context.Context, request O
 }
 
 func (c *Client) sendSlurmdbV0042PostUsersAssociation(ctx context.Context, request OptV0042OpenapiUsersAddCondResp, params SlurmdbV0042PostUsersAssociationParams) (res SlurmdbV0042PostUsersAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_post_users_association"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/users_association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042PostUsersAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/users_association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -12408,7 +10227,6 @@ func (c *Client) sendSlurmdbV0042PostUsersAssociation(ctx context.Context, reque
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12421,7 +10239,7 @@ func (c *Client) sendSlurmdbV0042PostUsersAssociation(ctx context.Context, reque
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042PostUsersAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12432,7 +10250,7 @@ func (c *Client) sendSlurmdbV0042PostUsersAssociation(ctx context.Context, reque
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042PostUsersAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12443,7 +10261,7 @@ func (c *Client) sendSlurmdbV0042PostUsersAssociation(ctx context.Context, reque
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042PostUsersAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12475,7 +10293,6 @@ func (c *Client) sendSlurmdbV0042PostUsersAssociation(ctx context.Context, reque
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12489,7 +10306,6 @@ func (c *Client) sendSlurmdbV0042PostUsersAssociation(ctx context.Context, reque
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042PostUsersAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12509,47 +10325,12 @@ func (c *Client) SlurmdbV0042PostWckeys(ctx context.Context, request OptV0042Ope
 }
 
 func (c *Client) sendSlurmdbV0042PostWckeys(ctx context.Context, request OptV0042OpenapiWckeyResp, params SlurmdbV0042PostWckeysParams) (res SlurmdbV0042PostWckeysRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0042_post_wckeys"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.42/wckeys/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0042PostWckeysOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.42/wckeys/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -12723,7 +10504,6 @@ func (c *Client) sendSlurmdbV0042PostWckeys(ctx context.Context, request OptV004
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12736,7 +10516,7 @@ func (c *Client) sendSlurmdbV0042PostWckeys(ctx context.Context, request OptV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0042PostWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12747,7 +10527,7 @@ func (c *Client) sendSlurmdbV0042PostWckeys(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0042PostWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12758,7 +10538,7 @@ func (c *Client) sendSlurmdbV0042PostWckeys(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0042PostWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12790,7 +10570,6 @@ func (c *Client) sendSlurmdbV0042PostWckeys(ctx context.Context, request OptV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12804,7 +10583,6 @@ func (c *Client) sendSlurmdbV0042PostWckeys(ctx context.Context, request OptV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0042PostWckeysResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")

@@ -8,11 +8,9 @@ import (
 	"github.com/go-faster/errors"
 	"github.com/go-faster/jx"
 	ht "github.com/ogen-go/ogen/http"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 )
 
-func encodeSlurmV0042DeleteJobResponse(response SlurmV0042DeleteJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042DeleteJobResponse(response SlurmV0042DeleteJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiKillJobResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -34,9 +32,6 @@ func encodeSlurmV0042DeleteJobResponse(response SlurmV0042DeleteJobRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -54,7 +49,7 @@ func encodeSlurmV0042DeleteJobResponse(response SlurmV0042DeleteJobRes, w http.R
 	}
 }
 
-func encodeSlurmV0042DeleteJobsResponse(response SlurmV0042DeleteJobsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042DeleteJobsResponse(response SlurmV0042DeleteJobsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiKillJobsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -76,9 +71,6 @@ func encodeSlurmV0042DeleteJobsResponse(response SlurmV0042DeleteJobsRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -96,7 +88,7 @@ func encodeSlurmV0042DeleteJobsResponse(response SlurmV0042DeleteJobsRes, w http
 	}
 }
 
-func encodeSlurmV0042DeleteNodeResponse(response SlurmV0042DeleteNodeRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042DeleteNodeResponse(response SlurmV0042DeleteNodeRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -118,9 +110,6 @@ func encodeSlurmV0042DeleteNodeResponse(response SlurmV0042DeleteNodeRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -138,7 +127,7 @@ func encodeSlurmV0042DeleteNodeResponse(response SlurmV0042DeleteNodeRes, w http
 	}
 }
 
-func encodeSlurmV0042GetDiagResponse(response SlurmV0042GetDiagRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042GetDiagResponse(response SlurmV0042GetDiagRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiDiagResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -160,9 +149,6 @@ func encodeSlurmV0042GetDiagResponse(response SlurmV0042GetDiagRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -180,7 +166,7 @@ func encodeSlurmV0042GetDiagResponse(response SlurmV0042GetDiagRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0042GetJobResponse(response SlurmV0042GetJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042GetJobResponse(response SlurmV0042GetJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiJobInfoResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -202,9 +188,6 @@ func encodeSlurmV0042GetJobResponse(response SlurmV0042GetJobRes, w http.Respons
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -222,7 +205,7 @@ func encodeSlurmV0042GetJobResponse(response SlurmV0042GetJobRes, w http.Respons
 	}
 }
 
-func encodeSlurmV0042GetJobsResponse(response SlurmV0042GetJobsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042GetJobsResponse(response SlurmV0042GetJobsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiJobInfoResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -244,9 +227,6 @@ func encodeSlurmV0042GetJobsResponse(response SlurmV0042GetJobsRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -264,7 +244,7 @@ func encodeSlurmV0042GetJobsResponse(response SlurmV0042GetJobsRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0042GetJobsStateResponse(response SlurmV0042GetJobsStateRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042GetJobsStateResponse(response SlurmV0042GetJobsStateRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiJobInfoResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -286,9 +266,6 @@ func encodeSlurmV0042GetJobsStateResponse(response SlurmV0042GetJobsStateRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -306,7 +283,7 @@ func encodeSlurmV0042GetJobsStateResponse(response SlurmV0042GetJobsStateRes, w 
 	}
 }
 
-func encodeSlurmV0042GetLicensesResponse(response SlurmV0042GetLicensesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042GetLicensesResponse(response SlurmV0042GetLicensesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiLicensesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -328,9 +305,6 @@ func encodeSlurmV0042GetLicensesResponse(response SlurmV0042GetLicensesRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -348,7 +322,7 @@ func encodeSlurmV0042GetLicensesResponse(response SlurmV0042GetLicensesRes, w ht
 	}
 }
 
-func encodeSlurmV0042GetNodeResponse(response SlurmV0042GetNodeRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042GetNodeResponse(response SlurmV0042GetNodeRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiNodesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -370,9 +344,6 @@ func encodeSlurmV0042GetNodeResponse(response SlurmV0042GetNodeRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -390,7 +361,7 @@ func encodeSlurmV0042GetNodeResponse(response SlurmV0042GetNodeRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0042GetNodesResponse(response SlurmV0042GetNodesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042GetNodesResponse(response SlurmV0042GetNodesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiNodesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -412,9 +383,6 @@ func encodeSlurmV0042GetNodesResponse(response SlurmV0042GetNodesRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -432,7 +400,7 @@ func encodeSlurmV0042GetNodesResponse(response SlurmV0042GetNodesRes, w http.Res
 	}
 }
 
-func encodeSlurmV0042GetPartitionResponse(response SlurmV0042GetPartitionRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042GetPartitionResponse(response SlurmV0042GetPartitionRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiPartitionResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -454,9 +422,6 @@ func encodeSlurmV0042GetPartitionResponse(response SlurmV0042GetPartitionRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -474,7 +439,7 @@ func encodeSlurmV0042GetPartitionResponse(response SlurmV0042GetPartitionRes, w 
 	}
 }
 
-func encodeSlurmV0042GetPartitionsResponse(response SlurmV0042GetPartitionsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042GetPartitionsResponse(response SlurmV0042GetPartitionsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiPartitionResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -496,9 +461,6 @@ func encodeSlurmV0042GetPartitionsResponse(response SlurmV0042GetPartitionsRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -516,7 +478,7 @@ func encodeSlurmV0042GetPartitionsResponse(response SlurmV0042GetPartitionsRes, 
 	}
 }
 
-func encodeSlurmV0042GetPingResponse(response SlurmV0042GetPingRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042GetPingResponse(response SlurmV0042GetPingRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiPingArrayResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -538,9 +500,6 @@ func encodeSlurmV0042GetPingResponse(response SlurmV0042GetPingRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -558,7 +517,7 @@ func encodeSlurmV0042GetPingResponse(response SlurmV0042GetPingRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0042GetReconfigureResponse(response SlurmV0042GetReconfigureRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042GetReconfigureResponse(response SlurmV0042GetReconfigureRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -580,9 +539,6 @@ func encodeSlurmV0042GetReconfigureResponse(response SlurmV0042GetReconfigureRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -600,7 +556,7 @@ func encodeSlurmV0042GetReconfigureResponse(response SlurmV0042GetReconfigureRes
 	}
 }
 
-func encodeSlurmV0042GetReservationResponse(response SlurmV0042GetReservationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042GetReservationResponse(response SlurmV0042GetReservationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiReservationResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -622,9 +578,6 @@ func encodeSlurmV0042GetReservationResponse(response SlurmV0042GetReservationRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -642,7 +595,7 @@ func encodeSlurmV0042GetReservationResponse(response SlurmV0042GetReservationRes
 	}
 }
 
-func encodeSlurmV0042GetReservationsResponse(response SlurmV0042GetReservationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042GetReservationsResponse(response SlurmV0042GetReservationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiReservationResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -664,9 +617,6 @@ func encodeSlurmV0042GetReservationsResponse(response SlurmV0042GetReservationsR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -684,7 +634,7 @@ func encodeSlurmV0042GetReservationsResponse(response SlurmV0042GetReservationsR
 	}
 }
 
-func encodeSlurmV0042GetSharesResponse(response SlurmV0042GetSharesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042GetSharesResponse(response SlurmV0042GetSharesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiSharesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -706,9 +656,6 @@ func encodeSlurmV0042GetSharesResponse(response SlurmV0042GetSharesRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -726,7 +673,7 @@ func encodeSlurmV0042GetSharesResponse(response SlurmV0042GetSharesRes, w http.R
 	}
 }
 
-func encodeSlurmV0042PostJobResponse(response SlurmV0042PostJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042PostJobResponse(response SlurmV0042PostJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiJobPostResponse:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -748,9 +695,6 @@ func encodeSlurmV0042PostJobResponse(response SlurmV0042PostJobRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -768,7 +712,7 @@ func encodeSlurmV0042PostJobResponse(response SlurmV0042PostJobRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0042PostJobAllocateResponse(response SlurmV0042PostJobAllocateRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042PostJobAllocateResponse(response SlurmV0042PostJobAllocateRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiJobAllocResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -790,9 +734,6 @@ func encodeSlurmV0042PostJobAllocateResponse(response SlurmV0042PostJobAllocateR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -810,7 +751,7 @@ func encodeSlurmV0042PostJobAllocateResponse(response SlurmV0042PostJobAllocateR
 	}
 }
 
-func encodeSlurmV0042PostJobSubmitResponse(response SlurmV0042PostJobSubmitRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042PostJobSubmitResponse(response SlurmV0042PostJobSubmitRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiJobSubmitResponse:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -832,9 +773,6 @@ func encodeSlurmV0042PostJobSubmitResponse(response SlurmV0042PostJobSubmitRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -852,7 +790,7 @@ func encodeSlurmV0042PostJobSubmitResponse(response SlurmV0042PostJobSubmitRes, 
 	}
 }
 
-func encodeSlurmV0042PostNodeResponse(response SlurmV0042PostNodeRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042PostNodeResponse(response SlurmV0042PostNodeRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -874,9 +812,6 @@ func encodeSlurmV0042PostNodeResponse(response SlurmV0042PostNodeRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -894,7 +829,7 @@ func encodeSlurmV0042PostNodeResponse(response SlurmV0042PostNodeRes, w http.Res
 	}
 }
 
-func encodeSlurmV0042PostNodesResponse(response SlurmV0042PostNodesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0042PostNodesResponse(response SlurmV0042PostNodesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -916,9 +851,6 @@ func encodeSlurmV0042PostNodesResponse(response SlurmV0042PostNodesRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -936,7 +868,7 @@ func encodeSlurmV0042PostNodesResponse(response SlurmV0042PostNodesRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0042DeleteAccountResponse(response SlurmdbV0042DeleteAccountRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042DeleteAccountResponse(response SlurmdbV0042DeleteAccountRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiAccountsRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -958,9 +890,6 @@ func encodeSlurmdbV0042DeleteAccountResponse(response SlurmdbV0042DeleteAccountR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -978,7 +907,7 @@ func encodeSlurmdbV0042DeleteAccountResponse(response SlurmdbV0042DeleteAccountR
 	}
 }
 
-func encodeSlurmdbV0042DeleteAssociationResponse(response SlurmdbV0042DeleteAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042DeleteAssociationResponse(response SlurmdbV0042DeleteAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiAssocsRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1000,9 +929,6 @@ func encodeSlurmdbV0042DeleteAssociationResponse(response SlurmdbV0042DeleteAsso
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1020,7 +946,7 @@ func encodeSlurmdbV0042DeleteAssociationResponse(response SlurmdbV0042DeleteAsso
 	}
 }
 
-func encodeSlurmdbV0042DeleteAssociationsResponse(response SlurmdbV0042DeleteAssociationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042DeleteAssociationsResponse(response SlurmdbV0042DeleteAssociationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiAssocsRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1042,9 +968,6 @@ func encodeSlurmdbV0042DeleteAssociationsResponse(response SlurmdbV0042DeleteAss
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1062,7 +985,7 @@ func encodeSlurmdbV0042DeleteAssociationsResponse(response SlurmdbV0042DeleteAss
 	}
 }
 
-func encodeSlurmdbV0042DeleteClusterResponse(response SlurmdbV0042DeleteClusterRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042DeleteClusterResponse(response SlurmdbV0042DeleteClusterRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiClustersRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1084,9 +1007,6 @@ func encodeSlurmdbV0042DeleteClusterResponse(response SlurmdbV0042DeleteClusterR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1104,7 +1024,7 @@ func encodeSlurmdbV0042DeleteClusterResponse(response SlurmdbV0042DeleteClusterR
 	}
 }
 
-func encodeSlurmdbV0042DeleteSingleQosResponse(response SlurmdbV0042DeleteSingleQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042DeleteSingleQosResponse(response SlurmdbV0042DeleteSingleQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiSlurmdbdQosRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1126,9 +1046,6 @@ func encodeSlurmdbV0042DeleteSingleQosResponse(response SlurmdbV0042DeleteSingle
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1146,7 +1063,7 @@ func encodeSlurmdbV0042DeleteSingleQosResponse(response SlurmdbV0042DeleteSingle
 	}
 }
 
-func encodeSlurmdbV0042DeleteUserResponse(response SlurmdbV0042DeleteUserRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042DeleteUserResponse(response SlurmdbV0042DeleteUserRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1168,9 +1085,6 @@ func encodeSlurmdbV0042DeleteUserResponse(response SlurmdbV0042DeleteUserRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1188,7 +1102,7 @@ func encodeSlurmdbV0042DeleteUserResponse(response SlurmdbV0042DeleteUserRes, w 
 	}
 }
 
-func encodeSlurmdbV0042DeleteWckeyResponse(response SlurmdbV0042DeleteWckeyRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042DeleteWckeyResponse(response SlurmdbV0042DeleteWckeyRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiWckeyRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1210,9 +1124,6 @@ func encodeSlurmdbV0042DeleteWckeyResponse(response SlurmdbV0042DeleteWckeyRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1230,7 +1141,7 @@ func encodeSlurmdbV0042DeleteWckeyResponse(response SlurmdbV0042DeleteWckeyRes, 
 	}
 }
 
-func encodeSlurmdbV0042GetAccountResponse(response SlurmdbV0042GetAccountRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetAccountResponse(response SlurmdbV0042GetAccountRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiAccountsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1252,9 +1163,6 @@ func encodeSlurmdbV0042GetAccountResponse(response SlurmdbV0042GetAccountRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1272,7 +1180,7 @@ func encodeSlurmdbV0042GetAccountResponse(response SlurmdbV0042GetAccountRes, w 
 	}
 }
 
-func encodeSlurmdbV0042GetAccountsResponse(response SlurmdbV0042GetAccountsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetAccountsResponse(response SlurmdbV0042GetAccountsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiAccountsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1294,9 +1202,6 @@ func encodeSlurmdbV0042GetAccountsResponse(response SlurmdbV0042GetAccountsRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1314,7 +1219,7 @@ func encodeSlurmdbV0042GetAccountsResponse(response SlurmdbV0042GetAccountsRes, 
 	}
 }
 
-func encodeSlurmdbV0042GetAssociationResponse(response SlurmdbV0042GetAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetAssociationResponse(response SlurmdbV0042GetAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiAssocsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1336,9 +1241,6 @@ func encodeSlurmdbV0042GetAssociationResponse(response SlurmdbV0042GetAssociatio
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1356,7 +1258,7 @@ func encodeSlurmdbV0042GetAssociationResponse(response SlurmdbV0042GetAssociatio
 	}
 }
 
-func encodeSlurmdbV0042GetAssociationsResponse(response SlurmdbV0042GetAssociationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetAssociationsResponse(response SlurmdbV0042GetAssociationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiAssocsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1378,9 +1280,6 @@ func encodeSlurmdbV0042GetAssociationsResponse(response SlurmdbV0042GetAssociati
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1398,7 +1297,7 @@ func encodeSlurmdbV0042GetAssociationsResponse(response SlurmdbV0042GetAssociati
 	}
 }
 
-func encodeSlurmdbV0042GetClusterResponse(response SlurmdbV0042GetClusterRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetClusterResponse(response SlurmdbV0042GetClusterRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiClustersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1420,9 +1319,6 @@ func encodeSlurmdbV0042GetClusterResponse(response SlurmdbV0042GetClusterRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1440,7 +1336,7 @@ func encodeSlurmdbV0042GetClusterResponse(response SlurmdbV0042GetClusterRes, w 
 	}
 }
 
-func encodeSlurmdbV0042GetClustersResponse(response SlurmdbV0042GetClustersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetClustersResponse(response SlurmdbV0042GetClustersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiClustersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1462,9 +1358,6 @@ func encodeSlurmdbV0042GetClustersResponse(response SlurmdbV0042GetClustersRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1482,7 +1375,7 @@ func encodeSlurmdbV0042GetClustersResponse(response SlurmdbV0042GetClustersRes, 
 	}
 }
 
-func encodeSlurmdbV0042GetConfigResponse(response SlurmdbV0042GetConfigRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetConfigResponse(response SlurmdbV0042GetConfigRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiSlurmdbdConfigResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1504,9 +1397,6 @@ func encodeSlurmdbV0042GetConfigResponse(response SlurmdbV0042GetConfigRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1524,7 +1414,7 @@ func encodeSlurmdbV0042GetConfigResponse(response SlurmdbV0042GetConfigRes, w ht
 	}
 }
 
-func encodeSlurmdbV0042GetDiagResponse(response SlurmdbV0042GetDiagRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetDiagResponse(response SlurmdbV0042GetDiagRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiSlurmdbdStatsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1546,9 +1436,6 @@ func encodeSlurmdbV0042GetDiagResponse(response SlurmdbV0042GetDiagRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1566,7 +1453,7 @@ func encodeSlurmdbV0042GetDiagResponse(response SlurmdbV0042GetDiagRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0042GetInstanceResponse(response SlurmdbV0042GetInstanceRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetInstanceResponse(response SlurmdbV0042GetInstanceRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiInstancesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1588,9 +1475,6 @@ func encodeSlurmdbV0042GetInstanceResponse(response SlurmdbV0042GetInstanceRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1608,7 +1492,7 @@ func encodeSlurmdbV0042GetInstanceResponse(response SlurmdbV0042GetInstanceRes, 
 	}
 }
 
-func encodeSlurmdbV0042GetInstancesResponse(response SlurmdbV0042GetInstancesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetInstancesResponse(response SlurmdbV0042GetInstancesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiInstancesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1630,9 +1514,6 @@ func encodeSlurmdbV0042GetInstancesResponse(response SlurmdbV0042GetInstancesRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1650,7 +1531,7 @@ func encodeSlurmdbV0042GetInstancesResponse(response SlurmdbV0042GetInstancesRes
 	}
 }
 
-func encodeSlurmdbV0042GetJobResponse(response SlurmdbV0042GetJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetJobResponse(response SlurmdbV0042GetJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiSlurmdbdJobsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1672,9 +1553,6 @@ func encodeSlurmdbV0042GetJobResponse(response SlurmdbV0042GetJobRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1692,7 +1570,7 @@ func encodeSlurmdbV0042GetJobResponse(response SlurmdbV0042GetJobRes, w http.Res
 	}
 }
 
-func encodeSlurmdbV0042GetJobsResponse(response SlurmdbV0042GetJobsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetJobsResponse(response SlurmdbV0042GetJobsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiSlurmdbdJobsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1714,9 +1592,6 @@ func encodeSlurmdbV0042GetJobsResponse(response SlurmdbV0042GetJobsRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1734,7 +1609,7 @@ func encodeSlurmdbV0042GetJobsResponse(response SlurmdbV0042GetJobsRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0042GetPingResponse(response SlurmdbV0042GetPingRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetPingResponse(response SlurmdbV0042GetPingRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiSlurmdbdPingResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1756,9 +1631,6 @@ func encodeSlurmdbV0042GetPingResponse(response SlurmdbV0042GetPingRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1776,7 +1648,7 @@ func encodeSlurmdbV0042GetPingResponse(response SlurmdbV0042GetPingRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0042GetQosResponse(response SlurmdbV0042GetQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetQosResponse(response SlurmdbV0042GetQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiSlurmdbdQosResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1798,9 +1670,6 @@ func encodeSlurmdbV0042GetQosResponse(response SlurmdbV0042GetQosRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1818,7 +1687,7 @@ func encodeSlurmdbV0042GetQosResponse(response SlurmdbV0042GetQosRes, w http.Res
 	}
 }
 
-func encodeSlurmdbV0042GetSingleQosResponse(response SlurmdbV0042GetSingleQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetSingleQosResponse(response SlurmdbV0042GetSingleQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiSlurmdbdQosResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1840,9 +1709,6 @@ func encodeSlurmdbV0042GetSingleQosResponse(response SlurmdbV0042GetSingleQosRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1860,7 +1726,7 @@ func encodeSlurmdbV0042GetSingleQosResponse(response SlurmdbV0042GetSingleQosRes
 	}
 }
 
-func encodeSlurmdbV0042GetTresResponse(response SlurmdbV0042GetTresRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetTresResponse(response SlurmdbV0042GetTresRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiTresResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1882,9 +1748,6 @@ func encodeSlurmdbV0042GetTresResponse(response SlurmdbV0042GetTresRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1902,7 +1765,7 @@ func encodeSlurmdbV0042GetTresResponse(response SlurmdbV0042GetTresRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0042GetUserResponse(response SlurmdbV0042GetUserRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetUserResponse(response SlurmdbV0042GetUserRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiUsersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1924,9 +1787,6 @@ func encodeSlurmdbV0042GetUserResponse(response SlurmdbV0042GetUserRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1944,7 +1804,7 @@ func encodeSlurmdbV0042GetUserResponse(response SlurmdbV0042GetUserRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0042GetUsersResponse(response SlurmdbV0042GetUsersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetUsersResponse(response SlurmdbV0042GetUsersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiUsersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1966,9 +1826,6 @@ func encodeSlurmdbV0042GetUsersResponse(response SlurmdbV0042GetUsersRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1986,7 +1843,7 @@ func encodeSlurmdbV0042GetUsersResponse(response SlurmdbV0042GetUsersRes, w http
 	}
 }
 
-func encodeSlurmdbV0042GetWckeyResponse(response SlurmdbV0042GetWckeyRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetWckeyResponse(response SlurmdbV0042GetWckeyRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiWckeyResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2008,9 +1865,6 @@ func encodeSlurmdbV0042GetWckeyResponse(response SlurmdbV0042GetWckeyRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2028,7 +1882,7 @@ func encodeSlurmdbV0042GetWckeyResponse(response SlurmdbV0042GetWckeyRes, w http
 	}
 }
 
-func encodeSlurmdbV0042GetWckeysResponse(response SlurmdbV0042GetWckeysRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042GetWckeysResponse(response SlurmdbV0042GetWckeysRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiWckeyResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2050,9 +1904,6 @@ func encodeSlurmdbV0042GetWckeysResponse(response SlurmdbV0042GetWckeysRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2070,7 +1921,7 @@ func encodeSlurmdbV0042GetWckeysResponse(response SlurmdbV0042GetWckeysRes, w ht
 	}
 }
 
-func encodeSlurmdbV0042PostAccountsResponse(response SlurmdbV0042PostAccountsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042PostAccountsResponse(response SlurmdbV0042PostAccountsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2092,9 +1943,6 @@ func encodeSlurmdbV0042PostAccountsResponse(response SlurmdbV0042PostAccountsRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2112,7 +1960,7 @@ func encodeSlurmdbV0042PostAccountsResponse(response SlurmdbV0042PostAccountsRes
 	}
 }
 
-func encodeSlurmdbV0042PostAccountsAssociationResponse(response SlurmdbV0042PostAccountsAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042PostAccountsAssociationResponse(response SlurmdbV0042PostAccountsAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiAccountsAddCondRespStr:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2134,9 +1982,6 @@ func encodeSlurmdbV0042PostAccountsAssociationResponse(response SlurmdbV0042Post
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2154,7 +1999,7 @@ func encodeSlurmdbV0042PostAccountsAssociationResponse(response SlurmdbV0042Post
 	}
 }
 
-func encodeSlurmdbV0042PostAssociationsResponse(response SlurmdbV0042PostAssociationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042PostAssociationsResponse(response SlurmdbV0042PostAssociationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2176,9 +2021,6 @@ func encodeSlurmdbV0042PostAssociationsResponse(response SlurmdbV0042PostAssocia
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2196,7 +2038,7 @@ func encodeSlurmdbV0042PostAssociationsResponse(response SlurmdbV0042PostAssocia
 	}
 }
 
-func encodeSlurmdbV0042PostClustersResponse(response SlurmdbV0042PostClustersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042PostClustersResponse(response SlurmdbV0042PostClustersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2218,9 +2060,6 @@ func encodeSlurmdbV0042PostClustersResponse(response SlurmdbV0042PostClustersRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2238,7 +2077,7 @@ func encodeSlurmdbV0042PostClustersResponse(response SlurmdbV0042PostClustersRes
 	}
 }
 
-func encodeSlurmdbV0042PostConfigResponse(response SlurmdbV0042PostConfigRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042PostConfigResponse(response SlurmdbV0042PostConfigRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2260,9 +2099,6 @@ func encodeSlurmdbV0042PostConfigResponse(response SlurmdbV0042PostConfigRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2280,7 +2116,7 @@ func encodeSlurmdbV0042PostConfigResponse(response SlurmdbV0042PostConfigRes, w 
 	}
 }
 
-func encodeSlurmdbV0042PostQosResponse(response SlurmdbV0042PostQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042PostQosResponse(response SlurmdbV0042PostQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2302,9 +2138,6 @@ func encodeSlurmdbV0042PostQosResponse(response SlurmdbV0042PostQosRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2322,7 +2155,7 @@ func encodeSlurmdbV0042PostQosResponse(response SlurmdbV0042PostQosRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0042PostTresResponse(response SlurmdbV0042PostTresRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042PostTresResponse(response SlurmdbV0042PostTresRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2344,9 +2177,6 @@ func encodeSlurmdbV0042PostTresResponse(response SlurmdbV0042PostTresRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2364,7 +2194,7 @@ func encodeSlurmdbV0042PostTresResponse(response SlurmdbV0042PostTresRes, w http
 	}
 }
 
-func encodeSlurmdbV0042PostUsersResponse(response SlurmdbV0042PostUsersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042PostUsersResponse(response SlurmdbV0042PostUsersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2386,9 +2216,6 @@ func encodeSlurmdbV0042PostUsersResponse(response SlurmdbV0042PostUsersRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2406,7 +2233,7 @@ func encodeSlurmdbV0042PostUsersResponse(response SlurmdbV0042PostUsersRes, w ht
 	}
 }
 
-func encodeSlurmdbV0042PostUsersAssociationResponse(response SlurmdbV0042PostUsersAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042PostUsersAssociationResponse(response SlurmdbV0042PostUsersAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiUsersAddCondRespStr:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2428,9 +2255,6 @@ func encodeSlurmdbV0042PostUsersAssociationResponse(response SlurmdbV0042PostUse
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2448,7 +2272,7 @@ func encodeSlurmdbV0042PostUsersAssociationResponse(response SlurmdbV0042PostUse
 	}
 }
 
-func encodeSlurmdbV0042PostWckeysResponse(response SlurmdbV0042PostWckeysRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0042PostWckeysResponse(response SlurmdbV0042PostWckeysRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0042OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2470,9 +2294,6 @@ func encodeSlurmdbV0042PostWckeysResponse(response SlurmdbV0042PostWckeysRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)

@@ -7,19 +7,12 @@ import (
 	"io"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/go-faster/errors"
 	"github.com/ogen-go/ogen/conv"
 	ht "github.com/ogen-go/ogen/http"
 	"github.com/ogen-go/ogen/ogenerrors"
-	"github.com/ogen-go/ogen/otelogen"
 	"github.com/ogen-go/ogen/uri"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
-	semconv "go.opentelemetry.io/otel/semconv/v1.39.0"
-	"go.opentelemetry.io/otel/trace"
 )
 
 func trimTrailingSlashes(u *url.URL) {
@@ -457,41 +450,7 @@ func (c *Client) SlurmV0043DeleteJob(ctx context.Context, params SlurmV0043Delet
 }
 
 func (c *Client) sendSlurmV0043DeleteJob(ctx context.Context, params SlurmV0043DeleteJobParams) (res SlurmV0043DeleteJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_delete_job"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043DeleteJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.43/job/"
@@ -515,7 +474,6 @@ func (c *Client) sendSlurmV0043DeleteJob(ctx context.Context, params SlurmV0043D
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "signal" parameter.
@@ -553,7 +511,6 @@ func (c *Client) sendSlurmV0043DeleteJob(ctx context.Context, params SlurmV0043D
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -563,7 +520,7 @@ func (c *Client) sendSlurmV0043DeleteJob(ctx context.Context, params SlurmV0043D
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043DeleteJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -574,7 +531,7 @@ func (c *Client) sendSlurmV0043DeleteJob(ctx context.Context, params SlurmV0043D
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043DeleteJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -585,7 +542,7 @@ func (c *Client) sendSlurmV0043DeleteJob(ctx context.Context, params SlurmV0043D
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043DeleteJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -617,7 +574,6 @@ func (c *Client) sendSlurmV0043DeleteJob(ctx context.Context, params SlurmV0043D
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -631,7 +587,6 @@ func (c *Client) sendSlurmV0043DeleteJob(ctx context.Context, params SlurmV0043D
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043DeleteJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -651,47 +606,12 @@ func (c *Client) SlurmV0043DeleteJobs(ctx context.Context, request OptV0043KillJ
 }
 
 func (c *Client) sendSlurmV0043DeleteJobs(ctx context.Context, request OptV0043KillJobsMsg) (res SlurmV0043DeleteJobsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_delete_jobs"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/jobs/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043DeleteJobsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/jobs/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -704,7 +624,7 @@ func (c *Client) sendSlurmV0043DeleteJobs(ctx context.Context, request OptV0043K
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043DeleteJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -715,7 +635,7 @@ func (c *Client) sendSlurmV0043DeleteJobs(ctx context.Context, request OptV0043K
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043DeleteJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -726,7 +646,7 @@ func (c *Client) sendSlurmV0043DeleteJobs(ctx context.Context, request OptV0043K
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043DeleteJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -758,7 +678,6 @@ func (c *Client) sendSlurmV0043DeleteJobs(ctx context.Context, request OptV0043K
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -772,7 +691,6 @@ func (c *Client) sendSlurmV0043DeleteJobs(ctx context.Context, request OptV0043K
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043DeleteJobsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -792,41 +710,7 @@ func (c *Client) SlurmV0043DeleteNode(ctx context.Context, params SlurmV0043Dele
 }
 
 func (c *Client) sendSlurmV0043DeleteNode(ctx context.Context, params SlurmV0043DeleteNodeParams) (res SlurmV0043DeleteNodeRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_delete_node"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/node/{node_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043DeleteNodeOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.43/node/"
@@ -850,7 +734,6 @@ func (c *Client) sendSlurmV0043DeleteNode(ctx context.Context, params SlurmV0043
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -860,7 +743,7 @@ func (c *Client) sendSlurmV0043DeleteNode(ctx context.Context, params SlurmV0043
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043DeleteNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -871,7 +754,7 @@ func (c *Client) sendSlurmV0043DeleteNode(ctx context.Context, params SlurmV0043
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043DeleteNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -882,7 +765,7 @@ func (c *Client) sendSlurmV0043DeleteNode(ctx context.Context, params SlurmV0043
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043DeleteNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -914,7 +797,6 @@ func (c *Client) sendSlurmV0043DeleteNode(ctx context.Context, params SlurmV0043
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -928,7 +810,6 @@ func (c *Client) sendSlurmV0043DeleteNode(ctx context.Context, params SlurmV0043
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043DeleteNodeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -948,41 +829,7 @@ func (c *Client) SlurmV0043DeleteReservation(ctx context.Context, params SlurmV0
 }
 
 func (c *Client) sendSlurmV0043DeleteReservation(ctx context.Context, params SlurmV0043DeleteReservationParams) (res SlurmV0043DeleteReservationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_delete_reservation"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/reservation/{reservation_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043DeleteReservationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.43/reservation/"
@@ -1006,7 +853,6 @@ func (c *Client) sendSlurmV0043DeleteReservation(ctx context.Context, params Slu
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1016,7 +862,7 @@ func (c *Client) sendSlurmV0043DeleteReservation(ctx context.Context, params Slu
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043DeleteReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1027,7 +873,7 @@ func (c *Client) sendSlurmV0043DeleteReservation(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043DeleteReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1038,7 +884,7 @@ func (c *Client) sendSlurmV0043DeleteReservation(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043DeleteReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1070,7 +916,6 @@ func (c *Client) sendSlurmV0043DeleteReservation(ctx context.Context, params Slu
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1084,7 +929,6 @@ func (c *Client) sendSlurmV0043DeleteReservation(ctx context.Context, params Slu
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043DeleteReservationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1104,47 +948,12 @@ func (c *Client) SlurmV0043GetDiag(ctx context.Context) (SlurmV0043GetDiagRes, e
 }
 
 func (c *Client) sendSlurmV0043GetDiag(ctx context.Context) (res SlurmV0043GetDiagRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_get_diag"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/diag/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043GetDiagOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/diag/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1154,7 +963,7 @@ func (c *Client) sendSlurmV0043GetDiag(ctx context.Context) (res SlurmV0043GetDi
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1165,7 +974,7 @@ func (c *Client) sendSlurmV0043GetDiag(ctx context.Context) (res SlurmV0043GetDi
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1176,7 +985,7 @@ func (c *Client) sendSlurmV0043GetDiag(ctx context.Context) (res SlurmV0043GetDi
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1208,7 +1017,6 @@ func (c *Client) sendSlurmV0043GetDiag(ctx context.Context) (res SlurmV0043GetDi
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1222,7 +1030,6 @@ func (c *Client) sendSlurmV0043GetDiag(ctx context.Context) (res SlurmV0043GetDi
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043GetDiagResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1242,41 +1049,7 @@ func (c *Client) SlurmV0043GetJob(ctx context.Context, params SlurmV0043GetJobPa
 }
 
 func (c *Client) sendSlurmV0043GetJob(ctx context.Context, params SlurmV0043GetJobParams) (res SlurmV0043GetJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_get_job"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043GetJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.43/job/"
@@ -1300,7 +1073,6 @@ func (c *Client) sendSlurmV0043GetJob(ctx context.Context, params SlurmV0043GetJ
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -1338,7 +1110,6 @@ func (c *Client) sendSlurmV0043GetJob(ctx context.Context, params SlurmV0043GetJ
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1348,7 +1119,7 @@ func (c *Client) sendSlurmV0043GetJob(ctx context.Context, params SlurmV0043GetJ
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1359,7 +1130,7 @@ func (c *Client) sendSlurmV0043GetJob(ctx context.Context, params SlurmV0043GetJ
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1370,7 +1141,7 @@ func (c *Client) sendSlurmV0043GetJob(ctx context.Context, params SlurmV0043GetJ
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1402,7 +1173,6 @@ func (c *Client) sendSlurmV0043GetJob(ctx context.Context, params SlurmV0043GetJ
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1416,7 +1186,6 @@ func (c *Client) sendSlurmV0043GetJob(ctx context.Context, params SlurmV0043GetJ
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043GetJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1436,47 +1205,12 @@ func (c *Client) SlurmV0043GetJobs(ctx context.Context, params SlurmV0043GetJobs
 }
 
 func (c *Client) sendSlurmV0043GetJobs(ctx context.Context, params SlurmV0043GetJobsParams) (res SlurmV0043GetJobsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_get_jobs"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/jobs/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043GetJobsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/jobs/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -1514,7 +1248,6 @@ func (c *Client) sendSlurmV0043GetJobs(ctx context.Context, params SlurmV0043Get
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1524,7 +1257,7 @@ func (c *Client) sendSlurmV0043GetJobs(ctx context.Context, params SlurmV0043Get
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1535,7 +1268,7 @@ func (c *Client) sendSlurmV0043GetJobs(ctx context.Context, params SlurmV0043Get
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1546,7 +1279,7 @@ func (c *Client) sendSlurmV0043GetJobs(ctx context.Context, params SlurmV0043Get
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1578,7 +1311,6 @@ func (c *Client) sendSlurmV0043GetJobs(ctx context.Context, params SlurmV0043Get
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1592,7 +1324,6 @@ func (c *Client) sendSlurmV0043GetJobs(ctx context.Context, params SlurmV0043Get
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043GetJobsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1612,47 +1343,12 @@ func (c *Client) SlurmV0043GetJobsState(ctx context.Context, params SlurmV0043Ge
 }
 
 func (c *Client) sendSlurmV0043GetJobsState(ctx context.Context, params SlurmV0043GetJobsStateParams) (res SlurmV0043GetJobsStateRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_get_jobs_state"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/jobs/state/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043GetJobsStateOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/jobs/state/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "job_id" parameter.
@@ -1673,7 +1369,6 @@ func (c *Client) sendSlurmV0043GetJobsState(ctx context.Context, params SlurmV00
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1683,7 +1378,7 @@ func (c *Client) sendSlurmV0043GetJobsState(ctx context.Context, params SlurmV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043GetJobsStateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1694,7 +1389,7 @@ func (c *Client) sendSlurmV0043GetJobsState(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043GetJobsStateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1705,7 +1400,7 @@ func (c *Client) sendSlurmV0043GetJobsState(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043GetJobsStateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1737,7 +1432,6 @@ func (c *Client) sendSlurmV0043GetJobsState(ctx context.Context, params SlurmV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1751,7 +1445,6 @@ func (c *Client) sendSlurmV0043GetJobsState(ctx context.Context, params SlurmV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043GetJobsStateResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1771,47 +1464,12 @@ func (c *Client) SlurmV0043GetLicenses(ctx context.Context) (SlurmV0043GetLicens
 }
 
 func (c *Client) sendSlurmV0043GetLicenses(ctx context.Context) (res SlurmV0043GetLicensesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_get_licenses"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/licenses/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043GetLicensesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/licenses/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1821,7 +1479,7 @@ func (c *Client) sendSlurmV0043GetLicenses(ctx context.Context) (res SlurmV0043G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043GetLicensesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1832,7 +1490,7 @@ func (c *Client) sendSlurmV0043GetLicenses(ctx context.Context) (res SlurmV0043G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043GetLicensesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1843,7 +1501,7 @@ func (c *Client) sendSlurmV0043GetLicenses(ctx context.Context) (res SlurmV0043G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043GetLicensesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1875,7 +1533,6 @@ func (c *Client) sendSlurmV0043GetLicenses(ctx context.Context) (res SlurmV0043G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1889,7 +1546,6 @@ func (c *Client) sendSlurmV0043GetLicenses(ctx context.Context) (res SlurmV0043G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043GetLicensesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1909,41 +1565,7 @@ func (c *Client) SlurmV0043GetNode(ctx context.Context, params SlurmV0043GetNode
 }
 
 func (c *Client) sendSlurmV0043GetNode(ctx context.Context, params SlurmV0043GetNodeParams) (res SlurmV0043GetNodeRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_get_node"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/node/{node_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043GetNodeOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.43/node/"
@@ -1967,7 +1589,6 @@ func (c *Client) sendSlurmV0043GetNode(ctx context.Context, params SlurmV0043Get
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2005,7 +1626,6 @@ func (c *Client) sendSlurmV0043GetNode(ctx context.Context, params SlurmV0043Get
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2015,7 +1635,7 @@ func (c *Client) sendSlurmV0043GetNode(ctx context.Context, params SlurmV0043Get
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043GetNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2026,7 +1646,7 @@ func (c *Client) sendSlurmV0043GetNode(ctx context.Context, params SlurmV0043Get
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043GetNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2037,7 +1657,7 @@ func (c *Client) sendSlurmV0043GetNode(ctx context.Context, params SlurmV0043Get
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043GetNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2069,7 +1689,6 @@ func (c *Client) sendSlurmV0043GetNode(ctx context.Context, params SlurmV0043Get
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2083,7 +1702,6 @@ func (c *Client) sendSlurmV0043GetNode(ctx context.Context, params SlurmV0043Get
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043GetNodeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2103,47 +1721,12 @@ func (c *Client) SlurmV0043GetNodes(ctx context.Context, params SlurmV0043GetNod
 }
 
 func (c *Client) sendSlurmV0043GetNodes(ctx context.Context, params SlurmV0043GetNodesParams) (res SlurmV0043GetNodesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_get_nodes"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/nodes/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043GetNodesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/nodes/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2181,7 +1764,6 @@ func (c *Client) sendSlurmV0043GetNodes(ctx context.Context, params SlurmV0043Ge
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2191,7 +1773,7 @@ func (c *Client) sendSlurmV0043GetNodes(ctx context.Context, params SlurmV0043Ge
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043GetNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2202,7 +1784,7 @@ func (c *Client) sendSlurmV0043GetNodes(ctx context.Context, params SlurmV0043Ge
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043GetNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2213,7 +1795,7 @@ func (c *Client) sendSlurmV0043GetNodes(ctx context.Context, params SlurmV0043Ge
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043GetNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2245,7 +1827,6 @@ func (c *Client) sendSlurmV0043GetNodes(ctx context.Context, params SlurmV0043Ge
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2259,7 +1840,6 @@ func (c *Client) sendSlurmV0043GetNodes(ctx context.Context, params SlurmV0043Ge
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043GetNodesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2279,41 +1859,7 @@ func (c *Client) SlurmV0043GetPartition(ctx context.Context, params SlurmV0043Ge
 }
 
 func (c *Client) sendSlurmV0043GetPartition(ctx context.Context, params SlurmV0043GetPartitionParams) (res SlurmV0043GetPartitionRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_get_partition"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/partition/{partition_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043GetPartitionOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.43/partition/"
@@ -2337,7 +1883,6 @@ func (c *Client) sendSlurmV0043GetPartition(ctx context.Context, params SlurmV00
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2375,7 +1920,6 @@ func (c *Client) sendSlurmV0043GetPartition(ctx context.Context, params SlurmV00
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2385,7 +1929,7 @@ func (c *Client) sendSlurmV0043GetPartition(ctx context.Context, params SlurmV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043GetPartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2396,7 +1940,7 @@ func (c *Client) sendSlurmV0043GetPartition(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043GetPartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2407,7 +1951,7 @@ func (c *Client) sendSlurmV0043GetPartition(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043GetPartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2439,7 +1983,6 @@ func (c *Client) sendSlurmV0043GetPartition(ctx context.Context, params SlurmV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2453,7 +1996,6 @@ func (c *Client) sendSlurmV0043GetPartition(ctx context.Context, params SlurmV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043GetPartitionResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2473,47 +2015,12 @@ func (c *Client) SlurmV0043GetPartitions(ctx context.Context, params SlurmV0043G
 }
 
 func (c *Client) sendSlurmV0043GetPartitions(ctx context.Context, params SlurmV0043GetPartitionsParams) (res SlurmV0043GetPartitionsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_get_partitions"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/partitions/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043GetPartitionsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/partitions/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2551,7 +2058,6 @@ func (c *Client) sendSlurmV0043GetPartitions(ctx context.Context, params SlurmV0
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2561,7 +2067,7 @@ func (c *Client) sendSlurmV0043GetPartitions(ctx context.Context, params SlurmV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043GetPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2572,7 +2078,7 @@ func (c *Client) sendSlurmV0043GetPartitions(ctx context.Context, params SlurmV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043GetPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2583,7 +2089,7 @@ func (c *Client) sendSlurmV0043GetPartitions(ctx context.Context, params SlurmV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043GetPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2615,7 +2121,6 @@ func (c *Client) sendSlurmV0043GetPartitions(ctx context.Context, params SlurmV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2629,7 +2134,6 @@ func (c *Client) sendSlurmV0043GetPartitions(ctx context.Context, params SlurmV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043GetPartitionsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2649,47 +2153,12 @@ func (c *Client) SlurmV0043GetPing(ctx context.Context) (SlurmV0043GetPingRes, e
 }
 
 func (c *Client) sendSlurmV0043GetPing(ctx context.Context) (res SlurmV0043GetPingRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_get_ping"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/ping/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043GetPingOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/ping/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2699,7 +2168,7 @@ func (c *Client) sendSlurmV0043GetPing(ctx context.Context) (res SlurmV0043GetPi
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2710,7 +2179,7 @@ func (c *Client) sendSlurmV0043GetPing(ctx context.Context) (res SlurmV0043GetPi
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2721,7 +2190,7 @@ func (c *Client) sendSlurmV0043GetPing(ctx context.Context) (res SlurmV0043GetPi
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2753,7 +2222,6 @@ func (c *Client) sendSlurmV0043GetPing(ctx context.Context) (res SlurmV0043GetPi
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2767,7 +2235,6 @@ func (c *Client) sendSlurmV0043GetPing(ctx context.Context) (res SlurmV0043GetPi
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043GetPingResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2787,47 +2254,12 @@ func (c *Client) SlurmV0043GetReconfigure(ctx context.Context) (SlurmV0043GetRec
 }
 
 func (c *Client) sendSlurmV0043GetReconfigure(ctx context.Context) (res SlurmV0043GetReconfigureRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_get_reconfigure"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/reconfigure/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043GetReconfigureOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/reconfigure/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2837,7 +2269,7 @@ func (c *Client) sendSlurmV0043GetReconfigure(ctx context.Context) (res SlurmV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043GetReconfigureOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2848,7 +2280,7 @@ func (c *Client) sendSlurmV0043GetReconfigure(ctx context.Context) (res SlurmV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043GetReconfigureOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2859,7 +2291,7 @@ func (c *Client) sendSlurmV0043GetReconfigure(ctx context.Context) (res SlurmV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043GetReconfigureOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2891,7 +2323,6 @@ func (c *Client) sendSlurmV0043GetReconfigure(ctx context.Context) (res SlurmV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2905,7 +2336,6 @@ func (c *Client) sendSlurmV0043GetReconfigure(ctx context.Context) (res SlurmV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043GetReconfigureResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2925,41 +2355,7 @@ func (c *Client) SlurmV0043GetReservation(ctx context.Context, params SlurmV0043
 }
 
 func (c *Client) sendSlurmV0043GetReservation(ctx context.Context, params SlurmV0043GetReservationParams) (res SlurmV0043GetReservationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_get_reservation"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/reservation/{reservation_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043GetReservationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.43/reservation/"
@@ -2983,7 +2379,6 @@ func (c *Client) sendSlurmV0043GetReservation(ctx context.Context, params SlurmV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -3004,7 +2399,6 @@ func (c *Client) sendSlurmV0043GetReservation(ctx context.Context, params SlurmV
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3014,7 +2408,7 @@ func (c *Client) sendSlurmV0043GetReservation(ctx context.Context, params SlurmV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043GetReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3025,7 +2419,7 @@ func (c *Client) sendSlurmV0043GetReservation(ctx context.Context, params SlurmV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043GetReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3036,7 +2430,7 @@ func (c *Client) sendSlurmV0043GetReservation(ctx context.Context, params SlurmV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043GetReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3068,7 +2462,6 @@ func (c *Client) sendSlurmV0043GetReservation(ctx context.Context, params SlurmV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3082,7 +2475,6 @@ func (c *Client) sendSlurmV0043GetReservation(ctx context.Context, params SlurmV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043GetReservationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3102,47 +2494,12 @@ func (c *Client) SlurmV0043GetReservations(ctx context.Context, params SlurmV004
 }
 
 func (c *Client) sendSlurmV0043GetReservations(ctx context.Context, params SlurmV0043GetReservationsParams) (res SlurmV0043GetReservationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_get_reservations"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/reservations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043GetReservationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/reservations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -3163,7 +2520,6 @@ func (c *Client) sendSlurmV0043GetReservations(ctx context.Context, params Slurm
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3173,7 +2529,7 @@ func (c *Client) sendSlurmV0043GetReservations(ctx context.Context, params Slurm
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043GetReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3184,7 +2540,7 @@ func (c *Client) sendSlurmV0043GetReservations(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043GetReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3195,7 +2551,7 @@ func (c *Client) sendSlurmV0043GetReservations(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043GetReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3227,7 +2583,6 @@ func (c *Client) sendSlurmV0043GetReservations(ctx context.Context, params Slurm
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3241,7 +2596,6 @@ func (c *Client) sendSlurmV0043GetReservations(ctx context.Context, params Slurm
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043GetReservationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3261,47 +2615,12 @@ func (c *Client) SlurmV0043GetShares(ctx context.Context, params SlurmV0043GetSh
 }
 
 func (c *Client) sendSlurmV0043GetShares(ctx context.Context, params SlurmV0043GetSharesParams) (res SlurmV0043GetSharesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_get_shares"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/shares"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043GetSharesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/shares"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "accounts" parameter.
@@ -3339,7 +2658,6 @@ func (c *Client) sendSlurmV0043GetShares(ctx context.Context, params SlurmV0043G
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3349,7 +2667,7 @@ func (c *Client) sendSlurmV0043GetShares(ctx context.Context, params SlurmV0043G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043GetSharesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3360,7 +2678,7 @@ func (c *Client) sendSlurmV0043GetShares(ctx context.Context, params SlurmV0043G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043GetSharesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3371,7 +2689,7 @@ func (c *Client) sendSlurmV0043GetShares(ctx context.Context, params SlurmV0043G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043GetSharesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3403,7 +2721,6 @@ func (c *Client) sendSlurmV0043GetShares(ctx context.Context, params SlurmV0043G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3417,7 +2734,6 @@ func (c *Client) sendSlurmV0043GetShares(ctx context.Context, params SlurmV0043G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043GetSharesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3437,41 +2753,7 @@ func (c *Client) SlurmV0043PostJob(ctx context.Context, request OptV0043JobDescM
 }
 
 func (c *Client) sendSlurmV0043PostJob(ctx context.Context, request OptV0043JobDescMsg, params SlurmV0043PostJobParams) (res SlurmV0043PostJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_post_job"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043PostJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.43/job/"
@@ -3495,7 +2777,6 @@ func (c *Client) sendSlurmV0043PostJob(ctx context.Context, request OptV0043JobD
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3508,7 +2789,7 @@ func (c *Client) sendSlurmV0043PostJob(ctx context.Context, request OptV0043JobD
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3519,7 +2800,7 @@ func (c *Client) sendSlurmV0043PostJob(ctx context.Context, request OptV0043JobD
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3530,7 +2811,7 @@ func (c *Client) sendSlurmV0043PostJob(ctx context.Context, request OptV0043JobD
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3562,7 +2843,6 @@ func (c *Client) sendSlurmV0043PostJob(ctx context.Context, request OptV0043JobD
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3576,7 +2856,6 @@ func (c *Client) sendSlurmV0043PostJob(ctx context.Context, request OptV0043JobD
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043PostJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3596,47 +2875,12 @@ func (c *Client) SlurmV0043PostJobAllocate(ctx context.Context, request OptV0043
 }
 
 func (c *Client) sendSlurmV0043PostJobAllocate(ctx context.Context, request OptV0043JobAllocReq) (res SlurmV0043PostJobAllocateRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_post_job_allocate"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/job/allocate"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043PostJobAllocateOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/job/allocate"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3649,7 +2893,7 @@ func (c *Client) sendSlurmV0043PostJobAllocate(ctx context.Context, request OptV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043PostJobAllocateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3660,7 +2904,7 @@ func (c *Client) sendSlurmV0043PostJobAllocate(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043PostJobAllocateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3671,7 +2915,7 @@ func (c *Client) sendSlurmV0043PostJobAllocate(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043PostJobAllocateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3703,7 +2947,6 @@ func (c *Client) sendSlurmV0043PostJobAllocate(ctx context.Context, request OptV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3717,7 +2960,6 @@ func (c *Client) sendSlurmV0043PostJobAllocate(ctx context.Context, request OptV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043PostJobAllocateResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3737,47 +2979,12 @@ func (c *Client) SlurmV0043PostJobSubmit(ctx context.Context, request OptV0043Jo
 }
 
 func (c *Client) sendSlurmV0043PostJobSubmit(ctx context.Context, request OptV0043JobSubmitReq) (res SlurmV0043PostJobSubmitRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_post_job_submit"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/job/submit"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043PostJobSubmitOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/job/submit"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3790,7 +2997,7 @@ func (c *Client) sendSlurmV0043PostJobSubmit(ctx context.Context, request OptV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043PostJobSubmitOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3801,7 +3008,7 @@ func (c *Client) sendSlurmV0043PostJobSubmit(ctx context.Context, request OptV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043PostJobSubmitOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3812,7 +3019,7 @@ func (c *Client) sendSlurmV0043PostJobSubmit(ctx context.Context, request OptV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043PostJobSubmitOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3844,7 +3051,6 @@ func (c *Client) sendSlurmV0043PostJobSubmit(ctx context.Context, request OptV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3858,7 +3064,6 @@ func (c *Client) sendSlurmV0043PostJobSubmit(ctx context.Context, request OptV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043PostJobSubmitResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3878,41 +3083,7 @@ func (c *Client) SlurmV0043PostNode(ctx context.Context, request OptV0043UpdateN
 }
 
 func (c *Client) sendSlurmV0043PostNode(ctx context.Context, request OptV0043UpdateNodeMsg, params SlurmV0043PostNodeParams) (res SlurmV0043PostNodeRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_post_node"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/node/{node_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043PostNodeOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.43/node/"
@@ -3936,7 +3107,6 @@ func (c *Client) sendSlurmV0043PostNode(ctx context.Context, request OptV0043Upd
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3949,7 +3119,7 @@ func (c *Client) sendSlurmV0043PostNode(ctx context.Context, request OptV0043Upd
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043PostNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3960,7 +3130,7 @@ func (c *Client) sendSlurmV0043PostNode(ctx context.Context, request OptV0043Upd
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043PostNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3971,7 +3141,7 @@ func (c *Client) sendSlurmV0043PostNode(ctx context.Context, request OptV0043Upd
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043PostNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4003,7 +3173,6 @@ func (c *Client) sendSlurmV0043PostNode(ctx context.Context, request OptV0043Upd
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4017,7 +3186,6 @@ func (c *Client) sendSlurmV0043PostNode(ctx context.Context, request OptV0043Upd
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043PostNodeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4037,47 +3205,12 @@ func (c *Client) SlurmV0043PostNodes(ctx context.Context, request OptV0043Update
 }
 
 func (c *Client) sendSlurmV0043PostNodes(ctx context.Context, request OptV0043UpdateNodeMsg) (res SlurmV0043PostNodesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_post_nodes"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/nodes/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043PostNodesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/nodes/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4090,7 +3223,7 @@ func (c *Client) sendSlurmV0043PostNodes(ctx context.Context, request OptV0043Up
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043PostNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4101,7 +3234,7 @@ func (c *Client) sendSlurmV0043PostNodes(ctx context.Context, request OptV0043Up
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043PostNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4112,7 +3245,7 @@ func (c *Client) sendSlurmV0043PostNodes(ctx context.Context, request OptV0043Up
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043PostNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4144,7 +3277,6 @@ func (c *Client) sendSlurmV0043PostNodes(ctx context.Context, request OptV0043Up
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4158,7 +3290,6 @@ func (c *Client) sendSlurmV0043PostNodes(ctx context.Context, request OptV0043Up
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043PostNodesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4178,47 +3309,12 @@ func (c *Client) SlurmV0043PostReservation(ctx context.Context, request OptV0043
 }
 
 func (c *Client) sendSlurmV0043PostReservation(ctx context.Context, request OptV0043ReservationDescMsg) (res SlurmV0043PostReservationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_post_reservation"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/reservation"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043PostReservationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/reservation"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4231,7 +3327,7 @@ func (c *Client) sendSlurmV0043PostReservation(ctx context.Context, request OptV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043PostReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4242,7 +3338,7 @@ func (c *Client) sendSlurmV0043PostReservation(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043PostReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4253,7 +3349,7 @@ func (c *Client) sendSlurmV0043PostReservation(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043PostReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4285,7 +3381,6 @@ func (c *Client) sendSlurmV0043PostReservation(ctx context.Context, request OptV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4299,7 +3394,6 @@ func (c *Client) sendSlurmV0043PostReservation(ctx context.Context, request OptV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043PostReservationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4319,47 +3413,12 @@ func (c *Client) SlurmV0043PostReservations(ctx context.Context, request OptV004
 }
 
 func (c *Client) sendSlurmV0043PostReservations(ctx context.Context, request OptV0043ReservationModReq) (res SlurmV0043PostReservationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0043_post_reservations"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.43/reservations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0043PostReservationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.43/reservations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4372,7 +3431,7 @@ func (c *Client) sendSlurmV0043PostReservations(ctx context.Context, request Opt
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0043PostReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4383,7 +3442,7 @@ func (c *Client) sendSlurmV0043PostReservations(ctx context.Context, request Opt
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0043PostReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4394,7 +3453,7 @@ func (c *Client) sendSlurmV0043PostReservations(ctx context.Context, request Opt
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0043PostReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4426,7 +3485,6 @@ func (c *Client) sendSlurmV0043PostReservations(ctx context.Context, request Opt
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4440,7 +3498,6 @@ func (c *Client) sendSlurmV0043PostReservations(ctx context.Context, request Opt
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0043PostReservationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4460,41 +3517,7 @@ func (c *Client) SlurmdbV0043DeleteAccount(ctx context.Context, params SlurmdbV0
 }
 
 func (c *Client) sendSlurmdbV0043DeleteAccount(ctx context.Context, params SlurmdbV0043DeleteAccountParams) (res SlurmdbV0043DeleteAccountRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_delete_account"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/account/{account_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043DeleteAccountOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.43/account/"
@@ -4518,7 +3541,6 @@ func (c *Client) sendSlurmdbV0043DeleteAccount(ctx context.Context, params Slurm
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4528,7 +3550,7 @@ func (c *Client) sendSlurmdbV0043DeleteAccount(ctx context.Context, params Slurm
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043DeleteAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4539,7 +3561,7 @@ func (c *Client) sendSlurmdbV0043DeleteAccount(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043DeleteAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4550,7 +3572,7 @@ func (c *Client) sendSlurmdbV0043DeleteAccount(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043DeleteAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4582,7 +3604,6 @@ func (c *Client) sendSlurmdbV0043DeleteAccount(ctx context.Context, params Slurm
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4596,7 +3617,6 @@ func (c *Client) sendSlurmdbV0043DeleteAccount(ctx context.Context, params Slurm
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043DeleteAccountResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4616,47 +3636,12 @@ func (c *Client) SlurmdbV0043DeleteAssociation(ctx context.Context, params Slurm
 }
 
 func (c *Client) sendSlurmdbV0043DeleteAssociation(ctx context.Context, params SlurmdbV0043DeleteAssociationParams) (res SlurmdbV0043DeleteAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_delete_association"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043DeleteAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -4966,7 +3951,6 @@ func (c *Client) sendSlurmdbV0043DeleteAssociation(ctx context.Context, params S
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4976,7 +3960,7 @@ func (c *Client) sendSlurmdbV0043DeleteAssociation(ctx context.Context, params S
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043DeleteAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4987,7 +3971,7 @@ func (c *Client) sendSlurmdbV0043DeleteAssociation(ctx context.Context, params S
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043DeleteAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4998,7 +3982,7 @@ func (c *Client) sendSlurmdbV0043DeleteAssociation(ctx context.Context, params S
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043DeleteAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5030,7 +4014,6 @@ func (c *Client) sendSlurmdbV0043DeleteAssociation(ctx context.Context, params S
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5044,7 +4027,6 @@ func (c *Client) sendSlurmdbV0043DeleteAssociation(ctx context.Context, params S
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043DeleteAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5064,47 +4046,12 @@ func (c *Client) SlurmdbV0043DeleteAssociations(ctx context.Context, params Slur
 }
 
 func (c *Client) sendSlurmdbV0043DeleteAssociations(ctx context.Context, params SlurmdbV0043DeleteAssociationsParams) (res SlurmdbV0043DeleteAssociationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_delete_associations"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/associations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043DeleteAssociationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/associations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -5414,7 +4361,6 @@ func (c *Client) sendSlurmdbV0043DeleteAssociations(ctx context.Context, params 
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5424,7 +4370,7 @@ func (c *Client) sendSlurmdbV0043DeleteAssociations(ctx context.Context, params 
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043DeleteAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5435,7 +4381,7 @@ func (c *Client) sendSlurmdbV0043DeleteAssociations(ctx context.Context, params 
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043DeleteAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5446,7 +4392,7 @@ func (c *Client) sendSlurmdbV0043DeleteAssociations(ctx context.Context, params 
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043DeleteAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5478,7 +4424,6 @@ func (c *Client) sendSlurmdbV0043DeleteAssociations(ctx context.Context, params 
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5492,7 +4437,6 @@ func (c *Client) sendSlurmdbV0043DeleteAssociations(ctx context.Context, params 
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043DeleteAssociationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5512,41 +4456,7 @@ func (c *Client) SlurmdbV0043DeleteCluster(ctx context.Context, params SlurmdbV0
 }
 
 func (c *Client) sendSlurmdbV0043DeleteCluster(ctx context.Context, params SlurmdbV0043DeleteClusterParams) (res SlurmdbV0043DeleteClusterRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_delete_cluster"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/cluster/{cluster_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043DeleteClusterOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.43/cluster/"
@@ -5570,7 +4480,6 @@ func (c *Client) sendSlurmdbV0043DeleteCluster(ctx context.Context, params Slurm
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "classification" parameter.
@@ -5744,7 +4653,6 @@ func (c *Client) sendSlurmdbV0043DeleteCluster(ctx context.Context, params Slurm
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5754,7 +4662,7 @@ func (c *Client) sendSlurmdbV0043DeleteCluster(ctx context.Context, params Slurm
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043DeleteClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5765,7 +4673,7 @@ func (c *Client) sendSlurmdbV0043DeleteCluster(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043DeleteClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5776,7 +4684,7 @@ func (c *Client) sendSlurmdbV0043DeleteCluster(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043DeleteClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5808,7 +4716,6 @@ func (c *Client) sendSlurmdbV0043DeleteCluster(ctx context.Context, params Slurm
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5822,7 +4729,6 @@ func (c *Client) sendSlurmdbV0043DeleteCluster(ctx context.Context, params Slurm
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043DeleteClusterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5842,41 +4748,7 @@ func (c *Client) SlurmdbV0043DeleteSingleQos(ctx context.Context, params Slurmdb
 }
 
 func (c *Client) sendSlurmdbV0043DeleteSingleQos(ctx context.Context, params SlurmdbV0043DeleteSingleQosParams) (res SlurmdbV0043DeleteSingleQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_delete_single_qos"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/qos/{qos}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043DeleteSingleQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.43/qos/"
@@ -5900,7 +4772,6 @@ func (c *Client) sendSlurmdbV0043DeleteSingleQos(ctx context.Context, params Slu
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5910,7 +4781,7 @@ func (c *Client) sendSlurmdbV0043DeleteSingleQos(ctx context.Context, params Slu
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043DeleteSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5921,7 +4792,7 @@ func (c *Client) sendSlurmdbV0043DeleteSingleQos(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043DeleteSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5932,7 +4803,7 @@ func (c *Client) sendSlurmdbV0043DeleteSingleQos(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043DeleteSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5964,7 +4835,6 @@ func (c *Client) sendSlurmdbV0043DeleteSingleQos(ctx context.Context, params Slu
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5978,7 +4848,6 @@ func (c *Client) sendSlurmdbV0043DeleteSingleQos(ctx context.Context, params Slu
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043DeleteSingleQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5998,41 +4867,7 @@ func (c *Client) SlurmdbV0043DeleteUser(ctx context.Context, params SlurmdbV0043
 }
 
 func (c *Client) sendSlurmdbV0043DeleteUser(ctx context.Context, params SlurmdbV0043DeleteUserParams) (res SlurmdbV0043DeleteUserRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_delete_user"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/user/{name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043DeleteUserOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.43/user/"
@@ -6056,7 +4891,6 @@ func (c *Client) sendSlurmdbV0043DeleteUser(ctx context.Context, params SlurmdbV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6066,7 +4900,7 @@ func (c *Client) sendSlurmdbV0043DeleteUser(ctx context.Context, params SlurmdbV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043DeleteUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -6077,7 +4911,7 @@ func (c *Client) sendSlurmdbV0043DeleteUser(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043DeleteUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -6088,7 +4922,7 @@ func (c *Client) sendSlurmdbV0043DeleteUser(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043DeleteUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6120,7 +4954,6 @@ func (c *Client) sendSlurmdbV0043DeleteUser(ctx context.Context, params SlurmdbV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6134,7 +4967,6 @@ func (c *Client) sendSlurmdbV0043DeleteUser(ctx context.Context, params SlurmdbV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043DeleteUserResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6154,41 +4986,7 @@ func (c *Client) SlurmdbV0043DeleteWckey(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0043DeleteWckey(ctx context.Context, params SlurmdbV0043DeleteWckeyParams) (res SlurmdbV0043DeleteWckeyRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_delete_wckey"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/wckey/{id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043DeleteWckeyOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.43/wckey/"
@@ -6212,7 +5010,6 @@ func (c *Client) sendSlurmdbV0043DeleteWckey(ctx context.Context, params Slurmdb
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6222,7 +5019,7 @@ func (c *Client) sendSlurmdbV0043DeleteWckey(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043DeleteWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -6233,7 +5030,7 @@ func (c *Client) sendSlurmdbV0043DeleteWckey(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043DeleteWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -6244,7 +5041,7 @@ func (c *Client) sendSlurmdbV0043DeleteWckey(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043DeleteWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6276,7 +5073,6 @@ func (c *Client) sendSlurmdbV0043DeleteWckey(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6290,7 +5086,6 @@ func (c *Client) sendSlurmdbV0043DeleteWckey(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043DeleteWckeyResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6310,41 +5105,7 @@ func (c *Client) SlurmdbV0043GetAccount(ctx context.Context, params SlurmdbV0043
 }
 
 func (c *Client) sendSlurmdbV0043GetAccount(ctx context.Context, params SlurmdbV0043GetAccountParams) (res SlurmdbV0043GetAccountRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_account"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/account/{account_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetAccountOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.43/account/"
@@ -6368,7 +5129,6 @@ func (c *Client) sendSlurmdbV0043GetAccount(ctx context.Context, params SlurmdbV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "with_assocs" parameter.
@@ -6423,7 +5183,6 @@ func (c *Client) sendSlurmdbV0043GetAccount(ctx context.Context, params SlurmdbV
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6433,7 +5192,7 @@ func (c *Client) sendSlurmdbV0043GetAccount(ctx context.Context, params SlurmdbV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -6444,7 +5203,7 @@ func (c *Client) sendSlurmdbV0043GetAccount(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -6455,7 +5214,7 @@ func (c *Client) sendSlurmdbV0043GetAccount(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6487,7 +5246,6 @@ func (c *Client) sendSlurmdbV0043GetAccount(ctx context.Context, params SlurmdbV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6501,7 +5259,6 @@ func (c *Client) sendSlurmdbV0043GetAccount(ctx context.Context, params SlurmdbV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetAccountResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6521,47 +5278,12 @@ func (c *Client) SlurmdbV0043GetAccounts(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0043GetAccounts(ctx context.Context, params SlurmdbV0043GetAccountsParams) (res SlurmdbV0043GetAccountsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_accounts"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/accounts/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetAccountsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/accounts/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "description" parameter.
@@ -6667,7 +5389,6 @@ func (c *Client) sendSlurmdbV0043GetAccounts(ctx context.Context, params Slurmdb
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6677,7 +5398,7 @@ func (c *Client) sendSlurmdbV0043GetAccounts(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -6688,7 +5409,7 @@ func (c *Client) sendSlurmdbV0043GetAccounts(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -6699,7 +5420,7 @@ func (c *Client) sendSlurmdbV0043GetAccounts(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6731,7 +5452,6 @@ func (c *Client) sendSlurmdbV0043GetAccounts(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6745,7 +5465,6 @@ func (c *Client) sendSlurmdbV0043GetAccounts(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetAccountsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6765,47 +5484,12 @@ func (c *Client) SlurmdbV0043GetAssociation(ctx context.Context, params SlurmdbV
 }
 
 func (c *Client) sendSlurmdbV0043GetAssociation(ctx context.Context, params SlurmdbV0043GetAssociationParams) (res SlurmdbV0043GetAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_association"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -7115,7 +5799,6 @@ func (c *Client) sendSlurmdbV0043GetAssociation(ctx context.Context, params Slur
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7125,7 +5808,7 @@ func (c *Client) sendSlurmdbV0043GetAssociation(ctx context.Context, params Slur
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7136,7 +5819,7 @@ func (c *Client) sendSlurmdbV0043GetAssociation(ctx context.Context, params Slur
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7147,7 +5830,7 @@ func (c *Client) sendSlurmdbV0043GetAssociation(ctx context.Context, params Slur
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7179,7 +5862,6 @@ func (c *Client) sendSlurmdbV0043GetAssociation(ctx context.Context, params Slur
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7193,7 +5875,6 @@ func (c *Client) sendSlurmdbV0043GetAssociation(ctx context.Context, params Slur
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7213,47 +5894,12 @@ func (c *Client) SlurmdbV0043GetAssociations(ctx context.Context, params Slurmdb
 }
 
 func (c *Client) sendSlurmdbV0043GetAssociations(ctx context.Context, params SlurmdbV0043GetAssociationsParams) (res SlurmdbV0043GetAssociationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_associations"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/associations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetAssociationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/associations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -7563,7 +6209,6 @@ func (c *Client) sendSlurmdbV0043GetAssociations(ctx context.Context, params Slu
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7573,7 +6218,7 @@ func (c *Client) sendSlurmdbV0043GetAssociations(ctx context.Context, params Slu
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7584,7 +6229,7 @@ func (c *Client) sendSlurmdbV0043GetAssociations(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7595,7 +6240,7 @@ func (c *Client) sendSlurmdbV0043GetAssociations(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7627,7 +6272,6 @@ func (c *Client) sendSlurmdbV0043GetAssociations(ctx context.Context, params Slu
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7641,7 +6285,6 @@ func (c *Client) sendSlurmdbV0043GetAssociations(ctx context.Context, params Slu
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetAssociationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7661,41 +6304,7 @@ func (c *Client) SlurmdbV0043GetCluster(ctx context.Context, params SlurmdbV0043
 }
 
 func (c *Client) sendSlurmdbV0043GetCluster(ctx context.Context, params SlurmdbV0043GetClusterParams) (res SlurmdbV0043GetClusterRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_cluster"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/cluster/{cluster_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetClusterOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.43/cluster/"
@@ -7719,7 +6328,6 @@ func (c *Client) sendSlurmdbV0043GetCluster(ctx context.Context, params SlurmdbV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "classification" parameter.
@@ -7893,7 +6501,6 @@ func (c *Client) sendSlurmdbV0043GetCluster(ctx context.Context, params SlurmdbV
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7903,7 +6510,7 @@ func (c *Client) sendSlurmdbV0043GetCluster(ctx context.Context, params SlurmdbV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7914,7 +6521,7 @@ func (c *Client) sendSlurmdbV0043GetCluster(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7925,7 +6532,7 @@ func (c *Client) sendSlurmdbV0043GetCluster(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7957,7 +6564,6 @@ func (c *Client) sendSlurmdbV0043GetCluster(ctx context.Context, params SlurmdbV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7971,7 +6577,6 @@ func (c *Client) sendSlurmdbV0043GetCluster(ctx context.Context, params SlurmdbV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetClusterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7991,47 +6596,12 @@ func (c *Client) SlurmdbV0043GetClusters(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0043GetClusters(ctx context.Context, params SlurmdbV0043GetClustersParams) (res SlurmdbV0043GetClustersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_clusters"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/clusters/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetClustersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/clusters/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -8052,7 +6622,6 @@ func (c *Client) sendSlurmdbV0043GetClusters(ctx context.Context, params Slurmdb
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8062,7 +6631,7 @@ func (c *Client) sendSlurmdbV0043GetClusters(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8073,7 +6642,7 @@ func (c *Client) sendSlurmdbV0043GetClusters(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8084,7 +6653,7 @@ func (c *Client) sendSlurmdbV0043GetClusters(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8116,7 +6685,6 @@ func (c *Client) sendSlurmdbV0043GetClusters(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -8130,7 +6698,6 @@ func (c *Client) sendSlurmdbV0043GetClusters(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetClustersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -8150,47 +6717,12 @@ func (c *Client) SlurmdbV0043GetConfig(ctx context.Context) (SlurmdbV0043GetConf
 }
 
 func (c *Client) sendSlurmdbV0043GetConfig(ctx context.Context) (res SlurmdbV0043GetConfigRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_config"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/config"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetConfigOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/config"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8200,7 +6732,7 @@ func (c *Client) sendSlurmdbV0043GetConfig(ctx context.Context) (res SlurmdbV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8211,7 +6743,7 @@ func (c *Client) sendSlurmdbV0043GetConfig(ctx context.Context) (res SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8222,7 +6754,7 @@ func (c *Client) sendSlurmdbV0043GetConfig(ctx context.Context) (res SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8254,7 +6786,6 @@ func (c *Client) sendSlurmdbV0043GetConfig(ctx context.Context) (res SlurmdbV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -8268,7 +6799,6 @@ func (c *Client) sendSlurmdbV0043GetConfig(ctx context.Context) (res SlurmdbV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetConfigResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -8288,47 +6818,12 @@ func (c *Client) SlurmdbV0043GetDiag(ctx context.Context) (SlurmdbV0043GetDiagRe
 }
 
 func (c *Client) sendSlurmdbV0043GetDiag(ctx context.Context) (res SlurmdbV0043GetDiagRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_diag"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/diag/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetDiagOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/diag/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8338,7 +6833,7 @@ func (c *Client) sendSlurmdbV0043GetDiag(ctx context.Context) (res SlurmdbV0043G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8349,7 +6844,7 @@ func (c *Client) sendSlurmdbV0043GetDiag(ctx context.Context) (res SlurmdbV0043G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8360,7 +6855,7 @@ func (c *Client) sendSlurmdbV0043GetDiag(ctx context.Context) (res SlurmdbV0043G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8392,7 +6887,6 @@ func (c *Client) sendSlurmdbV0043GetDiag(ctx context.Context) (res SlurmdbV0043G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -8406,7 +6900,6 @@ func (c *Client) sendSlurmdbV0043GetDiag(ctx context.Context) (res SlurmdbV0043G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetDiagResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -8426,47 +6919,12 @@ func (c *Client) SlurmdbV0043GetInstance(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0043GetInstance(ctx context.Context, params SlurmdbV0043GetInstanceParams) (res SlurmdbV0043GetInstanceRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_instance"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/instance/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetInstanceOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/instance/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -8606,7 +7064,6 @@ func (c *Client) sendSlurmdbV0043GetInstance(ctx context.Context, params Slurmdb
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8616,7 +7073,7 @@ func (c *Client) sendSlurmdbV0043GetInstance(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetInstanceOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8627,7 +7084,7 @@ func (c *Client) sendSlurmdbV0043GetInstance(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetInstanceOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8638,7 +7095,7 @@ func (c *Client) sendSlurmdbV0043GetInstance(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetInstanceOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8670,7 +7127,6 @@ func (c *Client) sendSlurmdbV0043GetInstance(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -8684,7 +7140,6 @@ func (c *Client) sendSlurmdbV0043GetInstance(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetInstanceResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -8704,47 +7159,12 @@ func (c *Client) SlurmdbV0043GetInstances(ctx context.Context, params SlurmdbV00
 }
 
 func (c *Client) sendSlurmdbV0043GetInstances(ctx context.Context, params SlurmdbV0043GetInstancesParams) (res SlurmdbV0043GetInstancesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_instances"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/instances/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetInstancesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/instances/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -8884,7 +7304,6 @@ func (c *Client) sendSlurmdbV0043GetInstances(ctx context.Context, params Slurmd
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8894,7 +7313,7 @@ func (c *Client) sendSlurmdbV0043GetInstances(ctx context.Context, params Slurmd
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetInstancesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8905,7 +7324,7 @@ func (c *Client) sendSlurmdbV0043GetInstances(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetInstancesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8916,7 +7335,7 @@ func (c *Client) sendSlurmdbV0043GetInstances(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetInstancesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8948,7 +7367,6 @@ func (c *Client) sendSlurmdbV0043GetInstances(ctx context.Context, params Slurmd
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -8962,7 +7380,6 @@ func (c *Client) sendSlurmdbV0043GetInstances(ctx context.Context, params Slurmd
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetInstancesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -8984,41 +7401,7 @@ func (c *Client) SlurmdbV0043GetJob(ctx context.Context, params SlurmdbV0043GetJ
 }
 
 func (c *Client) sendSlurmdbV0043GetJob(ctx context.Context, params SlurmdbV0043GetJobParams) (res SlurmdbV0043GetJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_job"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.43/job/"
@@ -9042,7 +7425,6 @@ func (c *Client) sendSlurmdbV0043GetJob(ctx context.Context, params SlurmdbV0043
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -9052,7 +7434,7 @@ func (c *Client) sendSlurmdbV0043GetJob(ctx context.Context, params SlurmdbV0043
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -9063,7 +7445,7 @@ func (c *Client) sendSlurmdbV0043GetJob(ctx context.Context, params SlurmdbV0043
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -9074,7 +7456,7 @@ func (c *Client) sendSlurmdbV0043GetJob(ctx context.Context, params SlurmdbV0043
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9106,7 +7488,6 @@ func (c *Client) sendSlurmdbV0043GetJob(ctx context.Context, params SlurmdbV0043
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9120,7 +7501,6 @@ func (c *Client) sendSlurmdbV0043GetJob(ctx context.Context, params SlurmdbV0043
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9140,47 +7520,12 @@ func (c *Client) SlurmdbV0043GetJobs(ctx context.Context, params SlurmdbV0043Get
 }
 
 func (c *Client) sendSlurmdbV0043GetJobs(ctx context.Context, params SlurmdbV0043GetJobsParams) (res SlurmdbV0043GetJobsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_jobs"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/jobs/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetJobsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/jobs/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -9762,7 +8107,6 @@ func (c *Client) sendSlurmdbV0043GetJobs(ctx context.Context, params SlurmdbV004
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -9772,7 +8116,7 @@ func (c *Client) sendSlurmdbV0043GetJobs(ctx context.Context, params SlurmdbV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -9783,7 +8127,7 @@ func (c *Client) sendSlurmdbV0043GetJobs(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -9794,7 +8138,7 @@ func (c *Client) sendSlurmdbV0043GetJobs(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9826,7 +8170,6 @@ func (c *Client) sendSlurmdbV0043GetJobs(ctx context.Context, params SlurmdbV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9840,7 +8183,6 @@ func (c *Client) sendSlurmdbV0043GetJobs(ctx context.Context, params SlurmdbV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetJobsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9860,47 +8202,12 @@ func (c *Client) SlurmdbV0043GetPing(ctx context.Context) (SlurmdbV0043GetPingRe
 }
 
 func (c *Client) sendSlurmdbV0043GetPing(ctx context.Context) (res SlurmdbV0043GetPingRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_ping"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/ping/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetPingOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/ping/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -9910,7 +8217,7 @@ func (c *Client) sendSlurmdbV0043GetPing(ctx context.Context) (res SlurmdbV0043G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -9921,7 +8228,7 @@ func (c *Client) sendSlurmdbV0043GetPing(ctx context.Context) (res SlurmdbV0043G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -9932,7 +8239,7 @@ func (c *Client) sendSlurmdbV0043GetPing(ctx context.Context) (res SlurmdbV0043G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9964,7 +8271,6 @@ func (c *Client) sendSlurmdbV0043GetPing(ctx context.Context) (res SlurmdbV0043G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9978,7 +8284,6 @@ func (c *Client) sendSlurmdbV0043GetPing(ctx context.Context) (res SlurmdbV0043G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetPingResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9998,47 +8303,12 @@ func (c *Client) SlurmdbV0043GetQos(ctx context.Context, params SlurmdbV0043GetQ
 }
 
 func (c *Client) sendSlurmdbV0043GetQos(ctx context.Context, params SlurmdbV0043GetQosParams) (res SlurmdbV0043GetQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_qos"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/qos/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/qos/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "description" parameter.
@@ -10144,7 +8414,6 @@ func (c *Client) sendSlurmdbV0043GetQos(ctx context.Context, params SlurmdbV0043
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10154,7 +8423,7 @@ func (c *Client) sendSlurmdbV0043GetQos(ctx context.Context, params SlurmdbV0043
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10165,7 +8434,7 @@ func (c *Client) sendSlurmdbV0043GetQos(ctx context.Context, params SlurmdbV0043
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10176,7 +8445,7 @@ func (c *Client) sendSlurmdbV0043GetQos(ctx context.Context, params SlurmdbV0043
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10208,7 +8477,6 @@ func (c *Client) sendSlurmdbV0043GetQos(ctx context.Context, params SlurmdbV0043
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10222,7 +8490,6 @@ func (c *Client) sendSlurmdbV0043GetQos(ctx context.Context, params SlurmdbV0043
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10242,41 +8509,7 @@ func (c *Client) SlurmdbV0043GetSingleQos(ctx context.Context, params SlurmdbV00
 }
 
 func (c *Client) sendSlurmdbV0043GetSingleQos(ctx context.Context, params SlurmdbV0043GetSingleQosParams) (res SlurmdbV0043GetSingleQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_single_qos"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/qos/{qos}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetSingleQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.43/qos/"
@@ -10300,7 +8533,6 @@ func (c *Client) sendSlurmdbV0043GetSingleQos(ctx context.Context, params Slurmd
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "with_deleted" parameter.
@@ -10321,7 +8553,6 @@ func (c *Client) sendSlurmdbV0043GetSingleQos(ctx context.Context, params Slurmd
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10331,7 +8562,7 @@ func (c *Client) sendSlurmdbV0043GetSingleQos(ctx context.Context, params Slurmd
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10342,7 +8573,7 @@ func (c *Client) sendSlurmdbV0043GetSingleQos(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10353,7 +8584,7 @@ func (c *Client) sendSlurmdbV0043GetSingleQos(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10385,7 +8616,6 @@ func (c *Client) sendSlurmdbV0043GetSingleQos(ctx context.Context, params Slurmd
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10399,7 +8629,6 @@ func (c *Client) sendSlurmdbV0043GetSingleQos(ctx context.Context, params Slurmd
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetSingleQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10419,47 +8648,12 @@ func (c *Client) SlurmdbV0043GetTres(ctx context.Context) (SlurmdbV0043GetTresRe
 }
 
 func (c *Client) sendSlurmdbV0043GetTres(ctx context.Context) (res SlurmdbV0043GetTresRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_tres"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/tres/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetTresOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/tres/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10469,7 +8663,7 @@ func (c *Client) sendSlurmdbV0043GetTres(ctx context.Context) (res SlurmdbV0043G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10480,7 +8674,7 @@ func (c *Client) sendSlurmdbV0043GetTres(ctx context.Context) (res SlurmdbV0043G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10491,7 +8685,7 @@ func (c *Client) sendSlurmdbV0043GetTres(ctx context.Context) (res SlurmdbV0043G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10523,7 +8717,6 @@ func (c *Client) sendSlurmdbV0043GetTres(ctx context.Context) (res SlurmdbV0043G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10537,7 +8730,6 @@ func (c *Client) sendSlurmdbV0043GetTres(ctx context.Context) (res SlurmdbV0043G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetTresResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10557,41 +8749,7 @@ func (c *Client) SlurmdbV0043GetUser(ctx context.Context, params SlurmdbV0043Get
 }
 
 func (c *Client) sendSlurmdbV0043GetUser(ctx context.Context, params SlurmdbV0043GetUserParams) (res SlurmdbV0043GetUserRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_user"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/user/{name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetUserOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.43/user/"
@@ -10615,7 +8773,6 @@ func (c *Client) sendSlurmdbV0043GetUser(ctx context.Context, params SlurmdbV004
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "with_deleted" parameter.
@@ -10687,7 +8844,6 @@ func (c *Client) sendSlurmdbV0043GetUser(ctx context.Context, params SlurmdbV004
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10697,7 +8853,7 @@ func (c *Client) sendSlurmdbV0043GetUser(ctx context.Context, params SlurmdbV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10708,7 +8864,7 @@ func (c *Client) sendSlurmdbV0043GetUser(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10719,7 +8875,7 @@ func (c *Client) sendSlurmdbV0043GetUser(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10751,7 +8907,6 @@ func (c *Client) sendSlurmdbV0043GetUser(ctx context.Context, params SlurmdbV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10765,7 +8920,6 @@ func (c *Client) sendSlurmdbV0043GetUser(ctx context.Context, params SlurmdbV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetUserResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10785,47 +8939,12 @@ func (c *Client) SlurmdbV0043GetUsers(ctx context.Context, params SlurmdbV0043Ge
 }
 
 func (c *Client) sendSlurmdbV0043GetUsers(ctx context.Context, params SlurmdbV0043GetUsersParams) (res SlurmdbV0043GetUsersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_users"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/users/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetUsersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/users/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "admin_level" parameter.
@@ -10965,7 +9084,6 @@ func (c *Client) sendSlurmdbV0043GetUsers(ctx context.Context, params SlurmdbV00
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10975,7 +9093,7 @@ func (c *Client) sendSlurmdbV0043GetUsers(ctx context.Context, params SlurmdbV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10986,7 +9104,7 @@ func (c *Client) sendSlurmdbV0043GetUsers(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10997,7 +9115,7 @@ func (c *Client) sendSlurmdbV0043GetUsers(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11029,7 +9147,6 @@ func (c *Client) sendSlurmdbV0043GetUsers(ctx context.Context, params SlurmdbV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11043,7 +9160,6 @@ func (c *Client) sendSlurmdbV0043GetUsers(ctx context.Context, params SlurmdbV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetUsersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11063,41 +9179,7 @@ func (c *Client) SlurmdbV0043GetWckey(ctx context.Context, params SlurmdbV0043Ge
 }
 
 func (c *Client) sendSlurmdbV0043GetWckey(ctx context.Context, params SlurmdbV0043GetWckeyParams) (res SlurmdbV0043GetWckeyRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_wckey"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/wckey/{id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetWckeyOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.43/wckey/"
@@ -11121,7 +9203,6 @@ func (c *Client) sendSlurmdbV0043GetWckey(ctx context.Context, params SlurmdbV00
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11131,7 +9212,7 @@ func (c *Client) sendSlurmdbV0043GetWckey(ctx context.Context, params SlurmdbV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11142,7 +9223,7 @@ func (c *Client) sendSlurmdbV0043GetWckey(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11153,7 +9234,7 @@ func (c *Client) sendSlurmdbV0043GetWckey(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11185,7 +9266,6 @@ func (c *Client) sendSlurmdbV0043GetWckey(ctx context.Context, params SlurmdbV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11199,7 +9279,6 @@ func (c *Client) sendSlurmdbV0043GetWckey(ctx context.Context, params SlurmdbV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetWckeyResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11219,47 +9298,12 @@ func (c *Client) SlurmdbV0043GetWckeys(ctx context.Context, params SlurmdbV0043G
 }
 
 func (c *Client) sendSlurmdbV0043GetWckeys(ctx context.Context, params SlurmdbV0043GetWckeysParams) (res SlurmdbV0043GetWckeysRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_get_wckeys"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/wckeys/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043GetWckeysOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/wckeys/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -11433,7 +9477,6 @@ func (c *Client) sendSlurmdbV0043GetWckeys(ctx context.Context, params SlurmdbV0
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11443,7 +9486,7 @@ func (c *Client) sendSlurmdbV0043GetWckeys(ctx context.Context, params SlurmdbV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043GetWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11454,7 +9497,7 @@ func (c *Client) sendSlurmdbV0043GetWckeys(ctx context.Context, params SlurmdbV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043GetWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11465,7 +9508,7 @@ func (c *Client) sendSlurmdbV0043GetWckeys(ctx context.Context, params SlurmdbV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043GetWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11497,7 +9540,6 @@ func (c *Client) sendSlurmdbV0043GetWckeys(ctx context.Context, params SlurmdbV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11511,7 +9553,6 @@ func (c *Client) sendSlurmdbV0043GetWckeys(ctx context.Context, params SlurmdbV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043GetWckeysResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11531,47 +9572,12 @@ func (c *Client) SlurmdbV0043PostAccounts(ctx context.Context, request OptV0043O
 }
 
 func (c *Client) sendSlurmdbV0043PostAccounts(ctx context.Context, request OptV0043OpenapiAccountsResp) (res SlurmdbV0043PostAccountsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_post_accounts"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/accounts/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043PostAccountsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/accounts/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11584,7 +9590,7 @@ func (c *Client) sendSlurmdbV0043PostAccounts(ctx context.Context, request OptV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043PostAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11595,7 +9601,7 @@ func (c *Client) sendSlurmdbV0043PostAccounts(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043PostAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11606,7 +9612,7 @@ func (c *Client) sendSlurmdbV0043PostAccounts(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043PostAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11638,7 +9644,6 @@ func (c *Client) sendSlurmdbV0043PostAccounts(ctx context.Context, request OptV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11652,7 +9657,6 @@ func (c *Client) sendSlurmdbV0043PostAccounts(ctx context.Context, request OptV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043PostAccountsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11672,47 +9676,12 @@ func (c *Client) SlurmdbV0043PostAccountsAssociation(ctx context.Context, reques
 }
 
 func (c *Client) sendSlurmdbV0043PostAccountsAssociation(ctx context.Context, request OptV0043OpenapiAccountsAddCondResp) (res SlurmdbV0043PostAccountsAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_post_accounts_association"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/accounts_association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043PostAccountsAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/accounts_association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11725,7 +9694,7 @@ func (c *Client) sendSlurmdbV0043PostAccountsAssociation(ctx context.Context, re
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043PostAccountsAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11736,7 +9705,7 @@ func (c *Client) sendSlurmdbV0043PostAccountsAssociation(ctx context.Context, re
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043PostAccountsAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11747,7 +9716,7 @@ func (c *Client) sendSlurmdbV0043PostAccountsAssociation(ctx context.Context, re
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043PostAccountsAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11779,7 +9748,6 @@ func (c *Client) sendSlurmdbV0043PostAccountsAssociation(ctx context.Context, re
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11793,7 +9761,6 @@ func (c *Client) sendSlurmdbV0043PostAccountsAssociation(ctx context.Context, re
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043PostAccountsAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11813,47 +9780,12 @@ func (c *Client) SlurmdbV0043PostAssociations(ctx context.Context, request OptV0
 }
 
 func (c *Client) sendSlurmdbV0043PostAssociations(ctx context.Context, request OptV0043OpenapiAssocsResp) (res SlurmdbV0043PostAssociationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_post_associations"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/associations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043PostAssociationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/associations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11866,7 +9798,7 @@ func (c *Client) sendSlurmdbV0043PostAssociations(ctx context.Context, request O
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043PostAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11877,7 +9809,7 @@ func (c *Client) sendSlurmdbV0043PostAssociations(ctx context.Context, request O
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043PostAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11888,7 +9820,7 @@ func (c *Client) sendSlurmdbV0043PostAssociations(ctx context.Context, request O
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043PostAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11920,7 +9852,6 @@ func (c *Client) sendSlurmdbV0043PostAssociations(ctx context.Context, request O
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11934,7 +9865,6 @@ func (c *Client) sendSlurmdbV0043PostAssociations(ctx context.Context, request O
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043PostAssociationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11954,47 +9884,12 @@ func (c *Client) SlurmdbV0043PostClusters(ctx context.Context, request OptV0043O
 }
 
 func (c *Client) sendSlurmdbV0043PostClusters(ctx context.Context, request OptV0043OpenapiClustersResp, params SlurmdbV0043PostClustersParams) (res SlurmdbV0043PostClustersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_post_clusters"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/clusters/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043PostClustersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/clusters/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -12015,7 +9910,6 @@ func (c *Client) sendSlurmdbV0043PostClusters(ctx context.Context, request OptV0
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12028,7 +9922,7 @@ func (c *Client) sendSlurmdbV0043PostClusters(ctx context.Context, request OptV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043PostClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12039,7 +9933,7 @@ func (c *Client) sendSlurmdbV0043PostClusters(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043PostClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12050,7 +9944,7 @@ func (c *Client) sendSlurmdbV0043PostClusters(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043PostClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12082,7 +9976,6 @@ func (c *Client) sendSlurmdbV0043PostClusters(ctx context.Context, request OptV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12096,7 +9989,6 @@ func (c *Client) sendSlurmdbV0043PostClusters(ctx context.Context, request OptV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043PostClustersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12116,47 +10008,12 @@ func (c *Client) SlurmdbV0043PostConfig(ctx context.Context, request OptV0043Ope
 }
 
 func (c *Client) sendSlurmdbV0043PostConfig(ctx context.Context, request OptV0043OpenapiSlurmdbdConfigResp) (res SlurmdbV0043PostConfigRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_post_config"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/config"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043PostConfigOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/config"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12169,7 +10026,7 @@ func (c *Client) sendSlurmdbV0043PostConfig(ctx context.Context, request OptV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043PostConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12180,7 +10037,7 @@ func (c *Client) sendSlurmdbV0043PostConfig(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043PostConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12191,7 +10048,7 @@ func (c *Client) sendSlurmdbV0043PostConfig(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043PostConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12223,7 +10080,6 @@ func (c *Client) sendSlurmdbV0043PostConfig(ctx context.Context, request OptV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12237,7 +10093,6 @@ func (c *Client) sendSlurmdbV0043PostConfig(ctx context.Context, request OptV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043PostConfigResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12257,47 +10112,12 @@ func (c *Client) SlurmdbV0043PostQos(ctx context.Context, request OptV0043Openap
 }
 
 func (c *Client) sendSlurmdbV0043PostQos(ctx context.Context, request OptV0043OpenapiSlurmdbdQosResp, params SlurmdbV0043PostQosParams) (res SlurmdbV0043PostQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_post_qos"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/qos/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043PostQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/qos/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "description" parameter.
@@ -12403,7 +10223,6 @@ func (c *Client) sendSlurmdbV0043PostQos(ctx context.Context, request OptV0043Op
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12416,7 +10235,7 @@ func (c *Client) sendSlurmdbV0043PostQos(ctx context.Context, request OptV0043Op
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043PostQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12427,7 +10246,7 @@ func (c *Client) sendSlurmdbV0043PostQos(ctx context.Context, request OptV0043Op
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043PostQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12438,7 +10257,7 @@ func (c *Client) sendSlurmdbV0043PostQos(ctx context.Context, request OptV0043Op
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043PostQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12470,7 +10289,6 @@ func (c *Client) sendSlurmdbV0043PostQos(ctx context.Context, request OptV0043Op
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12484,7 +10302,6 @@ func (c *Client) sendSlurmdbV0043PostQos(ctx context.Context, request OptV0043Op
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043PostQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12504,47 +10321,12 @@ func (c *Client) SlurmdbV0043PostTres(ctx context.Context, request OptV0043Opena
 }
 
 func (c *Client) sendSlurmdbV0043PostTres(ctx context.Context, request OptV0043OpenapiTresResp) (res SlurmdbV0043PostTresRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_post_tres"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/tres/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043PostTresOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/tres/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12557,7 +10339,7 @@ func (c *Client) sendSlurmdbV0043PostTres(ctx context.Context, request OptV0043O
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043PostTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12568,7 +10350,7 @@ func (c *Client) sendSlurmdbV0043PostTres(ctx context.Context, request OptV0043O
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043PostTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12579,7 +10361,7 @@ func (c *Client) sendSlurmdbV0043PostTres(ctx context.Context, request OptV0043O
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043PostTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12611,7 +10393,6 @@ func (c *Client) sendSlurmdbV0043PostTres(ctx context.Context, request OptV0043O
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12625,7 +10406,6 @@ func (c *Client) sendSlurmdbV0043PostTres(ctx context.Context, request OptV0043O
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043PostTresResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12645,47 +10425,12 @@ func (c *Client) SlurmdbV0043PostUsers(ctx context.Context, request OptV0043Open
 }
 
 func (c *Client) sendSlurmdbV0043PostUsers(ctx context.Context, request OptV0043OpenapiUsersResp) (res SlurmdbV0043PostUsersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_post_users"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/users/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043PostUsersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/users/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12698,7 +10443,7 @@ func (c *Client) sendSlurmdbV0043PostUsers(ctx context.Context, request OptV0043
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043PostUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12709,7 +10454,7 @@ func (c *Client) sendSlurmdbV0043PostUsers(ctx context.Context, request OptV0043
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043PostUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12720,7 +10465,7 @@ func (c *Client) sendSlurmdbV0043PostUsers(ctx context.Context, request OptV0043
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043PostUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12752,7 +10497,6 @@ func (c *Client) sendSlurmdbV0043PostUsers(ctx context.Context, request OptV0043
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12766,7 +10510,6 @@ func (c *Client) sendSlurmdbV0043PostUsers(ctx context.Context, request OptV0043
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043PostUsersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12786,47 +10529,12 @@ func (c *Client) SlurmdbV0043PostUsersAssociation(ctx context.Context, request O
 }
 
 func (c *Client) sendSlurmdbV0043PostUsersAssociation(ctx context.Context, request OptV0043OpenapiUsersAddCondResp, params SlurmdbV0043PostUsersAssociationParams) (res SlurmdbV0043PostUsersAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_post_users_association"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/users_association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043PostUsersAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/users_association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -12864,7 +10572,6 @@ func (c *Client) sendSlurmdbV0043PostUsersAssociation(ctx context.Context, reque
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12877,7 +10584,7 @@ func (c *Client) sendSlurmdbV0043PostUsersAssociation(ctx context.Context, reque
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043PostUsersAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12888,7 +10595,7 @@ func (c *Client) sendSlurmdbV0043PostUsersAssociation(ctx context.Context, reque
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043PostUsersAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12899,7 +10606,7 @@ func (c *Client) sendSlurmdbV0043PostUsersAssociation(ctx context.Context, reque
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043PostUsersAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12931,7 +10638,6 @@ func (c *Client) sendSlurmdbV0043PostUsersAssociation(ctx context.Context, reque
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12945,7 +10651,6 @@ func (c *Client) sendSlurmdbV0043PostUsersAssociation(ctx context.Context, reque
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043PostUsersAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12965,47 +10670,12 @@ func (c *Client) SlurmdbV0043PostWckeys(ctx context.Context, request OptV0043Ope
 }
 
 func (c *Client) sendSlurmdbV0043PostWckeys(ctx context.Context, request OptV0043OpenapiWckeyResp, params SlurmdbV0043PostWckeysParams) (res SlurmdbV0043PostWckeysRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0043_post_wckeys"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.43/wckeys/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0043PostWckeysOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.43/wckeys/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -13179,7 +10849,6 @@ func (c *Client) sendSlurmdbV0043PostWckeys(ctx context.Context, request OptV004
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -13192,7 +10861,7 @@ func (c *Client) sendSlurmdbV0043PostWckeys(ctx context.Context, request OptV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0043PostWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -13203,7 +10872,7 @@ func (c *Client) sendSlurmdbV0043PostWckeys(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0043PostWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -13214,7 +10883,7 @@ func (c *Client) sendSlurmdbV0043PostWckeys(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0043PostWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -13246,7 +10915,6 @@ func (c *Client) sendSlurmdbV0043PostWckeys(ctx context.Context, request OptV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -13260,7 +10928,6 @@ func (c *Client) sendSlurmdbV0043PostWckeys(ctx context.Context, request OptV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0043PostWckeysResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")

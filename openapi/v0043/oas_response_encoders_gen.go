@@ -8,11 +8,9 @@ import (
 	"github.com/go-faster/errors"
 	"github.com/go-faster/jx"
 	ht "github.com/ogen-go/ogen/http"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 )
 
-func encodeSlurmV0043DeleteJobResponse(response SlurmV0043DeleteJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043DeleteJobResponse(response SlurmV0043DeleteJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiKillJobResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -34,9 +32,6 @@ func encodeSlurmV0043DeleteJobResponse(response SlurmV0043DeleteJobRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -54,7 +49,7 @@ func encodeSlurmV0043DeleteJobResponse(response SlurmV0043DeleteJobRes, w http.R
 	}
 }
 
-func encodeSlurmV0043DeleteJobsResponse(response SlurmV0043DeleteJobsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043DeleteJobsResponse(response SlurmV0043DeleteJobsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiKillJobsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -76,9 +71,6 @@ func encodeSlurmV0043DeleteJobsResponse(response SlurmV0043DeleteJobsRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -96,7 +88,7 @@ func encodeSlurmV0043DeleteJobsResponse(response SlurmV0043DeleteJobsRes, w http
 	}
 }
 
-func encodeSlurmV0043DeleteNodeResponse(response SlurmV0043DeleteNodeRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043DeleteNodeResponse(response SlurmV0043DeleteNodeRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -118,9 +110,6 @@ func encodeSlurmV0043DeleteNodeResponse(response SlurmV0043DeleteNodeRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -138,7 +127,7 @@ func encodeSlurmV0043DeleteNodeResponse(response SlurmV0043DeleteNodeRes, w http
 	}
 }
 
-func encodeSlurmV0043DeleteReservationResponse(response SlurmV0043DeleteReservationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043DeleteReservationResponse(response SlurmV0043DeleteReservationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -160,9 +149,6 @@ func encodeSlurmV0043DeleteReservationResponse(response SlurmV0043DeleteReservat
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -180,7 +166,7 @@ func encodeSlurmV0043DeleteReservationResponse(response SlurmV0043DeleteReservat
 	}
 }
 
-func encodeSlurmV0043GetDiagResponse(response SlurmV0043GetDiagRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043GetDiagResponse(response SlurmV0043GetDiagRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiDiagResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -202,9 +188,6 @@ func encodeSlurmV0043GetDiagResponse(response SlurmV0043GetDiagRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -222,7 +205,7 @@ func encodeSlurmV0043GetDiagResponse(response SlurmV0043GetDiagRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0043GetJobResponse(response SlurmV0043GetJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043GetJobResponse(response SlurmV0043GetJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiJobInfoResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -244,9 +227,6 @@ func encodeSlurmV0043GetJobResponse(response SlurmV0043GetJobRes, w http.Respons
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -264,7 +244,7 @@ func encodeSlurmV0043GetJobResponse(response SlurmV0043GetJobRes, w http.Respons
 	}
 }
 
-func encodeSlurmV0043GetJobsResponse(response SlurmV0043GetJobsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043GetJobsResponse(response SlurmV0043GetJobsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiJobInfoResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -286,9 +266,6 @@ func encodeSlurmV0043GetJobsResponse(response SlurmV0043GetJobsRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -306,7 +283,7 @@ func encodeSlurmV0043GetJobsResponse(response SlurmV0043GetJobsRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0043GetJobsStateResponse(response SlurmV0043GetJobsStateRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043GetJobsStateResponse(response SlurmV0043GetJobsStateRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiJobInfoResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -328,9 +305,6 @@ func encodeSlurmV0043GetJobsStateResponse(response SlurmV0043GetJobsStateRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -348,7 +322,7 @@ func encodeSlurmV0043GetJobsStateResponse(response SlurmV0043GetJobsStateRes, w 
 	}
 }
 
-func encodeSlurmV0043GetLicensesResponse(response SlurmV0043GetLicensesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043GetLicensesResponse(response SlurmV0043GetLicensesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiLicensesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -370,9 +344,6 @@ func encodeSlurmV0043GetLicensesResponse(response SlurmV0043GetLicensesRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -390,7 +361,7 @@ func encodeSlurmV0043GetLicensesResponse(response SlurmV0043GetLicensesRes, w ht
 	}
 }
 
-func encodeSlurmV0043GetNodeResponse(response SlurmV0043GetNodeRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043GetNodeResponse(response SlurmV0043GetNodeRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiNodesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -412,9 +383,6 @@ func encodeSlurmV0043GetNodeResponse(response SlurmV0043GetNodeRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -432,7 +400,7 @@ func encodeSlurmV0043GetNodeResponse(response SlurmV0043GetNodeRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0043GetNodesResponse(response SlurmV0043GetNodesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043GetNodesResponse(response SlurmV0043GetNodesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiNodesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -454,9 +422,6 @@ func encodeSlurmV0043GetNodesResponse(response SlurmV0043GetNodesRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -474,7 +439,7 @@ func encodeSlurmV0043GetNodesResponse(response SlurmV0043GetNodesRes, w http.Res
 	}
 }
 
-func encodeSlurmV0043GetPartitionResponse(response SlurmV0043GetPartitionRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043GetPartitionResponse(response SlurmV0043GetPartitionRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiPartitionResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -496,9 +461,6 @@ func encodeSlurmV0043GetPartitionResponse(response SlurmV0043GetPartitionRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -516,7 +478,7 @@ func encodeSlurmV0043GetPartitionResponse(response SlurmV0043GetPartitionRes, w 
 	}
 }
 
-func encodeSlurmV0043GetPartitionsResponse(response SlurmV0043GetPartitionsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043GetPartitionsResponse(response SlurmV0043GetPartitionsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiPartitionResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -538,9 +500,6 @@ func encodeSlurmV0043GetPartitionsResponse(response SlurmV0043GetPartitionsRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -558,7 +517,7 @@ func encodeSlurmV0043GetPartitionsResponse(response SlurmV0043GetPartitionsRes, 
 	}
 }
 
-func encodeSlurmV0043GetPingResponse(response SlurmV0043GetPingRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043GetPingResponse(response SlurmV0043GetPingRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiPingArrayResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -580,9 +539,6 @@ func encodeSlurmV0043GetPingResponse(response SlurmV0043GetPingRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -600,7 +556,7 @@ func encodeSlurmV0043GetPingResponse(response SlurmV0043GetPingRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0043GetReconfigureResponse(response SlurmV0043GetReconfigureRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043GetReconfigureResponse(response SlurmV0043GetReconfigureRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -622,9 +578,6 @@ func encodeSlurmV0043GetReconfigureResponse(response SlurmV0043GetReconfigureRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -642,7 +595,7 @@ func encodeSlurmV0043GetReconfigureResponse(response SlurmV0043GetReconfigureRes
 	}
 }
 
-func encodeSlurmV0043GetReservationResponse(response SlurmV0043GetReservationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043GetReservationResponse(response SlurmV0043GetReservationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiReservationResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -664,9 +617,6 @@ func encodeSlurmV0043GetReservationResponse(response SlurmV0043GetReservationRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -684,7 +634,7 @@ func encodeSlurmV0043GetReservationResponse(response SlurmV0043GetReservationRes
 	}
 }
 
-func encodeSlurmV0043GetReservationsResponse(response SlurmV0043GetReservationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043GetReservationsResponse(response SlurmV0043GetReservationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiReservationResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -706,9 +656,6 @@ func encodeSlurmV0043GetReservationsResponse(response SlurmV0043GetReservationsR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -726,7 +673,7 @@ func encodeSlurmV0043GetReservationsResponse(response SlurmV0043GetReservationsR
 	}
 }
 
-func encodeSlurmV0043GetSharesResponse(response SlurmV0043GetSharesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043GetSharesResponse(response SlurmV0043GetSharesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiSharesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -748,9 +695,6 @@ func encodeSlurmV0043GetSharesResponse(response SlurmV0043GetSharesRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -768,7 +712,7 @@ func encodeSlurmV0043GetSharesResponse(response SlurmV0043GetSharesRes, w http.R
 	}
 }
 
-func encodeSlurmV0043PostJobResponse(response SlurmV0043PostJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043PostJobResponse(response SlurmV0043PostJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiJobPostResponse:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -790,9 +734,6 @@ func encodeSlurmV0043PostJobResponse(response SlurmV0043PostJobRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -810,7 +751,7 @@ func encodeSlurmV0043PostJobResponse(response SlurmV0043PostJobRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0043PostJobAllocateResponse(response SlurmV0043PostJobAllocateRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043PostJobAllocateResponse(response SlurmV0043PostJobAllocateRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiJobAllocResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -832,9 +773,6 @@ func encodeSlurmV0043PostJobAllocateResponse(response SlurmV0043PostJobAllocateR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -852,7 +790,7 @@ func encodeSlurmV0043PostJobAllocateResponse(response SlurmV0043PostJobAllocateR
 	}
 }
 
-func encodeSlurmV0043PostJobSubmitResponse(response SlurmV0043PostJobSubmitRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043PostJobSubmitResponse(response SlurmV0043PostJobSubmitRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiJobSubmitResponse:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -874,9 +812,6 @@ func encodeSlurmV0043PostJobSubmitResponse(response SlurmV0043PostJobSubmitRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -894,7 +829,7 @@ func encodeSlurmV0043PostJobSubmitResponse(response SlurmV0043PostJobSubmitRes, 
 	}
 }
 
-func encodeSlurmV0043PostNodeResponse(response SlurmV0043PostNodeRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043PostNodeResponse(response SlurmV0043PostNodeRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -916,9 +851,6 @@ func encodeSlurmV0043PostNodeResponse(response SlurmV0043PostNodeRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -936,7 +868,7 @@ func encodeSlurmV0043PostNodeResponse(response SlurmV0043PostNodeRes, w http.Res
 	}
 }
 
-func encodeSlurmV0043PostNodesResponse(response SlurmV0043PostNodesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043PostNodesResponse(response SlurmV0043PostNodesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -958,9 +890,6 @@ func encodeSlurmV0043PostNodesResponse(response SlurmV0043PostNodesRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -978,7 +907,7 @@ func encodeSlurmV0043PostNodesResponse(response SlurmV0043PostNodesRes, w http.R
 	}
 }
 
-func encodeSlurmV0043PostReservationResponse(response SlurmV0043PostReservationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043PostReservationResponse(response SlurmV0043PostReservationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiReservationModResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1000,9 +929,6 @@ func encodeSlurmV0043PostReservationResponse(response SlurmV0043PostReservationR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1020,7 +946,7 @@ func encodeSlurmV0043PostReservationResponse(response SlurmV0043PostReservationR
 	}
 }
 
-func encodeSlurmV0043PostReservationsResponse(response SlurmV0043PostReservationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0043PostReservationsResponse(response SlurmV0043PostReservationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiReservationModResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1042,9 +968,6 @@ func encodeSlurmV0043PostReservationsResponse(response SlurmV0043PostReservation
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1062,7 +985,7 @@ func encodeSlurmV0043PostReservationsResponse(response SlurmV0043PostReservation
 	}
 }
 
-func encodeSlurmdbV0043DeleteAccountResponse(response SlurmdbV0043DeleteAccountRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043DeleteAccountResponse(response SlurmdbV0043DeleteAccountRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiAccountsRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1084,9 +1007,6 @@ func encodeSlurmdbV0043DeleteAccountResponse(response SlurmdbV0043DeleteAccountR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1104,7 +1024,7 @@ func encodeSlurmdbV0043DeleteAccountResponse(response SlurmdbV0043DeleteAccountR
 	}
 }
 
-func encodeSlurmdbV0043DeleteAssociationResponse(response SlurmdbV0043DeleteAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043DeleteAssociationResponse(response SlurmdbV0043DeleteAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiAssocsRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1126,9 +1046,6 @@ func encodeSlurmdbV0043DeleteAssociationResponse(response SlurmdbV0043DeleteAsso
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1146,7 +1063,7 @@ func encodeSlurmdbV0043DeleteAssociationResponse(response SlurmdbV0043DeleteAsso
 	}
 }
 
-func encodeSlurmdbV0043DeleteAssociationsResponse(response SlurmdbV0043DeleteAssociationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043DeleteAssociationsResponse(response SlurmdbV0043DeleteAssociationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiAssocsRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1168,9 +1085,6 @@ func encodeSlurmdbV0043DeleteAssociationsResponse(response SlurmdbV0043DeleteAss
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1188,7 +1102,7 @@ func encodeSlurmdbV0043DeleteAssociationsResponse(response SlurmdbV0043DeleteAss
 	}
 }
 
-func encodeSlurmdbV0043DeleteClusterResponse(response SlurmdbV0043DeleteClusterRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043DeleteClusterResponse(response SlurmdbV0043DeleteClusterRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiClustersRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1210,9 +1124,6 @@ func encodeSlurmdbV0043DeleteClusterResponse(response SlurmdbV0043DeleteClusterR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1230,7 +1141,7 @@ func encodeSlurmdbV0043DeleteClusterResponse(response SlurmdbV0043DeleteClusterR
 	}
 }
 
-func encodeSlurmdbV0043DeleteSingleQosResponse(response SlurmdbV0043DeleteSingleQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043DeleteSingleQosResponse(response SlurmdbV0043DeleteSingleQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiSlurmdbdQosRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1252,9 +1163,6 @@ func encodeSlurmdbV0043DeleteSingleQosResponse(response SlurmdbV0043DeleteSingle
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1272,7 +1180,7 @@ func encodeSlurmdbV0043DeleteSingleQosResponse(response SlurmdbV0043DeleteSingle
 	}
 }
 
-func encodeSlurmdbV0043DeleteUserResponse(response SlurmdbV0043DeleteUserRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043DeleteUserResponse(response SlurmdbV0043DeleteUserRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1294,9 +1202,6 @@ func encodeSlurmdbV0043DeleteUserResponse(response SlurmdbV0043DeleteUserRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1314,7 +1219,7 @@ func encodeSlurmdbV0043DeleteUserResponse(response SlurmdbV0043DeleteUserRes, w 
 	}
 }
 
-func encodeSlurmdbV0043DeleteWckeyResponse(response SlurmdbV0043DeleteWckeyRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043DeleteWckeyResponse(response SlurmdbV0043DeleteWckeyRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiWckeyRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1336,9 +1241,6 @@ func encodeSlurmdbV0043DeleteWckeyResponse(response SlurmdbV0043DeleteWckeyRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1356,7 +1258,7 @@ func encodeSlurmdbV0043DeleteWckeyResponse(response SlurmdbV0043DeleteWckeyRes, 
 	}
 }
 
-func encodeSlurmdbV0043GetAccountResponse(response SlurmdbV0043GetAccountRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetAccountResponse(response SlurmdbV0043GetAccountRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiAccountsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1378,9 +1280,6 @@ func encodeSlurmdbV0043GetAccountResponse(response SlurmdbV0043GetAccountRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1398,7 +1297,7 @@ func encodeSlurmdbV0043GetAccountResponse(response SlurmdbV0043GetAccountRes, w 
 	}
 }
 
-func encodeSlurmdbV0043GetAccountsResponse(response SlurmdbV0043GetAccountsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetAccountsResponse(response SlurmdbV0043GetAccountsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiAccountsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1420,9 +1319,6 @@ func encodeSlurmdbV0043GetAccountsResponse(response SlurmdbV0043GetAccountsRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1440,7 +1336,7 @@ func encodeSlurmdbV0043GetAccountsResponse(response SlurmdbV0043GetAccountsRes, 
 	}
 }
 
-func encodeSlurmdbV0043GetAssociationResponse(response SlurmdbV0043GetAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetAssociationResponse(response SlurmdbV0043GetAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiAssocsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1462,9 +1358,6 @@ func encodeSlurmdbV0043GetAssociationResponse(response SlurmdbV0043GetAssociatio
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1482,7 +1375,7 @@ func encodeSlurmdbV0043GetAssociationResponse(response SlurmdbV0043GetAssociatio
 	}
 }
 
-func encodeSlurmdbV0043GetAssociationsResponse(response SlurmdbV0043GetAssociationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetAssociationsResponse(response SlurmdbV0043GetAssociationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiAssocsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1504,9 +1397,6 @@ func encodeSlurmdbV0043GetAssociationsResponse(response SlurmdbV0043GetAssociati
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1524,7 +1414,7 @@ func encodeSlurmdbV0043GetAssociationsResponse(response SlurmdbV0043GetAssociati
 	}
 }
 
-func encodeSlurmdbV0043GetClusterResponse(response SlurmdbV0043GetClusterRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetClusterResponse(response SlurmdbV0043GetClusterRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiClustersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1546,9 +1436,6 @@ func encodeSlurmdbV0043GetClusterResponse(response SlurmdbV0043GetClusterRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1566,7 +1453,7 @@ func encodeSlurmdbV0043GetClusterResponse(response SlurmdbV0043GetClusterRes, w 
 	}
 }
 
-func encodeSlurmdbV0043GetClustersResponse(response SlurmdbV0043GetClustersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetClustersResponse(response SlurmdbV0043GetClustersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiClustersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1588,9 +1475,6 @@ func encodeSlurmdbV0043GetClustersResponse(response SlurmdbV0043GetClustersRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1608,7 +1492,7 @@ func encodeSlurmdbV0043GetClustersResponse(response SlurmdbV0043GetClustersRes, 
 	}
 }
 
-func encodeSlurmdbV0043GetConfigResponse(response SlurmdbV0043GetConfigRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetConfigResponse(response SlurmdbV0043GetConfigRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiSlurmdbdConfigResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1630,9 +1514,6 @@ func encodeSlurmdbV0043GetConfigResponse(response SlurmdbV0043GetConfigRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1650,7 +1531,7 @@ func encodeSlurmdbV0043GetConfigResponse(response SlurmdbV0043GetConfigRes, w ht
 	}
 }
 
-func encodeSlurmdbV0043GetDiagResponse(response SlurmdbV0043GetDiagRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetDiagResponse(response SlurmdbV0043GetDiagRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiSlurmdbdStatsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1672,9 +1553,6 @@ func encodeSlurmdbV0043GetDiagResponse(response SlurmdbV0043GetDiagRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1692,7 +1570,7 @@ func encodeSlurmdbV0043GetDiagResponse(response SlurmdbV0043GetDiagRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0043GetInstanceResponse(response SlurmdbV0043GetInstanceRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetInstanceResponse(response SlurmdbV0043GetInstanceRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiInstancesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1714,9 +1592,6 @@ func encodeSlurmdbV0043GetInstanceResponse(response SlurmdbV0043GetInstanceRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1734,7 +1609,7 @@ func encodeSlurmdbV0043GetInstanceResponse(response SlurmdbV0043GetInstanceRes, 
 	}
 }
 
-func encodeSlurmdbV0043GetInstancesResponse(response SlurmdbV0043GetInstancesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetInstancesResponse(response SlurmdbV0043GetInstancesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiInstancesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1756,9 +1631,6 @@ func encodeSlurmdbV0043GetInstancesResponse(response SlurmdbV0043GetInstancesRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1776,7 +1648,7 @@ func encodeSlurmdbV0043GetInstancesResponse(response SlurmdbV0043GetInstancesRes
 	}
 }
 
-func encodeSlurmdbV0043GetJobResponse(response SlurmdbV0043GetJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetJobResponse(response SlurmdbV0043GetJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiSlurmdbdJobsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1798,9 +1670,6 @@ func encodeSlurmdbV0043GetJobResponse(response SlurmdbV0043GetJobRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1818,7 +1687,7 @@ func encodeSlurmdbV0043GetJobResponse(response SlurmdbV0043GetJobRes, w http.Res
 	}
 }
 
-func encodeSlurmdbV0043GetJobsResponse(response SlurmdbV0043GetJobsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetJobsResponse(response SlurmdbV0043GetJobsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiSlurmdbdJobsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1840,9 +1709,6 @@ func encodeSlurmdbV0043GetJobsResponse(response SlurmdbV0043GetJobsRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1860,7 +1726,7 @@ func encodeSlurmdbV0043GetJobsResponse(response SlurmdbV0043GetJobsRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0043GetPingResponse(response SlurmdbV0043GetPingRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetPingResponse(response SlurmdbV0043GetPingRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiSlurmdbdPingResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1882,9 +1748,6 @@ func encodeSlurmdbV0043GetPingResponse(response SlurmdbV0043GetPingRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1902,7 +1765,7 @@ func encodeSlurmdbV0043GetPingResponse(response SlurmdbV0043GetPingRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0043GetQosResponse(response SlurmdbV0043GetQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetQosResponse(response SlurmdbV0043GetQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiSlurmdbdQosResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1924,9 +1787,6 @@ func encodeSlurmdbV0043GetQosResponse(response SlurmdbV0043GetQosRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1944,7 +1804,7 @@ func encodeSlurmdbV0043GetQosResponse(response SlurmdbV0043GetQosRes, w http.Res
 	}
 }
 
-func encodeSlurmdbV0043GetSingleQosResponse(response SlurmdbV0043GetSingleQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetSingleQosResponse(response SlurmdbV0043GetSingleQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiSlurmdbdQosResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1966,9 +1826,6 @@ func encodeSlurmdbV0043GetSingleQosResponse(response SlurmdbV0043GetSingleQosRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1986,7 +1843,7 @@ func encodeSlurmdbV0043GetSingleQosResponse(response SlurmdbV0043GetSingleQosRes
 	}
 }
 
-func encodeSlurmdbV0043GetTresResponse(response SlurmdbV0043GetTresRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetTresResponse(response SlurmdbV0043GetTresRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiTresResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2008,9 +1865,6 @@ func encodeSlurmdbV0043GetTresResponse(response SlurmdbV0043GetTresRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2028,7 +1882,7 @@ func encodeSlurmdbV0043GetTresResponse(response SlurmdbV0043GetTresRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0043GetUserResponse(response SlurmdbV0043GetUserRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetUserResponse(response SlurmdbV0043GetUserRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiUsersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2050,9 +1904,6 @@ func encodeSlurmdbV0043GetUserResponse(response SlurmdbV0043GetUserRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2070,7 +1921,7 @@ func encodeSlurmdbV0043GetUserResponse(response SlurmdbV0043GetUserRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0043GetUsersResponse(response SlurmdbV0043GetUsersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetUsersResponse(response SlurmdbV0043GetUsersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiUsersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2092,9 +1943,6 @@ func encodeSlurmdbV0043GetUsersResponse(response SlurmdbV0043GetUsersRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2112,7 +1960,7 @@ func encodeSlurmdbV0043GetUsersResponse(response SlurmdbV0043GetUsersRes, w http
 	}
 }
 
-func encodeSlurmdbV0043GetWckeyResponse(response SlurmdbV0043GetWckeyRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetWckeyResponse(response SlurmdbV0043GetWckeyRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiWckeyResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2134,9 +1982,6 @@ func encodeSlurmdbV0043GetWckeyResponse(response SlurmdbV0043GetWckeyRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2154,7 +1999,7 @@ func encodeSlurmdbV0043GetWckeyResponse(response SlurmdbV0043GetWckeyRes, w http
 	}
 }
 
-func encodeSlurmdbV0043GetWckeysResponse(response SlurmdbV0043GetWckeysRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043GetWckeysResponse(response SlurmdbV0043GetWckeysRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiWckeyResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2176,9 +2021,6 @@ func encodeSlurmdbV0043GetWckeysResponse(response SlurmdbV0043GetWckeysRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2196,7 +2038,7 @@ func encodeSlurmdbV0043GetWckeysResponse(response SlurmdbV0043GetWckeysRes, w ht
 	}
 }
 
-func encodeSlurmdbV0043PostAccountsResponse(response SlurmdbV0043PostAccountsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043PostAccountsResponse(response SlurmdbV0043PostAccountsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2218,9 +2060,6 @@ func encodeSlurmdbV0043PostAccountsResponse(response SlurmdbV0043PostAccountsRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2238,7 +2077,7 @@ func encodeSlurmdbV0043PostAccountsResponse(response SlurmdbV0043PostAccountsRes
 	}
 }
 
-func encodeSlurmdbV0043PostAccountsAssociationResponse(response SlurmdbV0043PostAccountsAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043PostAccountsAssociationResponse(response SlurmdbV0043PostAccountsAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiAccountsAddCondRespStr:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2260,9 +2099,6 @@ func encodeSlurmdbV0043PostAccountsAssociationResponse(response SlurmdbV0043Post
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2280,7 +2116,7 @@ func encodeSlurmdbV0043PostAccountsAssociationResponse(response SlurmdbV0043Post
 	}
 }
 
-func encodeSlurmdbV0043PostAssociationsResponse(response SlurmdbV0043PostAssociationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043PostAssociationsResponse(response SlurmdbV0043PostAssociationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2302,9 +2138,6 @@ func encodeSlurmdbV0043PostAssociationsResponse(response SlurmdbV0043PostAssocia
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2322,7 +2155,7 @@ func encodeSlurmdbV0043PostAssociationsResponse(response SlurmdbV0043PostAssocia
 	}
 }
 
-func encodeSlurmdbV0043PostClustersResponse(response SlurmdbV0043PostClustersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043PostClustersResponse(response SlurmdbV0043PostClustersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2344,9 +2177,6 @@ func encodeSlurmdbV0043PostClustersResponse(response SlurmdbV0043PostClustersRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2364,7 +2194,7 @@ func encodeSlurmdbV0043PostClustersResponse(response SlurmdbV0043PostClustersRes
 	}
 }
 
-func encodeSlurmdbV0043PostConfigResponse(response SlurmdbV0043PostConfigRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043PostConfigResponse(response SlurmdbV0043PostConfigRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2386,9 +2216,6 @@ func encodeSlurmdbV0043PostConfigResponse(response SlurmdbV0043PostConfigRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2406,7 +2233,7 @@ func encodeSlurmdbV0043PostConfigResponse(response SlurmdbV0043PostConfigRes, w 
 	}
 }
 
-func encodeSlurmdbV0043PostQosResponse(response SlurmdbV0043PostQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043PostQosResponse(response SlurmdbV0043PostQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2428,9 +2255,6 @@ func encodeSlurmdbV0043PostQosResponse(response SlurmdbV0043PostQosRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2448,7 +2272,7 @@ func encodeSlurmdbV0043PostQosResponse(response SlurmdbV0043PostQosRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0043PostTresResponse(response SlurmdbV0043PostTresRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043PostTresResponse(response SlurmdbV0043PostTresRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2470,9 +2294,6 @@ func encodeSlurmdbV0043PostTresResponse(response SlurmdbV0043PostTresRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2490,7 +2311,7 @@ func encodeSlurmdbV0043PostTresResponse(response SlurmdbV0043PostTresRes, w http
 	}
 }
 
-func encodeSlurmdbV0043PostUsersResponse(response SlurmdbV0043PostUsersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043PostUsersResponse(response SlurmdbV0043PostUsersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2512,9 +2333,6 @@ func encodeSlurmdbV0043PostUsersResponse(response SlurmdbV0043PostUsersRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2532,7 +2350,7 @@ func encodeSlurmdbV0043PostUsersResponse(response SlurmdbV0043PostUsersRes, w ht
 	}
 }
 
-func encodeSlurmdbV0043PostUsersAssociationResponse(response SlurmdbV0043PostUsersAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043PostUsersAssociationResponse(response SlurmdbV0043PostUsersAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiUsersAddCondRespStr:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2554,9 +2372,6 @@ func encodeSlurmdbV0043PostUsersAssociationResponse(response SlurmdbV0043PostUse
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2574,7 +2389,7 @@ func encodeSlurmdbV0043PostUsersAssociationResponse(response SlurmdbV0043PostUse
 	}
 }
 
-func encodeSlurmdbV0043PostWckeysResponse(response SlurmdbV0043PostWckeysRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0043PostWckeysResponse(response SlurmdbV0043PostWckeysRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0043OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2596,9 +2411,6 @@ func encodeSlurmdbV0043PostWckeysResponse(response SlurmdbV0043PostWckeysRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)

@@ -7,19 +7,12 @@ import (
 	"io"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/go-faster/errors"
 	"github.com/ogen-go/ogen/conv"
 	ht "github.com/ogen-go/ogen/http"
 	"github.com/ogen-go/ogen/ogenerrors"
-	"github.com/ogen-go/ogen/otelogen"
 	"github.com/ogen-go/ogen/uri"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
-	semconv "go.opentelemetry.io/otel/semconv/v1.39.0"
-	"go.opentelemetry.io/otel/trace"
 )
 
 func trimTrailingSlashes(u *url.URL) {
@@ -481,41 +474,7 @@ func (c *Client) SlurmV0044DeleteJob(ctx context.Context, params SlurmV0044Delet
 }
 
 func (c *Client) sendSlurmV0044DeleteJob(ctx context.Context, params SlurmV0044DeleteJobParams) (res SlurmV0044DeleteJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_delete_job"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044DeleteJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.44/job/"
@@ -539,7 +498,6 @@ func (c *Client) sendSlurmV0044DeleteJob(ctx context.Context, params SlurmV0044D
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "signal" parameter.
@@ -577,7 +535,6 @@ func (c *Client) sendSlurmV0044DeleteJob(ctx context.Context, params SlurmV0044D
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -587,7 +544,7 @@ func (c *Client) sendSlurmV0044DeleteJob(ctx context.Context, params SlurmV0044D
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044DeleteJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -598,7 +555,7 @@ func (c *Client) sendSlurmV0044DeleteJob(ctx context.Context, params SlurmV0044D
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044DeleteJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -609,7 +566,7 @@ func (c *Client) sendSlurmV0044DeleteJob(ctx context.Context, params SlurmV0044D
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044DeleteJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -641,7 +598,6 @@ func (c *Client) sendSlurmV0044DeleteJob(ctx context.Context, params SlurmV0044D
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -655,7 +611,6 @@ func (c *Client) sendSlurmV0044DeleteJob(ctx context.Context, params SlurmV0044D
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044DeleteJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -675,47 +630,12 @@ func (c *Client) SlurmV0044DeleteJobs(ctx context.Context, request OptV0044KillJ
 }
 
 func (c *Client) sendSlurmV0044DeleteJobs(ctx context.Context, request OptV0044KillJobsMsg) (res SlurmV0044DeleteJobsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_delete_jobs"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/jobs/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044DeleteJobsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/jobs/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -728,7 +648,7 @@ func (c *Client) sendSlurmV0044DeleteJobs(ctx context.Context, request OptV0044K
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044DeleteJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -739,7 +659,7 @@ func (c *Client) sendSlurmV0044DeleteJobs(ctx context.Context, request OptV0044K
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044DeleteJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -750,7 +670,7 @@ func (c *Client) sendSlurmV0044DeleteJobs(ctx context.Context, request OptV0044K
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044DeleteJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -782,7 +702,6 @@ func (c *Client) sendSlurmV0044DeleteJobs(ctx context.Context, request OptV0044K
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -796,7 +715,6 @@ func (c *Client) sendSlurmV0044DeleteJobs(ctx context.Context, request OptV0044K
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044DeleteJobsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -816,41 +734,7 @@ func (c *Client) SlurmV0044DeleteNode(ctx context.Context, params SlurmV0044Dele
 }
 
 func (c *Client) sendSlurmV0044DeleteNode(ctx context.Context, params SlurmV0044DeleteNodeParams) (res SlurmV0044DeleteNodeRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_delete_node"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/node/{node_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044DeleteNodeOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.44/node/"
@@ -874,7 +758,6 @@ func (c *Client) sendSlurmV0044DeleteNode(ctx context.Context, params SlurmV0044
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -884,7 +767,7 @@ func (c *Client) sendSlurmV0044DeleteNode(ctx context.Context, params SlurmV0044
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044DeleteNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -895,7 +778,7 @@ func (c *Client) sendSlurmV0044DeleteNode(ctx context.Context, params SlurmV0044
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044DeleteNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -906,7 +789,7 @@ func (c *Client) sendSlurmV0044DeleteNode(ctx context.Context, params SlurmV0044
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044DeleteNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -938,7 +821,6 @@ func (c *Client) sendSlurmV0044DeleteNode(ctx context.Context, params SlurmV0044
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -952,7 +834,6 @@ func (c *Client) sendSlurmV0044DeleteNode(ctx context.Context, params SlurmV0044
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044DeleteNodeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -972,41 +853,7 @@ func (c *Client) SlurmV0044DeleteReservation(ctx context.Context, params SlurmV0
 }
 
 func (c *Client) sendSlurmV0044DeleteReservation(ctx context.Context, params SlurmV0044DeleteReservationParams) (res SlurmV0044DeleteReservationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_delete_reservation"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/reservation/{reservation_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044DeleteReservationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.44/reservation/"
@@ -1030,7 +877,6 @@ func (c *Client) sendSlurmV0044DeleteReservation(ctx context.Context, params Slu
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1040,7 +886,7 @@ func (c *Client) sendSlurmV0044DeleteReservation(ctx context.Context, params Slu
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044DeleteReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1051,7 +897,7 @@ func (c *Client) sendSlurmV0044DeleteReservation(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044DeleteReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1062,7 +908,7 @@ func (c *Client) sendSlurmV0044DeleteReservation(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044DeleteReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1094,7 +940,6 @@ func (c *Client) sendSlurmV0044DeleteReservation(ctx context.Context, params Slu
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1108,7 +953,6 @@ func (c *Client) sendSlurmV0044DeleteReservation(ctx context.Context, params Slu
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044DeleteReservationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1128,47 +972,12 @@ func (c *Client) SlurmV0044GetDiag(ctx context.Context) (SlurmV0044GetDiagRes, e
 }
 
 func (c *Client) sendSlurmV0044GetDiag(ctx context.Context) (res SlurmV0044GetDiagRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_diag"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/diag/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetDiagOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/diag/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1178,7 +987,7 @@ func (c *Client) sendSlurmV0044GetDiag(ctx context.Context) (res SlurmV0044GetDi
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1189,7 +998,7 @@ func (c *Client) sendSlurmV0044GetDiag(ctx context.Context) (res SlurmV0044GetDi
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1200,7 +1009,7 @@ func (c *Client) sendSlurmV0044GetDiag(ctx context.Context) (res SlurmV0044GetDi
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1232,7 +1041,6 @@ func (c *Client) sendSlurmV0044GetDiag(ctx context.Context) (res SlurmV0044GetDi
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1246,7 +1054,6 @@ func (c *Client) sendSlurmV0044GetDiag(ctx context.Context) (res SlurmV0044GetDi
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetDiagResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1266,41 +1073,7 @@ func (c *Client) SlurmV0044GetJob(ctx context.Context, params SlurmV0044GetJobPa
 }
 
 func (c *Client) sendSlurmV0044GetJob(ctx context.Context, params SlurmV0044GetJobParams) (res SlurmV0044GetJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_job"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.44/job/"
@@ -1324,7 +1097,6 @@ func (c *Client) sendSlurmV0044GetJob(ctx context.Context, params SlurmV0044GetJ
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -1362,7 +1134,6 @@ func (c *Client) sendSlurmV0044GetJob(ctx context.Context, params SlurmV0044GetJ
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1372,7 +1143,7 @@ func (c *Client) sendSlurmV0044GetJob(ctx context.Context, params SlurmV0044GetJ
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1383,7 +1154,7 @@ func (c *Client) sendSlurmV0044GetJob(ctx context.Context, params SlurmV0044GetJ
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1394,7 +1165,7 @@ func (c *Client) sendSlurmV0044GetJob(ctx context.Context, params SlurmV0044GetJ
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1426,7 +1197,6 @@ func (c *Client) sendSlurmV0044GetJob(ctx context.Context, params SlurmV0044GetJ
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1440,7 +1210,6 @@ func (c *Client) sendSlurmV0044GetJob(ctx context.Context, params SlurmV0044GetJ
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1460,47 +1229,12 @@ func (c *Client) SlurmV0044GetJobs(ctx context.Context, params SlurmV0044GetJobs
 }
 
 func (c *Client) sendSlurmV0044GetJobs(ctx context.Context, params SlurmV0044GetJobsParams) (res SlurmV0044GetJobsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_jobs"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/jobs/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetJobsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/jobs/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -1538,7 +1272,6 @@ func (c *Client) sendSlurmV0044GetJobs(ctx context.Context, params SlurmV0044Get
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1548,7 +1281,7 @@ func (c *Client) sendSlurmV0044GetJobs(ctx context.Context, params SlurmV0044Get
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1559,7 +1292,7 @@ func (c *Client) sendSlurmV0044GetJobs(ctx context.Context, params SlurmV0044Get
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1570,7 +1303,7 @@ func (c *Client) sendSlurmV0044GetJobs(ctx context.Context, params SlurmV0044Get
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1602,7 +1335,6 @@ func (c *Client) sendSlurmV0044GetJobs(ctx context.Context, params SlurmV0044Get
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1616,7 +1348,6 @@ func (c *Client) sendSlurmV0044GetJobs(ctx context.Context, params SlurmV0044Get
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetJobsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1636,47 +1367,12 @@ func (c *Client) SlurmV0044GetJobsState(ctx context.Context, params SlurmV0044Ge
 }
 
 func (c *Client) sendSlurmV0044GetJobsState(ctx context.Context, params SlurmV0044GetJobsStateParams) (res SlurmV0044GetJobsStateRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_jobs_state"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/jobs/state/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetJobsStateOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/jobs/state/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "job_id" parameter.
@@ -1697,7 +1393,6 @@ func (c *Client) sendSlurmV0044GetJobsState(ctx context.Context, params SlurmV00
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1707,7 +1402,7 @@ func (c *Client) sendSlurmV0044GetJobsState(ctx context.Context, params SlurmV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetJobsStateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1718,7 +1413,7 @@ func (c *Client) sendSlurmV0044GetJobsState(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetJobsStateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1729,7 +1424,7 @@ func (c *Client) sendSlurmV0044GetJobsState(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetJobsStateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1761,7 +1456,6 @@ func (c *Client) sendSlurmV0044GetJobsState(ctx context.Context, params SlurmV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1775,7 +1469,6 @@ func (c *Client) sendSlurmV0044GetJobsState(ctx context.Context, params SlurmV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetJobsStateResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1795,47 +1488,12 @@ func (c *Client) SlurmV0044GetLicenses(ctx context.Context) (SlurmV0044GetLicens
 }
 
 func (c *Client) sendSlurmV0044GetLicenses(ctx context.Context) (res SlurmV0044GetLicensesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_licenses"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/licenses/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetLicensesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/licenses/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1845,7 +1503,7 @@ func (c *Client) sendSlurmV0044GetLicenses(ctx context.Context) (res SlurmV0044G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetLicensesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1856,7 +1514,7 @@ func (c *Client) sendSlurmV0044GetLicenses(ctx context.Context) (res SlurmV0044G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetLicensesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1867,7 +1525,7 @@ func (c *Client) sendSlurmV0044GetLicenses(ctx context.Context) (res SlurmV0044G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetLicensesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1899,7 +1557,6 @@ func (c *Client) sendSlurmV0044GetLicenses(ctx context.Context) (res SlurmV0044G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1913,7 +1570,6 @@ func (c *Client) sendSlurmV0044GetLicenses(ctx context.Context) (res SlurmV0044G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetLicensesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1933,41 +1589,7 @@ func (c *Client) SlurmV0044GetNode(ctx context.Context, params SlurmV0044GetNode
 }
 
 func (c *Client) sendSlurmV0044GetNode(ctx context.Context, params SlurmV0044GetNodeParams) (res SlurmV0044GetNodeRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_node"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/node/{node_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetNodeOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.44/node/"
@@ -1991,7 +1613,6 @@ func (c *Client) sendSlurmV0044GetNode(ctx context.Context, params SlurmV0044Get
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2029,7 +1650,6 @@ func (c *Client) sendSlurmV0044GetNode(ctx context.Context, params SlurmV0044Get
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2039,7 +1659,7 @@ func (c *Client) sendSlurmV0044GetNode(ctx context.Context, params SlurmV0044Get
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2050,7 +1670,7 @@ func (c *Client) sendSlurmV0044GetNode(ctx context.Context, params SlurmV0044Get
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2061,7 +1681,7 @@ func (c *Client) sendSlurmV0044GetNode(ctx context.Context, params SlurmV0044Get
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2093,7 +1713,6 @@ func (c *Client) sendSlurmV0044GetNode(ctx context.Context, params SlurmV0044Get
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2107,7 +1726,6 @@ func (c *Client) sendSlurmV0044GetNode(ctx context.Context, params SlurmV0044Get
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetNodeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2127,47 +1745,12 @@ func (c *Client) SlurmV0044GetNodes(ctx context.Context, params SlurmV0044GetNod
 }
 
 func (c *Client) sendSlurmV0044GetNodes(ctx context.Context, params SlurmV0044GetNodesParams) (res SlurmV0044GetNodesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_nodes"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/nodes/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetNodesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/nodes/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2205,7 +1788,6 @@ func (c *Client) sendSlurmV0044GetNodes(ctx context.Context, params SlurmV0044Ge
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2215,7 +1797,7 @@ func (c *Client) sendSlurmV0044GetNodes(ctx context.Context, params SlurmV0044Ge
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2226,7 +1808,7 @@ func (c *Client) sendSlurmV0044GetNodes(ctx context.Context, params SlurmV0044Ge
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2237,7 +1819,7 @@ func (c *Client) sendSlurmV0044GetNodes(ctx context.Context, params SlurmV0044Ge
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2269,7 +1851,6 @@ func (c *Client) sendSlurmV0044GetNodes(ctx context.Context, params SlurmV0044Ge
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2283,7 +1864,6 @@ func (c *Client) sendSlurmV0044GetNodes(ctx context.Context, params SlurmV0044Ge
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetNodesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2303,41 +1883,7 @@ func (c *Client) SlurmV0044GetPartition(ctx context.Context, params SlurmV0044Ge
 }
 
 func (c *Client) sendSlurmV0044GetPartition(ctx context.Context, params SlurmV0044GetPartitionParams) (res SlurmV0044GetPartitionRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_partition"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/partition/{partition_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetPartitionOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.44/partition/"
@@ -2361,7 +1907,6 @@ func (c *Client) sendSlurmV0044GetPartition(ctx context.Context, params SlurmV00
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2399,7 +1944,6 @@ func (c *Client) sendSlurmV0044GetPartition(ctx context.Context, params SlurmV00
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2409,7 +1953,7 @@ func (c *Client) sendSlurmV0044GetPartition(ctx context.Context, params SlurmV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetPartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2420,7 +1964,7 @@ func (c *Client) sendSlurmV0044GetPartition(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetPartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2431,7 +1975,7 @@ func (c *Client) sendSlurmV0044GetPartition(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetPartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2463,7 +2007,6 @@ func (c *Client) sendSlurmV0044GetPartition(ctx context.Context, params SlurmV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2477,7 +2020,6 @@ func (c *Client) sendSlurmV0044GetPartition(ctx context.Context, params SlurmV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetPartitionResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2497,47 +2039,12 @@ func (c *Client) SlurmV0044GetPartitions(ctx context.Context, params SlurmV0044G
 }
 
 func (c *Client) sendSlurmV0044GetPartitions(ctx context.Context, params SlurmV0044GetPartitionsParams) (res SlurmV0044GetPartitionsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_partitions"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/partitions/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetPartitionsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/partitions/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2575,7 +2082,6 @@ func (c *Client) sendSlurmV0044GetPartitions(ctx context.Context, params SlurmV0
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2585,7 +2091,7 @@ func (c *Client) sendSlurmV0044GetPartitions(ctx context.Context, params SlurmV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2596,7 +2102,7 @@ func (c *Client) sendSlurmV0044GetPartitions(ctx context.Context, params SlurmV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2607,7 +2113,7 @@ func (c *Client) sendSlurmV0044GetPartitions(ctx context.Context, params SlurmV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2639,7 +2145,6 @@ func (c *Client) sendSlurmV0044GetPartitions(ctx context.Context, params SlurmV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2653,7 +2158,6 @@ func (c *Client) sendSlurmV0044GetPartitions(ctx context.Context, params SlurmV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetPartitionsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2673,47 +2177,12 @@ func (c *Client) SlurmV0044GetPing(ctx context.Context) (SlurmV0044GetPingRes, e
 }
 
 func (c *Client) sendSlurmV0044GetPing(ctx context.Context) (res SlurmV0044GetPingRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_ping"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/ping/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetPingOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/ping/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2723,7 +2192,7 @@ func (c *Client) sendSlurmV0044GetPing(ctx context.Context) (res SlurmV0044GetPi
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2734,7 +2203,7 @@ func (c *Client) sendSlurmV0044GetPing(ctx context.Context) (res SlurmV0044GetPi
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2745,7 +2214,7 @@ func (c *Client) sendSlurmV0044GetPing(ctx context.Context) (res SlurmV0044GetPi
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2777,7 +2246,6 @@ func (c *Client) sendSlurmV0044GetPing(ctx context.Context) (res SlurmV0044GetPi
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2791,7 +2259,6 @@ func (c *Client) sendSlurmV0044GetPing(ctx context.Context) (res SlurmV0044GetPi
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetPingResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2811,47 +2278,12 @@ func (c *Client) SlurmV0044GetReconfigure(ctx context.Context) (SlurmV0044GetRec
 }
 
 func (c *Client) sendSlurmV0044GetReconfigure(ctx context.Context) (res SlurmV0044GetReconfigureRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_reconfigure"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/reconfigure/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetReconfigureOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/reconfigure/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2861,7 +2293,7 @@ func (c *Client) sendSlurmV0044GetReconfigure(ctx context.Context) (res SlurmV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetReconfigureOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2872,7 +2304,7 @@ func (c *Client) sendSlurmV0044GetReconfigure(ctx context.Context) (res SlurmV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetReconfigureOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2883,7 +2315,7 @@ func (c *Client) sendSlurmV0044GetReconfigure(ctx context.Context) (res SlurmV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetReconfigureOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2915,7 +2347,6 @@ func (c *Client) sendSlurmV0044GetReconfigure(ctx context.Context) (res SlurmV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2929,7 +2360,6 @@ func (c *Client) sendSlurmV0044GetReconfigure(ctx context.Context) (res SlurmV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetReconfigureResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2949,41 +2379,7 @@ func (c *Client) SlurmV0044GetReservation(ctx context.Context, params SlurmV0044
 }
 
 func (c *Client) sendSlurmV0044GetReservation(ctx context.Context, params SlurmV0044GetReservationParams) (res SlurmV0044GetReservationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_reservation"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/reservation/{reservation_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetReservationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.44/reservation/"
@@ -3007,7 +2403,6 @@ func (c *Client) sendSlurmV0044GetReservation(ctx context.Context, params SlurmV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -3028,7 +2423,6 @@ func (c *Client) sendSlurmV0044GetReservation(ctx context.Context, params SlurmV
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3038,7 +2432,7 @@ func (c *Client) sendSlurmV0044GetReservation(ctx context.Context, params SlurmV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3049,7 +2443,7 @@ func (c *Client) sendSlurmV0044GetReservation(ctx context.Context, params SlurmV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3060,7 +2454,7 @@ func (c *Client) sendSlurmV0044GetReservation(ctx context.Context, params SlurmV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3092,7 +2486,6 @@ func (c *Client) sendSlurmV0044GetReservation(ctx context.Context, params SlurmV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3106,7 +2499,6 @@ func (c *Client) sendSlurmV0044GetReservation(ctx context.Context, params SlurmV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetReservationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3126,47 +2518,12 @@ func (c *Client) SlurmV0044GetReservations(ctx context.Context, params SlurmV004
 }
 
 func (c *Client) sendSlurmV0044GetReservations(ctx context.Context, params SlurmV0044GetReservationsParams) (res SlurmV0044GetReservationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_reservations"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/reservations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetReservationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/reservations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -3187,7 +2544,6 @@ func (c *Client) sendSlurmV0044GetReservations(ctx context.Context, params Slurm
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3197,7 +2553,7 @@ func (c *Client) sendSlurmV0044GetReservations(ctx context.Context, params Slurm
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3208,7 +2564,7 @@ func (c *Client) sendSlurmV0044GetReservations(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3219,7 +2575,7 @@ func (c *Client) sendSlurmV0044GetReservations(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3251,7 +2607,6 @@ func (c *Client) sendSlurmV0044GetReservations(ctx context.Context, params Slurm
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3265,7 +2620,6 @@ func (c *Client) sendSlurmV0044GetReservations(ctx context.Context, params Slurm
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetReservationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3285,41 +2639,7 @@ func (c *Client) SlurmV0044GetResources(ctx context.Context, params SlurmV0044Ge
 }
 
 func (c *Client) sendSlurmV0044GetResources(ctx context.Context, params SlurmV0044GetResourcesParams) (res SlurmV0044GetResourcesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_resources"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/resources/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetResourcesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.44/resources/"
@@ -3343,7 +2663,6 @@ func (c *Client) sendSlurmV0044GetResources(ctx context.Context, params SlurmV00
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3353,7 +2672,7 @@ func (c *Client) sendSlurmV0044GetResources(ctx context.Context, params SlurmV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetResourcesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3364,7 +2683,7 @@ func (c *Client) sendSlurmV0044GetResources(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetResourcesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3375,7 +2694,7 @@ func (c *Client) sendSlurmV0044GetResources(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetResourcesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3407,7 +2726,6 @@ func (c *Client) sendSlurmV0044GetResources(ctx context.Context, params SlurmV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3421,7 +2739,6 @@ func (c *Client) sendSlurmV0044GetResources(ctx context.Context, params SlurmV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetResourcesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3441,47 +2758,12 @@ func (c *Client) SlurmV0044GetShares(ctx context.Context, params SlurmV0044GetSh
 }
 
 func (c *Client) sendSlurmV0044GetShares(ctx context.Context, params SlurmV0044GetSharesParams) (res SlurmV0044GetSharesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_get_shares"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/shares"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044GetSharesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/shares"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "accounts" parameter.
@@ -3519,7 +2801,6 @@ func (c *Client) sendSlurmV0044GetShares(ctx context.Context, params SlurmV0044G
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3529,7 +2810,7 @@ func (c *Client) sendSlurmV0044GetShares(ctx context.Context, params SlurmV0044G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044GetSharesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3540,7 +2821,7 @@ func (c *Client) sendSlurmV0044GetShares(ctx context.Context, params SlurmV0044G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044GetSharesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3551,7 +2832,7 @@ func (c *Client) sendSlurmV0044GetShares(ctx context.Context, params SlurmV0044G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044GetSharesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3583,7 +2864,6 @@ func (c *Client) sendSlurmV0044GetShares(ctx context.Context, params SlurmV0044G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3597,7 +2877,6 @@ func (c *Client) sendSlurmV0044GetShares(ctx context.Context, params SlurmV0044G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044GetSharesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3617,41 +2896,7 @@ func (c *Client) SlurmV0044PostJob(ctx context.Context, request OptV0044JobDescM
 }
 
 func (c *Client) sendSlurmV0044PostJob(ctx context.Context, request OptV0044JobDescMsg, params SlurmV0044PostJobParams) (res SlurmV0044PostJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_post_job"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044PostJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.44/job/"
@@ -3675,7 +2920,6 @@ func (c *Client) sendSlurmV0044PostJob(ctx context.Context, request OptV0044JobD
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3688,7 +2932,7 @@ func (c *Client) sendSlurmV0044PostJob(ctx context.Context, request OptV0044JobD
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3699,7 +2943,7 @@ func (c *Client) sendSlurmV0044PostJob(ctx context.Context, request OptV0044JobD
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3710,7 +2954,7 @@ func (c *Client) sendSlurmV0044PostJob(ctx context.Context, request OptV0044JobD
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3742,7 +2986,6 @@ func (c *Client) sendSlurmV0044PostJob(ctx context.Context, request OptV0044JobD
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3756,7 +2999,6 @@ func (c *Client) sendSlurmV0044PostJob(ctx context.Context, request OptV0044JobD
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044PostJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3776,47 +3018,12 @@ func (c *Client) SlurmV0044PostJobAllocate(ctx context.Context, request OptV0044
 }
 
 func (c *Client) sendSlurmV0044PostJobAllocate(ctx context.Context, request OptV0044JobAllocReq) (res SlurmV0044PostJobAllocateRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_post_job_allocate"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/job/allocate"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044PostJobAllocateOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/job/allocate"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3829,7 +3036,7 @@ func (c *Client) sendSlurmV0044PostJobAllocate(ctx context.Context, request OptV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044PostJobAllocateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3840,7 +3047,7 @@ func (c *Client) sendSlurmV0044PostJobAllocate(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044PostJobAllocateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3851,7 +3058,7 @@ func (c *Client) sendSlurmV0044PostJobAllocate(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044PostJobAllocateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3883,7 +3090,6 @@ func (c *Client) sendSlurmV0044PostJobAllocate(ctx context.Context, request OptV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3897,7 +3103,6 @@ func (c *Client) sendSlurmV0044PostJobAllocate(ctx context.Context, request OptV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044PostJobAllocateResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3917,47 +3122,12 @@ func (c *Client) SlurmV0044PostJobSubmit(ctx context.Context, request OptV0044Jo
 }
 
 func (c *Client) sendSlurmV0044PostJobSubmit(ctx context.Context, request OptV0044JobSubmitReq) (res SlurmV0044PostJobSubmitRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_post_job_submit"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/job/submit"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044PostJobSubmitOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/job/submit"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3970,7 +3140,7 @@ func (c *Client) sendSlurmV0044PostJobSubmit(ctx context.Context, request OptV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044PostJobSubmitOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3981,7 +3151,7 @@ func (c *Client) sendSlurmV0044PostJobSubmit(ctx context.Context, request OptV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044PostJobSubmitOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3992,7 +3162,7 @@ func (c *Client) sendSlurmV0044PostJobSubmit(ctx context.Context, request OptV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044PostJobSubmitOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4024,7 +3194,6 @@ func (c *Client) sendSlurmV0044PostJobSubmit(ctx context.Context, request OptV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4038,7 +3207,6 @@ func (c *Client) sendSlurmV0044PostJobSubmit(ctx context.Context, request OptV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044PostJobSubmitResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4058,47 +3226,12 @@ func (c *Client) SlurmV0044PostNewNode(ctx context.Context, request OptV0044Open
 }
 
 func (c *Client) sendSlurmV0044PostNewNode(ctx context.Context, request OptV0044OpenapiCreateNodeReq) (res SlurmV0044PostNewNodeRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_post_new_node"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/new/node/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044PostNewNodeOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/new/node/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4111,7 +3244,7 @@ func (c *Client) sendSlurmV0044PostNewNode(ctx context.Context, request OptV0044
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044PostNewNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4122,7 +3255,7 @@ func (c *Client) sendSlurmV0044PostNewNode(ctx context.Context, request OptV0044
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044PostNewNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4133,7 +3266,7 @@ func (c *Client) sendSlurmV0044PostNewNode(ctx context.Context, request OptV0044
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044PostNewNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4165,7 +3298,6 @@ func (c *Client) sendSlurmV0044PostNewNode(ctx context.Context, request OptV0044
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4179,7 +3311,6 @@ func (c *Client) sendSlurmV0044PostNewNode(ctx context.Context, request OptV0044
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044PostNewNodeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4199,41 +3330,7 @@ func (c *Client) SlurmV0044PostNode(ctx context.Context, request OptV0044UpdateN
 }
 
 func (c *Client) sendSlurmV0044PostNode(ctx context.Context, request OptV0044UpdateNodeMsg, params SlurmV0044PostNodeParams) (res SlurmV0044PostNodeRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_post_node"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/node/{node_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044PostNodeOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.44/node/"
@@ -4257,7 +3354,6 @@ func (c *Client) sendSlurmV0044PostNode(ctx context.Context, request OptV0044Upd
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4270,7 +3366,7 @@ func (c *Client) sendSlurmV0044PostNode(ctx context.Context, request OptV0044Upd
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044PostNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4281,7 +3377,7 @@ func (c *Client) sendSlurmV0044PostNode(ctx context.Context, request OptV0044Upd
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044PostNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4292,7 +3388,7 @@ func (c *Client) sendSlurmV0044PostNode(ctx context.Context, request OptV0044Upd
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044PostNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4324,7 +3420,6 @@ func (c *Client) sendSlurmV0044PostNode(ctx context.Context, request OptV0044Upd
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4338,7 +3433,6 @@ func (c *Client) sendSlurmV0044PostNode(ctx context.Context, request OptV0044Upd
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044PostNodeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4358,47 +3452,12 @@ func (c *Client) SlurmV0044PostNodes(ctx context.Context, request OptV0044Update
 }
 
 func (c *Client) sendSlurmV0044PostNodes(ctx context.Context, request OptV0044UpdateNodeMsg) (res SlurmV0044PostNodesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_post_nodes"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/nodes/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044PostNodesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/nodes/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4411,7 +3470,7 @@ func (c *Client) sendSlurmV0044PostNodes(ctx context.Context, request OptV0044Up
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044PostNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4422,7 +3481,7 @@ func (c *Client) sendSlurmV0044PostNodes(ctx context.Context, request OptV0044Up
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044PostNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4433,7 +3492,7 @@ func (c *Client) sendSlurmV0044PostNodes(ctx context.Context, request OptV0044Up
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044PostNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4465,7 +3524,6 @@ func (c *Client) sendSlurmV0044PostNodes(ctx context.Context, request OptV0044Up
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4479,7 +3537,6 @@ func (c *Client) sendSlurmV0044PostNodes(ctx context.Context, request OptV0044Up
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044PostNodesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4499,47 +3556,12 @@ func (c *Client) SlurmV0044PostReservation(ctx context.Context, request OptV0044
 }
 
 func (c *Client) sendSlurmV0044PostReservation(ctx context.Context, request OptV0044ReservationDescMsg) (res SlurmV0044PostReservationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_post_reservation"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/reservation"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044PostReservationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/reservation"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4552,7 +3574,7 @@ func (c *Client) sendSlurmV0044PostReservation(ctx context.Context, request OptV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044PostReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4563,7 +3585,7 @@ func (c *Client) sendSlurmV0044PostReservation(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044PostReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4574,7 +3596,7 @@ func (c *Client) sendSlurmV0044PostReservation(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044PostReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4606,7 +3628,6 @@ func (c *Client) sendSlurmV0044PostReservation(ctx context.Context, request OptV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4620,7 +3641,6 @@ func (c *Client) sendSlurmV0044PostReservation(ctx context.Context, request OptV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044PostReservationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4640,47 +3660,12 @@ func (c *Client) SlurmV0044PostReservations(ctx context.Context, request OptV004
 }
 
 func (c *Client) sendSlurmV0044PostReservations(ctx context.Context, request OptV0044ReservationModReq) (res SlurmV0044PostReservationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0044_post_reservations"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.44/reservations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0044PostReservationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.44/reservations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4693,7 +3678,7 @@ func (c *Client) sendSlurmV0044PostReservations(ctx context.Context, request Opt
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0044PostReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4704,7 +3689,7 @@ func (c *Client) sendSlurmV0044PostReservations(ctx context.Context, request Opt
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0044PostReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4715,7 +3700,7 @@ func (c *Client) sendSlurmV0044PostReservations(ctx context.Context, request Opt
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0044PostReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4747,7 +3732,6 @@ func (c *Client) sendSlurmV0044PostReservations(ctx context.Context, request Opt
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4761,7 +3745,6 @@ func (c *Client) sendSlurmV0044PostReservations(ctx context.Context, request Opt
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0044PostReservationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4781,41 +3764,7 @@ func (c *Client) SlurmdbV0044DeleteAccount(ctx context.Context, params SlurmdbV0
 }
 
 func (c *Client) sendSlurmdbV0044DeleteAccount(ctx context.Context, params SlurmdbV0044DeleteAccountParams) (res SlurmdbV0044DeleteAccountRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_delete_account"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/account/{account_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044DeleteAccountOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.44/account/"
@@ -4839,7 +3788,6 @@ func (c *Client) sendSlurmdbV0044DeleteAccount(ctx context.Context, params Slurm
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4849,7 +3797,7 @@ func (c *Client) sendSlurmdbV0044DeleteAccount(ctx context.Context, params Slurm
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044DeleteAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4860,7 +3808,7 @@ func (c *Client) sendSlurmdbV0044DeleteAccount(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044DeleteAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4871,7 +3819,7 @@ func (c *Client) sendSlurmdbV0044DeleteAccount(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044DeleteAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4903,7 +3851,6 @@ func (c *Client) sendSlurmdbV0044DeleteAccount(ctx context.Context, params Slurm
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4917,7 +3864,6 @@ func (c *Client) sendSlurmdbV0044DeleteAccount(ctx context.Context, params Slurm
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044DeleteAccountResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4937,47 +3883,12 @@ func (c *Client) SlurmdbV0044DeleteAssociation(ctx context.Context, params Slurm
 }
 
 func (c *Client) sendSlurmdbV0044DeleteAssociation(ctx context.Context, params SlurmdbV0044DeleteAssociationParams) (res SlurmdbV0044DeleteAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_delete_association"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044DeleteAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -5287,7 +4198,6 @@ func (c *Client) sendSlurmdbV0044DeleteAssociation(ctx context.Context, params S
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5297,7 +4207,7 @@ func (c *Client) sendSlurmdbV0044DeleteAssociation(ctx context.Context, params S
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044DeleteAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5308,7 +4218,7 @@ func (c *Client) sendSlurmdbV0044DeleteAssociation(ctx context.Context, params S
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044DeleteAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5319,7 +4229,7 @@ func (c *Client) sendSlurmdbV0044DeleteAssociation(ctx context.Context, params S
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044DeleteAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5351,7 +4261,6 @@ func (c *Client) sendSlurmdbV0044DeleteAssociation(ctx context.Context, params S
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5365,7 +4274,6 @@ func (c *Client) sendSlurmdbV0044DeleteAssociation(ctx context.Context, params S
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044DeleteAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5385,47 +4293,12 @@ func (c *Client) SlurmdbV0044DeleteAssociations(ctx context.Context, params Slur
 }
 
 func (c *Client) sendSlurmdbV0044DeleteAssociations(ctx context.Context, params SlurmdbV0044DeleteAssociationsParams) (res SlurmdbV0044DeleteAssociationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_delete_associations"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/associations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044DeleteAssociationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/associations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -5735,7 +4608,6 @@ func (c *Client) sendSlurmdbV0044DeleteAssociations(ctx context.Context, params 
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5745,7 +4617,7 @@ func (c *Client) sendSlurmdbV0044DeleteAssociations(ctx context.Context, params 
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044DeleteAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5756,7 +4628,7 @@ func (c *Client) sendSlurmdbV0044DeleteAssociations(ctx context.Context, params 
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044DeleteAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5767,7 +4639,7 @@ func (c *Client) sendSlurmdbV0044DeleteAssociations(ctx context.Context, params 
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044DeleteAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5799,7 +4671,6 @@ func (c *Client) sendSlurmdbV0044DeleteAssociations(ctx context.Context, params 
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5813,7 +4684,6 @@ func (c *Client) sendSlurmdbV0044DeleteAssociations(ctx context.Context, params 
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044DeleteAssociationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5833,41 +4703,7 @@ func (c *Client) SlurmdbV0044DeleteCluster(ctx context.Context, params SlurmdbV0
 }
 
 func (c *Client) sendSlurmdbV0044DeleteCluster(ctx context.Context, params SlurmdbV0044DeleteClusterParams) (res SlurmdbV0044DeleteClusterRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_delete_cluster"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/cluster/{cluster_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044DeleteClusterOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.44/cluster/"
@@ -5891,7 +4727,6 @@ func (c *Client) sendSlurmdbV0044DeleteCluster(ctx context.Context, params Slurm
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "classification" parameter.
@@ -6065,7 +4900,6 @@ func (c *Client) sendSlurmdbV0044DeleteCluster(ctx context.Context, params Slurm
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6075,7 +4909,7 @@ func (c *Client) sendSlurmdbV0044DeleteCluster(ctx context.Context, params Slurm
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044DeleteClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -6086,7 +4920,7 @@ func (c *Client) sendSlurmdbV0044DeleteCluster(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044DeleteClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -6097,7 +4931,7 @@ func (c *Client) sendSlurmdbV0044DeleteCluster(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044DeleteClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6129,7 +4963,6 @@ func (c *Client) sendSlurmdbV0044DeleteCluster(ctx context.Context, params Slurm
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6143,7 +4976,6 @@ func (c *Client) sendSlurmdbV0044DeleteCluster(ctx context.Context, params Slurm
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044DeleteClusterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6163,41 +4995,7 @@ func (c *Client) SlurmdbV0044DeleteSingleQos(ctx context.Context, params Slurmdb
 }
 
 func (c *Client) sendSlurmdbV0044DeleteSingleQos(ctx context.Context, params SlurmdbV0044DeleteSingleQosParams) (res SlurmdbV0044DeleteSingleQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_delete_single_qos"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/qos/{qos}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044DeleteSingleQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.44/qos/"
@@ -6221,7 +5019,6 @@ func (c *Client) sendSlurmdbV0044DeleteSingleQos(ctx context.Context, params Slu
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6231,7 +5028,7 @@ func (c *Client) sendSlurmdbV0044DeleteSingleQos(ctx context.Context, params Slu
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044DeleteSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -6242,7 +5039,7 @@ func (c *Client) sendSlurmdbV0044DeleteSingleQos(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044DeleteSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -6253,7 +5050,7 @@ func (c *Client) sendSlurmdbV0044DeleteSingleQos(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044DeleteSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6285,7 +5082,6 @@ func (c *Client) sendSlurmdbV0044DeleteSingleQos(ctx context.Context, params Slu
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6299,7 +5095,6 @@ func (c *Client) sendSlurmdbV0044DeleteSingleQos(ctx context.Context, params Slu
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044DeleteSingleQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6319,41 +5114,7 @@ func (c *Client) SlurmdbV0044DeleteUser(ctx context.Context, params SlurmdbV0044
 }
 
 func (c *Client) sendSlurmdbV0044DeleteUser(ctx context.Context, params SlurmdbV0044DeleteUserParams) (res SlurmdbV0044DeleteUserRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_delete_user"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/user/{name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044DeleteUserOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.44/user/"
@@ -6377,7 +5138,6 @@ func (c *Client) sendSlurmdbV0044DeleteUser(ctx context.Context, params SlurmdbV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6387,7 +5147,7 @@ func (c *Client) sendSlurmdbV0044DeleteUser(ctx context.Context, params SlurmdbV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044DeleteUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -6398,7 +5158,7 @@ func (c *Client) sendSlurmdbV0044DeleteUser(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044DeleteUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -6409,7 +5169,7 @@ func (c *Client) sendSlurmdbV0044DeleteUser(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044DeleteUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6441,7 +5201,6 @@ func (c *Client) sendSlurmdbV0044DeleteUser(ctx context.Context, params SlurmdbV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6455,7 +5214,6 @@ func (c *Client) sendSlurmdbV0044DeleteUser(ctx context.Context, params SlurmdbV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044DeleteUserResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6475,41 +5233,7 @@ func (c *Client) SlurmdbV0044DeleteWckey(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0044DeleteWckey(ctx context.Context, params SlurmdbV0044DeleteWckeyParams) (res SlurmdbV0044DeleteWckeyRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_delete_wckey"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/wckey/{id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044DeleteWckeyOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.44/wckey/"
@@ -6533,7 +5257,6 @@ func (c *Client) sendSlurmdbV0044DeleteWckey(ctx context.Context, params Slurmdb
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6543,7 +5266,7 @@ func (c *Client) sendSlurmdbV0044DeleteWckey(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044DeleteWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -6554,7 +5277,7 @@ func (c *Client) sendSlurmdbV0044DeleteWckey(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044DeleteWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -6565,7 +5288,7 @@ func (c *Client) sendSlurmdbV0044DeleteWckey(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044DeleteWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6597,7 +5320,6 @@ func (c *Client) sendSlurmdbV0044DeleteWckey(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6611,7 +5333,6 @@ func (c *Client) sendSlurmdbV0044DeleteWckey(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044DeleteWckeyResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6631,41 +5352,7 @@ func (c *Client) SlurmdbV0044GetAccount(ctx context.Context, params SlurmdbV0044
 }
 
 func (c *Client) sendSlurmdbV0044GetAccount(ctx context.Context, params SlurmdbV0044GetAccountParams) (res SlurmdbV0044GetAccountRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_account"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/account/{account_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetAccountOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.44/account/"
@@ -6689,7 +5376,6 @@ func (c *Client) sendSlurmdbV0044GetAccount(ctx context.Context, params SlurmdbV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "with_assocs" parameter.
@@ -6744,7 +5430,6 @@ func (c *Client) sendSlurmdbV0044GetAccount(ctx context.Context, params SlurmdbV
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6754,7 +5439,7 @@ func (c *Client) sendSlurmdbV0044GetAccount(ctx context.Context, params SlurmdbV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -6765,7 +5450,7 @@ func (c *Client) sendSlurmdbV0044GetAccount(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -6776,7 +5461,7 @@ func (c *Client) sendSlurmdbV0044GetAccount(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6808,7 +5493,6 @@ func (c *Client) sendSlurmdbV0044GetAccount(ctx context.Context, params SlurmdbV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6822,7 +5506,6 @@ func (c *Client) sendSlurmdbV0044GetAccount(ctx context.Context, params SlurmdbV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetAccountResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6842,47 +5525,12 @@ func (c *Client) SlurmdbV0044GetAccounts(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0044GetAccounts(ctx context.Context, params SlurmdbV0044GetAccountsParams) (res SlurmdbV0044GetAccountsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_accounts"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/accounts/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetAccountsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/accounts/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "description" parameter.
@@ -6988,7 +5636,6 @@ func (c *Client) sendSlurmdbV0044GetAccounts(ctx context.Context, params Slurmdb
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6998,7 +5645,7 @@ func (c *Client) sendSlurmdbV0044GetAccounts(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7009,7 +5656,7 @@ func (c *Client) sendSlurmdbV0044GetAccounts(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7020,7 +5667,7 @@ func (c *Client) sendSlurmdbV0044GetAccounts(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7052,7 +5699,6 @@ func (c *Client) sendSlurmdbV0044GetAccounts(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7066,7 +5712,6 @@ func (c *Client) sendSlurmdbV0044GetAccounts(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetAccountsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7086,47 +5731,12 @@ func (c *Client) SlurmdbV0044GetAssociation(ctx context.Context, params SlurmdbV
 }
 
 func (c *Client) sendSlurmdbV0044GetAssociation(ctx context.Context, params SlurmdbV0044GetAssociationParams) (res SlurmdbV0044GetAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_association"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -7436,7 +6046,6 @@ func (c *Client) sendSlurmdbV0044GetAssociation(ctx context.Context, params Slur
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7446,7 +6055,7 @@ func (c *Client) sendSlurmdbV0044GetAssociation(ctx context.Context, params Slur
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7457,7 +6066,7 @@ func (c *Client) sendSlurmdbV0044GetAssociation(ctx context.Context, params Slur
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7468,7 +6077,7 @@ func (c *Client) sendSlurmdbV0044GetAssociation(ctx context.Context, params Slur
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7500,7 +6109,6 @@ func (c *Client) sendSlurmdbV0044GetAssociation(ctx context.Context, params Slur
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7514,7 +6122,6 @@ func (c *Client) sendSlurmdbV0044GetAssociation(ctx context.Context, params Slur
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7534,47 +6141,12 @@ func (c *Client) SlurmdbV0044GetAssociations(ctx context.Context, params Slurmdb
 }
 
 func (c *Client) sendSlurmdbV0044GetAssociations(ctx context.Context, params SlurmdbV0044GetAssociationsParams) (res SlurmdbV0044GetAssociationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_associations"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/associations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetAssociationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/associations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -7884,7 +6456,6 @@ func (c *Client) sendSlurmdbV0044GetAssociations(ctx context.Context, params Slu
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7894,7 +6465,7 @@ func (c *Client) sendSlurmdbV0044GetAssociations(ctx context.Context, params Slu
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7905,7 +6476,7 @@ func (c *Client) sendSlurmdbV0044GetAssociations(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7916,7 +6487,7 @@ func (c *Client) sendSlurmdbV0044GetAssociations(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7948,7 +6519,6 @@ func (c *Client) sendSlurmdbV0044GetAssociations(ctx context.Context, params Slu
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7962,7 +6532,6 @@ func (c *Client) sendSlurmdbV0044GetAssociations(ctx context.Context, params Slu
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetAssociationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7982,41 +6551,7 @@ func (c *Client) SlurmdbV0044GetCluster(ctx context.Context, params SlurmdbV0044
 }
 
 func (c *Client) sendSlurmdbV0044GetCluster(ctx context.Context, params SlurmdbV0044GetClusterParams) (res SlurmdbV0044GetClusterRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_cluster"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/cluster/{cluster_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetClusterOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.44/cluster/"
@@ -8040,7 +6575,6 @@ func (c *Client) sendSlurmdbV0044GetCluster(ctx context.Context, params SlurmdbV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "classification" parameter.
@@ -8214,7 +6748,6 @@ func (c *Client) sendSlurmdbV0044GetCluster(ctx context.Context, params SlurmdbV
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8224,7 +6757,7 @@ func (c *Client) sendSlurmdbV0044GetCluster(ctx context.Context, params SlurmdbV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8235,7 +6768,7 @@ func (c *Client) sendSlurmdbV0044GetCluster(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8246,7 +6779,7 @@ func (c *Client) sendSlurmdbV0044GetCluster(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8278,7 +6811,6 @@ func (c *Client) sendSlurmdbV0044GetCluster(ctx context.Context, params SlurmdbV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -8292,7 +6824,6 @@ func (c *Client) sendSlurmdbV0044GetCluster(ctx context.Context, params SlurmdbV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetClusterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -8312,47 +6843,12 @@ func (c *Client) SlurmdbV0044GetClusters(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0044GetClusters(ctx context.Context, params SlurmdbV0044GetClustersParams) (res SlurmdbV0044GetClustersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_clusters"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/clusters/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetClustersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/clusters/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -8373,7 +6869,6 @@ func (c *Client) sendSlurmdbV0044GetClusters(ctx context.Context, params Slurmdb
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8383,7 +6878,7 @@ func (c *Client) sendSlurmdbV0044GetClusters(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8394,7 +6889,7 @@ func (c *Client) sendSlurmdbV0044GetClusters(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8405,7 +6900,7 @@ func (c *Client) sendSlurmdbV0044GetClusters(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8437,7 +6932,6 @@ func (c *Client) sendSlurmdbV0044GetClusters(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -8451,7 +6945,6 @@ func (c *Client) sendSlurmdbV0044GetClusters(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetClustersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -8471,47 +6964,12 @@ func (c *Client) SlurmdbV0044GetConfig(ctx context.Context) (SlurmdbV0044GetConf
 }
 
 func (c *Client) sendSlurmdbV0044GetConfig(ctx context.Context) (res SlurmdbV0044GetConfigRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_config"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/config"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetConfigOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/config"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8521,7 +6979,7 @@ func (c *Client) sendSlurmdbV0044GetConfig(ctx context.Context) (res SlurmdbV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8532,7 +6990,7 @@ func (c *Client) sendSlurmdbV0044GetConfig(ctx context.Context) (res SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8543,7 +7001,7 @@ func (c *Client) sendSlurmdbV0044GetConfig(ctx context.Context) (res SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8575,7 +7033,6 @@ func (c *Client) sendSlurmdbV0044GetConfig(ctx context.Context) (res SlurmdbV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -8589,7 +7046,6 @@ func (c *Client) sendSlurmdbV0044GetConfig(ctx context.Context) (res SlurmdbV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetConfigResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -8609,47 +7065,12 @@ func (c *Client) SlurmdbV0044GetDiag(ctx context.Context) (SlurmdbV0044GetDiagRe
 }
 
 func (c *Client) sendSlurmdbV0044GetDiag(ctx context.Context) (res SlurmdbV0044GetDiagRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_diag"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/diag/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetDiagOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/diag/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8659,7 +7080,7 @@ func (c *Client) sendSlurmdbV0044GetDiag(ctx context.Context) (res SlurmdbV0044G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8670,7 +7091,7 @@ func (c *Client) sendSlurmdbV0044GetDiag(ctx context.Context) (res SlurmdbV0044G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8681,7 +7102,7 @@ func (c *Client) sendSlurmdbV0044GetDiag(ctx context.Context) (res SlurmdbV0044G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8713,7 +7134,6 @@ func (c *Client) sendSlurmdbV0044GetDiag(ctx context.Context) (res SlurmdbV0044G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -8727,7 +7147,6 @@ func (c *Client) sendSlurmdbV0044GetDiag(ctx context.Context) (res SlurmdbV0044G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetDiagResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -8747,47 +7166,12 @@ func (c *Client) SlurmdbV0044GetInstance(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0044GetInstance(ctx context.Context, params SlurmdbV0044GetInstanceParams) (res SlurmdbV0044GetInstanceRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_instance"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/instance/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetInstanceOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/instance/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -8927,7 +7311,6 @@ func (c *Client) sendSlurmdbV0044GetInstance(ctx context.Context, params Slurmdb
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8937,7 +7320,7 @@ func (c *Client) sendSlurmdbV0044GetInstance(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetInstanceOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8948,7 +7331,7 @@ func (c *Client) sendSlurmdbV0044GetInstance(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetInstanceOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8959,7 +7342,7 @@ func (c *Client) sendSlurmdbV0044GetInstance(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetInstanceOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8991,7 +7374,6 @@ func (c *Client) sendSlurmdbV0044GetInstance(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9005,7 +7387,6 @@ func (c *Client) sendSlurmdbV0044GetInstance(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetInstanceResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9025,47 +7406,12 @@ func (c *Client) SlurmdbV0044GetInstances(ctx context.Context, params SlurmdbV00
 }
 
 func (c *Client) sendSlurmdbV0044GetInstances(ctx context.Context, params SlurmdbV0044GetInstancesParams) (res SlurmdbV0044GetInstancesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_instances"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/instances/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetInstancesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/instances/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -9205,7 +7551,6 @@ func (c *Client) sendSlurmdbV0044GetInstances(ctx context.Context, params Slurmd
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -9215,7 +7560,7 @@ func (c *Client) sendSlurmdbV0044GetInstances(ctx context.Context, params Slurmd
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetInstancesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -9226,7 +7571,7 @@ func (c *Client) sendSlurmdbV0044GetInstances(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetInstancesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -9237,7 +7582,7 @@ func (c *Client) sendSlurmdbV0044GetInstances(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetInstancesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9269,7 +7614,6 @@ func (c *Client) sendSlurmdbV0044GetInstances(ctx context.Context, params Slurmd
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9283,7 +7627,6 @@ func (c *Client) sendSlurmdbV0044GetInstances(ctx context.Context, params Slurmd
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetInstancesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9305,41 +7648,7 @@ func (c *Client) SlurmdbV0044GetJob(ctx context.Context, params SlurmdbV0044GetJ
 }
 
 func (c *Client) sendSlurmdbV0044GetJob(ctx context.Context, params SlurmdbV0044GetJobParams) (res SlurmdbV0044GetJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_job"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.44/job/"
@@ -9363,7 +7672,6 @@ func (c *Client) sendSlurmdbV0044GetJob(ctx context.Context, params SlurmdbV0044
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -9373,7 +7681,7 @@ func (c *Client) sendSlurmdbV0044GetJob(ctx context.Context, params SlurmdbV0044
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -9384,7 +7692,7 @@ func (c *Client) sendSlurmdbV0044GetJob(ctx context.Context, params SlurmdbV0044
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -9395,7 +7703,7 @@ func (c *Client) sendSlurmdbV0044GetJob(ctx context.Context, params SlurmdbV0044
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9427,7 +7735,6 @@ func (c *Client) sendSlurmdbV0044GetJob(ctx context.Context, params SlurmdbV0044
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9441,7 +7748,6 @@ func (c *Client) sendSlurmdbV0044GetJob(ctx context.Context, params SlurmdbV0044
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9461,47 +7767,12 @@ func (c *Client) SlurmdbV0044GetJobs(ctx context.Context, params SlurmdbV0044Get
 }
 
 func (c *Client) sendSlurmdbV0044GetJobs(ctx context.Context, params SlurmdbV0044GetJobsParams) (res SlurmdbV0044GetJobsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_jobs"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/jobs/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetJobsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/jobs/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -10100,7 +8371,6 @@ func (c *Client) sendSlurmdbV0044GetJobs(ctx context.Context, params SlurmdbV004
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10110,7 +8380,7 @@ func (c *Client) sendSlurmdbV0044GetJobs(ctx context.Context, params SlurmdbV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10121,7 +8391,7 @@ func (c *Client) sendSlurmdbV0044GetJobs(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10132,7 +8402,7 @@ func (c *Client) sendSlurmdbV0044GetJobs(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10164,7 +8434,6 @@ func (c *Client) sendSlurmdbV0044GetJobs(ctx context.Context, params SlurmdbV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10178,7 +8447,6 @@ func (c *Client) sendSlurmdbV0044GetJobs(ctx context.Context, params SlurmdbV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetJobsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10198,47 +8466,12 @@ func (c *Client) SlurmdbV0044GetPing(ctx context.Context) (SlurmdbV0044GetPingRe
 }
 
 func (c *Client) sendSlurmdbV0044GetPing(ctx context.Context) (res SlurmdbV0044GetPingRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_ping"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/ping/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetPingOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/ping/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10248,7 +8481,7 @@ func (c *Client) sendSlurmdbV0044GetPing(ctx context.Context) (res SlurmdbV0044G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10259,7 +8492,7 @@ func (c *Client) sendSlurmdbV0044GetPing(ctx context.Context) (res SlurmdbV0044G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10270,7 +8503,7 @@ func (c *Client) sendSlurmdbV0044GetPing(ctx context.Context) (res SlurmdbV0044G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10302,7 +8535,6 @@ func (c *Client) sendSlurmdbV0044GetPing(ctx context.Context) (res SlurmdbV0044G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10316,7 +8548,6 @@ func (c *Client) sendSlurmdbV0044GetPing(ctx context.Context) (res SlurmdbV0044G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetPingResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10336,47 +8567,12 @@ func (c *Client) SlurmdbV0044GetQos(ctx context.Context, params SlurmdbV0044GetQ
 }
 
 func (c *Client) sendSlurmdbV0044GetQos(ctx context.Context, params SlurmdbV0044GetQosParams) (res SlurmdbV0044GetQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_qos"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/qos/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/qos/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "description" parameter.
@@ -10482,7 +8678,6 @@ func (c *Client) sendSlurmdbV0044GetQos(ctx context.Context, params SlurmdbV0044
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10492,7 +8687,7 @@ func (c *Client) sendSlurmdbV0044GetQos(ctx context.Context, params SlurmdbV0044
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10503,7 +8698,7 @@ func (c *Client) sendSlurmdbV0044GetQos(ctx context.Context, params SlurmdbV0044
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10514,7 +8709,7 @@ func (c *Client) sendSlurmdbV0044GetQos(ctx context.Context, params SlurmdbV0044
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10546,7 +8741,6 @@ func (c *Client) sendSlurmdbV0044GetQos(ctx context.Context, params SlurmdbV0044
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10560,7 +8754,6 @@ func (c *Client) sendSlurmdbV0044GetQos(ctx context.Context, params SlurmdbV0044
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10580,41 +8773,7 @@ func (c *Client) SlurmdbV0044GetSingleQos(ctx context.Context, params SlurmdbV00
 }
 
 func (c *Client) sendSlurmdbV0044GetSingleQos(ctx context.Context, params SlurmdbV0044GetSingleQosParams) (res SlurmdbV0044GetSingleQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_single_qos"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/qos/{qos}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetSingleQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.44/qos/"
@@ -10638,7 +8797,6 @@ func (c *Client) sendSlurmdbV0044GetSingleQos(ctx context.Context, params Slurmd
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "with_deleted" parameter.
@@ -10659,7 +8817,6 @@ func (c *Client) sendSlurmdbV0044GetSingleQos(ctx context.Context, params Slurmd
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10669,7 +8826,7 @@ func (c *Client) sendSlurmdbV0044GetSingleQos(ctx context.Context, params Slurmd
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10680,7 +8837,7 @@ func (c *Client) sendSlurmdbV0044GetSingleQos(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10691,7 +8848,7 @@ func (c *Client) sendSlurmdbV0044GetSingleQos(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10723,7 +8880,6 @@ func (c *Client) sendSlurmdbV0044GetSingleQos(ctx context.Context, params Slurmd
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10737,7 +8893,6 @@ func (c *Client) sendSlurmdbV0044GetSingleQos(ctx context.Context, params Slurmd
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetSingleQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10757,47 +8912,12 @@ func (c *Client) SlurmdbV0044GetTres(ctx context.Context) (SlurmdbV0044GetTresRe
 }
 
 func (c *Client) sendSlurmdbV0044GetTres(ctx context.Context) (res SlurmdbV0044GetTresRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_tres"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/tres/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetTresOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/tres/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10807,7 +8927,7 @@ func (c *Client) sendSlurmdbV0044GetTres(ctx context.Context) (res SlurmdbV0044G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10818,7 +8938,7 @@ func (c *Client) sendSlurmdbV0044GetTres(ctx context.Context) (res SlurmdbV0044G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10829,7 +8949,7 @@ func (c *Client) sendSlurmdbV0044GetTres(ctx context.Context) (res SlurmdbV0044G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10861,7 +8981,6 @@ func (c *Client) sendSlurmdbV0044GetTres(ctx context.Context) (res SlurmdbV0044G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10875,7 +8994,6 @@ func (c *Client) sendSlurmdbV0044GetTres(ctx context.Context) (res SlurmdbV0044G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetTresResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10895,41 +9013,7 @@ func (c *Client) SlurmdbV0044GetUser(ctx context.Context, params SlurmdbV0044Get
 }
 
 func (c *Client) sendSlurmdbV0044GetUser(ctx context.Context, params SlurmdbV0044GetUserParams) (res SlurmdbV0044GetUserRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_user"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/user/{name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetUserOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.44/user/"
@@ -10953,7 +9037,6 @@ func (c *Client) sendSlurmdbV0044GetUser(ctx context.Context, params SlurmdbV004
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "with_deleted" parameter.
@@ -11025,7 +9108,6 @@ func (c *Client) sendSlurmdbV0044GetUser(ctx context.Context, params SlurmdbV004
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11035,7 +9117,7 @@ func (c *Client) sendSlurmdbV0044GetUser(ctx context.Context, params SlurmdbV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11046,7 +9128,7 @@ func (c *Client) sendSlurmdbV0044GetUser(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11057,7 +9139,7 @@ func (c *Client) sendSlurmdbV0044GetUser(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11089,7 +9171,6 @@ func (c *Client) sendSlurmdbV0044GetUser(ctx context.Context, params SlurmdbV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11103,7 +9184,6 @@ func (c *Client) sendSlurmdbV0044GetUser(ctx context.Context, params SlurmdbV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetUserResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11123,47 +9203,12 @@ func (c *Client) SlurmdbV0044GetUsers(ctx context.Context, params SlurmdbV0044Ge
 }
 
 func (c *Client) sendSlurmdbV0044GetUsers(ctx context.Context, params SlurmdbV0044GetUsersParams) (res SlurmdbV0044GetUsersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_users"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/users/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetUsersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/users/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "admin_level" parameter.
@@ -11303,7 +9348,6 @@ func (c *Client) sendSlurmdbV0044GetUsers(ctx context.Context, params SlurmdbV00
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11313,7 +9357,7 @@ func (c *Client) sendSlurmdbV0044GetUsers(ctx context.Context, params SlurmdbV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11324,7 +9368,7 @@ func (c *Client) sendSlurmdbV0044GetUsers(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11335,7 +9379,7 @@ func (c *Client) sendSlurmdbV0044GetUsers(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11367,7 +9411,6 @@ func (c *Client) sendSlurmdbV0044GetUsers(ctx context.Context, params SlurmdbV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11381,7 +9424,6 @@ func (c *Client) sendSlurmdbV0044GetUsers(ctx context.Context, params SlurmdbV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetUsersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11401,41 +9443,7 @@ func (c *Client) SlurmdbV0044GetWckey(ctx context.Context, params SlurmdbV0044Ge
 }
 
 func (c *Client) sendSlurmdbV0044GetWckey(ctx context.Context, params SlurmdbV0044GetWckeyParams) (res SlurmdbV0044GetWckeyRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_wckey"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/wckey/{id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetWckeyOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.44/wckey/"
@@ -11459,7 +9467,6 @@ func (c *Client) sendSlurmdbV0044GetWckey(ctx context.Context, params SlurmdbV00
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11469,7 +9476,7 @@ func (c *Client) sendSlurmdbV0044GetWckey(ctx context.Context, params SlurmdbV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11480,7 +9487,7 @@ func (c *Client) sendSlurmdbV0044GetWckey(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11491,7 +9498,7 @@ func (c *Client) sendSlurmdbV0044GetWckey(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11523,7 +9530,6 @@ func (c *Client) sendSlurmdbV0044GetWckey(ctx context.Context, params SlurmdbV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11537,7 +9543,6 @@ func (c *Client) sendSlurmdbV0044GetWckey(ctx context.Context, params SlurmdbV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetWckeyResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11557,47 +9562,12 @@ func (c *Client) SlurmdbV0044GetWckeys(ctx context.Context, params SlurmdbV0044G
 }
 
 func (c *Client) sendSlurmdbV0044GetWckeys(ctx context.Context, params SlurmdbV0044GetWckeysParams) (res SlurmdbV0044GetWckeysRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_get_wckeys"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/wckeys/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044GetWckeysOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/wckeys/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -11771,7 +9741,6 @@ func (c *Client) sendSlurmdbV0044GetWckeys(ctx context.Context, params SlurmdbV0
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11781,7 +9750,7 @@ func (c *Client) sendSlurmdbV0044GetWckeys(ctx context.Context, params SlurmdbV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044GetWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11792,7 +9761,7 @@ func (c *Client) sendSlurmdbV0044GetWckeys(ctx context.Context, params SlurmdbV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044GetWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11803,7 +9772,7 @@ func (c *Client) sendSlurmdbV0044GetWckeys(ctx context.Context, params SlurmdbV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044GetWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11835,7 +9804,6 @@ func (c *Client) sendSlurmdbV0044GetWckeys(ctx context.Context, params SlurmdbV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11849,7 +9817,6 @@ func (c *Client) sendSlurmdbV0044GetWckeys(ctx context.Context, params SlurmdbV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044GetWckeysResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11869,47 +9836,12 @@ func (c *Client) SlurmdbV0044PostAccounts(ctx context.Context, request OptV0044O
 }
 
 func (c *Client) sendSlurmdbV0044PostAccounts(ctx context.Context, request OptV0044OpenapiAccountsResp) (res SlurmdbV0044PostAccountsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_post_accounts"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/accounts/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044PostAccountsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/accounts/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11922,7 +9854,7 @@ func (c *Client) sendSlurmdbV0044PostAccounts(ctx context.Context, request OptV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044PostAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11933,7 +9865,7 @@ func (c *Client) sendSlurmdbV0044PostAccounts(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044PostAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11944,7 +9876,7 @@ func (c *Client) sendSlurmdbV0044PostAccounts(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044PostAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11976,7 +9908,6 @@ func (c *Client) sendSlurmdbV0044PostAccounts(ctx context.Context, request OptV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11990,7 +9921,6 @@ func (c *Client) sendSlurmdbV0044PostAccounts(ctx context.Context, request OptV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044PostAccountsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12010,47 +9940,12 @@ func (c *Client) SlurmdbV0044PostAccountsAssociation(ctx context.Context, reques
 }
 
 func (c *Client) sendSlurmdbV0044PostAccountsAssociation(ctx context.Context, request OptV0044OpenapiAccountsAddCondResp) (res SlurmdbV0044PostAccountsAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_post_accounts_association"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/accounts_association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044PostAccountsAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/accounts_association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12063,7 +9958,7 @@ func (c *Client) sendSlurmdbV0044PostAccountsAssociation(ctx context.Context, re
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044PostAccountsAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12074,7 +9969,7 @@ func (c *Client) sendSlurmdbV0044PostAccountsAssociation(ctx context.Context, re
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044PostAccountsAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12085,7 +9980,7 @@ func (c *Client) sendSlurmdbV0044PostAccountsAssociation(ctx context.Context, re
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044PostAccountsAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12117,7 +10012,6 @@ func (c *Client) sendSlurmdbV0044PostAccountsAssociation(ctx context.Context, re
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12131,7 +10025,6 @@ func (c *Client) sendSlurmdbV0044PostAccountsAssociation(ctx context.Context, re
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044PostAccountsAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12151,47 +10044,12 @@ func (c *Client) SlurmdbV0044PostAssociations(ctx context.Context, request OptV0
 }
 
 func (c *Client) sendSlurmdbV0044PostAssociations(ctx context.Context, request OptV0044OpenapiAssocsResp) (res SlurmdbV0044PostAssociationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_post_associations"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/associations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044PostAssociationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/associations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12204,7 +10062,7 @@ func (c *Client) sendSlurmdbV0044PostAssociations(ctx context.Context, request O
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044PostAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12215,7 +10073,7 @@ func (c *Client) sendSlurmdbV0044PostAssociations(ctx context.Context, request O
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044PostAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12226,7 +10084,7 @@ func (c *Client) sendSlurmdbV0044PostAssociations(ctx context.Context, request O
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044PostAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12258,7 +10116,6 @@ func (c *Client) sendSlurmdbV0044PostAssociations(ctx context.Context, request O
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12272,7 +10129,6 @@ func (c *Client) sendSlurmdbV0044PostAssociations(ctx context.Context, request O
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044PostAssociationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12292,47 +10148,12 @@ func (c *Client) SlurmdbV0044PostClusters(ctx context.Context, request OptV0044O
 }
 
 func (c *Client) sendSlurmdbV0044PostClusters(ctx context.Context, request OptV0044OpenapiClustersResp, params SlurmdbV0044PostClustersParams) (res SlurmdbV0044PostClustersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_post_clusters"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/clusters/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044PostClustersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/clusters/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -12353,7 +10174,6 @@ func (c *Client) sendSlurmdbV0044PostClusters(ctx context.Context, request OptV0
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12366,7 +10186,7 @@ func (c *Client) sendSlurmdbV0044PostClusters(ctx context.Context, request OptV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044PostClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12377,7 +10197,7 @@ func (c *Client) sendSlurmdbV0044PostClusters(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044PostClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12388,7 +10208,7 @@ func (c *Client) sendSlurmdbV0044PostClusters(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044PostClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12420,7 +10240,6 @@ func (c *Client) sendSlurmdbV0044PostClusters(ctx context.Context, request OptV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12434,7 +10253,6 @@ func (c *Client) sendSlurmdbV0044PostClusters(ctx context.Context, request OptV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044PostClustersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12454,47 +10272,12 @@ func (c *Client) SlurmdbV0044PostConfig(ctx context.Context, request OptV0044Ope
 }
 
 func (c *Client) sendSlurmdbV0044PostConfig(ctx context.Context, request OptV0044OpenapiSlurmdbdConfigResp) (res SlurmdbV0044PostConfigRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_post_config"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/config"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044PostConfigOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/config"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12507,7 +10290,7 @@ func (c *Client) sendSlurmdbV0044PostConfig(ctx context.Context, request OptV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044PostConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12518,7 +10301,7 @@ func (c *Client) sendSlurmdbV0044PostConfig(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044PostConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12529,7 +10312,7 @@ func (c *Client) sendSlurmdbV0044PostConfig(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044PostConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12561,7 +10344,6 @@ func (c *Client) sendSlurmdbV0044PostConfig(ctx context.Context, request OptV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12575,7 +10357,6 @@ func (c *Client) sendSlurmdbV0044PostConfig(ctx context.Context, request OptV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044PostConfigResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12595,41 +10376,7 @@ func (c *Client) SlurmdbV0044PostJob(ctx context.Context, request OptV0044JobMod
 }
 
 func (c *Client) sendSlurmdbV0044PostJob(ctx context.Context, request OptV0044JobModify, params SlurmdbV0044PostJobParams) (res SlurmdbV0044PostJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_post_job"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044PostJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.44/job/"
@@ -12653,7 +10400,6 @@ func (c *Client) sendSlurmdbV0044PostJob(ctx context.Context, request OptV0044Jo
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12666,7 +10412,7 @@ func (c *Client) sendSlurmdbV0044PostJob(ctx context.Context, request OptV0044Jo
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12677,7 +10423,7 @@ func (c *Client) sendSlurmdbV0044PostJob(ctx context.Context, request OptV0044Jo
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12688,7 +10434,7 @@ func (c *Client) sendSlurmdbV0044PostJob(ctx context.Context, request OptV0044Jo
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12720,7 +10466,6 @@ func (c *Client) sendSlurmdbV0044PostJob(ctx context.Context, request OptV0044Jo
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12734,7 +10479,6 @@ func (c *Client) sendSlurmdbV0044PostJob(ctx context.Context, request OptV0044Jo
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044PostJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12754,47 +10498,12 @@ func (c *Client) SlurmdbV0044PostJobs(ctx context.Context, request OptV0044Opena
 }
 
 func (c *Client) sendSlurmdbV0044PostJobs(ctx context.Context, request OptV0044OpenapiJobModifyReq) (res SlurmdbV0044PostJobsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_post_jobs"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/jobs/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044PostJobsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/jobs/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12807,7 +10516,7 @@ func (c *Client) sendSlurmdbV0044PostJobs(ctx context.Context, request OptV0044O
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044PostJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12818,7 +10527,7 @@ func (c *Client) sendSlurmdbV0044PostJobs(ctx context.Context, request OptV0044O
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044PostJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12829,7 +10538,7 @@ func (c *Client) sendSlurmdbV0044PostJobs(ctx context.Context, request OptV0044O
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044PostJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12861,7 +10570,6 @@ func (c *Client) sendSlurmdbV0044PostJobs(ctx context.Context, request OptV0044O
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12875,7 +10583,6 @@ func (c *Client) sendSlurmdbV0044PostJobs(ctx context.Context, request OptV0044O
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044PostJobsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12895,47 +10602,12 @@ func (c *Client) SlurmdbV0044PostQos(ctx context.Context, request OptV0044Openap
 }
 
 func (c *Client) sendSlurmdbV0044PostQos(ctx context.Context, request OptV0044OpenapiSlurmdbdQosResp, params SlurmdbV0044PostQosParams) (res SlurmdbV0044PostQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_post_qos"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/qos/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044PostQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/qos/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "description" parameter.
@@ -13041,7 +10713,6 @@ func (c *Client) sendSlurmdbV0044PostQos(ctx context.Context, request OptV0044Op
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -13054,7 +10725,7 @@ func (c *Client) sendSlurmdbV0044PostQos(ctx context.Context, request OptV0044Op
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044PostQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -13065,7 +10736,7 @@ func (c *Client) sendSlurmdbV0044PostQos(ctx context.Context, request OptV0044Op
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044PostQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -13076,7 +10747,7 @@ func (c *Client) sendSlurmdbV0044PostQos(ctx context.Context, request OptV0044Op
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044PostQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -13108,7 +10779,6 @@ func (c *Client) sendSlurmdbV0044PostQos(ctx context.Context, request OptV0044Op
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -13122,7 +10792,6 @@ func (c *Client) sendSlurmdbV0044PostQos(ctx context.Context, request OptV0044Op
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044PostQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -13142,47 +10811,12 @@ func (c *Client) SlurmdbV0044PostTres(ctx context.Context, request OptV0044Opena
 }
 
 func (c *Client) sendSlurmdbV0044PostTres(ctx context.Context, request OptV0044OpenapiTresResp) (res SlurmdbV0044PostTresRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_post_tres"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/tres/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044PostTresOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/tres/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -13195,7 +10829,7 @@ func (c *Client) sendSlurmdbV0044PostTres(ctx context.Context, request OptV0044O
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044PostTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -13206,7 +10840,7 @@ func (c *Client) sendSlurmdbV0044PostTres(ctx context.Context, request OptV0044O
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044PostTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -13217,7 +10851,7 @@ func (c *Client) sendSlurmdbV0044PostTres(ctx context.Context, request OptV0044O
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044PostTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -13249,7 +10883,6 @@ func (c *Client) sendSlurmdbV0044PostTres(ctx context.Context, request OptV0044O
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -13263,7 +10896,6 @@ func (c *Client) sendSlurmdbV0044PostTres(ctx context.Context, request OptV0044O
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044PostTresResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -13283,47 +10915,12 @@ func (c *Client) SlurmdbV0044PostUsers(ctx context.Context, request OptV0044Open
 }
 
 func (c *Client) sendSlurmdbV0044PostUsers(ctx context.Context, request OptV0044OpenapiUsersResp) (res SlurmdbV0044PostUsersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_post_users"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/users/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044PostUsersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/users/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -13336,7 +10933,7 @@ func (c *Client) sendSlurmdbV0044PostUsers(ctx context.Context, request OptV0044
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044PostUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -13347,7 +10944,7 @@ func (c *Client) sendSlurmdbV0044PostUsers(ctx context.Context, request OptV0044
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044PostUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -13358,7 +10955,7 @@ func (c *Client) sendSlurmdbV0044PostUsers(ctx context.Context, request OptV0044
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044PostUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -13390,7 +10987,6 @@ func (c *Client) sendSlurmdbV0044PostUsers(ctx context.Context, request OptV0044
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -13404,7 +11000,6 @@ func (c *Client) sendSlurmdbV0044PostUsers(ctx context.Context, request OptV0044
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044PostUsersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -13424,47 +11019,12 @@ func (c *Client) SlurmdbV0044PostUsersAssociation(ctx context.Context, request O
 }
 
 func (c *Client) sendSlurmdbV0044PostUsersAssociation(ctx context.Context, request OptV0044OpenapiUsersAddCondResp, params SlurmdbV0044PostUsersAssociationParams) (res SlurmdbV0044PostUsersAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_post_users_association"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/users_association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044PostUsersAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/users_association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -13502,7 +11062,6 @@ func (c *Client) sendSlurmdbV0044PostUsersAssociation(ctx context.Context, reque
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -13515,7 +11074,7 @@ func (c *Client) sendSlurmdbV0044PostUsersAssociation(ctx context.Context, reque
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044PostUsersAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -13526,7 +11085,7 @@ func (c *Client) sendSlurmdbV0044PostUsersAssociation(ctx context.Context, reque
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044PostUsersAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -13537,7 +11096,7 @@ func (c *Client) sendSlurmdbV0044PostUsersAssociation(ctx context.Context, reque
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044PostUsersAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -13569,7 +11128,6 @@ func (c *Client) sendSlurmdbV0044PostUsersAssociation(ctx context.Context, reque
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -13583,7 +11141,6 @@ func (c *Client) sendSlurmdbV0044PostUsersAssociation(ctx context.Context, reque
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044PostUsersAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -13603,47 +11160,12 @@ func (c *Client) SlurmdbV0044PostWckeys(ctx context.Context, request OptV0044Ope
 }
 
 func (c *Client) sendSlurmdbV0044PostWckeys(ctx context.Context, request OptV0044OpenapiWckeyResp, params SlurmdbV0044PostWckeysParams) (res SlurmdbV0044PostWckeysRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0044_post_wckeys"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.44/wckeys/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0044PostWckeysOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.44/wckeys/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -13817,7 +11339,6 @@ func (c *Client) sendSlurmdbV0044PostWckeys(ctx context.Context, request OptV004
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -13830,7 +11351,7 @@ func (c *Client) sendSlurmdbV0044PostWckeys(ctx context.Context, request OptV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0044PostWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -13841,7 +11362,7 @@ func (c *Client) sendSlurmdbV0044PostWckeys(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0044PostWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -13852,7 +11373,7 @@ func (c *Client) sendSlurmdbV0044PostWckeys(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0044PostWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -13884,7 +11405,6 @@ func (c *Client) sendSlurmdbV0044PostWckeys(ctx context.Context, request OptV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -13898,7 +11418,6 @@ func (c *Client) sendSlurmdbV0044PostWckeys(ctx context.Context, request OptV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0044PostWckeysResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")

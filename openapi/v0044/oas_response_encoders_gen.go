@@ -8,11 +8,9 @@ import (
 	"github.com/go-faster/errors"
 	"github.com/go-faster/jx"
 	ht "github.com/ogen-go/ogen/http"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 )
 
-func encodeSlurmV0044DeleteJobResponse(response SlurmV0044DeleteJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044DeleteJobResponse(response SlurmV0044DeleteJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiKillJobResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -34,9 +32,6 @@ func encodeSlurmV0044DeleteJobResponse(response SlurmV0044DeleteJobRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -54,7 +49,7 @@ func encodeSlurmV0044DeleteJobResponse(response SlurmV0044DeleteJobRes, w http.R
 	}
 }
 
-func encodeSlurmV0044DeleteJobsResponse(response SlurmV0044DeleteJobsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044DeleteJobsResponse(response SlurmV0044DeleteJobsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiKillJobsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -76,9 +71,6 @@ func encodeSlurmV0044DeleteJobsResponse(response SlurmV0044DeleteJobsRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -96,7 +88,7 @@ func encodeSlurmV0044DeleteJobsResponse(response SlurmV0044DeleteJobsRes, w http
 	}
 }
 
-func encodeSlurmV0044DeleteNodeResponse(response SlurmV0044DeleteNodeRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044DeleteNodeResponse(response SlurmV0044DeleteNodeRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -118,9 +110,6 @@ func encodeSlurmV0044DeleteNodeResponse(response SlurmV0044DeleteNodeRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -138,7 +127,7 @@ func encodeSlurmV0044DeleteNodeResponse(response SlurmV0044DeleteNodeRes, w http
 	}
 }
 
-func encodeSlurmV0044DeleteReservationResponse(response SlurmV0044DeleteReservationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044DeleteReservationResponse(response SlurmV0044DeleteReservationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -160,9 +149,6 @@ func encodeSlurmV0044DeleteReservationResponse(response SlurmV0044DeleteReservat
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -180,7 +166,7 @@ func encodeSlurmV0044DeleteReservationResponse(response SlurmV0044DeleteReservat
 	}
 }
 
-func encodeSlurmV0044GetDiagResponse(response SlurmV0044GetDiagRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetDiagResponse(response SlurmV0044GetDiagRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiDiagResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -202,9 +188,6 @@ func encodeSlurmV0044GetDiagResponse(response SlurmV0044GetDiagRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -222,7 +205,7 @@ func encodeSlurmV0044GetDiagResponse(response SlurmV0044GetDiagRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0044GetJobResponse(response SlurmV0044GetJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetJobResponse(response SlurmV0044GetJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiJobInfoResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -244,9 +227,6 @@ func encodeSlurmV0044GetJobResponse(response SlurmV0044GetJobRes, w http.Respons
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -264,7 +244,7 @@ func encodeSlurmV0044GetJobResponse(response SlurmV0044GetJobRes, w http.Respons
 	}
 }
 
-func encodeSlurmV0044GetJobsResponse(response SlurmV0044GetJobsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetJobsResponse(response SlurmV0044GetJobsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiJobInfoResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -286,9 +266,6 @@ func encodeSlurmV0044GetJobsResponse(response SlurmV0044GetJobsRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -306,7 +283,7 @@ func encodeSlurmV0044GetJobsResponse(response SlurmV0044GetJobsRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0044GetJobsStateResponse(response SlurmV0044GetJobsStateRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetJobsStateResponse(response SlurmV0044GetJobsStateRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiJobInfoResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -328,9 +305,6 @@ func encodeSlurmV0044GetJobsStateResponse(response SlurmV0044GetJobsStateRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -348,7 +322,7 @@ func encodeSlurmV0044GetJobsStateResponse(response SlurmV0044GetJobsStateRes, w 
 	}
 }
 
-func encodeSlurmV0044GetLicensesResponse(response SlurmV0044GetLicensesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetLicensesResponse(response SlurmV0044GetLicensesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiLicensesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -370,9 +344,6 @@ func encodeSlurmV0044GetLicensesResponse(response SlurmV0044GetLicensesRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -390,7 +361,7 @@ func encodeSlurmV0044GetLicensesResponse(response SlurmV0044GetLicensesRes, w ht
 	}
 }
 
-func encodeSlurmV0044GetNodeResponse(response SlurmV0044GetNodeRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetNodeResponse(response SlurmV0044GetNodeRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiNodesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -412,9 +383,6 @@ func encodeSlurmV0044GetNodeResponse(response SlurmV0044GetNodeRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -432,7 +400,7 @@ func encodeSlurmV0044GetNodeResponse(response SlurmV0044GetNodeRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0044GetNodesResponse(response SlurmV0044GetNodesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetNodesResponse(response SlurmV0044GetNodesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiNodesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -454,9 +422,6 @@ func encodeSlurmV0044GetNodesResponse(response SlurmV0044GetNodesRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -474,7 +439,7 @@ func encodeSlurmV0044GetNodesResponse(response SlurmV0044GetNodesRes, w http.Res
 	}
 }
 
-func encodeSlurmV0044GetPartitionResponse(response SlurmV0044GetPartitionRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetPartitionResponse(response SlurmV0044GetPartitionRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiPartitionResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -496,9 +461,6 @@ func encodeSlurmV0044GetPartitionResponse(response SlurmV0044GetPartitionRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -516,7 +478,7 @@ func encodeSlurmV0044GetPartitionResponse(response SlurmV0044GetPartitionRes, w 
 	}
 }
 
-func encodeSlurmV0044GetPartitionsResponse(response SlurmV0044GetPartitionsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetPartitionsResponse(response SlurmV0044GetPartitionsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiPartitionResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -538,9 +500,6 @@ func encodeSlurmV0044GetPartitionsResponse(response SlurmV0044GetPartitionsRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -558,7 +517,7 @@ func encodeSlurmV0044GetPartitionsResponse(response SlurmV0044GetPartitionsRes, 
 	}
 }
 
-func encodeSlurmV0044GetPingResponse(response SlurmV0044GetPingRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetPingResponse(response SlurmV0044GetPingRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiPingArrayResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -580,9 +539,6 @@ func encodeSlurmV0044GetPingResponse(response SlurmV0044GetPingRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -600,7 +556,7 @@ func encodeSlurmV0044GetPingResponse(response SlurmV0044GetPingRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0044GetReconfigureResponse(response SlurmV0044GetReconfigureRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetReconfigureResponse(response SlurmV0044GetReconfigureRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -622,9 +578,6 @@ func encodeSlurmV0044GetReconfigureResponse(response SlurmV0044GetReconfigureRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -642,7 +595,7 @@ func encodeSlurmV0044GetReconfigureResponse(response SlurmV0044GetReconfigureRes
 	}
 }
 
-func encodeSlurmV0044GetReservationResponse(response SlurmV0044GetReservationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetReservationResponse(response SlurmV0044GetReservationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiReservationResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -664,9 +617,6 @@ func encodeSlurmV0044GetReservationResponse(response SlurmV0044GetReservationRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -684,7 +634,7 @@ func encodeSlurmV0044GetReservationResponse(response SlurmV0044GetReservationRes
 	}
 }
 
-func encodeSlurmV0044GetReservationsResponse(response SlurmV0044GetReservationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetReservationsResponse(response SlurmV0044GetReservationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiReservationResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -706,9 +656,6 @@ func encodeSlurmV0044GetReservationsResponse(response SlurmV0044GetReservationsR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -726,7 +673,7 @@ func encodeSlurmV0044GetReservationsResponse(response SlurmV0044GetReservationsR
 	}
 }
 
-func encodeSlurmV0044GetResourcesResponse(response SlurmV0044GetResourcesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetResourcesResponse(response SlurmV0044GetResourcesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResourceLayoutResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -748,9 +695,6 @@ func encodeSlurmV0044GetResourcesResponse(response SlurmV0044GetResourcesRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -768,7 +712,7 @@ func encodeSlurmV0044GetResourcesResponse(response SlurmV0044GetResourcesRes, w 
 	}
 }
 
-func encodeSlurmV0044GetSharesResponse(response SlurmV0044GetSharesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044GetSharesResponse(response SlurmV0044GetSharesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiSharesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -790,9 +734,6 @@ func encodeSlurmV0044GetSharesResponse(response SlurmV0044GetSharesRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -810,7 +751,7 @@ func encodeSlurmV0044GetSharesResponse(response SlurmV0044GetSharesRes, w http.R
 	}
 }
 
-func encodeSlurmV0044PostJobResponse(response SlurmV0044PostJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044PostJobResponse(response SlurmV0044PostJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiJobPostResponse:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -832,9 +773,6 @@ func encodeSlurmV0044PostJobResponse(response SlurmV0044PostJobRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -852,7 +790,7 @@ func encodeSlurmV0044PostJobResponse(response SlurmV0044PostJobRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0044PostJobAllocateResponse(response SlurmV0044PostJobAllocateRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044PostJobAllocateResponse(response SlurmV0044PostJobAllocateRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiJobAllocResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -874,9 +812,6 @@ func encodeSlurmV0044PostJobAllocateResponse(response SlurmV0044PostJobAllocateR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -894,7 +829,7 @@ func encodeSlurmV0044PostJobAllocateResponse(response SlurmV0044PostJobAllocateR
 	}
 }
 
-func encodeSlurmV0044PostJobSubmitResponse(response SlurmV0044PostJobSubmitRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044PostJobSubmitResponse(response SlurmV0044PostJobSubmitRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiJobSubmitResponse:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -916,9 +851,6 @@ func encodeSlurmV0044PostJobSubmitResponse(response SlurmV0044PostJobSubmitRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -936,7 +868,7 @@ func encodeSlurmV0044PostJobSubmitResponse(response SlurmV0044PostJobSubmitRes, 
 	}
 }
 
-func encodeSlurmV0044PostNewNodeResponse(response SlurmV0044PostNewNodeRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044PostNewNodeResponse(response SlurmV0044PostNewNodeRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -958,9 +890,6 @@ func encodeSlurmV0044PostNewNodeResponse(response SlurmV0044PostNewNodeRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -978,7 +907,7 @@ func encodeSlurmV0044PostNewNodeResponse(response SlurmV0044PostNewNodeRes, w ht
 	}
 }
 
-func encodeSlurmV0044PostNodeResponse(response SlurmV0044PostNodeRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044PostNodeResponse(response SlurmV0044PostNodeRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1000,9 +929,6 @@ func encodeSlurmV0044PostNodeResponse(response SlurmV0044PostNodeRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1020,7 +946,7 @@ func encodeSlurmV0044PostNodeResponse(response SlurmV0044PostNodeRes, w http.Res
 	}
 }
 
-func encodeSlurmV0044PostNodesResponse(response SlurmV0044PostNodesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044PostNodesResponse(response SlurmV0044PostNodesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1042,9 +968,6 @@ func encodeSlurmV0044PostNodesResponse(response SlurmV0044PostNodesRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1062,7 +985,7 @@ func encodeSlurmV0044PostNodesResponse(response SlurmV0044PostNodesRes, w http.R
 	}
 }
 
-func encodeSlurmV0044PostReservationResponse(response SlurmV0044PostReservationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044PostReservationResponse(response SlurmV0044PostReservationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiReservationModResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1084,9 +1007,6 @@ func encodeSlurmV0044PostReservationResponse(response SlurmV0044PostReservationR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1104,7 +1024,7 @@ func encodeSlurmV0044PostReservationResponse(response SlurmV0044PostReservationR
 	}
 }
 
-func encodeSlurmV0044PostReservationsResponse(response SlurmV0044PostReservationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0044PostReservationsResponse(response SlurmV0044PostReservationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiReservationModResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1126,9 +1046,6 @@ func encodeSlurmV0044PostReservationsResponse(response SlurmV0044PostReservation
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1146,7 +1063,7 @@ func encodeSlurmV0044PostReservationsResponse(response SlurmV0044PostReservation
 	}
 }
 
-func encodeSlurmdbV0044DeleteAccountResponse(response SlurmdbV0044DeleteAccountRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044DeleteAccountResponse(response SlurmdbV0044DeleteAccountRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiAccountsRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1168,9 +1085,6 @@ func encodeSlurmdbV0044DeleteAccountResponse(response SlurmdbV0044DeleteAccountR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1188,7 +1102,7 @@ func encodeSlurmdbV0044DeleteAccountResponse(response SlurmdbV0044DeleteAccountR
 	}
 }
 
-func encodeSlurmdbV0044DeleteAssociationResponse(response SlurmdbV0044DeleteAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044DeleteAssociationResponse(response SlurmdbV0044DeleteAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiAssocsRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1210,9 +1124,6 @@ func encodeSlurmdbV0044DeleteAssociationResponse(response SlurmdbV0044DeleteAsso
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1230,7 +1141,7 @@ func encodeSlurmdbV0044DeleteAssociationResponse(response SlurmdbV0044DeleteAsso
 	}
 }
 
-func encodeSlurmdbV0044DeleteAssociationsResponse(response SlurmdbV0044DeleteAssociationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044DeleteAssociationsResponse(response SlurmdbV0044DeleteAssociationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiAssocsRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1252,9 +1163,6 @@ func encodeSlurmdbV0044DeleteAssociationsResponse(response SlurmdbV0044DeleteAss
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1272,7 +1180,7 @@ func encodeSlurmdbV0044DeleteAssociationsResponse(response SlurmdbV0044DeleteAss
 	}
 }
 
-func encodeSlurmdbV0044DeleteClusterResponse(response SlurmdbV0044DeleteClusterRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044DeleteClusterResponse(response SlurmdbV0044DeleteClusterRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiClustersRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1294,9 +1202,6 @@ func encodeSlurmdbV0044DeleteClusterResponse(response SlurmdbV0044DeleteClusterR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1314,7 +1219,7 @@ func encodeSlurmdbV0044DeleteClusterResponse(response SlurmdbV0044DeleteClusterR
 	}
 }
 
-func encodeSlurmdbV0044DeleteSingleQosResponse(response SlurmdbV0044DeleteSingleQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044DeleteSingleQosResponse(response SlurmdbV0044DeleteSingleQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiSlurmdbdQosRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1336,9 +1241,6 @@ func encodeSlurmdbV0044DeleteSingleQosResponse(response SlurmdbV0044DeleteSingle
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1356,7 +1258,7 @@ func encodeSlurmdbV0044DeleteSingleQosResponse(response SlurmdbV0044DeleteSingle
 	}
 }
 
-func encodeSlurmdbV0044DeleteUserResponse(response SlurmdbV0044DeleteUserRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044DeleteUserResponse(response SlurmdbV0044DeleteUserRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1378,9 +1280,6 @@ func encodeSlurmdbV0044DeleteUserResponse(response SlurmdbV0044DeleteUserRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1398,7 +1297,7 @@ func encodeSlurmdbV0044DeleteUserResponse(response SlurmdbV0044DeleteUserRes, w 
 	}
 }
 
-func encodeSlurmdbV0044DeleteWckeyResponse(response SlurmdbV0044DeleteWckeyRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044DeleteWckeyResponse(response SlurmdbV0044DeleteWckeyRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiWckeyRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1420,9 +1319,6 @@ func encodeSlurmdbV0044DeleteWckeyResponse(response SlurmdbV0044DeleteWckeyRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1440,7 +1336,7 @@ func encodeSlurmdbV0044DeleteWckeyResponse(response SlurmdbV0044DeleteWckeyRes, 
 	}
 }
 
-func encodeSlurmdbV0044GetAccountResponse(response SlurmdbV0044GetAccountRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetAccountResponse(response SlurmdbV0044GetAccountRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiAccountsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1462,9 +1358,6 @@ func encodeSlurmdbV0044GetAccountResponse(response SlurmdbV0044GetAccountRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1482,7 +1375,7 @@ func encodeSlurmdbV0044GetAccountResponse(response SlurmdbV0044GetAccountRes, w 
 	}
 }
 
-func encodeSlurmdbV0044GetAccountsResponse(response SlurmdbV0044GetAccountsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetAccountsResponse(response SlurmdbV0044GetAccountsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiAccountsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1504,9 +1397,6 @@ func encodeSlurmdbV0044GetAccountsResponse(response SlurmdbV0044GetAccountsRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1524,7 +1414,7 @@ func encodeSlurmdbV0044GetAccountsResponse(response SlurmdbV0044GetAccountsRes, 
 	}
 }
 
-func encodeSlurmdbV0044GetAssociationResponse(response SlurmdbV0044GetAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetAssociationResponse(response SlurmdbV0044GetAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiAssocsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1546,9 +1436,6 @@ func encodeSlurmdbV0044GetAssociationResponse(response SlurmdbV0044GetAssociatio
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1566,7 +1453,7 @@ func encodeSlurmdbV0044GetAssociationResponse(response SlurmdbV0044GetAssociatio
 	}
 }
 
-func encodeSlurmdbV0044GetAssociationsResponse(response SlurmdbV0044GetAssociationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetAssociationsResponse(response SlurmdbV0044GetAssociationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiAssocsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1588,9 +1475,6 @@ func encodeSlurmdbV0044GetAssociationsResponse(response SlurmdbV0044GetAssociati
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1608,7 +1492,7 @@ func encodeSlurmdbV0044GetAssociationsResponse(response SlurmdbV0044GetAssociati
 	}
 }
 
-func encodeSlurmdbV0044GetClusterResponse(response SlurmdbV0044GetClusterRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetClusterResponse(response SlurmdbV0044GetClusterRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiClustersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1630,9 +1514,6 @@ func encodeSlurmdbV0044GetClusterResponse(response SlurmdbV0044GetClusterRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1650,7 +1531,7 @@ func encodeSlurmdbV0044GetClusterResponse(response SlurmdbV0044GetClusterRes, w 
 	}
 }
 
-func encodeSlurmdbV0044GetClustersResponse(response SlurmdbV0044GetClustersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetClustersResponse(response SlurmdbV0044GetClustersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiClustersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1672,9 +1553,6 @@ func encodeSlurmdbV0044GetClustersResponse(response SlurmdbV0044GetClustersRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1692,7 +1570,7 @@ func encodeSlurmdbV0044GetClustersResponse(response SlurmdbV0044GetClustersRes, 
 	}
 }
 
-func encodeSlurmdbV0044GetConfigResponse(response SlurmdbV0044GetConfigRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetConfigResponse(response SlurmdbV0044GetConfigRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiSlurmdbdConfigResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1714,9 +1592,6 @@ func encodeSlurmdbV0044GetConfigResponse(response SlurmdbV0044GetConfigRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1734,7 +1609,7 @@ func encodeSlurmdbV0044GetConfigResponse(response SlurmdbV0044GetConfigRes, w ht
 	}
 }
 
-func encodeSlurmdbV0044GetDiagResponse(response SlurmdbV0044GetDiagRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetDiagResponse(response SlurmdbV0044GetDiagRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiSlurmdbdStatsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1756,9 +1631,6 @@ func encodeSlurmdbV0044GetDiagResponse(response SlurmdbV0044GetDiagRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1776,7 +1648,7 @@ func encodeSlurmdbV0044GetDiagResponse(response SlurmdbV0044GetDiagRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0044GetInstanceResponse(response SlurmdbV0044GetInstanceRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetInstanceResponse(response SlurmdbV0044GetInstanceRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiInstancesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1798,9 +1670,6 @@ func encodeSlurmdbV0044GetInstanceResponse(response SlurmdbV0044GetInstanceRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1818,7 +1687,7 @@ func encodeSlurmdbV0044GetInstanceResponse(response SlurmdbV0044GetInstanceRes, 
 	}
 }
 
-func encodeSlurmdbV0044GetInstancesResponse(response SlurmdbV0044GetInstancesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetInstancesResponse(response SlurmdbV0044GetInstancesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiInstancesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1840,9 +1709,6 @@ func encodeSlurmdbV0044GetInstancesResponse(response SlurmdbV0044GetInstancesRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1860,7 +1726,7 @@ func encodeSlurmdbV0044GetInstancesResponse(response SlurmdbV0044GetInstancesRes
 	}
 }
 
-func encodeSlurmdbV0044GetJobResponse(response SlurmdbV0044GetJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetJobResponse(response SlurmdbV0044GetJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiSlurmdbdJobsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1882,9 +1748,6 @@ func encodeSlurmdbV0044GetJobResponse(response SlurmdbV0044GetJobRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1902,7 +1765,7 @@ func encodeSlurmdbV0044GetJobResponse(response SlurmdbV0044GetJobRes, w http.Res
 	}
 }
 
-func encodeSlurmdbV0044GetJobsResponse(response SlurmdbV0044GetJobsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetJobsResponse(response SlurmdbV0044GetJobsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiSlurmdbdJobsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1924,9 +1787,6 @@ func encodeSlurmdbV0044GetJobsResponse(response SlurmdbV0044GetJobsRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1944,7 +1804,7 @@ func encodeSlurmdbV0044GetJobsResponse(response SlurmdbV0044GetJobsRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0044GetPingResponse(response SlurmdbV0044GetPingRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetPingResponse(response SlurmdbV0044GetPingRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiSlurmdbdPingResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1966,9 +1826,6 @@ func encodeSlurmdbV0044GetPingResponse(response SlurmdbV0044GetPingRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1986,7 +1843,7 @@ func encodeSlurmdbV0044GetPingResponse(response SlurmdbV0044GetPingRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0044GetQosResponse(response SlurmdbV0044GetQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetQosResponse(response SlurmdbV0044GetQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiSlurmdbdQosResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2008,9 +1865,6 @@ func encodeSlurmdbV0044GetQosResponse(response SlurmdbV0044GetQosRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2028,7 +1882,7 @@ func encodeSlurmdbV0044GetQosResponse(response SlurmdbV0044GetQosRes, w http.Res
 	}
 }
 
-func encodeSlurmdbV0044GetSingleQosResponse(response SlurmdbV0044GetSingleQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetSingleQosResponse(response SlurmdbV0044GetSingleQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiSlurmdbdQosResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2050,9 +1904,6 @@ func encodeSlurmdbV0044GetSingleQosResponse(response SlurmdbV0044GetSingleQosRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2070,7 +1921,7 @@ func encodeSlurmdbV0044GetSingleQosResponse(response SlurmdbV0044GetSingleQosRes
 	}
 }
 
-func encodeSlurmdbV0044GetTresResponse(response SlurmdbV0044GetTresRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetTresResponse(response SlurmdbV0044GetTresRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiTresResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2092,9 +1943,6 @@ func encodeSlurmdbV0044GetTresResponse(response SlurmdbV0044GetTresRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2112,7 +1960,7 @@ func encodeSlurmdbV0044GetTresResponse(response SlurmdbV0044GetTresRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0044GetUserResponse(response SlurmdbV0044GetUserRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetUserResponse(response SlurmdbV0044GetUserRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiUsersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2134,9 +1982,6 @@ func encodeSlurmdbV0044GetUserResponse(response SlurmdbV0044GetUserRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2154,7 +1999,7 @@ func encodeSlurmdbV0044GetUserResponse(response SlurmdbV0044GetUserRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0044GetUsersResponse(response SlurmdbV0044GetUsersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetUsersResponse(response SlurmdbV0044GetUsersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiUsersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2176,9 +2021,6 @@ func encodeSlurmdbV0044GetUsersResponse(response SlurmdbV0044GetUsersRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2196,7 +2038,7 @@ func encodeSlurmdbV0044GetUsersResponse(response SlurmdbV0044GetUsersRes, w http
 	}
 }
 
-func encodeSlurmdbV0044GetWckeyResponse(response SlurmdbV0044GetWckeyRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetWckeyResponse(response SlurmdbV0044GetWckeyRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiWckeyResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2218,9 +2060,6 @@ func encodeSlurmdbV0044GetWckeyResponse(response SlurmdbV0044GetWckeyRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2238,7 +2077,7 @@ func encodeSlurmdbV0044GetWckeyResponse(response SlurmdbV0044GetWckeyRes, w http
 	}
 }
 
-func encodeSlurmdbV0044GetWckeysResponse(response SlurmdbV0044GetWckeysRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044GetWckeysResponse(response SlurmdbV0044GetWckeysRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiWckeyResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2260,9 +2099,6 @@ func encodeSlurmdbV0044GetWckeysResponse(response SlurmdbV0044GetWckeysRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2280,7 +2116,7 @@ func encodeSlurmdbV0044GetWckeysResponse(response SlurmdbV0044GetWckeysRes, w ht
 	}
 }
 
-func encodeSlurmdbV0044PostAccountsResponse(response SlurmdbV0044PostAccountsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044PostAccountsResponse(response SlurmdbV0044PostAccountsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2302,9 +2138,6 @@ func encodeSlurmdbV0044PostAccountsResponse(response SlurmdbV0044PostAccountsRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2322,7 +2155,7 @@ func encodeSlurmdbV0044PostAccountsResponse(response SlurmdbV0044PostAccountsRes
 	}
 }
 
-func encodeSlurmdbV0044PostAccountsAssociationResponse(response SlurmdbV0044PostAccountsAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044PostAccountsAssociationResponse(response SlurmdbV0044PostAccountsAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiAccountsAddCondRespStr:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2344,9 +2177,6 @@ func encodeSlurmdbV0044PostAccountsAssociationResponse(response SlurmdbV0044Post
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2364,7 +2194,7 @@ func encodeSlurmdbV0044PostAccountsAssociationResponse(response SlurmdbV0044Post
 	}
 }
 
-func encodeSlurmdbV0044PostAssociationsResponse(response SlurmdbV0044PostAssociationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044PostAssociationsResponse(response SlurmdbV0044PostAssociationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2386,9 +2216,6 @@ func encodeSlurmdbV0044PostAssociationsResponse(response SlurmdbV0044PostAssocia
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2406,7 +2233,7 @@ func encodeSlurmdbV0044PostAssociationsResponse(response SlurmdbV0044PostAssocia
 	}
 }
 
-func encodeSlurmdbV0044PostClustersResponse(response SlurmdbV0044PostClustersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044PostClustersResponse(response SlurmdbV0044PostClustersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2428,9 +2255,6 @@ func encodeSlurmdbV0044PostClustersResponse(response SlurmdbV0044PostClustersRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2448,7 +2272,7 @@ func encodeSlurmdbV0044PostClustersResponse(response SlurmdbV0044PostClustersRes
 	}
 }
 
-func encodeSlurmdbV0044PostConfigResponse(response SlurmdbV0044PostConfigRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044PostConfigResponse(response SlurmdbV0044PostConfigRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2470,9 +2294,6 @@ func encodeSlurmdbV0044PostConfigResponse(response SlurmdbV0044PostConfigRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2490,7 +2311,7 @@ func encodeSlurmdbV0044PostConfigResponse(response SlurmdbV0044PostConfigRes, w 
 	}
 }
 
-func encodeSlurmdbV0044PostJobResponse(response SlurmdbV0044PostJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044PostJobResponse(response SlurmdbV0044PostJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiJobModifyResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2512,9 +2333,6 @@ func encodeSlurmdbV0044PostJobResponse(response SlurmdbV0044PostJobRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2532,7 +2350,7 @@ func encodeSlurmdbV0044PostJobResponse(response SlurmdbV0044PostJobRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0044PostJobsResponse(response SlurmdbV0044PostJobsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044PostJobsResponse(response SlurmdbV0044PostJobsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiJobModifyResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2554,9 +2372,6 @@ func encodeSlurmdbV0044PostJobsResponse(response SlurmdbV0044PostJobsRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2574,7 +2389,7 @@ func encodeSlurmdbV0044PostJobsResponse(response SlurmdbV0044PostJobsRes, w http
 	}
 }
 
-func encodeSlurmdbV0044PostQosResponse(response SlurmdbV0044PostQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044PostQosResponse(response SlurmdbV0044PostQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2596,9 +2411,6 @@ func encodeSlurmdbV0044PostQosResponse(response SlurmdbV0044PostQosRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2616,7 +2428,7 @@ func encodeSlurmdbV0044PostQosResponse(response SlurmdbV0044PostQosRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0044PostTresResponse(response SlurmdbV0044PostTresRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044PostTresResponse(response SlurmdbV0044PostTresRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2638,9 +2450,6 @@ func encodeSlurmdbV0044PostTresResponse(response SlurmdbV0044PostTresRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2658,7 +2467,7 @@ func encodeSlurmdbV0044PostTresResponse(response SlurmdbV0044PostTresRes, w http
 	}
 }
 
-func encodeSlurmdbV0044PostUsersResponse(response SlurmdbV0044PostUsersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044PostUsersResponse(response SlurmdbV0044PostUsersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2680,9 +2489,6 @@ func encodeSlurmdbV0044PostUsersResponse(response SlurmdbV0044PostUsersRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2700,7 +2506,7 @@ func encodeSlurmdbV0044PostUsersResponse(response SlurmdbV0044PostUsersRes, w ht
 	}
 }
 
-func encodeSlurmdbV0044PostUsersAssociationResponse(response SlurmdbV0044PostUsersAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044PostUsersAssociationResponse(response SlurmdbV0044PostUsersAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiUsersAddCondRespStr:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2722,9 +2528,6 @@ func encodeSlurmdbV0044PostUsersAssociationResponse(response SlurmdbV0044PostUse
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2742,7 +2545,7 @@ func encodeSlurmdbV0044PostUsersAssociationResponse(response SlurmdbV0044PostUse
 	}
 }
 
-func encodeSlurmdbV0044PostWckeysResponse(response SlurmdbV0044PostWckeysRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0044PostWckeysResponse(response SlurmdbV0044PostWckeysRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0044OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2764,9 +2567,6 @@ func encodeSlurmdbV0044PostWckeysResponse(response SlurmdbV0044PostWckeysRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)

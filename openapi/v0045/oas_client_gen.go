@@ -7,19 +7,12 @@ import (
 	"io"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/go-faster/errors"
 	"github.com/ogen-go/ogen/conv"
 	ht "github.com/ogen-go/ogen/http"
 	"github.com/ogen-go/ogen/ogenerrors"
-	"github.com/ogen-go/ogen/otelogen"
 	"github.com/ogen-go/ogen/uri"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
-	semconv "go.opentelemetry.io/otel/semconv/v1.39.0"
-	"go.opentelemetry.io/otel/trace"
 )
 
 func trimTrailingSlashes(u *url.URL) {
@@ -517,41 +510,7 @@ func (c *Client) SlurmV0045DeleteJob(ctx context.Context, params SlurmV0045Delet
 }
 
 func (c *Client) sendSlurmV0045DeleteJob(ctx context.Context, params SlurmV0045DeleteJobParams) (res SlurmV0045DeleteJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_delete_job"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045DeleteJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.45/job/"
@@ -575,7 +534,6 @@ func (c *Client) sendSlurmV0045DeleteJob(ctx context.Context, params SlurmV0045D
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "signal" parameter.
@@ -613,7 +571,6 @@ func (c *Client) sendSlurmV0045DeleteJob(ctx context.Context, params SlurmV0045D
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -623,7 +580,7 @@ func (c *Client) sendSlurmV0045DeleteJob(ctx context.Context, params SlurmV0045D
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045DeleteJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -634,7 +591,7 @@ func (c *Client) sendSlurmV0045DeleteJob(ctx context.Context, params SlurmV0045D
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045DeleteJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -645,7 +602,7 @@ func (c *Client) sendSlurmV0045DeleteJob(ctx context.Context, params SlurmV0045D
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045DeleteJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -677,7 +634,6 @@ func (c *Client) sendSlurmV0045DeleteJob(ctx context.Context, params SlurmV0045D
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -691,7 +647,6 @@ func (c *Client) sendSlurmV0045DeleteJob(ctx context.Context, params SlurmV0045D
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045DeleteJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -711,47 +666,12 @@ func (c *Client) SlurmV0045DeleteJobs(ctx context.Context, request OptV0045KillJ
 }
 
 func (c *Client) sendSlurmV0045DeleteJobs(ctx context.Context, request OptV0045KillJobsMsg) (res SlurmV0045DeleteJobsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_delete_jobs"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/jobs/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045DeleteJobsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/jobs/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -764,7 +684,7 @@ func (c *Client) sendSlurmV0045DeleteJobs(ctx context.Context, request OptV0045K
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045DeleteJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -775,7 +695,7 @@ func (c *Client) sendSlurmV0045DeleteJobs(ctx context.Context, request OptV0045K
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045DeleteJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -786,7 +706,7 @@ func (c *Client) sendSlurmV0045DeleteJobs(ctx context.Context, request OptV0045K
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045DeleteJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -818,7 +738,6 @@ func (c *Client) sendSlurmV0045DeleteJobs(ctx context.Context, request OptV0045K
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -832,7 +751,6 @@ func (c *Client) sendSlurmV0045DeleteJobs(ctx context.Context, request OptV0045K
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045DeleteJobsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -852,41 +770,7 @@ func (c *Client) SlurmV0045DeleteNode(ctx context.Context, params SlurmV0045Dele
 }
 
 func (c *Client) sendSlurmV0045DeleteNode(ctx context.Context, params SlurmV0045DeleteNodeParams) (res SlurmV0045DeleteNodeRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_delete_node"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/node/{node_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045DeleteNodeOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.45/node/"
@@ -910,7 +794,6 @@ func (c *Client) sendSlurmV0045DeleteNode(ctx context.Context, params SlurmV0045
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -920,7 +803,7 @@ func (c *Client) sendSlurmV0045DeleteNode(ctx context.Context, params SlurmV0045
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045DeleteNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -931,7 +814,7 @@ func (c *Client) sendSlurmV0045DeleteNode(ctx context.Context, params SlurmV0045
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045DeleteNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -942,7 +825,7 @@ func (c *Client) sendSlurmV0045DeleteNode(ctx context.Context, params SlurmV0045
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045DeleteNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -974,7 +857,6 @@ func (c *Client) sendSlurmV0045DeleteNode(ctx context.Context, params SlurmV0045
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -988,7 +870,6 @@ func (c *Client) sendSlurmV0045DeleteNode(ctx context.Context, params SlurmV0045
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045DeleteNodeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1008,41 +889,7 @@ func (c *Client) SlurmV0045DeletePartition(ctx context.Context, params SlurmV004
 }
 
 func (c *Client) sendSlurmV0045DeletePartition(ctx context.Context, params SlurmV0045DeletePartitionParams) (res SlurmV0045DeletePartitionRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_delete_partition"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/partition/{partition_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045DeletePartitionOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.45/partition/"
@@ -1066,7 +913,6 @@ func (c *Client) sendSlurmV0045DeletePartition(ctx context.Context, params Slurm
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1076,7 +922,7 @@ func (c *Client) sendSlurmV0045DeletePartition(ctx context.Context, params Slurm
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045DeletePartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1087,7 +933,7 @@ func (c *Client) sendSlurmV0045DeletePartition(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045DeletePartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1098,7 +944,7 @@ func (c *Client) sendSlurmV0045DeletePartition(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045DeletePartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1130,7 +976,6 @@ func (c *Client) sendSlurmV0045DeletePartition(ctx context.Context, params Slurm
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1144,7 +989,6 @@ func (c *Client) sendSlurmV0045DeletePartition(ctx context.Context, params Slurm
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045DeletePartitionResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1164,41 +1008,7 @@ func (c *Client) SlurmV0045DeleteReservation(ctx context.Context, params SlurmV0
 }
 
 func (c *Client) sendSlurmV0045DeleteReservation(ctx context.Context, params SlurmV0045DeleteReservationParams) (res SlurmV0045DeleteReservationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_delete_reservation"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/reservation/{reservation_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045DeleteReservationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.45/reservation/"
@@ -1222,7 +1032,6 @@ func (c *Client) sendSlurmV0045DeleteReservation(ctx context.Context, params Slu
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1232,7 +1041,7 @@ func (c *Client) sendSlurmV0045DeleteReservation(ctx context.Context, params Slu
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045DeleteReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1243,7 +1052,7 @@ func (c *Client) sendSlurmV0045DeleteReservation(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045DeleteReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1254,7 +1063,7 @@ func (c *Client) sendSlurmV0045DeleteReservation(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045DeleteReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1286,7 +1095,6 @@ func (c *Client) sendSlurmV0045DeleteReservation(ctx context.Context, params Slu
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1300,7 +1108,6 @@ func (c *Client) sendSlurmV0045DeleteReservation(ctx context.Context, params Slu
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045DeleteReservationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1320,47 +1127,12 @@ func (c *Client) SlurmV0045GetConf(ctx context.Context, params SlurmV0045GetConf
 }
 
 func (c *Client) sendSlurmV0045GetConf(ctx context.Context, params SlurmV0045GetConfParams) (res SlurmV0045GetConfRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_conf"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/conf"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetConfOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/conf"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -1381,7 +1153,6 @@ func (c *Client) sendSlurmV0045GetConf(ctx context.Context, params SlurmV0045Get
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1391,7 +1162,7 @@ func (c *Client) sendSlurmV0045GetConf(ctx context.Context, params SlurmV0045Get
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetConfOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1402,7 +1173,7 @@ func (c *Client) sendSlurmV0045GetConf(ctx context.Context, params SlurmV0045Get
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetConfOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1413,7 +1184,7 @@ func (c *Client) sendSlurmV0045GetConf(ctx context.Context, params SlurmV0045Get
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetConfOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1445,7 +1216,6 @@ func (c *Client) sendSlurmV0045GetConf(ctx context.Context, params SlurmV0045Get
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1459,7 +1229,6 @@ func (c *Client) sendSlurmV0045GetConf(ctx context.Context, params SlurmV0045Get
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetConfResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1479,47 +1248,12 @@ func (c *Client) SlurmV0045GetDiag(ctx context.Context) (SlurmV0045GetDiagRes, e
 }
 
 func (c *Client) sendSlurmV0045GetDiag(ctx context.Context) (res SlurmV0045GetDiagRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_diag"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/diag/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetDiagOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/diag/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1529,7 +1263,7 @@ func (c *Client) sendSlurmV0045GetDiag(ctx context.Context) (res SlurmV0045GetDi
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1540,7 +1274,7 @@ func (c *Client) sendSlurmV0045GetDiag(ctx context.Context) (res SlurmV0045GetDi
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1551,7 +1285,7 @@ func (c *Client) sendSlurmV0045GetDiag(ctx context.Context) (res SlurmV0045GetDi
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1583,7 +1317,6 @@ func (c *Client) sendSlurmV0045GetDiag(ctx context.Context) (res SlurmV0045GetDi
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1597,7 +1330,6 @@ func (c *Client) sendSlurmV0045GetDiag(ctx context.Context) (res SlurmV0045GetDi
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetDiagResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1617,41 +1349,7 @@ func (c *Client) SlurmV0045GetJob(ctx context.Context, params SlurmV0045GetJobPa
 }
 
 func (c *Client) sendSlurmV0045GetJob(ctx context.Context, params SlurmV0045GetJobParams) (res SlurmV0045GetJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_job"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.45/job/"
@@ -1675,7 +1373,6 @@ func (c *Client) sendSlurmV0045GetJob(ctx context.Context, params SlurmV0045GetJ
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -1713,7 +1410,6 @@ func (c *Client) sendSlurmV0045GetJob(ctx context.Context, params SlurmV0045GetJ
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1723,7 +1419,7 @@ func (c *Client) sendSlurmV0045GetJob(ctx context.Context, params SlurmV0045GetJ
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1734,7 +1430,7 @@ func (c *Client) sendSlurmV0045GetJob(ctx context.Context, params SlurmV0045GetJ
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1745,7 +1441,7 @@ func (c *Client) sendSlurmV0045GetJob(ctx context.Context, params SlurmV0045GetJ
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1777,7 +1473,6 @@ func (c *Client) sendSlurmV0045GetJob(ctx context.Context, params SlurmV0045GetJ
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -1791,7 +1486,6 @@ func (c *Client) sendSlurmV0045GetJob(ctx context.Context, params SlurmV0045GetJ
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -1811,41 +1505,7 @@ func (c *Client) SlurmV0045GetJobRequeue(ctx context.Context, params SlurmV0045G
 }
 
 func (c *Client) sendSlurmV0045GetJobRequeue(ctx context.Context, params SlurmV0045GetJobRequeueParams) (res SlurmV0045GetJobRequeueRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_job_requeue"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/job/{job_id}/requeue"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetJobRequeueOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [3]string
 	pathParts[0] = "/slurm/v0.0.45/job/"
@@ -1870,7 +1530,6 @@ func (c *Client) sendSlurmV0045GetJobRequeue(ctx context.Context, params SlurmV0
 	pathParts[2] = "/requeue"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "Incomplete" parameter.
@@ -1925,7 +1584,6 @@ func (c *Client) sendSlurmV0045GetJobRequeue(ctx context.Context, params SlurmV0
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -1935,7 +1593,7 @@ func (c *Client) sendSlurmV0045GetJobRequeue(ctx context.Context, params SlurmV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetJobRequeueOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -1946,7 +1604,7 @@ func (c *Client) sendSlurmV0045GetJobRequeue(ctx context.Context, params SlurmV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetJobRequeueOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -1957,7 +1615,7 @@ func (c *Client) sendSlurmV0045GetJobRequeue(ctx context.Context, params SlurmV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetJobRequeueOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -1989,7 +1647,6 @@ func (c *Client) sendSlurmV0045GetJobRequeue(ctx context.Context, params SlurmV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2003,7 +1660,6 @@ func (c *Client) sendSlurmV0045GetJobRequeue(ctx context.Context, params SlurmV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetJobRequeueResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2023,47 +1679,12 @@ func (c *Client) SlurmV0045GetJobs(ctx context.Context, params SlurmV0045GetJobs
 }
 
 func (c *Client) sendSlurmV0045GetJobs(ctx context.Context, params SlurmV0045GetJobsParams) (res SlurmV0045GetJobsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_jobs"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/jobs/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetJobsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/jobs/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2101,7 +1722,6 @@ func (c *Client) sendSlurmV0045GetJobs(ctx context.Context, params SlurmV0045Get
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2111,7 +1731,7 @@ func (c *Client) sendSlurmV0045GetJobs(ctx context.Context, params SlurmV0045Get
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2122,7 +1742,7 @@ func (c *Client) sendSlurmV0045GetJobs(ctx context.Context, params SlurmV0045Get
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2133,7 +1753,7 @@ func (c *Client) sendSlurmV0045GetJobs(ctx context.Context, params SlurmV0045Get
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2165,7 +1785,6 @@ func (c *Client) sendSlurmV0045GetJobs(ctx context.Context, params SlurmV0045Get
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2179,7 +1798,6 @@ func (c *Client) sendSlurmV0045GetJobs(ctx context.Context, params SlurmV0045Get
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetJobsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2199,47 +1817,12 @@ func (c *Client) SlurmV0045GetJobsState(ctx context.Context, params SlurmV0045Ge
 }
 
 func (c *Client) sendSlurmV0045GetJobsState(ctx context.Context, params SlurmV0045GetJobsStateParams) (res SlurmV0045GetJobsStateRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_jobs_state"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/jobs/state/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetJobsStateOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/jobs/state/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "job_id" parameter.
@@ -2260,7 +1843,6 @@ func (c *Client) sendSlurmV0045GetJobsState(ctx context.Context, params SlurmV00
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2270,7 +1852,7 @@ func (c *Client) sendSlurmV0045GetJobsState(ctx context.Context, params SlurmV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetJobsStateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2281,7 +1863,7 @@ func (c *Client) sendSlurmV0045GetJobsState(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetJobsStateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2292,7 +1874,7 @@ func (c *Client) sendSlurmV0045GetJobsState(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetJobsStateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2324,7 +1906,6 @@ func (c *Client) sendSlurmV0045GetJobsState(ctx context.Context, params SlurmV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2338,7 +1919,6 @@ func (c *Client) sendSlurmV0045GetJobsState(ctx context.Context, params SlurmV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetJobsStateResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2358,47 +1938,12 @@ func (c *Client) SlurmV0045GetLicenses(ctx context.Context) (SlurmV0045GetLicens
 }
 
 func (c *Client) sendSlurmV0045GetLicenses(ctx context.Context) (res SlurmV0045GetLicensesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_licenses"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/licenses/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetLicensesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/licenses/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2408,7 +1953,7 @@ func (c *Client) sendSlurmV0045GetLicenses(ctx context.Context) (res SlurmV0045G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetLicensesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2419,7 +1964,7 @@ func (c *Client) sendSlurmV0045GetLicenses(ctx context.Context) (res SlurmV0045G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetLicensesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2430,7 +1975,7 @@ func (c *Client) sendSlurmV0045GetLicenses(ctx context.Context) (res SlurmV0045G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetLicensesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2462,7 +2007,6 @@ func (c *Client) sendSlurmV0045GetLicenses(ctx context.Context) (res SlurmV0045G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2476,7 +2020,6 @@ func (c *Client) sendSlurmV0045GetLicenses(ctx context.Context) (res SlurmV0045G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetLicensesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2496,41 +2039,7 @@ func (c *Client) SlurmV0045GetNode(ctx context.Context, params SlurmV0045GetNode
 }
 
 func (c *Client) sendSlurmV0045GetNode(ctx context.Context, params SlurmV0045GetNodeParams) (res SlurmV0045GetNodeRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_node"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/node/{node_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetNodeOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.45/node/"
@@ -2554,7 +2063,6 @@ func (c *Client) sendSlurmV0045GetNode(ctx context.Context, params SlurmV0045Get
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2592,7 +2100,6 @@ func (c *Client) sendSlurmV0045GetNode(ctx context.Context, params SlurmV0045Get
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2602,7 +2109,7 @@ func (c *Client) sendSlurmV0045GetNode(ctx context.Context, params SlurmV0045Get
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2613,7 +2120,7 @@ func (c *Client) sendSlurmV0045GetNode(ctx context.Context, params SlurmV0045Get
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2624,7 +2131,7 @@ func (c *Client) sendSlurmV0045GetNode(ctx context.Context, params SlurmV0045Get
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2656,7 +2163,6 @@ func (c *Client) sendSlurmV0045GetNode(ctx context.Context, params SlurmV0045Get
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2670,7 +2176,6 @@ func (c *Client) sendSlurmV0045GetNode(ctx context.Context, params SlurmV0045Get
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetNodeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2690,47 +2195,12 @@ func (c *Client) SlurmV0045GetNodes(ctx context.Context, params SlurmV0045GetNod
 }
 
 func (c *Client) sendSlurmV0045GetNodes(ctx context.Context, params SlurmV0045GetNodesParams) (res SlurmV0045GetNodesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_nodes"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/nodes/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetNodesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/nodes/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2768,7 +2238,6 @@ func (c *Client) sendSlurmV0045GetNodes(ctx context.Context, params SlurmV0045Ge
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2778,7 +2247,7 @@ func (c *Client) sendSlurmV0045GetNodes(ctx context.Context, params SlurmV0045Ge
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2789,7 +2258,7 @@ func (c *Client) sendSlurmV0045GetNodes(ctx context.Context, params SlurmV0045Ge
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2800,7 +2269,7 @@ func (c *Client) sendSlurmV0045GetNodes(ctx context.Context, params SlurmV0045Ge
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -2832,7 +2301,6 @@ func (c *Client) sendSlurmV0045GetNodes(ctx context.Context, params SlurmV0045Ge
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -2846,7 +2314,6 @@ func (c *Client) sendSlurmV0045GetNodes(ctx context.Context, params SlurmV0045Ge
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetNodesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -2866,41 +2333,7 @@ func (c *Client) SlurmV0045GetPartition(ctx context.Context, params SlurmV0045Ge
 }
 
 func (c *Client) sendSlurmV0045GetPartition(ctx context.Context, params SlurmV0045GetPartitionParams) (res SlurmV0045GetPartitionRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_partition"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/partition/{partition_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetPartitionOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.45/partition/"
@@ -2924,7 +2357,6 @@ func (c *Client) sendSlurmV0045GetPartition(ctx context.Context, params SlurmV00
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -2962,7 +2394,6 @@ func (c *Client) sendSlurmV0045GetPartition(ctx context.Context, params SlurmV00
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -2972,7 +2403,7 @@ func (c *Client) sendSlurmV0045GetPartition(ctx context.Context, params SlurmV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetPartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -2983,7 +2414,7 @@ func (c *Client) sendSlurmV0045GetPartition(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetPartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -2994,7 +2425,7 @@ func (c *Client) sendSlurmV0045GetPartition(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetPartitionOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3026,7 +2457,6 @@ func (c *Client) sendSlurmV0045GetPartition(ctx context.Context, params SlurmV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3040,7 +2470,6 @@ func (c *Client) sendSlurmV0045GetPartition(ctx context.Context, params SlurmV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetPartitionResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3060,47 +2489,12 @@ func (c *Client) SlurmV0045GetPartitions(ctx context.Context, params SlurmV0045G
 }
 
 func (c *Client) sendSlurmV0045GetPartitions(ctx context.Context, params SlurmV0045GetPartitionsParams) (res SlurmV0045GetPartitionsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_partitions"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/partitions/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetPartitionsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/partitions/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -3138,7 +2532,6 @@ func (c *Client) sendSlurmV0045GetPartitions(ctx context.Context, params SlurmV0
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3148,7 +2541,7 @@ func (c *Client) sendSlurmV0045GetPartitions(ctx context.Context, params SlurmV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3159,7 +2552,7 @@ func (c *Client) sendSlurmV0045GetPartitions(ctx context.Context, params SlurmV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3170,7 +2563,7 @@ func (c *Client) sendSlurmV0045GetPartitions(ctx context.Context, params SlurmV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3202,7 +2595,6 @@ func (c *Client) sendSlurmV0045GetPartitions(ctx context.Context, params SlurmV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3216,7 +2608,6 @@ func (c *Client) sendSlurmV0045GetPartitions(ctx context.Context, params SlurmV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetPartitionsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3236,47 +2627,12 @@ func (c *Client) SlurmV0045GetPing(ctx context.Context) (SlurmV0045GetPingRes, e
 }
 
 func (c *Client) sendSlurmV0045GetPing(ctx context.Context) (res SlurmV0045GetPingRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_ping"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/ping/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetPingOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/ping/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3286,7 +2642,7 @@ func (c *Client) sendSlurmV0045GetPing(ctx context.Context) (res SlurmV0045GetPi
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3297,7 +2653,7 @@ func (c *Client) sendSlurmV0045GetPing(ctx context.Context) (res SlurmV0045GetPi
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3308,7 +2664,7 @@ func (c *Client) sendSlurmV0045GetPing(ctx context.Context) (res SlurmV0045GetPi
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3340,7 +2696,6 @@ func (c *Client) sendSlurmV0045GetPing(ctx context.Context) (res SlurmV0045GetPi
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3354,7 +2709,6 @@ func (c *Client) sendSlurmV0045GetPing(ctx context.Context) (res SlurmV0045GetPi
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetPingResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3374,47 +2728,12 @@ func (c *Client) SlurmV0045GetReconfigure(ctx context.Context) (SlurmV0045GetRec
 }
 
 func (c *Client) sendSlurmV0045GetReconfigure(ctx context.Context) (res SlurmV0045GetReconfigureRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_reconfigure"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/reconfigure/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetReconfigureOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/reconfigure/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3424,7 +2743,7 @@ func (c *Client) sendSlurmV0045GetReconfigure(ctx context.Context) (res SlurmV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetReconfigureOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3435,7 +2754,7 @@ func (c *Client) sendSlurmV0045GetReconfigure(ctx context.Context) (res SlurmV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetReconfigureOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3446,7 +2765,7 @@ func (c *Client) sendSlurmV0045GetReconfigure(ctx context.Context) (res SlurmV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetReconfigureOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3478,7 +2797,6 @@ func (c *Client) sendSlurmV0045GetReconfigure(ctx context.Context) (res SlurmV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3492,7 +2810,6 @@ func (c *Client) sendSlurmV0045GetReconfigure(ctx context.Context) (res SlurmV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetReconfigureResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3512,41 +2829,7 @@ func (c *Client) SlurmV0045GetReservation(ctx context.Context, params SlurmV0045
 }
 
 func (c *Client) sendSlurmV0045GetReservation(ctx context.Context, params SlurmV0045GetReservationParams) (res SlurmV0045GetReservationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_reservation"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/reservation/{reservation_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetReservationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.45/reservation/"
@@ -3570,7 +2853,6 @@ func (c *Client) sendSlurmV0045GetReservation(ctx context.Context, params SlurmV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -3591,7 +2873,6 @@ func (c *Client) sendSlurmV0045GetReservation(ctx context.Context, params SlurmV
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3601,7 +2882,7 @@ func (c *Client) sendSlurmV0045GetReservation(ctx context.Context, params SlurmV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3612,7 +2893,7 @@ func (c *Client) sendSlurmV0045GetReservation(ctx context.Context, params SlurmV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3623,7 +2904,7 @@ func (c *Client) sendSlurmV0045GetReservation(ctx context.Context, params SlurmV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3655,7 +2936,6 @@ func (c *Client) sendSlurmV0045GetReservation(ctx context.Context, params SlurmV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3669,7 +2949,6 @@ func (c *Client) sendSlurmV0045GetReservation(ctx context.Context, params SlurmV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetReservationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3689,47 +2968,12 @@ func (c *Client) SlurmV0045GetReservations(ctx context.Context, params SlurmV004
 }
 
 func (c *Client) sendSlurmV0045GetReservations(ctx context.Context, params SlurmV0045GetReservationsParams) (res SlurmV0045GetReservationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_reservations"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/reservations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetReservationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/reservations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -3750,7 +2994,6 @@ func (c *Client) sendSlurmV0045GetReservations(ctx context.Context, params Slurm
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3760,7 +3003,7 @@ func (c *Client) sendSlurmV0045GetReservations(ctx context.Context, params Slurm
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3771,7 +3014,7 @@ func (c *Client) sendSlurmV0045GetReservations(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3782,7 +3025,7 @@ func (c *Client) sendSlurmV0045GetReservations(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3814,7 +3057,6 @@ func (c *Client) sendSlurmV0045GetReservations(ctx context.Context, params Slurm
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3828,7 +3070,6 @@ func (c *Client) sendSlurmV0045GetReservations(ctx context.Context, params Slurm
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetReservationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -3848,41 +3089,7 @@ func (c *Client) SlurmV0045GetResources(ctx context.Context, params SlurmV0045Ge
 }
 
 func (c *Client) sendSlurmV0045GetResources(ctx context.Context, params SlurmV0045GetResourcesParams) (res SlurmV0045GetResourcesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_resources"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/resources/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetResourcesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.45/resources/"
@@ -3906,7 +3113,6 @@ func (c *Client) sendSlurmV0045GetResources(ctx context.Context, params SlurmV00
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -3916,7 +3122,7 @@ func (c *Client) sendSlurmV0045GetResources(ctx context.Context, params SlurmV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetResourcesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -3927,7 +3133,7 @@ func (c *Client) sendSlurmV0045GetResources(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetResourcesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -3938,7 +3144,7 @@ func (c *Client) sendSlurmV0045GetResources(ctx context.Context, params SlurmV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetResourcesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -3970,7 +3176,6 @@ func (c *Client) sendSlurmV0045GetResources(ctx context.Context, params SlurmV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -3984,7 +3189,6 @@ func (c *Client) sendSlurmV0045GetResources(ctx context.Context, params SlurmV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetResourcesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4004,47 +3208,12 @@ func (c *Client) SlurmV0045GetShares(ctx context.Context, params SlurmV0045GetSh
 }
 
 func (c *Client) sendSlurmV0045GetShares(ctx context.Context, params SlurmV0045GetSharesParams) (res SlurmV0045GetSharesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_get_shares"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/shares"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045GetSharesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/shares"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "accounts" parameter.
@@ -4082,7 +3251,6 @@ func (c *Client) sendSlurmV0045GetShares(ctx context.Context, params SlurmV0045G
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4092,7 +3260,7 @@ func (c *Client) sendSlurmV0045GetShares(ctx context.Context, params SlurmV0045G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045GetSharesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4103,7 +3271,7 @@ func (c *Client) sendSlurmV0045GetShares(ctx context.Context, params SlurmV0045G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045GetSharesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4114,7 +3282,7 @@ func (c *Client) sendSlurmV0045GetShares(ctx context.Context, params SlurmV0045G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045GetSharesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4146,7 +3314,6 @@ func (c *Client) sendSlurmV0045GetShares(ctx context.Context, params SlurmV0045G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4160,7 +3327,6 @@ func (c *Client) sendSlurmV0045GetShares(ctx context.Context, params SlurmV0045G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045GetSharesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4180,41 +3346,7 @@ func (c *Client) SlurmV0045PostJob(ctx context.Context, request OptV0045JobDescM
 }
 
 func (c *Client) sendSlurmV0045PostJob(ctx context.Context, request OptV0045JobDescMsg, params SlurmV0045PostJobParams) (res SlurmV0045PostJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_post_job"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045PostJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.45/job/"
@@ -4238,7 +3370,6 @@ func (c *Client) sendSlurmV0045PostJob(ctx context.Context, request OptV0045JobD
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4251,7 +3382,7 @@ func (c *Client) sendSlurmV0045PostJob(ctx context.Context, request OptV0045JobD
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4262,7 +3393,7 @@ func (c *Client) sendSlurmV0045PostJob(ctx context.Context, request OptV0045JobD
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4273,7 +3404,7 @@ func (c *Client) sendSlurmV0045PostJob(ctx context.Context, request OptV0045JobD
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4305,7 +3436,6 @@ func (c *Client) sendSlurmV0045PostJob(ctx context.Context, request OptV0045JobD
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4319,7 +3449,6 @@ func (c *Client) sendSlurmV0045PostJob(ctx context.Context, request OptV0045JobD
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045PostJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4339,47 +3468,12 @@ func (c *Client) SlurmV0045PostJobAllocate(ctx context.Context, request OptV0045
 }
 
 func (c *Client) sendSlurmV0045PostJobAllocate(ctx context.Context, request OptV0045JobAllocReq) (res SlurmV0045PostJobAllocateRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_post_job_allocate"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/job/allocate"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045PostJobAllocateOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/job/allocate"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4392,7 +3486,7 @@ func (c *Client) sendSlurmV0045PostJobAllocate(ctx context.Context, request OptV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045PostJobAllocateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4403,7 +3497,7 @@ func (c *Client) sendSlurmV0045PostJobAllocate(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045PostJobAllocateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4414,7 +3508,7 @@ func (c *Client) sendSlurmV0045PostJobAllocate(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045PostJobAllocateOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4446,7 +3540,6 @@ func (c *Client) sendSlurmV0045PostJobAllocate(ctx context.Context, request OptV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4460,7 +3553,6 @@ func (c *Client) sendSlurmV0045PostJobAllocate(ctx context.Context, request OptV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045PostJobAllocateResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4480,47 +3572,12 @@ func (c *Client) SlurmV0045PostJobSubmit(ctx context.Context, request OptV0045Jo
 }
 
 func (c *Client) sendSlurmV0045PostJobSubmit(ctx context.Context, request OptV0045JobSubmitReq) (res SlurmV0045PostJobSubmitRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_post_job_submit"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/job/submit"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045PostJobSubmitOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/job/submit"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4533,7 +3590,7 @@ func (c *Client) sendSlurmV0045PostJobSubmit(ctx context.Context, request OptV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045PostJobSubmitOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4544,7 +3601,7 @@ func (c *Client) sendSlurmV0045PostJobSubmit(ctx context.Context, request OptV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045PostJobSubmitOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4555,7 +3612,7 @@ func (c *Client) sendSlurmV0045PostJobSubmit(ctx context.Context, request OptV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045PostJobSubmitOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4587,7 +3644,6 @@ func (c *Client) sendSlurmV0045PostJobSubmit(ctx context.Context, request OptV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4601,7 +3657,6 @@ func (c *Client) sendSlurmV0045PostJobSubmit(ctx context.Context, request OptV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045PostJobSubmitResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4621,47 +3676,12 @@ func (c *Client) SlurmV0045PostJobsRequeue(ctx context.Context, request OptV0045
 }
 
 func (c *Client) sendSlurmV0045PostJobsRequeue(ctx context.Context, request OptV0045OpenapiJobsRequeueQuery) (res SlurmV0045PostJobsRequeueRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_post_jobs_requeue"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/jobs/requeue"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045PostJobsRequeueOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/jobs/requeue"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4674,7 +3694,7 @@ func (c *Client) sendSlurmV0045PostJobsRequeue(ctx context.Context, request OptV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045PostJobsRequeueOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4685,7 +3705,7 @@ func (c *Client) sendSlurmV0045PostJobsRequeue(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045PostJobsRequeueOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4696,7 +3716,7 @@ func (c *Client) sendSlurmV0045PostJobsRequeue(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045PostJobsRequeueOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4728,7 +3748,6 @@ func (c *Client) sendSlurmV0045PostJobsRequeue(ctx context.Context, request OptV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4742,7 +3761,6 @@ func (c *Client) sendSlurmV0045PostJobsRequeue(ctx context.Context, request OptV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045PostJobsRequeueResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4762,47 +3780,12 @@ func (c *Client) SlurmV0045PostNewNode(ctx context.Context, request OptV0045Open
 }
 
 func (c *Client) sendSlurmV0045PostNewNode(ctx context.Context, request OptV0045OpenapiCreateNodeReq) (res SlurmV0045PostNewNodeRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_post_new_node"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/new/node/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045PostNewNodeOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/new/node/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4815,7 +3798,7 @@ func (c *Client) sendSlurmV0045PostNewNode(ctx context.Context, request OptV0045
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045PostNewNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4826,7 +3809,7 @@ func (c *Client) sendSlurmV0045PostNewNode(ctx context.Context, request OptV0045
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045PostNewNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4837,7 +3820,7 @@ func (c *Client) sendSlurmV0045PostNewNode(ctx context.Context, request OptV0045
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045PostNewNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -4869,7 +3852,6 @@ func (c *Client) sendSlurmV0045PostNewNode(ctx context.Context, request OptV0045
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -4883,7 +3865,6 @@ func (c *Client) sendSlurmV0045PostNewNode(ctx context.Context, request OptV0045
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045PostNewNodeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -4903,41 +3884,7 @@ func (c *Client) SlurmV0045PostNode(ctx context.Context, request OptV0045UpdateN
 }
 
 func (c *Client) sendSlurmV0045PostNode(ctx context.Context, request OptV0045UpdateNodeMsg, params SlurmV0045PostNodeParams) (res SlurmV0045PostNodeRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_post_node"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/node/{node_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045PostNodeOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurm/v0.0.45/node/"
@@ -4961,7 +3908,6 @@ func (c *Client) sendSlurmV0045PostNode(ctx context.Context, request OptV0045Upd
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -4974,7 +3920,7 @@ func (c *Client) sendSlurmV0045PostNode(ctx context.Context, request OptV0045Upd
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045PostNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -4985,7 +3931,7 @@ func (c *Client) sendSlurmV0045PostNode(ctx context.Context, request OptV0045Upd
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045PostNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -4996,7 +3942,7 @@ func (c *Client) sendSlurmV0045PostNode(ctx context.Context, request OptV0045Upd
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045PostNodeOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5028,7 +3974,6 @@ func (c *Client) sendSlurmV0045PostNode(ctx context.Context, request OptV0045Upd
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5042,7 +3987,6 @@ func (c *Client) sendSlurmV0045PostNode(ctx context.Context, request OptV0045Upd
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045PostNodeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5062,47 +4006,12 @@ func (c *Client) SlurmV0045PostNodes(ctx context.Context, request OptV0045Update
 }
 
 func (c *Client) sendSlurmV0045PostNodes(ctx context.Context, request OptV0045UpdateNodeMsg) (res SlurmV0045PostNodesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_post_nodes"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/nodes/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045PostNodesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/nodes/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5115,7 +4024,7 @@ func (c *Client) sendSlurmV0045PostNodes(ctx context.Context, request OptV0045Up
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045PostNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5126,7 +4035,7 @@ func (c *Client) sendSlurmV0045PostNodes(ctx context.Context, request OptV0045Up
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045PostNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5137,7 +4046,7 @@ func (c *Client) sendSlurmV0045PostNodes(ctx context.Context, request OptV0045Up
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045PostNodesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5169,7 +4078,6 @@ func (c *Client) sendSlurmV0045PostNodes(ctx context.Context, request OptV0045Up
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5183,7 +4091,6 @@ func (c *Client) sendSlurmV0045PostNodes(ctx context.Context, request OptV0045Up
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045PostNodesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5203,47 +4110,12 @@ func (c *Client) SlurmV0045PostPartitions(ctx context.Context, request OptV0045O
 }
 
 func (c *Client) sendSlurmV0045PostPartitions(ctx context.Context, request OptV0045OpenapiPartitionsModReq) (res SlurmV0045PostPartitionsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_post_partitions"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/partitions/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045PostPartitionsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/partitions/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5256,7 +4128,7 @@ func (c *Client) sendSlurmV0045PostPartitions(ctx context.Context, request OptV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045PostPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5267,7 +4139,7 @@ func (c *Client) sendSlurmV0045PostPartitions(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045PostPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5278,7 +4150,7 @@ func (c *Client) sendSlurmV0045PostPartitions(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045PostPartitionsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5310,7 +4182,6 @@ func (c *Client) sendSlurmV0045PostPartitions(ctx context.Context, request OptV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5324,7 +4195,6 @@ func (c *Client) sendSlurmV0045PostPartitions(ctx context.Context, request OptV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045PostPartitionsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5344,47 +4214,12 @@ func (c *Client) SlurmV0045PostReservation(ctx context.Context, request OptV0045
 }
 
 func (c *Client) sendSlurmV0045PostReservation(ctx context.Context, request OptV0045ReservationDescMsg) (res SlurmV0045PostReservationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_post_reservation"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/reservation"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045PostReservationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/reservation"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5397,7 +4232,7 @@ func (c *Client) sendSlurmV0045PostReservation(ctx context.Context, request OptV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045PostReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5408,7 +4243,7 @@ func (c *Client) sendSlurmV0045PostReservation(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045PostReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5419,7 +4254,7 @@ func (c *Client) sendSlurmV0045PostReservation(ctx context.Context, request OptV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045PostReservationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5451,7 +4286,6 @@ func (c *Client) sendSlurmV0045PostReservation(ctx context.Context, request OptV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5465,7 +4299,6 @@ func (c *Client) sendSlurmV0045PostReservation(ctx context.Context, request OptV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045PostReservationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5485,47 +4318,12 @@ func (c *Client) SlurmV0045PostReservations(ctx context.Context, request OptV004
 }
 
 func (c *Client) sendSlurmV0045PostReservations(ctx context.Context, request OptV0045ReservationModReq) (res SlurmV0045PostReservationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurm_v0045_post_reservations"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurm/v0.0.45/reservations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmV0045PostReservationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurm/v0.0.45/reservations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5538,7 +4336,7 @@ func (c *Client) sendSlurmV0045PostReservations(ctx context.Context, request Opt
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmV0045PostReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5549,7 +4347,7 @@ func (c *Client) sendSlurmV0045PostReservations(ctx context.Context, request Opt
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmV0045PostReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5560,7 +4358,7 @@ func (c *Client) sendSlurmV0045PostReservations(ctx context.Context, request Opt
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmV0045PostReservationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5592,7 +4390,6 @@ func (c *Client) sendSlurmV0045PostReservations(ctx context.Context, request Opt
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5606,7 +4403,6 @@ func (c *Client) sendSlurmV0045PostReservations(ctx context.Context, request Opt
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmV0045PostReservationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5626,41 +4422,7 @@ func (c *Client) SlurmdbV0045DeleteAccount(ctx context.Context, params SlurmdbV0
 }
 
 func (c *Client) sendSlurmdbV0045DeleteAccount(ctx context.Context, params SlurmdbV0045DeleteAccountParams) (res SlurmdbV0045DeleteAccountRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_delete_account"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/account/{account_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045DeleteAccountOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.45/account/"
@@ -5684,7 +4446,6 @@ func (c *Client) sendSlurmdbV0045DeleteAccount(ctx context.Context, params Slurm
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -5694,7 +4455,7 @@ func (c *Client) sendSlurmdbV0045DeleteAccount(ctx context.Context, params Slurm
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045DeleteAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -5705,7 +4466,7 @@ func (c *Client) sendSlurmdbV0045DeleteAccount(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045DeleteAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -5716,7 +4477,7 @@ func (c *Client) sendSlurmdbV0045DeleteAccount(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045DeleteAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -5748,7 +4509,6 @@ func (c *Client) sendSlurmdbV0045DeleteAccount(ctx context.Context, params Slurm
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -5762,7 +4522,6 @@ func (c *Client) sendSlurmdbV0045DeleteAccount(ctx context.Context, params Slurm
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045DeleteAccountResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -5782,47 +4541,12 @@ func (c *Client) SlurmdbV0045DeleteAssociation(ctx context.Context, params Slurm
 }
 
 func (c *Client) sendSlurmdbV0045DeleteAssociation(ctx context.Context, params SlurmdbV0045DeleteAssociationParams) (res SlurmdbV0045DeleteAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_delete_association"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045DeleteAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -6115,7 +4839,6 @@ func (c *Client) sendSlurmdbV0045DeleteAssociation(ctx context.Context, params S
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6125,7 +4848,7 @@ func (c *Client) sendSlurmdbV0045DeleteAssociation(ctx context.Context, params S
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045DeleteAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -6136,7 +4859,7 @@ func (c *Client) sendSlurmdbV0045DeleteAssociation(ctx context.Context, params S
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045DeleteAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -6147,7 +4870,7 @@ func (c *Client) sendSlurmdbV0045DeleteAssociation(ctx context.Context, params S
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045DeleteAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6179,7 +4902,6 @@ func (c *Client) sendSlurmdbV0045DeleteAssociation(ctx context.Context, params S
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6193,7 +4915,6 @@ func (c *Client) sendSlurmdbV0045DeleteAssociation(ctx context.Context, params S
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045DeleteAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6213,47 +4934,12 @@ func (c *Client) SlurmdbV0045DeleteAssociations(ctx context.Context, params Slur
 }
 
 func (c *Client) sendSlurmdbV0045DeleteAssociations(ctx context.Context, params SlurmdbV0045DeleteAssociationsParams) (res SlurmdbV0045DeleteAssociationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_delete_associations"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/associations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045DeleteAssociationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/associations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -6546,7 +5232,6 @@ func (c *Client) sendSlurmdbV0045DeleteAssociations(ctx context.Context, params 
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6556,7 +5241,7 @@ func (c *Client) sendSlurmdbV0045DeleteAssociations(ctx context.Context, params 
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045DeleteAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -6567,7 +5252,7 @@ func (c *Client) sendSlurmdbV0045DeleteAssociations(ctx context.Context, params 
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045DeleteAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -6578,7 +5263,7 @@ func (c *Client) sendSlurmdbV0045DeleteAssociations(ctx context.Context, params 
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045DeleteAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6610,7 +5295,6 @@ func (c *Client) sendSlurmdbV0045DeleteAssociations(ctx context.Context, params 
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6624,7 +5308,6 @@ func (c *Client) sendSlurmdbV0045DeleteAssociations(ctx context.Context, params 
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045DeleteAssociationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6644,41 +5327,7 @@ func (c *Client) SlurmdbV0045DeleteCluster(ctx context.Context, params SlurmdbV0
 }
 
 func (c *Client) sendSlurmdbV0045DeleteCluster(ctx context.Context, params SlurmdbV0045DeleteClusterParams) (res SlurmdbV0045DeleteClusterRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_delete_cluster"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/cluster/{cluster_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045DeleteClusterOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.45/cluster/"
@@ -6702,7 +5351,6 @@ func (c *Client) sendSlurmdbV0045DeleteCluster(ctx context.Context, params Slurm
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "classification" parameter.
@@ -6859,7 +5507,6 @@ func (c *Client) sendSlurmdbV0045DeleteCluster(ctx context.Context, params Slurm
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -6869,7 +5516,7 @@ func (c *Client) sendSlurmdbV0045DeleteCluster(ctx context.Context, params Slurm
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045DeleteClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -6880,7 +5527,7 @@ func (c *Client) sendSlurmdbV0045DeleteCluster(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045DeleteClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -6891,7 +5538,7 @@ func (c *Client) sendSlurmdbV0045DeleteCluster(ctx context.Context, params Slurm
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045DeleteClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -6923,7 +5570,6 @@ func (c *Client) sendSlurmdbV0045DeleteCluster(ctx context.Context, params Slurm
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -6937,7 +5583,6 @@ func (c *Client) sendSlurmdbV0045DeleteCluster(ctx context.Context, params Slurm
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045DeleteClusterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -6957,41 +5602,7 @@ func (c *Client) SlurmdbV0045DeleteSingleQos(ctx context.Context, params Slurmdb
 }
 
 func (c *Client) sendSlurmdbV0045DeleteSingleQos(ctx context.Context, params SlurmdbV0045DeleteSingleQosParams) (res SlurmdbV0045DeleteSingleQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_delete_single_qos"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/qos/{qos}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045DeleteSingleQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.45/qos/"
@@ -7015,7 +5626,6 @@ func (c *Client) sendSlurmdbV0045DeleteSingleQos(ctx context.Context, params Slu
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7025,7 +5635,7 @@ func (c *Client) sendSlurmdbV0045DeleteSingleQos(ctx context.Context, params Slu
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045DeleteSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7036,7 +5646,7 @@ func (c *Client) sendSlurmdbV0045DeleteSingleQos(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045DeleteSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7047,7 +5657,7 @@ func (c *Client) sendSlurmdbV0045DeleteSingleQos(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045DeleteSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7079,7 +5689,6 @@ func (c *Client) sendSlurmdbV0045DeleteSingleQos(ctx context.Context, params Slu
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7093,7 +5702,6 @@ func (c *Client) sendSlurmdbV0045DeleteSingleQos(ctx context.Context, params Slu
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045DeleteSingleQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7113,41 +5721,7 @@ func (c *Client) SlurmdbV0045DeleteUser(ctx context.Context, params SlurmdbV0045
 }
 
 func (c *Client) sendSlurmdbV0045DeleteUser(ctx context.Context, params SlurmdbV0045DeleteUserParams) (res SlurmdbV0045DeleteUserRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_delete_user"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/user/{name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045DeleteUserOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.45/user/"
@@ -7171,7 +5745,6 @@ func (c *Client) sendSlurmdbV0045DeleteUser(ctx context.Context, params SlurmdbV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7181,7 +5754,7 @@ func (c *Client) sendSlurmdbV0045DeleteUser(ctx context.Context, params SlurmdbV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045DeleteUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7192,7 +5765,7 @@ func (c *Client) sendSlurmdbV0045DeleteUser(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045DeleteUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7203,7 +5776,7 @@ func (c *Client) sendSlurmdbV0045DeleteUser(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045DeleteUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7235,7 +5808,6 @@ func (c *Client) sendSlurmdbV0045DeleteUser(ctx context.Context, params SlurmdbV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7249,7 +5821,6 @@ func (c *Client) sendSlurmdbV0045DeleteUser(ctx context.Context, params SlurmdbV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045DeleteUserResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7269,41 +5840,7 @@ func (c *Client) SlurmdbV0045DeleteWckey(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0045DeleteWckey(ctx context.Context, params SlurmdbV0045DeleteWckeyParams) (res SlurmdbV0045DeleteWckeyRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_delete_wckey"),
-		semconv.HTTPRequestMethodKey.String("DELETE"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/wckey/{id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045DeleteWckeyOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.45/wckey/"
@@ -7327,7 +5864,6 @@ func (c *Client) sendSlurmdbV0045DeleteWckey(ctx context.Context, params Slurmdb
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7337,7 +5873,7 @@ func (c *Client) sendSlurmdbV0045DeleteWckey(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045DeleteWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7348,7 +5884,7 @@ func (c *Client) sendSlurmdbV0045DeleteWckey(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045DeleteWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7359,7 +5895,7 @@ func (c *Client) sendSlurmdbV0045DeleteWckey(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045DeleteWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7391,7 +5927,6 @@ func (c *Client) sendSlurmdbV0045DeleteWckey(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7405,7 +5940,6 @@ func (c *Client) sendSlurmdbV0045DeleteWckey(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045DeleteWckeyResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7425,41 +5959,7 @@ func (c *Client) SlurmdbV0045GetAccount(ctx context.Context, params SlurmdbV0045
 }
 
 func (c *Client) sendSlurmdbV0045GetAccount(ctx context.Context, params SlurmdbV0045GetAccountParams) (res SlurmdbV0045GetAccountRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_account"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/account/{account_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetAccountOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.45/account/"
@@ -7483,7 +5983,6 @@ func (c *Client) sendSlurmdbV0045GetAccount(ctx context.Context, params SlurmdbV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "with_assocs" parameter.
@@ -7538,7 +6037,6 @@ func (c *Client) sendSlurmdbV0045GetAccount(ctx context.Context, params SlurmdbV
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7548,7 +6046,7 @@ func (c *Client) sendSlurmdbV0045GetAccount(ctx context.Context, params SlurmdbV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7559,7 +6057,7 @@ func (c *Client) sendSlurmdbV0045GetAccount(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7570,7 +6068,7 @@ func (c *Client) sendSlurmdbV0045GetAccount(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetAccountOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7602,7 +6100,6 @@ func (c *Client) sendSlurmdbV0045GetAccount(ctx context.Context, params SlurmdbV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7616,7 +6113,6 @@ func (c *Client) sendSlurmdbV0045GetAccount(ctx context.Context, params SlurmdbV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetAccountResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7636,47 +6132,12 @@ func (c *Client) SlurmdbV0045GetAccounts(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0045GetAccounts(ctx context.Context, params SlurmdbV0045GetAccountsParams) (res SlurmdbV0045GetAccountsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_accounts"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/accounts/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetAccountsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/accounts/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "description" parameter.
@@ -7782,7 +6243,6 @@ func (c *Client) sendSlurmdbV0045GetAccounts(ctx context.Context, params Slurmdb
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -7792,7 +6252,7 @@ func (c *Client) sendSlurmdbV0045GetAccounts(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -7803,7 +6263,7 @@ func (c *Client) sendSlurmdbV0045GetAccounts(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -7814,7 +6274,7 @@ func (c *Client) sendSlurmdbV0045GetAccounts(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -7846,7 +6306,6 @@ func (c *Client) sendSlurmdbV0045GetAccounts(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -7860,7 +6319,6 @@ func (c *Client) sendSlurmdbV0045GetAccounts(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetAccountsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -7880,47 +6338,12 @@ func (c *Client) SlurmdbV0045GetAssociation(ctx context.Context, params SlurmdbV
 }
 
 func (c *Client) sendSlurmdbV0045GetAssociation(ctx context.Context, params SlurmdbV0045GetAssociationParams) (res SlurmdbV0045GetAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_association"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -8213,7 +6636,6 @@ func (c *Client) sendSlurmdbV0045GetAssociation(ctx context.Context, params Slur
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8223,7 +6645,7 @@ func (c *Client) sendSlurmdbV0045GetAssociation(ctx context.Context, params Slur
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8234,7 +6656,7 @@ func (c *Client) sendSlurmdbV0045GetAssociation(ctx context.Context, params Slur
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8245,7 +6667,7 @@ func (c *Client) sendSlurmdbV0045GetAssociation(ctx context.Context, params Slur
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8277,7 +6699,6 @@ func (c *Client) sendSlurmdbV0045GetAssociation(ctx context.Context, params Slur
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -8291,7 +6712,6 @@ func (c *Client) sendSlurmdbV0045GetAssociation(ctx context.Context, params Slur
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -8311,47 +6731,12 @@ func (c *Client) SlurmdbV0045GetAssociations(ctx context.Context, params Slurmdb
 }
 
 func (c *Client) sendSlurmdbV0045GetAssociations(ctx context.Context, params SlurmdbV0045GetAssociationsParams) (res SlurmdbV0045GetAssociationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_associations"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/associations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetAssociationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/associations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -8644,7 +7029,6 @@ func (c *Client) sendSlurmdbV0045GetAssociations(ctx context.Context, params Slu
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8654,7 +7038,7 @@ func (c *Client) sendSlurmdbV0045GetAssociations(ctx context.Context, params Slu
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8665,7 +7049,7 @@ func (c *Client) sendSlurmdbV0045GetAssociations(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8676,7 +7060,7 @@ func (c *Client) sendSlurmdbV0045GetAssociations(ctx context.Context, params Slu
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -8708,7 +7092,6 @@ func (c *Client) sendSlurmdbV0045GetAssociations(ctx context.Context, params Slu
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -8722,7 +7105,6 @@ func (c *Client) sendSlurmdbV0045GetAssociations(ctx context.Context, params Slu
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetAssociationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -8742,41 +7124,7 @@ func (c *Client) SlurmdbV0045GetCluster(ctx context.Context, params SlurmdbV0045
 }
 
 func (c *Client) sendSlurmdbV0045GetCluster(ctx context.Context, params SlurmdbV0045GetClusterParams) (res SlurmdbV0045GetClusterRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_cluster"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/cluster/{cluster_name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetClusterOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.45/cluster/"
@@ -8800,7 +7148,6 @@ func (c *Client) sendSlurmdbV0045GetCluster(ctx context.Context, params SlurmdbV
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "classification" parameter.
@@ -8957,7 +7304,6 @@ func (c *Client) sendSlurmdbV0045GetCluster(ctx context.Context, params SlurmdbV
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -8967,7 +7313,7 @@ func (c *Client) sendSlurmdbV0045GetCluster(ctx context.Context, params SlurmdbV
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -8978,7 +7324,7 @@ func (c *Client) sendSlurmdbV0045GetCluster(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -8989,7 +7335,7 @@ func (c *Client) sendSlurmdbV0045GetCluster(ctx context.Context, params SlurmdbV
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetClusterOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9021,7 +7367,6 @@ func (c *Client) sendSlurmdbV0045GetCluster(ctx context.Context, params SlurmdbV
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9035,7 +7380,6 @@ func (c *Client) sendSlurmdbV0045GetCluster(ctx context.Context, params SlurmdbV
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetClusterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9055,47 +7399,12 @@ func (c *Client) SlurmdbV0045GetClusters(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0045GetClusters(ctx context.Context, params SlurmdbV0045GetClustersParams) (res SlurmdbV0045GetClustersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_clusters"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/clusters/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetClustersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/clusters/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -9116,7 +7425,6 @@ func (c *Client) sendSlurmdbV0045GetClusters(ctx context.Context, params Slurmdb
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -9126,7 +7434,7 @@ func (c *Client) sendSlurmdbV0045GetClusters(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -9137,7 +7445,7 @@ func (c *Client) sendSlurmdbV0045GetClusters(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -9148,7 +7456,7 @@ func (c *Client) sendSlurmdbV0045GetClusters(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9180,7 +7488,6 @@ func (c *Client) sendSlurmdbV0045GetClusters(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9194,7 +7501,6 @@ func (c *Client) sendSlurmdbV0045GetClusters(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetClustersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9214,47 +7520,12 @@ func (c *Client) SlurmdbV0045GetConf(ctx context.Context) (SlurmdbV0045GetConfRe
 }
 
 func (c *Client) sendSlurmdbV0045GetConf(ctx context.Context) (res SlurmdbV0045GetConfRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_conf"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/conf"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetConfOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/conf"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -9264,7 +7535,7 @@ func (c *Client) sendSlurmdbV0045GetConf(ctx context.Context) (res SlurmdbV0045G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetConfOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -9275,7 +7546,7 @@ func (c *Client) sendSlurmdbV0045GetConf(ctx context.Context) (res SlurmdbV0045G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetConfOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -9286,7 +7557,7 @@ func (c *Client) sendSlurmdbV0045GetConf(ctx context.Context) (res SlurmdbV0045G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetConfOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9318,7 +7589,6 @@ func (c *Client) sendSlurmdbV0045GetConf(ctx context.Context) (res SlurmdbV0045G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9332,7 +7602,6 @@ func (c *Client) sendSlurmdbV0045GetConf(ctx context.Context) (res SlurmdbV0045G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetConfResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9352,47 +7621,12 @@ func (c *Client) SlurmdbV0045GetConfig(ctx context.Context) (SlurmdbV0045GetConf
 }
 
 func (c *Client) sendSlurmdbV0045GetConfig(ctx context.Context) (res SlurmdbV0045GetConfigRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_config"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/config"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetConfigOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/config"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -9402,7 +7636,7 @@ func (c *Client) sendSlurmdbV0045GetConfig(ctx context.Context) (res SlurmdbV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -9413,7 +7647,7 @@ func (c *Client) sendSlurmdbV0045GetConfig(ctx context.Context) (res SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -9424,7 +7658,7 @@ func (c *Client) sendSlurmdbV0045GetConfig(ctx context.Context) (res SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9456,7 +7690,6 @@ func (c *Client) sendSlurmdbV0045GetConfig(ctx context.Context) (res SlurmdbV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9470,7 +7703,6 @@ func (c *Client) sendSlurmdbV0045GetConfig(ctx context.Context) (res SlurmdbV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetConfigResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9490,47 +7722,12 @@ func (c *Client) SlurmdbV0045GetDiag(ctx context.Context) (SlurmdbV0045GetDiagRe
 }
 
 func (c *Client) sendSlurmdbV0045GetDiag(ctx context.Context) (res SlurmdbV0045GetDiagRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_diag"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/diag/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetDiagOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/diag/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -9540,7 +7737,7 @@ func (c *Client) sendSlurmdbV0045GetDiag(ctx context.Context) (res SlurmdbV0045G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -9551,7 +7748,7 @@ func (c *Client) sendSlurmdbV0045GetDiag(ctx context.Context) (res SlurmdbV0045G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -9562,7 +7759,7 @@ func (c *Client) sendSlurmdbV0045GetDiag(ctx context.Context) (res SlurmdbV0045G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetDiagOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9594,7 +7791,6 @@ func (c *Client) sendSlurmdbV0045GetDiag(ctx context.Context) (res SlurmdbV0045G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9608,7 +7804,6 @@ func (c *Client) sendSlurmdbV0045GetDiag(ctx context.Context) (res SlurmdbV0045G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetDiagResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9628,47 +7823,12 @@ func (c *Client) SlurmdbV0045GetInstance(ctx context.Context, params SlurmdbV004
 }
 
 func (c *Client) sendSlurmdbV0045GetInstance(ctx context.Context, params SlurmdbV0045GetInstanceParams) (res SlurmdbV0045GetInstanceRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_instance"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/instance/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetInstanceOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/instance/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -9791,7 +7951,6 @@ func (c *Client) sendSlurmdbV0045GetInstance(ctx context.Context, params Slurmdb
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -9801,7 +7960,7 @@ func (c *Client) sendSlurmdbV0045GetInstance(ctx context.Context, params Slurmdb
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetInstanceOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -9812,7 +7971,7 @@ func (c *Client) sendSlurmdbV0045GetInstance(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetInstanceOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -9823,7 +7982,7 @@ func (c *Client) sendSlurmdbV0045GetInstance(ctx context.Context, params Slurmdb
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetInstanceOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -9855,7 +8014,6 @@ func (c *Client) sendSlurmdbV0045GetInstance(ctx context.Context, params Slurmdb
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -9869,7 +8027,6 @@ func (c *Client) sendSlurmdbV0045GetInstance(ctx context.Context, params Slurmdb
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetInstanceResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -9889,47 +8046,12 @@ func (c *Client) SlurmdbV0045GetInstances(ctx context.Context, params SlurmdbV00
 }
 
 func (c *Client) sendSlurmdbV0045GetInstances(ctx context.Context, params SlurmdbV0045GetInstancesParams) (res SlurmdbV0045GetInstancesRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_instances"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/instances/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetInstancesOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/instances/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -10052,7 +8174,6 @@ func (c *Client) sendSlurmdbV0045GetInstances(ctx context.Context, params Slurmd
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10062,7 +8183,7 @@ func (c *Client) sendSlurmdbV0045GetInstances(ctx context.Context, params Slurmd
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetInstancesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10073,7 +8194,7 @@ func (c *Client) sendSlurmdbV0045GetInstances(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetInstancesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10084,7 +8205,7 @@ func (c *Client) sendSlurmdbV0045GetInstances(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetInstancesOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10116,7 +8237,6 @@ func (c *Client) sendSlurmdbV0045GetInstances(ctx context.Context, params Slurmd
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10130,7 +8250,6 @@ func (c *Client) sendSlurmdbV0045GetInstances(ctx context.Context, params Slurmd
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetInstancesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10152,41 +8271,7 @@ func (c *Client) SlurmdbV0045GetJob(ctx context.Context, params SlurmdbV0045GetJ
 }
 
 func (c *Client) sendSlurmdbV0045GetJob(ctx context.Context, params SlurmdbV0045GetJobParams) (res SlurmdbV0045GetJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_job"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.45/job/"
@@ -10210,7 +8295,6 @@ func (c *Client) sendSlurmdbV0045GetJob(ctx context.Context, params SlurmdbV0045
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10220,7 +8304,7 @@ func (c *Client) sendSlurmdbV0045GetJob(ctx context.Context, params SlurmdbV0045
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10231,7 +8315,7 @@ func (c *Client) sendSlurmdbV0045GetJob(ctx context.Context, params SlurmdbV0045
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10242,7 +8326,7 @@ func (c *Client) sendSlurmdbV0045GetJob(ctx context.Context, params SlurmdbV0045
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10274,7 +8358,6 @@ func (c *Client) sendSlurmdbV0045GetJob(ctx context.Context, params SlurmdbV0045
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -10288,7 +8371,6 @@ func (c *Client) sendSlurmdbV0045GetJob(ctx context.Context, params SlurmdbV0045
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -10308,47 +8390,12 @@ func (c *Client) SlurmdbV0045GetJobs(ctx context.Context, params SlurmdbV0045Get
 }
 
 func (c *Client) sendSlurmdbV0045GetJobs(ctx context.Context, params SlurmdbV0045GetJobsParams) (res SlurmdbV0045GetJobsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_jobs"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/jobs/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetJobsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/jobs/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "account" parameter.
@@ -10930,7 +8977,6 @@ func (c *Client) sendSlurmdbV0045GetJobs(ctx context.Context, params SlurmdbV004
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -10940,7 +8986,7 @@ func (c *Client) sendSlurmdbV0045GetJobs(ctx context.Context, params SlurmdbV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -10951,7 +8997,7 @@ func (c *Client) sendSlurmdbV0045GetJobs(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -10962,7 +9008,7 @@ func (c *Client) sendSlurmdbV0045GetJobs(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -10994,7 +9040,6 @@ func (c *Client) sendSlurmdbV0045GetJobs(ctx context.Context, params SlurmdbV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11008,7 +9053,6 @@ func (c *Client) sendSlurmdbV0045GetJobs(ctx context.Context, params SlurmdbV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetJobsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11028,47 +9072,12 @@ func (c *Client) SlurmdbV0045GetPing(ctx context.Context) (SlurmdbV0045GetPingRe
 }
 
 func (c *Client) sendSlurmdbV0045GetPing(ctx context.Context) (res SlurmdbV0045GetPingRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_ping"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/ping/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetPingOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/ping/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11078,7 +9087,7 @@ func (c *Client) sendSlurmdbV0045GetPing(ctx context.Context) (res SlurmdbV0045G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11089,7 +9098,7 @@ func (c *Client) sendSlurmdbV0045GetPing(ctx context.Context) (res SlurmdbV0045G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11100,7 +9109,7 @@ func (c *Client) sendSlurmdbV0045GetPing(ctx context.Context) (res SlurmdbV0045G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetPingOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11132,7 +9141,6 @@ func (c *Client) sendSlurmdbV0045GetPing(ctx context.Context) (res SlurmdbV0045G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11146,7 +9154,6 @@ func (c *Client) sendSlurmdbV0045GetPing(ctx context.Context) (res SlurmdbV0045G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetPingResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11166,47 +9173,12 @@ func (c *Client) SlurmdbV0045GetQos(ctx context.Context, params SlurmdbV0045GetQ
 }
 
 func (c *Client) sendSlurmdbV0045GetQos(ctx context.Context, params SlurmdbV0045GetQosParams) (res SlurmdbV0045GetQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_qos"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/qos/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/qos/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "description" parameter.
@@ -11295,7 +9267,6 @@ func (c *Client) sendSlurmdbV0045GetQos(ctx context.Context, params SlurmdbV0045
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11305,7 +9276,7 @@ func (c *Client) sendSlurmdbV0045GetQos(ctx context.Context, params SlurmdbV0045
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11316,7 +9287,7 @@ func (c *Client) sendSlurmdbV0045GetQos(ctx context.Context, params SlurmdbV0045
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11327,7 +9298,7 @@ func (c *Client) sendSlurmdbV0045GetQos(ctx context.Context, params SlurmdbV0045
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11359,7 +9330,6 @@ func (c *Client) sendSlurmdbV0045GetQos(ctx context.Context, params SlurmdbV0045
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11373,7 +9343,6 @@ func (c *Client) sendSlurmdbV0045GetQos(ctx context.Context, params SlurmdbV0045
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11393,41 +9362,7 @@ func (c *Client) SlurmdbV0045GetSingleQos(ctx context.Context, params SlurmdbV00
 }
 
 func (c *Client) sendSlurmdbV0045GetSingleQos(ctx context.Context, params SlurmdbV0045GetSingleQosParams) (res SlurmdbV0045GetSingleQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_single_qos"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/qos/{qos}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetSingleQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.45/qos/"
@@ -11451,7 +9386,6 @@ func (c *Client) sendSlurmdbV0045GetSingleQos(ctx context.Context, params Slurmd
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "with_deleted" parameter.
@@ -11472,7 +9406,6 @@ func (c *Client) sendSlurmdbV0045GetSingleQos(ctx context.Context, params Slurmd
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11482,7 +9415,7 @@ func (c *Client) sendSlurmdbV0045GetSingleQos(ctx context.Context, params Slurmd
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11493,7 +9426,7 @@ func (c *Client) sendSlurmdbV0045GetSingleQos(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11504,7 +9437,7 @@ func (c *Client) sendSlurmdbV0045GetSingleQos(ctx context.Context, params Slurmd
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetSingleQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11536,7 +9469,6 @@ func (c *Client) sendSlurmdbV0045GetSingleQos(ctx context.Context, params Slurmd
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11550,7 +9482,6 @@ func (c *Client) sendSlurmdbV0045GetSingleQos(ctx context.Context, params Slurmd
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetSingleQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11570,47 +9501,12 @@ func (c *Client) SlurmdbV0045GetTres(ctx context.Context) (SlurmdbV0045GetTresRe
 }
 
 func (c *Client) sendSlurmdbV0045GetTres(ctx context.Context) (res SlurmdbV0045GetTresRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_tres"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/tres/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetTresOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/tres/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11620,7 +9516,7 @@ func (c *Client) sendSlurmdbV0045GetTres(ctx context.Context) (res SlurmdbV0045G
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11631,7 +9527,7 @@ func (c *Client) sendSlurmdbV0045GetTres(ctx context.Context) (res SlurmdbV0045G
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11642,7 +9538,7 @@ func (c *Client) sendSlurmdbV0045GetTres(ctx context.Context) (res SlurmdbV0045G
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11674,7 +9570,6 @@ func (c *Client) sendSlurmdbV0045GetTres(ctx context.Context) (res SlurmdbV0045G
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11688,7 +9583,6 @@ func (c *Client) sendSlurmdbV0045GetTres(ctx context.Context) (res SlurmdbV0045G
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetTresResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11708,41 +9602,7 @@ func (c *Client) SlurmdbV0045GetUser(ctx context.Context, params SlurmdbV0045Get
 }
 
 func (c *Client) sendSlurmdbV0045GetUser(ctx context.Context, params SlurmdbV0045GetUserParams) (res SlurmdbV0045GetUserRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_user"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/user/{name}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetUserOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.45/user/"
@@ -11766,7 +9626,6 @@ func (c *Client) sendSlurmdbV0045GetUser(ctx context.Context, params SlurmdbV004
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "with_deleted" parameter.
@@ -11838,7 +9697,6 @@ func (c *Client) sendSlurmdbV0045GetUser(ctx context.Context, params SlurmdbV004
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -11848,7 +9706,7 @@ func (c *Client) sendSlurmdbV0045GetUser(ctx context.Context, params SlurmdbV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -11859,7 +9717,7 @@ func (c *Client) sendSlurmdbV0045GetUser(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -11870,7 +9728,7 @@ func (c *Client) sendSlurmdbV0045GetUser(ctx context.Context, params SlurmdbV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetUserOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -11902,7 +9760,6 @@ func (c *Client) sendSlurmdbV0045GetUser(ctx context.Context, params SlurmdbV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -11916,7 +9773,6 @@ func (c *Client) sendSlurmdbV0045GetUser(ctx context.Context, params SlurmdbV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetUserResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -11936,47 +9792,12 @@ func (c *Client) SlurmdbV0045GetUsers(ctx context.Context, params SlurmdbV0045Ge
 }
 
 func (c *Client) sendSlurmdbV0045GetUsers(ctx context.Context, params SlurmdbV0045GetUsersParams) (res SlurmdbV0045GetUsersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_users"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/users/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetUsersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/users/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "admin_level" parameter.
@@ -12116,7 +9937,6 @@ func (c *Client) sendSlurmdbV0045GetUsers(ctx context.Context, params SlurmdbV00
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12126,7 +9946,7 @@ func (c *Client) sendSlurmdbV0045GetUsers(ctx context.Context, params SlurmdbV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12137,7 +9957,7 @@ func (c *Client) sendSlurmdbV0045GetUsers(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12148,7 +9968,7 @@ func (c *Client) sendSlurmdbV0045GetUsers(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12180,7 +10000,6 @@ func (c *Client) sendSlurmdbV0045GetUsers(ctx context.Context, params SlurmdbV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12194,7 +10013,6 @@ func (c *Client) sendSlurmdbV0045GetUsers(ctx context.Context, params SlurmdbV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetUsersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12214,41 +10032,7 @@ func (c *Client) SlurmdbV0045GetWckey(ctx context.Context, params SlurmdbV0045Ge
 }
 
 func (c *Client) sendSlurmdbV0045GetWckey(ctx context.Context, params SlurmdbV0045GetWckeyParams) (res SlurmdbV0045GetWckeyRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_wckey"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/wckey/{id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetWckeyOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.45/wckey/"
@@ -12272,7 +10056,6 @@ func (c *Client) sendSlurmdbV0045GetWckey(ctx context.Context, params SlurmdbV00
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12282,7 +10065,7 @@ func (c *Client) sendSlurmdbV0045GetWckey(ctx context.Context, params SlurmdbV00
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12293,7 +10076,7 @@ func (c *Client) sendSlurmdbV0045GetWckey(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12304,7 +10087,7 @@ func (c *Client) sendSlurmdbV0045GetWckey(ctx context.Context, params SlurmdbV00
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetWckeyOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12336,7 +10119,6 @@ func (c *Client) sendSlurmdbV0045GetWckey(ctx context.Context, params SlurmdbV00
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12350,7 +10132,6 @@ func (c *Client) sendSlurmdbV0045GetWckey(ctx context.Context, params SlurmdbV00
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetWckeyResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12370,47 +10151,12 @@ func (c *Client) SlurmdbV0045GetWckeys(ctx context.Context, params SlurmdbV0045G
 }
 
 func (c *Client) sendSlurmdbV0045GetWckeys(ctx context.Context, params SlurmdbV0045GetWckeysParams) (res SlurmdbV0045GetWckeysRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_get_wckeys"),
-		semconv.HTTPRequestMethodKey.String("GET"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/wckeys/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045GetWckeysOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/wckeys/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -12567,7 +10313,6 @@ func (c *Client) sendSlurmdbV0045GetWckeys(ctx context.Context, params SlurmdbV0
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12577,7 +10322,7 @@ func (c *Client) sendSlurmdbV0045GetWckeys(ctx context.Context, params SlurmdbV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045GetWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12588,7 +10333,7 @@ func (c *Client) sendSlurmdbV0045GetWckeys(ctx context.Context, params SlurmdbV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045GetWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12599,7 +10344,7 @@ func (c *Client) sendSlurmdbV0045GetWckeys(ctx context.Context, params SlurmdbV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045GetWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12631,7 +10376,6 @@ func (c *Client) sendSlurmdbV0045GetWckeys(ctx context.Context, params SlurmdbV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12645,7 +10389,6 @@ func (c *Client) sendSlurmdbV0045GetWckeys(ctx context.Context, params SlurmdbV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045GetWckeysResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12665,47 +10408,12 @@ func (c *Client) SlurmdbV0045PostAccounts(ctx context.Context, request OptV0045O
 }
 
 func (c *Client) sendSlurmdbV0045PostAccounts(ctx context.Context, request OptV0045OpenapiAccountsResp) (res SlurmdbV0045PostAccountsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_post_accounts"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/accounts/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045PostAccountsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/accounts/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12718,7 +10426,7 @@ func (c *Client) sendSlurmdbV0045PostAccounts(ctx context.Context, request OptV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045PostAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12729,7 +10437,7 @@ func (c *Client) sendSlurmdbV0045PostAccounts(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045PostAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12740,7 +10448,7 @@ func (c *Client) sendSlurmdbV0045PostAccounts(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045PostAccountsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12772,7 +10480,6 @@ func (c *Client) sendSlurmdbV0045PostAccounts(ctx context.Context, request OptV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12786,7 +10493,6 @@ func (c *Client) sendSlurmdbV0045PostAccounts(ctx context.Context, request OptV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045PostAccountsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12806,47 +10512,12 @@ func (c *Client) SlurmdbV0045PostAccountsAssociation(ctx context.Context, reques
 }
 
 func (c *Client) sendSlurmdbV0045PostAccountsAssociation(ctx context.Context, request OptV0045OpenapiAccountsAddCondResp) (res SlurmdbV0045PostAccountsAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_post_accounts_association"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/accounts_association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045PostAccountsAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/accounts_association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -12859,7 +10530,7 @@ func (c *Client) sendSlurmdbV0045PostAccountsAssociation(ctx context.Context, re
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045PostAccountsAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -12870,7 +10541,7 @@ func (c *Client) sendSlurmdbV0045PostAccountsAssociation(ctx context.Context, re
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045PostAccountsAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -12881,7 +10552,7 @@ func (c *Client) sendSlurmdbV0045PostAccountsAssociation(ctx context.Context, re
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045PostAccountsAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -12913,7 +10584,6 @@ func (c *Client) sendSlurmdbV0045PostAccountsAssociation(ctx context.Context, re
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -12927,7 +10597,6 @@ func (c *Client) sendSlurmdbV0045PostAccountsAssociation(ctx context.Context, re
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045PostAccountsAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -12947,47 +10616,12 @@ func (c *Client) SlurmdbV0045PostAssociations(ctx context.Context, request OptV0
 }
 
 func (c *Client) sendSlurmdbV0045PostAssociations(ctx context.Context, request OptV0045OpenapiAssocsResp) (res SlurmdbV0045PostAssociationsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_post_associations"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/associations/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045PostAssociationsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/associations/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -13000,7 +10634,7 @@ func (c *Client) sendSlurmdbV0045PostAssociations(ctx context.Context, request O
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045PostAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -13011,7 +10645,7 @@ func (c *Client) sendSlurmdbV0045PostAssociations(ctx context.Context, request O
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045PostAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -13022,7 +10656,7 @@ func (c *Client) sendSlurmdbV0045PostAssociations(ctx context.Context, request O
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045PostAssociationsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -13054,7 +10688,6 @@ func (c *Client) sendSlurmdbV0045PostAssociations(ctx context.Context, request O
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -13068,7 +10701,6 @@ func (c *Client) sendSlurmdbV0045PostAssociations(ctx context.Context, request O
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045PostAssociationsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -13088,47 +10720,12 @@ func (c *Client) SlurmdbV0045PostClusters(ctx context.Context, request OptV0045O
 }
 
 func (c *Client) sendSlurmdbV0045PostClusters(ctx context.Context, request OptV0045OpenapiClustersResp, params SlurmdbV0045PostClustersParams) (res SlurmdbV0045PostClustersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_post_clusters"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/clusters/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045PostClustersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/clusters/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -13149,7 +10746,6 @@ func (c *Client) sendSlurmdbV0045PostClusters(ctx context.Context, request OptV0
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -13162,7 +10758,7 @@ func (c *Client) sendSlurmdbV0045PostClusters(ctx context.Context, request OptV0
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045PostClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -13173,7 +10769,7 @@ func (c *Client) sendSlurmdbV0045PostClusters(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045PostClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -13184,7 +10780,7 @@ func (c *Client) sendSlurmdbV0045PostClusters(ctx context.Context, request OptV0
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045PostClustersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -13216,7 +10812,6 @@ func (c *Client) sendSlurmdbV0045PostClusters(ctx context.Context, request OptV0
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -13230,7 +10825,6 @@ func (c *Client) sendSlurmdbV0045PostClusters(ctx context.Context, request OptV0
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045PostClustersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -13250,47 +10844,12 @@ func (c *Client) SlurmdbV0045PostConfig(ctx context.Context, request OptV0045Ope
 }
 
 func (c *Client) sendSlurmdbV0045PostConfig(ctx context.Context, request OptV0045OpenapiSlurmdbdConfigResp) (res SlurmdbV0045PostConfigRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_post_config"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/config"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045PostConfigOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/config"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -13303,7 +10862,7 @@ func (c *Client) sendSlurmdbV0045PostConfig(ctx context.Context, request OptV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045PostConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -13314,7 +10873,7 @@ func (c *Client) sendSlurmdbV0045PostConfig(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045PostConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -13325,7 +10884,7 @@ func (c *Client) sendSlurmdbV0045PostConfig(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045PostConfigOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -13357,7 +10916,6 @@ func (c *Client) sendSlurmdbV0045PostConfig(ctx context.Context, request OptV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -13371,7 +10929,6 @@ func (c *Client) sendSlurmdbV0045PostConfig(ctx context.Context, request OptV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045PostConfigResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -13391,41 +10948,7 @@ func (c *Client) SlurmdbV0045PostJob(ctx context.Context, request OptV0045JobMod
 }
 
 func (c *Client) sendSlurmdbV0045PostJob(ctx context.Context, request OptV0045JobModify, params SlurmdbV0045PostJobParams) (res SlurmdbV0045PostJobRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_post_job"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/job/{job_id}"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045PostJobOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
 	pathParts[0] = "/slurmdb/v0.0.45/job/"
@@ -13449,7 +10972,6 @@ func (c *Client) sendSlurmdbV0045PostJob(ctx context.Context, request OptV0045Jo
 	}
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -13462,7 +10984,7 @@ func (c *Client) sendSlurmdbV0045PostJob(ctx context.Context, request OptV0045Jo
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -13473,7 +10995,7 @@ func (c *Client) sendSlurmdbV0045PostJob(ctx context.Context, request OptV0045Jo
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -13484,7 +11006,7 @@ func (c *Client) sendSlurmdbV0045PostJob(ctx context.Context, request OptV0045Jo
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045PostJobOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -13516,7 +11038,6 @@ func (c *Client) sendSlurmdbV0045PostJob(ctx context.Context, request OptV0045Jo
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -13530,7 +11051,6 @@ func (c *Client) sendSlurmdbV0045PostJob(ctx context.Context, request OptV0045Jo
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045PostJobResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -13550,47 +11070,12 @@ func (c *Client) SlurmdbV0045PostJobs(ctx context.Context, request OptV0045Opena
 }
 
 func (c *Client) sendSlurmdbV0045PostJobs(ctx context.Context, request OptV0045OpenapiJobModifyReq) (res SlurmdbV0045PostJobsRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_post_jobs"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/jobs/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045PostJobsOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/jobs/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -13603,7 +11088,7 @@ func (c *Client) sendSlurmdbV0045PostJobs(ctx context.Context, request OptV0045O
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045PostJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -13614,7 +11099,7 @@ func (c *Client) sendSlurmdbV0045PostJobs(ctx context.Context, request OptV0045O
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045PostJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -13625,7 +11110,7 @@ func (c *Client) sendSlurmdbV0045PostJobs(ctx context.Context, request OptV0045O
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045PostJobsOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -13657,7 +11142,6 @@ func (c *Client) sendSlurmdbV0045PostJobs(ctx context.Context, request OptV0045O
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -13671,7 +11155,6 @@ func (c *Client) sendSlurmdbV0045PostJobs(ctx context.Context, request OptV0045O
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045PostJobsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -13691,47 +11174,12 @@ func (c *Client) SlurmdbV0045PostQos(ctx context.Context, request OptV0045Openap
 }
 
 func (c *Client) sendSlurmdbV0045PostQos(ctx context.Context, request OptV0045OpenapiSlurmdbdQosResp, params SlurmdbV0045PostQosParams) (res SlurmdbV0045PostQosRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_post_qos"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/qos/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045PostQosOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/qos/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "description" parameter.
@@ -13820,7 +11268,6 @@ func (c *Client) sendSlurmdbV0045PostQos(ctx context.Context, request OptV0045Op
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -13833,7 +11280,7 @@ func (c *Client) sendSlurmdbV0045PostQos(ctx context.Context, request OptV0045Op
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045PostQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -13844,7 +11291,7 @@ func (c *Client) sendSlurmdbV0045PostQos(ctx context.Context, request OptV0045Op
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045PostQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -13855,7 +11302,7 @@ func (c *Client) sendSlurmdbV0045PostQos(ctx context.Context, request OptV0045Op
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045PostQosOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -13887,7 +11334,6 @@ func (c *Client) sendSlurmdbV0045PostQos(ctx context.Context, request OptV0045Op
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -13901,7 +11347,6 @@ func (c *Client) sendSlurmdbV0045PostQos(ctx context.Context, request OptV0045Op
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045PostQosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -13921,47 +11366,12 @@ func (c *Client) SlurmdbV0045PostTres(ctx context.Context, request OptV0045Opena
 }
 
 func (c *Client) sendSlurmdbV0045PostTres(ctx context.Context, request OptV0045OpenapiTresResp) (res SlurmdbV0045PostTresRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_post_tres"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/tres/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045PostTresOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/tres/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -13974,7 +11384,7 @@ func (c *Client) sendSlurmdbV0045PostTres(ctx context.Context, request OptV0045O
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045PostTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -13985,7 +11395,7 @@ func (c *Client) sendSlurmdbV0045PostTres(ctx context.Context, request OptV0045O
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045PostTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -13996,7 +11406,7 @@ func (c *Client) sendSlurmdbV0045PostTres(ctx context.Context, request OptV0045O
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045PostTresOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -14028,7 +11438,6 @@ func (c *Client) sendSlurmdbV0045PostTres(ctx context.Context, request OptV0045O
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -14042,7 +11451,6 @@ func (c *Client) sendSlurmdbV0045PostTres(ctx context.Context, request OptV0045O
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045PostTresResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -14062,47 +11470,12 @@ func (c *Client) SlurmdbV0045PostUsers(ctx context.Context, request OptV0045Open
 }
 
 func (c *Client) sendSlurmdbV0045PostUsers(ctx context.Context, request OptV0045OpenapiUsersResp) (res SlurmdbV0045PostUsersRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_post_users"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/users/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045PostUsersOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/users/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -14115,7 +11488,7 @@ func (c *Client) sendSlurmdbV0045PostUsers(ctx context.Context, request OptV0045
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045PostUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -14126,7 +11499,7 @@ func (c *Client) sendSlurmdbV0045PostUsers(ctx context.Context, request OptV0045
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045PostUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -14137,7 +11510,7 @@ func (c *Client) sendSlurmdbV0045PostUsers(ctx context.Context, request OptV0045
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045PostUsersOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -14169,7 +11542,6 @@ func (c *Client) sendSlurmdbV0045PostUsers(ctx context.Context, request OptV0045
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -14183,7 +11555,6 @@ func (c *Client) sendSlurmdbV0045PostUsers(ctx context.Context, request OptV0045
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045PostUsersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -14203,47 +11574,12 @@ func (c *Client) SlurmdbV0045PostUsersAssociation(ctx context.Context, request O
 }
 
 func (c *Client) sendSlurmdbV0045PostUsersAssociation(ctx context.Context, request OptV0045OpenapiUsersAddCondResp, params SlurmdbV0045PostUsersAssociationParams) (res SlurmdbV0045PostUsersAssociationRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_post_users_association"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/users_association/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045PostUsersAssociationOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/users_association/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "update_time" parameter.
@@ -14281,7 +11617,6 @@ func (c *Client) sendSlurmdbV0045PostUsersAssociation(ctx context.Context, reque
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -14294,7 +11629,7 @@ func (c *Client) sendSlurmdbV0045PostUsersAssociation(ctx context.Context, reque
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045PostUsersAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -14305,7 +11640,7 @@ func (c *Client) sendSlurmdbV0045PostUsersAssociation(ctx context.Context, reque
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045PostUsersAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -14316,7 +11651,7 @@ func (c *Client) sendSlurmdbV0045PostUsersAssociation(ctx context.Context, reque
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045PostUsersAssociationOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -14348,7 +11683,6 @@ func (c *Client) sendSlurmdbV0045PostUsersAssociation(ctx context.Context, reque
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -14362,7 +11696,6 @@ func (c *Client) sendSlurmdbV0045PostUsersAssociation(ctx context.Context, reque
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045PostUsersAssociationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
@@ -14382,47 +11715,12 @@ func (c *Client) SlurmdbV0045PostWckeys(ctx context.Context, request OptV0045Ope
 }
 
 func (c *Client) sendSlurmdbV0045PostWckeys(ctx context.Context, request OptV0045OpenapiWckeyResp, params SlurmdbV0045PostWckeysParams) (res SlurmdbV0045PostWckeysRes, err error) {
-	otelAttrs := []attribute.KeyValue{
-		otelogen.OperationID("slurmdb_v0045_post_wckeys"),
-		semconv.HTTPRequestMethodKey.String("POST"),
-		semconv.URLTemplateKey.String("/slurmdb/v0.0.45/wckeys/"),
-	}
-	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
 
-	// Run stopwatch.
-	startTime := time.Now()
-	defer func() {
-		// Use floating point division here for higher precision (instead of Millisecond method).
-		elapsedDuration := time.Since(startTime)
-		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
-	}()
-
-	// Increment request counter.
-	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-
-	// Start a span for this request.
-	ctx, span := c.cfg.Tracer.Start(ctx, SlurmdbV0045PostWckeysOperation,
-		trace.WithAttributes(otelAttrs...),
-		clientSpanKind,
-	)
-	// Track stage for error reporting.
-	var stage string
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, stage)
-			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
-		}
-		span.End()
-	}()
-
-	stage = "BuildURL"
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/slurmdb/v0.0.45/wckeys/"
 	uri.AddPathParts(u, pathParts[:]...)
 
-	stage = "EncodeQueryParams"
 	q := uri.NewQueryEncoder()
 	{
 		// Encode "cluster" parameter.
@@ -14579,7 +11877,6 @@ func (c *Client) sendSlurmdbV0045PostWckeys(ctx context.Context, request OptV004
 	}
 	u.RawQuery = q.Values().Encode()
 
-	stage = "EncodeRequest"
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
@@ -14592,7 +11889,7 @@ func (c *Client) sendSlurmdbV0045PostWckeys(ctx context.Context, request OptV004
 		type bitset = [1]uint8
 		var satisfied bitset
 		{
-			stage = "Security:Token"
+
 			switch err := c.securityToken(ctx, SlurmdbV0045PostWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 0
@@ -14603,7 +11900,7 @@ func (c *Client) sendSlurmdbV0045PostWckeys(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:User"
+
 			switch err := c.securityUser(ctx, SlurmdbV0045PostWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 1
@@ -14614,7 +11911,7 @@ func (c *Client) sendSlurmdbV0045PostWckeys(ctx context.Context, request OptV004
 			}
 		}
 		{
-			stage = "Security:BearerAuth"
+
 			switch err := c.securityBearerAuth(ctx, SlurmdbV0045PostWckeysOperation, r); {
 			case err == nil: // if NO error
 				satisfied[0] |= 1 << 2
@@ -14646,7 +11943,6 @@ func (c *Client) sendSlurmdbV0045PostWckeys(ctx context.Context, request OptV004
 		}
 	}
 
-	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
 		return res, errors.Wrap(err, "do request")
@@ -14660,7 +11956,6 @@ func (c *Client) sendSlurmdbV0045PostWckeys(ctx context.Context, request OptV004
 		_ = body.Close()
 	}()
 
-	stage = "DecodeResponse"
 	result, err := decodeSlurmdbV0045PostWckeysResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")

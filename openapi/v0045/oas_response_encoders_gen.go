@@ -8,11 +8,9 @@ import (
 	"github.com/go-faster/errors"
 	"github.com/go-faster/jx"
 	ht "github.com/ogen-go/ogen/http"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 )
 
-func encodeSlurmV0045DeleteJobResponse(response SlurmV0045DeleteJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045DeleteJobResponse(response SlurmV0045DeleteJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiKillJobResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -34,9 +32,6 @@ func encodeSlurmV0045DeleteJobResponse(response SlurmV0045DeleteJobRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -54,7 +49,7 @@ func encodeSlurmV0045DeleteJobResponse(response SlurmV0045DeleteJobRes, w http.R
 	}
 }
 
-func encodeSlurmV0045DeleteJobsResponse(response SlurmV0045DeleteJobsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045DeleteJobsResponse(response SlurmV0045DeleteJobsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiKillJobsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -76,9 +71,6 @@ func encodeSlurmV0045DeleteJobsResponse(response SlurmV0045DeleteJobsRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -96,7 +88,7 @@ func encodeSlurmV0045DeleteJobsResponse(response SlurmV0045DeleteJobsRes, w http
 	}
 }
 
-func encodeSlurmV0045DeleteNodeResponse(response SlurmV0045DeleteNodeRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045DeleteNodeResponse(response SlurmV0045DeleteNodeRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -118,9 +110,6 @@ func encodeSlurmV0045DeleteNodeResponse(response SlurmV0045DeleteNodeRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -138,7 +127,7 @@ func encodeSlurmV0045DeleteNodeResponse(response SlurmV0045DeleteNodeRes, w http
 	}
 }
 
-func encodeSlurmV0045DeletePartitionResponse(response SlurmV0045DeletePartitionRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045DeletePartitionResponse(response SlurmV0045DeletePartitionRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -160,9 +149,6 @@ func encodeSlurmV0045DeletePartitionResponse(response SlurmV0045DeletePartitionR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -180,7 +166,7 @@ func encodeSlurmV0045DeletePartitionResponse(response SlurmV0045DeletePartitionR
 	}
 }
 
-func encodeSlurmV0045DeleteReservationResponse(response SlurmV0045DeleteReservationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045DeleteReservationResponse(response SlurmV0045DeleteReservationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -202,9 +188,6 @@ func encodeSlurmV0045DeleteReservationResponse(response SlurmV0045DeleteReservat
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -222,7 +205,7 @@ func encodeSlurmV0045DeleteReservationResponse(response SlurmV0045DeleteReservat
 	}
 }
 
-func encodeSlurmV0045GetConfResponse(response SlurmV0045GetConfRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetConfResponse(response SlurmV0045GetConfRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiConfResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -244,9 +227,6 @@ func encodeSlurmV0045GetConfResponse(response SlurmV0045GetConfRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -264,7 +244,7 @@ func encodeSlurmV0045GetConfResponse(response SlurmV0045GetConfRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0045GetDiagResponse(response SlurmV0045GetDiagRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetDiagResponse(response SlurmV0045GetDiagRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiDiagResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -286,9 +266,6 @@ func encodeSlurmV0045GetDiagResponse(response SlurmV0045GetDiagRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -306,7 +283,7 @@ func encodeSlurmV0045GetDiagResponse(response SlurmV0045GetDiagRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0045GetJobResponse(response SlurmV0045GetJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetJobResponse(response SlurmV0045GetJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiJobInfoResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -328,9 +305,6 @@ func encodeSlurmV0045GetJobResponse(response SlurmV0045GetJobRes, w http.Respons
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -348,7 +322,7 @@ func encodeSlurmV0045GetJobResponse(response SlurmV0045GetJobRes, w http.Respons
 	}
 }
 
-func encodeSlurmV0045GetJobRequeueResponse(response SlurmV0045GetJobRequeueRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetJobRequeueResponse(response SlurmV0045GetJobRequeueRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiJobRequeueResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -370,9 +344,6 @@ func encodeSlurmV0045GetJobRequeueResponse(response SlurmV0045GetJobRequeueRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -390,7 +361,7 @@ func encodeSlurmV0045GetJobRequeueResponse(response SlurmV0045GetJobRequeueRes, 
 	}
 }
 
-func encodeSlurmV0045GetJobsResponse(response SlurmV0045GetJobsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetJobsResponse(response SlurmV0045GetJobsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiJobInfoResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -412,9 +383,6 @@ func encodeSlurmV0045GetJobsResponse(response SlurmV0045GetJobsRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -432,7 +400,7 @@ func encodeSlurmV0045GetJobsResponse(response SlurmV0045GetJobsRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0045GetJobsStateResponse(response SlurmV0045GetJobsStateRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetJobsStateResponse(response SlurmV0045GetJobsStateRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiJobInfoResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -454,9 +422,6 @@ func encodeSlurmV0045GetJobsStateResponse(response SlurmV0045GetJobsStateRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -474,7 +439,7 @@ func encodeSlurmV0045GetJobsStateResponse(response SlurmV0045GetJobsStateRes, w 
 	}
 }
 
-func encodeSlurmV0045GetLicensesResponse(response SlurmV0045GetLicensesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetLicensesResponse(response SlurmV0045GetLicensesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiLicensesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -496,9 +461,6 @@ func encodeSlurmV0045GetLicensesResponse(response SlurmV0045GetLicensesRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -516,7 +478,7 @@ func encodeSlurmV0045GetLicensesResponse(response SlurmV0045GetLicensesRes, w ht
 	}
 }
 
-func encodeSlurmV0045GetNodeResponse(response SlurmV0045GetNodeRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetNodeResponse(response SlurmV0045GetNodeRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiNodesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -538,9 +500,6 @@ func encodeSlurmV0045GetNodeResponse(response SlurmV0045GetNodeRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -558,7 +517,7 @@ func encodeSlurmV0045GetNodeResponse(response SlurmV0045GetNodeRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0045GetNodesResponse(response SlurmV0045GetNodesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetNodesResponse(response SlurmV0045GetNodesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiNodesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -580,9 +539,6 @@ func encodeSlurmV0045GetNodesResponse(response SlurmV0045GetNodesRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -600,7 +556,7 @@ func encodeSlurmV0045GetNodesResponse(response SlurmV0045GetNodesRes, w http.Res
 	}
 }
 
-func encodeSlurmV0045GetPartitionResponse(response SlurmV0045GetPartitionRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetPartitionResponse(response SlurmV0045GetPartitionRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiPartitionResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -622,9 +578,6 @@ func encodeSlurmV0045GetPartitionResponse(response SlurmV0045GetPartitionRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -642,7 +595,7 @@ func encodeSlurmV0045GetPartitionResponse(response SlurmV0045GetPartitionRes, w 
 	}
 }
 
-func encodeSlurmV0045GetPartitionsResponse(response SlurmV0045GetPartitionsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetPartitionsResponse(response SlurmV0045GetPartitionsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiPartitionResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -664,9 +617,6 @@ func encodeSlurmV0045GetPartitionsResponse(response SlurmV0045GetPartitionsRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -684,7 +634,7 @@ func encodeSlurmV0045GetPartitionsResponse(response SlurmV0045GetPartitionsRes, 
 	}
 }
 
-func encodeSlurmV0045GetPingResponse(response SlurmV0045GetPingRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetPingResponse(response SlurmV0045GetPingRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiPingArrayResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -706,9 +656,6 @@ func encodeSlurmV0045GetPingResponse(response SlurmV0045GetPingRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -726,7 +673,7 @@ func encodeSlurmV0045GetPingResponse(response SlurmV0045GetPingRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0045GetReconfigureResponse(response SlurmV0045GetReconfigureRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetReconfigureResponse(response SlurmV0045GetReconfigureRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -748,9 +695,6 @@ func encodeSlurmV0045GetReconfigureResponse(response SlurmV0045GetReconfigureRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -768,7 +712,7 @@ func encodeSlurmV0045GetReconfigureResponse(response SlurmV0045GetReconfigureRes
 	}
 }
 
-func encodeSlurmV0045GetReservationResponse(response SlurmV0045GetReservationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetReservationResponse(response SlurmV0045GetReservationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiReservationResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -790,9 +734,6 @@ func encodeSlurmV0045GetReservationResponse(response SlurmV0045GetReservationRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -810,7 +751,7 @@ func encodeSlurmV0045GetReservationResponse(response SlurmV0045GetReservationRes
 	}
 }
 
-func encodeSlurmV0045GetReservationsResponse(response SlurmV0045GetReservationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetReservationsResponse(response SlurmV0045GetReservationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiReservationResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -832,9 +773,6 @@ func encodeSlurmV0045GetReservationsResponse(response SlurmV0045GetReservationsR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -852,7 +790,7 @@ func encodeSlurmV0045GetReservationsResponse(response SlurmV0045GetReservationsR
 	}
 }
 
-func encodeSlurmV0045GetResourcesResponse(response SlurmV0045GetResourcesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetResourcesResponse(response SlurmV0045GetResourcesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResourceLayoutResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -874,9 +812,6 @@ func encodeSlurmV0045GetResourcesResponse(response SlurmV0045GetResourcesRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -894,7 +829,7 @@ func encodeSlurmV0045GetResourcesResponse(response SlurmV0045GetResourcesRes, w 
 	}
 }
 
-func encodeSlurmV0045GetSharesResponse(response SlurmV0045GetSharesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045GetSharesResponse(response SlurmV0045GetSharesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiSharesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -916,9 +851,6 @@ func encodeSlurmV0045GetSharesResponse(response SlurmV0045GetSharesRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -936,7 +868,7 @@ func encodeSlurmV0045GetSharesResponse(response SlurmV0045GetSharesRes, w http.R
 	}
 }
 
-func encodeSlurmV0045PostJobResponse(response SlurmV0045PostJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045PostJobResponse(response SlurmV0045PostJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiJobPostResponse:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -958,9 +890,6 @@ func encodeSlurmV0045PostJobResponse(response SlurmV0045PostJobRes, w http.Respo
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -978,7 +907,7 @@ func encodeSlurmV0045PostJobResponse(response SlurmV0045PostJobRes, w http.Respo
 	}
 }
 
-func encodeSlurmV0045PostJobAllocateResponse(response SlurmV0045PostJobAllocateRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045PostJobAllocateResponse(response SlurmV0045PostJobAllocateRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiJobAllocResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1000,9 +929,6 @@ func encodeSlurmV0045PostJobAllocateResponse(response SlurmV0045PostJobAllocateR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1020,7 +946,7 @@ func encodeSlurmV0045PostJobAllocateResponse(response SlurmV0045PostJobAllocateR
 	}
 }
 
-func encodeSlurmV0045PostJobSubmitResponse(response SlurmV0045PostJobSubmitRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045PostJobSubmitResponse(response SlurmV0045PostJobSubmitRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiJobSubmitResponse:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1042,9 +968,6 @@ func encodeSlurmV0045PostJobSubmitResponse(response SlurmV0045PostJobSubmitRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1062,7 +985,7 @@ func encodeSlurmV0045PostJobSubmitResponse(response SlurmV0045PostJobSubmitRes, 
 	}
 }
 
-func encodeSlurmV0045PostJobsRequeueResponse(response SlurmV0045PostJobsRequeueRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045PostJobsRequeueResponse(response SlurmV0045PostJobsRequeueRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiJobsRequeueResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1084,9 +1007,6 @@ func encodeSlurmV0045PostJobsRequeueResponse(response SlurmV0045PostJobsRequeueR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1104,7 +1024,7 @@ func encodeSlurmV0045PostJobsRequeueResponse(response SlurmV0045PostJobsRequeueR
 	}
 }
 
-func encodeSlurmV0045PostNewNodeResponse(response SlurmV0045PostNewNodeRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045PostNewNodeResponse(response SlurmV0045PostNewNodeRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1126,9 +1046,6 @@ func encodeSlurmV0045PostNewNodeResponse(response SlurmV0045PostNewNodeRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1146,7 +1063,7 @@ func encodeSlurmV0045PostNewNodeResponse(response SlurmV0045PostNewNodeRes, w ht
 	}
 }
 
-func encodeSlurmV0045PostNodeResponse(response SlurmV0045PostNodeRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045PostNodeResponse(response SlurmV0045PostNodeRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1168,9 +1085,6 @@ func encodeSlurmV0045PostNodeResponse(response SlurmV0045PostNodeRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1188,7 +1102,7 @@ func encodeSlurmV0045PostNodeResponse(response SlurmV0045PostNodeRes, w http.Res
 	}
 }
 
-func encodeSlurmV0045PostNodesResponse(response SlurmV0045PostNodesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045PostNodesResponse(response SlurmV0045PostNodesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1210,9 +1124,6 @@ func encodeSlurmV0045PostNodesResponse(response SlurmV0045PostNodesRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1230,7 +1141,7 @@ func encodeSlurmV0045PostNodesResponse(response SlurmV0045PostNodesRes, w http.R
 	}
 }
 
-func encodeSlurmV0045PostPartitionsResponse(response SlurmV0045PostPartitionsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045PostPartitionsResponse(response SlurmV0045PostPartitionsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1252,9 +1163,6 @@ func encodeSlurmV0045PostPartitionsResponse(response SlurmV0045PostPartitionsRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1272,7 +1180,7 @@ func encodeSlurmV0045PostPartitionsResponse(response SlurmV0045PostPartitionsRes
 	}
 }
 
-func encodeSlurmV0045PostReservationResponse(response SlurmV0045PostReservationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045PostReservationResponse(response SlurmV0045PostReservationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiReservationModResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1294,9 +1202,6 @@ func encodeSlurmV0045PostReservationResponse(response SlurmV0045PostReservationR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1314,7 +1219,7 @@ func encodeSlurmV0045PostReservationResponse(response SlurmV0045PostReservationR
 	}
 }
 
-func encodeSlurmV0045PostReservationsResponse(response SlurmV0045PostReservationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmV0045PostReservationsResponse(response SlurmV0045PostReservationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiReservationModResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1336,9 +1241,6 @@ func encodeSlurmV0045PostReservationsResponse(response SlurmV0045PostReservation
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1356,7 +1258,7 @@ func encodeSlurmV0045PostReservationsResponse(response SlurmV0045PostReservation
 	}
 }
 
-func encodeSlurmdbV0045DeleteAccountResponse(response SlurmdbV0045DeleteAccountRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045DeleteAccountResponse(response SlurmdbV0045DeleteAccountRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiAccountsRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1378,9 +1280,6 @@ func encodeSlurmdbV0045DeleteAccountResponse(response SlurmdbV0045DeleteAccountR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1398,7 +1297,7 @@ func encodeSlurmdbV0045DeleteAccountResponse(response SlurmdbV0045DeleteAccountR
 	}
 }
 
-func encodeSlurmdbV0045DeleteAssociationResponse(response SlurmdbV0045DeleteAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045DeleteAssociationResponse(response SlurmdbV0045DeleteAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiAssocsRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1420,9 +1319,6 @@ func encodeSlurmdbV0045DeleteAssociationResponse(response SlurmdbV0045DeleteAsso
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1440,7 +1336,7 @@ func encodeSlurmdbV0045DeleteAssociationResponse(response SlurmdbV0045DeleteAsso
 	}
 }
 
-func encodeSlurmdbV0045DeleteAssociationsResponse(response SlurmdbV0045DeleteAssociationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045DeleteAssociationsResponse(response SlurmdbV0045DeleteAssociationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiAssocsRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1462,9 +1358,6 @@ func encodeSlurmdbV0045DeleteAssociationsResponse(response SlurmdbV0045DeleteAss
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1482,7 +1375,7 @@ func encodeSlurmdbV0045DeleteAssociationsResponse(response SlurmdbV0045DeleteAss
 	}
 }
 
-func encodeSlurmdbV0045DeleteClusterResponse(response SlurmdbV0045DeleteClusterRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045DeleteClusterResponse(response SlurmdbV0045DeleteClusterRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiClustersRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1504,9 +1397,6 @@ func encodeSlurmdbV0045DeleteClusterResponse(response SlurmdbV0045DeleteClusterR
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1524,7 +1414,7 @@ func encodeSlurmdbV0045DeleteClusterResponse(response SlurmdbV0045DeleteClusterR
 	}
 }
 
-func encodeSlurmdbV0045DeleteSingleQosResponse(response SlurmdbV0045DeleteSingleQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045DeleteSingleQosResponse(response SlurmdbV0045DeleteSingleQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiSlurmdbdQosRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1546,9 +1436,6 @@ func encodeSlurmdbV0045DeleteSingleQosResponse(response SlurmdbV0045DeleteSingle
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1566,7 +1453,7 @@ func encodeSlurmdbV0045DeleteSingleQosResponse(response SlurmdbV0045DeleteSingle
 	}
 }
 
-func encodeSlurmdbV0045DeleteUserResponse(response SlurmdbV0045DeleteUserRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045DeleteUserResponse(response SlurmdbV0045DeleteUserRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1588,9 +1475,6 @@ func encodeSlurmdbV0045DeleteUserResponse(response SlurmdbV0045DeleteUserRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1608,7 +1492,7 @@ func encodeSlurmdbV0045DeleteUserResponse(response SlurmdbV0045DeleteUserRes, w 
 	}
 }
 
-func encodeSlurmdbV0045DeleteWckeyResponse(response SlurmdbV0045DeleteWckeyRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045DeleteWckeyResponse(response SlurmdbV0045DeleteWckeyRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiWckeyRemovedResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1630,9 +1514,6 @@ func encodeSlurmdbV0045DeleteWckeyResponse(response SlurmdbV0045DeleteWckeyRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1650,7 +1531,7 @@ func encodeSlurmdbV0045DeleteWckeyResponse(response SlurmdbV0045DeleteWckeyRes, 
 	}
 }
 
-func encodeSlurmdbV0045GetAccountResponse(response SlurmdbV0045GetAccountRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetAccountResponse(response SlurmdbV0045GetAccountRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiAccountsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1672,9 +1553,6 @@ func encodeSlurmdbV0045GetAccountResponse(response SlurmdbV0045GetAccountRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1692,7 +1570,7 @@ func encodeSlurmdbV0045GetAccountResponse(response SlurmdbV0045GetAccountRes, w 
 	}
 }
 
-func encodeSlurmdbV0045GetAccountsResponse(response SlurmdbV0045GetAccountsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetAccountsResponse(response SlurmdbV0045GetAccountsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiAccountsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1714,9 +1592,6 @@ func encodeSlurmdbV0045GetAccountsResponse(response SlurmdbV0045GetAccountsRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1734,7 +1609,7 @@ func encodeSlurmdbV0045GetAccountsResponse(response SlurmdbV0045GetAccountsRes, 
 	}
 }
 
-func encodeSlurmdbV0045GetAssociationResponse(response SlurmdbV0045GetAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetAssociationResponse(response SlurmdbV0045GetAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiAssocsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1756,9 +1631,6 @@ func encodeSlurmdbV0045GetAssociationResponse(response SlurmdbV0045GetAssociatio
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1776,7 +1648,7 @@ func encodeSlurmdbV0045GetAssociationResponse(response SlurmdbV0045GetAssociatio
 	}
 }
 
-func encodeSlurmdbV0045GetAssociationsResponse(response SlurmdbV0045GetAssociationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetAssociationsResponse(response SlurmdbV0045GetAssociationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiAssocsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1798,9 +1670,6 @@ func encodeSlurmdbV0045GetAssociationsResponse(response SlurmdbV0045GetAssociati
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1818,7 +1687,7 @@ func encodeSlurmdbV0045GetAssociationsResponse(response SlurmdbV0045GetAssociati
 	}
 }
 
-func encodeSlurmdbV0045GetClusterResponse(response SlurmdbV0045GetClusterRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetClusterResponse(response SlurmdbV0045GetClusterRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiClustersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1840,9 +1709,6 @@ func encodeSlurmdbV0045GetClusterResponse(response SlurmdbV0045GetClusterRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1860,7 +1726,7 @@ func encodeSlurmdbV0045GetClusterResponse(response SlurmdbV0045GetClusterRes, w 
 	}
 }
 
-func encodeSlurmdbV0045GetClustersResponse(response SlurmdbV0045GetClustersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetClustersResponse(response SlurmdbV0045GetClustersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiClustersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1882,9 +1748,6 @@ func encodeSlurmdbV0045GetClustersResponse(response SlurmdbV0045GetClustersRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1902,7 +1765,7 @@ func encodeSlurmdbV0045GetClustersResponse(response SlurmdbV0045GetClustersRes, 
 	}
 }
 
-func encodeSlurmdbV0045GetConfResponse(response SlurmdbV0045GetConfRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetConfResponse(response SlurmdbV0045GetConfRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiSlurmdbdConfResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1924,9 +1787,6 @@ func encodeSlurmdbV0045GetConfResponse(response SlurmdbV0045GetConfRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1944,7 +1804,7 @@ func encodeSlurmdbV0045GetConfResponse(response SlurmdbV0045GetConfRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0045GetConfigResponse(response SlurmdbV0045GetConfigRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetConfigResponse(response SlurmdbV0045GetConfigRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiSlurmdbdConfigResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -1966,9 +1826,6 @@ func encodeSlurmdbV0045GetConfigResponse(response SlurmdbV0045GetConfigRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -1986,7 +1843,7 @@ func encodeSlurmdbV0045GetConfigResponse(response SlurmdbV0045GetConfigRes, w ht
 	}
 }
 
-func encodeSlurmdbV0045GetDiagResponse(response SlurmdbV0045GetDiagRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetDiagResponse(response SlurmdbV0045GetDiagRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiSlurmdbdStatsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2008,9 +1865,6 @@ func encodeSlurmdbV0045GetDiagResponse(response SlurmdbV0045GetDiagRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2028,7 +1882,7 @@ func encodeSlurmdbV0045GetDiagResponse(response SlurmdbV0045GetDiagRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0045GetInstanceResponse(response SlurmdbV0045GetInstanceRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetInstanceResponse(response SlurmdbV0045GetInstanceRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiInstancesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2050,9 +1904,6 @@ func encodeSlurmdbV0045GetInstanceResponse(response SlurmdbV0045GetInstanceRes, 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2070,7 +1921,7 @@ func encodeSlurmdbV0045GetInstanceResponse(response SlurmdbV0045GetInstanceRes, 
 	}
 }
 
-func encodeSlurmdbV0045GetInstancesResponse(response SlurmdbV0045GetInstancesRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetInstancesResponse(response SlurmdbV0045GetInstancesRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiInstancesResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2092,9 +1943,6 @@ func encodeSlurmdbV0045GetInstancesResponse(response SlurmdbV0045GetInstancesRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2112,7 +1960,7 @@ func encodeSlurmdbV0045GetInstancesResponse(response SlurmdbV0045GetInstancesRes
 	}
 }
 
-func encodeSlurmdbV0045GetJobResponse(response SlurmdbV0045GetJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetJobResponse(response SlurmdbV0045GetJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiSlurmdbdJobsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2134,9 +1982,6 @@ func encodeSlurmdbV0045GetJobResponse(response SlurmdbV0045GetJobRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2154,7 +1999,7 @@ func encodeSlurmdbV0045GetJobResponse(response SlurmdbV0045GetJobRes, w http.Res
 	}
 }
 
-func encodeSlurmdbV0045GetJobsResponse(response SlurmdbV0045GetJobsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetJobsResponse(response SlurmdbV0045GetJobsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiSlurmdbdJobsResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2176,9 +2021,6 @@ func encodeSlurmdbV0045GetJobsResponse(response SlurmdbV0045GetJobsRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2196,7 +2038,7 @@ func encodeSlurmdbV0045GetJobsResponse(response SlurmdbV0045GetJobsRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0045GetPingResponse(response SlurmdbV0045GetPingRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetPingResponse(response SlurmdbV0045GetPingRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiSlurmdbdPingResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2218,9 +2060,6 @@ func encodeSlurmdbV0045GetPingResponse(response SlurmdbV0045GetPingRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2238,7 +2077,7 @@ func encodeSlurmdbV0045GetPingResponse(response SlurmdbV0045GetPingRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0045GetQosResponse(response SlurmdbV0045GetQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetQosResponse(response SlurmdbV0045GetQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiSlurmdbdQosResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2260,9 +2099,6 @@ func encodeSlurmdbV0045GetQosResponse(response SlurmdbV0045GetQosRes, w http.Res
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2280,7 +2116,7 @@ func encodeSlurmdbV0045GetQosResponse(response SlurmdbV0045GetQosRes, w http.Res
 	}
 }
 
-func encodeSlurmdbV0045GetSingleQosResponse(response SlurmdbV0045GetSingleQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetSingleQosResponse(response SlurmdbV0045GetSingleQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiSlurmdbdQosResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2302,9 +2138,6 @@ func encodeSlurmdbV0045GetSingleQosResponse(response SlurmdbV0045GetSingleQosRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2322,7 +2155,7 @@ func encodeSlurmdbV0045GetSingleQosResponse(response SlurmdbV0045GetSingleQosRes
 	}
 }
 
-func encodeSlurmdbV0045GetTresResponse(response SlurmdbV0045GetTresRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetTresResponse(response SlurmdbV0045GetTresRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiTresResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2344,9 +2177,6 @@ func encodeSlurmdbV0045GetTresResponse(response SlurmdbV0045GetTresRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2364,7 +2194,7 @@ func encodeSlurmdbV0045GetTresResponse(response SlurmdbV0045GetTresRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0045GetUserResponse(response SlurmdbV0045GetUserRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetUserResponse(response SlurmdbV0045GetUserRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiUsersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2386,9 +2216,6 @@ func encodeSlurmdbV0045GetUserResponse(response SlurmdbV0045GetUserRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2406,7 +2233,7 @@ func encodeSlurmdbV0045GetUserResponse(response SlurmdbV0045GetUserRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0045GetUsersResponse(response SlurmdbV0045GetUsersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetUsersResponse(response SlurmdbV0045GetUsersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiUsersResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2428,9 +2255,6 @@ func encodeSlurmdbV0045GetUsersResponse(response SlurmdbV0045GetUsersRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2448,7 +2272,7 @@ func encodeSlurmdbV0045GetUsersResponse(response SlurmdbV0045GetUsersRes, w http
 	}
 }
 
-func encodeSlurmdbV0045GetWckeyResponse(response SlurmdbV0045GetWckeyRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetWckeyResponse(response SlurmdbV0045GetWckeyRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiWckeyResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2470,9 +2294,6 @@ func encodeSlurmdbV0045GetWckeyResponse(response SlurmdbV0045GetWckeyRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2490,7 +2311,7 @@ func encodeSlurmdbV0045GetWckeyResponse(response SlurmdbV0045GetWckeyRes, w http
 	}
 }
 
-func encodeSlurmdbV0045GetWckeysResponse(response SlurmdbV0045GetWckeysRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045GetWckeysResponse(response SlurmdbV0045GetWckeysRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiWckeyResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2512,9 +2333,6 @@ func encodeSlurmdbV0045GetWckeysResponse(response SlurmdbV0045GetWckeysRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2532,7 +2350,7 @@ func encodeSlurmdbV0045GetWckeysResponse(response SlurmdbV0045GetWckeysRes, w ht
 	}
 }
 
-func encodeSlurmdbV0045PostAccountsResponse(response SlurmdbV0045PostAccountsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045PostAccountsResponse(response SlurmdbV0045PostAccountsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2554,9 +2372,6 @@ func encodeSlurmdbV0045PostAccountsResponse(response SlurmdbV0045PostAccountsRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2574,7 +2389,7 @@ func encodeSlurmdbV0045PostAccountsResponse(response SlurmdbV0045PostAccountsRes
 	}
 }
 
-func encodeSlurmdbV0045PostAccountsAssociationResponse(response SlurmdbV0045PostAccountsAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045PostAccountsAssociationResponse(response SlurmdbV0045PostAccountsAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiAccountsAddCondRespStr:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2596,9 +2411,6 @@ func encodeSlurmdbV0045PostAccountsAssociationResponse(response SlurmdbV0045Post
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2616,7 +2428,7 @@ func encodeSlurmdbV0045PostAccountsAssociationResponse(response SlurmdbV0045Post
 	}
 }
 
-func encodeSlurmdbV0045PostAssociationsResponse(response SlurmdbV0045PostAssociationsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045PostAssociationsResponse(response SlurmdbV0045PostAssociationsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2638,9 +2450,6 @@ func encodeSlurmdbV0045PostAssociationsResponse(response SlurmdbV0045PostAssocia
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2658,7 +2467,7 @@ func encodeSlurmdbV0045PostAssociationsResponse(response SlurmdbV0045PostAssocia
 	}
 }
 
-func encodeSlurmdbV0045PostClustersResponse(response SlurmdbV0045PostClustersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045PostClustersResponse(response SlurmdbV0045PostClustersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2680,9 +2489,6 @@ func encodeSlurmdbV0045PostClustersResponse(response SlurmdbV0045PostClustersRes
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2700,7 +2506,7 @@ func encodeSlurmdbV0045PostClustersResponse(response SlurmdbV0045PostClustersRes
 	}
 }
 
-func encodeSlurmdbV0045PostConfigResponse(response SlurmdbV0045PostConfigRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045PostConfigResponse(response SlurmdbV0045PostConfigRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2722,9 +2528,6 @@ func encodeSlurmdbV0045PostConfigResponse(response SlurmdbV0045PostConfigRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2742,7 +2545,7 @@ func encodeSlurmdbV0045PostConfigResponse(response SlurmdbV0045PostConfigRes, w 
 	}
 }
 
-func encodeSlurmdbV0045PostJobResponse(response SlurmdbV0045PostJobRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045PostJobResponse(response SlurmdbV0045PostJobRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiJobModifyResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2764,9 +2567,6 @@ func encodeSlurmdbV0045PostJobResponse(response SlurmdbV0045PostJobRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2784,7 +2584,7 @@ func encodeSlurmdbV0045PostJobResponse(response SlurmdbV0045PostJobRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0045PostJobsResponse(response SlurmdbV0045PostJobsRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045PostJobsResponse(response SlurmdbV0045PostJobsRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiJobModifyResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2806,9 +2606,6 @@ func encodeSlurmdbV0045PostJobsResponse(response SlurmdbV0045PostJobsRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2826,7 +2623,7 @@ func encodeSlurmdbV0045PostJobsResponse(response SlurmdbV0045PostJobsRes, w http
 	}
 }
 
-func encodeSlurmdbV0045PostQosResponse(response SlurmdbV0045PostQosRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045PostQosResponse(response SlurmdbV0045PostQosRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2848,9 +2645,6 @@ func encodeSlurmdbV0045PostQosResponse(response SlurmdbV0045PostQosRes, w http.R
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2868,7 +2662,7 @@ func encodeSlurmdbV0045PostQosResponse(response SlurmdbV0045PostQosRes, w http.R
 	}
 }
 
-func encodeSlurmdbV0045PostTresResponse(response SlurmdbV0045PostTresRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045PostTresResponse(response SlurmdbV0045PostTresRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2890,9 +2684,6 @@ func encodeSlurmdbV0045PostTresResponse(response SlurmdbV0045PostTresRes, w http
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2910,7 +2701,7 @@ func encodeSlurmdbV0045PostTresResponse(response SlurmdbV0045PostTresRes, w http
 	}
 }
 
-func encodeSlurmdbV0045PostUsersResponse(response SlurmdbV0045PostUsersRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045PostUsersResponse(response SlurmdbV0045PostUsersRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2932,9 +2723,6 @@ func encodeSlurmdbV0045PostUsersResponse(response SlurmdbV0045PostUsersRes, w ht
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2952,7 +2740,7 @@ func encodeSlurmdbV0045PostUsersResponse(response SlurmdbV0045PostUsersRes, w ht
 	}
 }
 
-func encodeSlurmdbV0045PostUsersAssociationResponse(response SlurmdbV0045PostUsersAssociationRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045PostUsersAssociationResponse(response SlurmdbV0045PostUsersAssociationRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiUsersAddCondRespStr:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -2974,9 +2762,6 @@ func encodeSlurmdbV0045PostUsersAssociationResponse(response SlurmdbV0045PostUse
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
@@ -2994,7 +2779,7 @@ func encodeSlurmdbV0045PostUsersAssociationResponse(response SlurmdbV0045PostUse
 	}
 }
 
-func encodeSlurmdbV0045PostWckeysResponse(response SlurmdbV0045PostWckeysRes, w http.ResponseWriter, span trace.Span) error {
+func encodeSlurmdbV0045PostWckeysResponse(response SlurmdbV0045PostWckeysRes, w http.ResponseWriter) error {
 	switch response := response.(type) {
 	case *V0045OpenapiResp:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -3016,9 +2801,6 @@ func encodeSlurmdbV0045PostWckeysResponse(response SlurmdbV0045PostWckeysRes, w 
 			code = http.StatusOK
 		}
 		w.WriteHeader(code)
-		if code >= http.StatusInternalServerError {
-			span.SetStatus(codes.Error, http.StatusText(code))
-		}
 
 		e := new(jx.Encoder)
 		response.Response.Encode(e)
