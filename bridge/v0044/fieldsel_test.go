@@ -2,15 +2,20 @@ package v0044_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/controller/ctltest"
 	"github.com/droverhq/drover/internal/fieldsel"
+	"github.com/droverhq/drover/internal/job"
 )
 
 // listRecords asks GET /jobs with a field selection (none when fields is
@@ -160,6 +165,16 @@ func TestJobListStreamed(t *testing.T) {
 	compare("update_time in the past", "?update_time=1", "")
 	compare("update_time to come", "?update_time=99999999999", "")
 	compare("flags", "?flags=DETAIL", "")
+	// A list long enough to be encoded in parallel chunks, whose last
+	// chunk is short.
+	for i := range 3*256 + 17 {
+		held := ctltest.Request(func(r *job.Request) { r.Name = "bulk" + strconv.Itoa(i) })
+		if _, err := r.c.Ctl.Submit(context.Background(), ctltest.Alice, controller.Submission{Req: held, Hold: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compare("a long list", "", "")
+	compare("a long list, selected members", "", "job_id,name,job_state")
 }
 
 func sep(query string) string {
