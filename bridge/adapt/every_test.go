@@ -183,6 +183,9 @@ func writeBodies(v, cluster string) map[string]write {
 		"POST /slurmdb/users_association/": {`{"association_condition":{"accounts":["b` + v + `"],"users":["nobody"],"clusters":["` + cluster + `"]},` +
 			`"user":{"default":{"account":"b` + v + `"}}}`, true},
 		"POST /slurmdb/users/":                   {`{"users":[{"name":"root","default":{"account":"root"}}]}`, true},
+		"POST /slurmdb/tres/":                    {`{"TRES":[{"type":"cpu"},{"type":"mem"}]}`, true},
+		"POST /slurmdb/clusters/":                {`{"clusters":[{"name":"` + cluster + `"}]}`, true},
+		"POST /slurmdb/config":                   {`{"accounts":[{"name":"c` + v + `","description":"loaded","organization":"drover"}],"qos":[{"name":"normal"}]}`, true},
 		"DELETE /slurmdb/user/{name}":            {"", true},
 		"DELETE /slurmdb/account/{account_name}": {"", true},
 	}

@@ -97,11 +97,20 @@ func (s *Server) SlurmdbV0044GetAccount(ctx context.Context, params api.SlurmdbV
 // via the associations end point").
 func (s *Server) SlurmdbV0044PostAccounts(ctx context.Context, req api.OptV0044OpenapiAccountsResp) (api.SlurmdbV0044PostAccountsRes, error) {
 	body, _ := req.Get()
+	ch, warnings, err := accountItems(body.Accounts)
+	if err != nil {
+		return s.dbFail(ctx, err, "_foreach_update_acct"), nil
+	}
+	return s.applyChange(ctx, ch, warnings, "_foreach_update_acct"), nil
+}
+
+// accountItems are the changes a list of account records asks for.
+func accountItems(list api.V0044AccountList) (assoc.Change, []string, error) {
 	var ch assoc.Change
 	var warnings []string
-	for _, w := range body.Accounts {
+	for _, w := range list {
 		if w.Name == "" {
-			return s.dbFail(ctx, slurmerr.New(slurmerr.InvalidAccount, "account without a name"), "_foreach_update_acct"), nil
+			return nil, nil, slurmerr.New(slurmerr.InvalidAccount, "account without a name")
 		}
 		if len(w.Associations) > 0 {
 			warnings = append(warnings, "Account associations ignored. They must be set via the associations end point.")
@@ -109,7 +118,7 @@ func (s *Server) SlurmdbV0044PostAccounts(ctx context.Context, req api.OptV0044O
 		a := assoc.Account{Name: w.Name, Description: w.Description, Organization: w.Organization}
 		ch = append(ch, assoc.Item{Kind: assoc.KindAccount, Account: &a})
 	}
-	return s.applyChange(ctx, ch, warnings, "_foreach_update_acct"), nil
+	return ch, warnings, nil
 }
 
 // SlurmdbV0044DeleteAccount implements DELETE

@@ -343,16 +343,24 @@ func assocFromWire(w *api.V0044Assoc, old assoc.Association, exists bool) (assoc
 // partition) added or updated, all in one change.
 func (s *Server) SlurmdbV0044PostAssociations(ctx context.Context, req api.OptV0044OpenapiAssocsResp) (api.SlurmdbV0044PostAssociationsRes, error) {
 	body, _ := req.Get()
-	m := s.ctl.Accounting()
+	ch, err := assocItems(s.ctl.Accounting(), body.Associations)
+	if err != nil {
+		return s.dbFail(ctx, err, "_foreach_update_assoc"), nil
+	}
+	return s.applyChange(ctx, ch, nil, "_foreach_update_assoc"), nil
+}
+
+// assocItems are the changes a list of association records asks for.
+func assocItems(m *assoc.Model, list api.V0044AssocList) (assoc.Change, error) {
 	var ch assoc.Change
-	for i := range body.Associations {
-		w := &body.Associations[i]
+	for i := range list {
+		w := &list[i]
 		old, exists := m.Assoc(w.Account.Or(""), w.User, w.Partition.Or(""))
 		a, err := assocFromWire(w, old, exists)
 		if err != nil {
-			return s.dbFail(ctx, err, "_foreach_update_assoc"), nil
+			return nil, err
 		}
 		ch = append(ch, assoc.Item{Kind: assoc.KindAssoc, Assoc: &a})
 	}
-	return s.applyChange(ctx, ch, nil, "_foreach_update_assoc"), nil
+	return ch, nil
 }

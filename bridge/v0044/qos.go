@@ -145,10 +145,18 @@ func (s *Server) SlurmdbV0044GetSingleQos(ctx context.Context, params api.Slurmd
 // change.
 func (s *Server) SlurmdbV0044PostQos(ctx context.Context, req api.OptV0044OpenapiSlurmdbdQosResp, _ api.SlurmdbV0044PostQosParams) (api.SlurmdbV0044PostQosRes, error) {
 	body, _ := req.Get()
-	m := s.ctl.Accounting()
+	ch, err := qosItems(s.ctl.Accounting(), body.Qos)
+	if err != nil {
+		return s.dbFail(ctx, err, "_foreach_update_qos"), nil
+	}
+	return s.applyChange(ctx, ch, nil, "_foreach_update_qos"), nil
+}
+
+// qosItems are the changes a list of QOS records asks for.
+func qosItems(m *assoc.Model, list api.V0044QosList) (assoc.Change, error) {
 	var ch assoc.Change
-	for i := range body.Qos {
-		w := &body.Qos[i]
+	for i := range list {
+		w := &list[i]
 		var old assoc.QOS
 		name := w.Name.Or("")
 		switch id, hasID := w.ID.Get(); {
@@ -162,18 +170,18 @@ func (s *Server) SlurmdbV0044PostQos(ctx context.Context, req api.OptV0044Openap
 				}
 			}
 			if !found {
-				return s.dbFail(ctx, slurmerr.New(slurmerr.InvalidQuery, "QOS was not found for the requested ID"), "_foreach_update_qos"), nil
+				return nil, slurmerr.New(slurmerr.InvalidQuery, "QOS was not found for the requested ID")
 			}
 		default:
-			return s.dbFail(ctx, slurmerr.New(slurmerr.InvalidQuery, "Cannot create a QOS without a name"), "_foreach_update_qos"), nil
+			return nil, slurmerr.New(slurmerr.InvalidQuery, "Cannot create a QOS without a name")
 		}
 		q, err := qosFromWire(w, old)
 		if err != nil {
-			return s.dbFail(ctx, err, "_foreach_update_qos"), nil
+			return nil, err
 		}
 		ch = append(ch, assoc.Item{Kind: assoc.KindQOS, QOS: &q})
 	}
-	return s.applyChange(ctx, ch, nil, "_foreach_update_qos"), nil
+	return ch, nil
 }
 
 // findQOS looks a QOS up by name, as slurmdbd's queries compare names:

@@ -107,6 +107,7 @@ type dbChangeRes interface {
 	api.SlurmdbV0044PostUsersRes
 	api.SlurmdbV0044PostAssociationsRes
 	api.SlurmdbV0044DeleteUserRes
+	api.SlurmdbV0044PostConfigRes
 }
 
 // applyChange makes ch, one change, and answers as slurmrestd does: the

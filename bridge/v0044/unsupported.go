@@ -65,18 +65,6 @@ func (s *Server) SlurmV0044DeleteNode(ctx context.Context, params api.SlurmV0044
 	return &r, nil
 }
 
-// SlurmdbV0044PostTres implements POST /slurmdb/tres/: refused.
-func (s *Server) SlurmdbV0044PostTres(ctx context.Context, _ api.OptV0044OpenapiTresResp) (api.SlurmdbV0044PostTresRes, error) {
-	s.count("DBD_ADD_TRES")
-	return s.refuse(ctx, "_op_handler_tres", "TRES: "+whyConf), nil
-}
-
-// SlurmdbV0044PostClusters implements POST /slurmdb/clusters/: refused.
-func (s *Server) SlurmdbV0044PostClusters(ctx context.Context, _ api.OptV0044OpenapiClustersResp, _ api.SlurmdbV0044PostClustersParams) (api.SlurmdbV0044PostClustersRes, error) {
-	s.count("DBD_ADD_CLUSTERS")
-	return s.refuse(ctx, "_op_handler_clusters", "clusters: "+whyConf), nil
-}
-
 // SlurmdbV0044DeleteCluster implements DELETE /slurmdb/cluster/{name}:
 // refused.
 func (s *Server) SlurmdbV0044DeleteCluster(ctx context.Context, _ api.SlurmdbV0044DeleteClusterParams) (api.SlurmdbV0044DeleteClusterRes, error) {
@@ -98,13 +86,6 @@ func (s *Server) SlurmdbV0044DeleteWckey(ctx context.Context, _ api.SlurmdbV0044
 	r := s.notSupported(ctx, "_op_handler_wckey", whyWckey)
 	return &api.V0044OpenapiWckeyRemovedRespStatusCode{StatusCode: 500, Response: api.V0044OpenapiWckeyRemovedResp{
 		DeletedWckeys: api.V0044StringList{}, Meta: r.Meta, Errors: r.Errors, Warnings: r.Warnings}}, nil
-}
-
-// SlurmdbV0044PostConfig implements POST /slurmdb/config: refused (the
-// separate accounts, users, QOS and associations POSTs do load them).
-func (s *Server) SlurmdbV0044PostConfig(ctx context.Context, _ api.OptV0044OpenapiSlurmdbdConfigResp) (api.SlurmdbV0044PostConfigRes, error) {
-	s.count("DBD_ADD_CONFIG")
-	return s.refuse(ctx, "_op_handler_config", "loading a whole configuration at once is not supported; POST accounts, users, QOS and associations separately"), nil
 }
 
 // SlurmdbV0044PostJob implements POST /slurmdb/job/{id}: refused.

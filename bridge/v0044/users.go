@@ -97,13 +97,21 @@ func userFromWire(w *api.V0044User, old assoc.User) (assoc.User, error) {
 // associations are made through /associations/ or /users_association/.
 func (s *Server) SlurmdbV0044PostUsers(ctx context.Context, req api.OptV0044OpenapiUsersResp) (api.SlurmdbV0044PostUsersRes, error) {
 	body, _ := req.Get()
-	m := s.ctl.Accounting()
+	ch, warnings, err := userItems(s.ctl.Accounting(), body.Users)
+	if err != nil {
+		return s.dbFail(ctx, err, "_foreach_update_user"), nil
+	}
+	return s.applyChange(ctx, ch, warnings, "_foreach_update_user"), nil
+}
+
+// userItems are the changes a list of user records asks for.
+func userItems(m *assoc.Model, list api.V0044UserList) (assoc.Change, []string, error) {
 	var ch assoc.Change
 	var warnings []string
-	for i := range body.Users {
-		w := &body.Users[i]
+	for i := range list {
+		w := &list[i]
 		if w.Name == "" {
-			return s.dbFail(ctx, slurmerr.New(slurmerr.UserIDMissing, "user without a name"), "_foreach_update_user"), nil
+			return nil, nil, slurmerr.New(slurmerr.UserIDMissing, "user without a name")
 		}
 		if len(w.Associations) > 0 {
 			warnings = append(warnings, fmt.Sprintf("User %s associations list ignored. They must be set via the associations end point.", w.Name))
@@ -111,11 +119,11 @@ func (s *Server) SlurmdbV0044PostUsers(ctx context.Context, req api.OptV0044Open
 		old, _ := m.User(w.Name)
 		u, err := userFromWire(w, old)
 		if err != nil {
-			return s.dbFail(ctx, err, "_foreach_update_user"), nil
+			return nil, nil, err
 		}
 		ch = append(ch, assoc.Item{Kind: assoc.KindUser, User: &u})
 	}
-	return s.applyChange(ctx, ch, warnings, "_foreach_update_user"), nil
+	return ch, warnings, nil
 }
 
 // SlurmdbV0044DeleteUser implements DELETE /slurmdb/v0.0.44/user/{name}:

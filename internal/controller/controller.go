@@ -228,6 +228,10 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 	if cfg.SchedInterval == 0 {
 		cfg.SchedInterval = time.Second
 	}
+	if len(cfg.TRES) == 0 {
+		// What slurmctld tracks when AccountingStorageTRES says nothing.
+		cfg.TRES = slurmconf.AccountingTRES("")
+	}
 	if cfg.SlurmdTimeout == 0 {
 		cfg.SlurmdTimeout = 300 * time.Second
 	}

@@ -45,6 +45,7 @@ func measureRESTRead(ctx context.Context, sys system, sz sizes, rec *recorder) e
 			return err
 		}
 		have = n
+		waitQuiet(in.ControllerPID(), 30*time.Second)
 		var times []float64
 		size := 0
 		for i := -1; i < max(sz.Runs, 5); i++ {

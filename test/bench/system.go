@@ -407,3 +407,23 @@ func cpuSeconds(pid int) (float64, error) {
 	// USER_HZ is 100 on every Linux this runs on.
 	return (ut + st) / 100, nil
 }
+
+// waitQuiet waits, at most limit, until the process has used less than a
+// hundredth of a CPU over a quarter of a second: the controller done
+// with what filling its queue left it (a snapshot of the state log, GC),
+// so that a figure measures the request and not that work.
+func waitQuiet(pid int, limit time.Duration) {
+	if pid == 0 {
+		return
+	}
+	deadline := time.Now().Add(limit)
+	last, err := cpuSeconds(pid)
+	for err == nil && time.Now().Before(deadline) {
+		time.Sleep(250 * time.Millisecond)
+		now, e := cpuSeconds(pid)
+		if e != nil || now-last < 0.0025 {
+			return
+		}
+		last, err = now, e
+	}
+}
