@@ -15,9 +15,10 @@ import (
 	api "github.com/droverhq/drover/openapi/v0045"
 )
 
-// SlurmV0045GetConf implements GET /conf: slurm.conf as the controller
-// read it, every setting `scontrol show config` prints (Slurm's defaults
-// for what the file leaves out), typed as v0.0.45's slurm_conf wants.
+// SlurmV0045GetConf implements GET /conf: slurm.conf as the running
+// controller read it (an edit shows after scontrol reconfigure), every
+// setting `scontrol show config` prints (Slurm's defaults for what the
+// file leaves out), typed as v0.0.45's slurm_conf wants.
 func (s *Server) SlurmV0045GetConf(ctx context.Context, params api.SlurmV0045GetConfParams) (api.SlurmV0045GetConfRes, error) {
 	ctl := s.b44.Controller()
 	ctl.StatsRef().CountRPC("REQUEST_BUILD_INFO")
@@ -28,9 +29,12 @@ func (s *Server) SlurmV0045GetConf(ctx context.Context, params api.SlurmV0045Get
 			Warnings: api.V0045OpenapiWarnings{}}}, nil
 	}
 	path := ctl.SlurmConfPath()
-	sc, err := slurmconf.Load(path)
-	if err != nil {
-		return fail(slurmerr.Unspecified, 500, fmt.Sprintf("read %s: %v", path, err))
+	sc := ctl.SlurmConf()
+	if sc == nil {
+		var err error
+		if sc, err = slurmconf.Load(path); err != nil {
+			return fail(slurmerr.Unspecified, 500, fmt.Sprintf("read %s: %v", path, err))
+		}
 	}
 	started := ctl.StartTime()
 	if v, ok := params.UpdateTime.Get(); ok {

@@ -56,8 +56,11 @@ type Config struct {
 	ControlHost string
 	ControlAddr string
 	Port        int
-	// SlurmConfPath is passed to jobs as SLURM_CONF.
+	// SlurmConfPath is passed to jobs as SLURM_CONF; SlurmConf is what
+	// the controller read there (nil when the configuration was built
+	// otherwise, as in tests).
 	SlurmConfPath string
+	SlurmConf     *slurmconf.Config
 	StateDir      string
 	SlurmdTimeout time.Duration
 	KillWait      time.Duration
@@ -422,6 +425,10 @@ func (c *Controller) StatePath() string { return filepath.Join(c.cfg.StateDir, "
 
 // SlurmConfPath is where the controller read slurm.conf.
 func (c *Controller) SlurmConfPath() string { return c.cfg.SlurmConfPath }
+
+// SlurmConf is slurm.conf as the controller read it when it started (or
+// was last reconfigured), nil when it was not built from one.
+func (c *Controller) SlurmConf() *slurmconf.Config { return c.cfg.SlurmConf }
 
 // NextJobID is the id the next submission gets, at least.
 func (c *Controller) NextJobID() uint32 {

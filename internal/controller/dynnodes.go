@@ -208,5 +208,5 @@ func (c *Controller) registerDynamic(ctx context.Context, name, conf string) err
 	return err
 }
 
-// dynamicNode reports whether name was made at run time.
+// dynamicNodeLocked reports whether name was made at run time.
 func (c *Controller) dynamicNodeLocked(name string) bool { return c.st.DynNodes[name] != nil }

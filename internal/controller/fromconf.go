@@ -26,6 +26,7 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 		ClusterName:     sc.ClusterName,
 		Port:            int(sc.SlurmctldPort),
 		SlurmConfPath:   confPath,
+		SlurmConf:       sc,
 		StateDir:        sc.StateSaveLocation,
 		SlurmdTimeout:   sc.SlurmdTimeout,
 		KillWait:        sc.KillWait,

@@ -49,17 +49,17 @@ func (s *fsm) applyPartDelete(c *command) applyResult {
 type PartitionChange struct {
 	Name string
 	// Nodes is a hostlist, or ALL.
-	Nodes                    *string
-	State                    *partition.State
-	MaxTime, DefaultTime     *uint32 // minutes, partition.Infinite
-	MaxNodes, MinNodes       *uint32
-	PriorityTier, JobFactor  *uint32
-	Default, Hidden, ExclUsr *bool
-	OverSubscribe            *string
-	GraceTime                *time.Duration
-	DefMemPerCPU             *uint64
-	DefMemPerNode            *uint64
-	MaxMemPerNode            *uint64
+	Nodes                          *string
+	State                          *partition.State
+	MaxTime, DefaultTime           *uint32 // minutes, partition.Infinite
+	MaxNodes, MinNodes             *uint32
+	PriorityTier, JobFactor        *uint32
+	Default, Hidden, ExclusiveUser *bool
+	OverSubscribe                  *string
+	GraceTime                      *time.Duration
+	DefMemPerCPU                   *uint64
+	DefMemPerNode                  *uint64
+	MaxMemPerNode                  *uint64
 }
 
 // SetPartition makes a partition (create) or changes one, as slurmctld's
@@ -139,8 +139,8 @@ func (c *Controller) SetPartition(ctx context.Context, who Identity, ch Partitio
 	if ch.Hidden != nil {
 		p.Hidden = *ch.Hidden
 	}
-	if ch.ExclUsr != nil {
-		p.ExclusiveUser = *ch.ExclUsr
+	if ch.ExclusiveUser != nil {
+		p.ExclusiveUser = *ch.ExclusiveUser
 	}
 	if ch.OverSubscribe != nil {
 		p.OverSubscribe = strings.ToUpper(*ch.OverSubscribe)

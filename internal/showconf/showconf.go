@@ -37,7 +37,15 @@ type Source struct {
 	Version  string
 }
 
-// get returns the value of a global setting as written, "" when unset.
+// Get returns the value of a global setting as written, "" when unset.
+func (s Source) Get(key string) string { return s.get(key) }
+
+// GetDefault returns a setting, or def when unset.
+func (s Source) GetDefault(key, def string) string { return s.getDefault(key, def) }
+
+// Bool reads a yes/no setting as Slurm does.
+func (s Source) Bool(key string) bool { return s.bool(key) }
+
 func (s Source) get(key string) string {
 	if s.Conf == nil {
 		return ""

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
+	"github.com/droverhq/drover/internal/showconf"
 	"github.com/droverhq/drover/internal/slurmconf"
 )
 
@@ -25,29 +25,15 @@ type localConfig struct {
 }
 
 // get returns the value of a global setting as written, "" when unset.
-func (l localConfig) get(key string) string {
-	if l.cfg == nil {
-		return ""
-	}
-	v, _ := l.cfg.Value(key)
-	return v
-}
+func (l localConfig) get(key string) string { return l.source().Get(key) }
 
-func (l localConfig) getDefault(key, def string) string {
-	if v := l.get(key); v != "" {
-		return v
-	}
-	return def
-}
+func (l localConfig) getDefault(key, def string) string { return l.source().GetDefault(key, def) }
 
 // bool reads a yes/no setting as Slurm does.
-func (l localConfig) bool(key string) bool {
-	switch strings.ToLower(l.get(key)) {
-	case "yes", "true", "1", "y":
-		return true
-	}
-	return false
-}
+func (l localConfig) bool(key string) bool { return l.source().Bool(key) }
+
+// source is the configuration as `show config` reads it.
+func (l localConfig) source() showconf.Source { return showconf.Source{Path: l.path, Conf: l.cfg} }
 
 // partFlags are the partition settings slurmrestd v0.0.44 leaves out of
 // partition_info (Slurm's "flags", marked FIXME in its data parser).

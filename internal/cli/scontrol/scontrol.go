@@ -347,23 +347,21 @@ func (c *cmd) process(ctx context.Context, argv []string) {
 			c.printfError("too few arguments for keyword:%s", tag)
 			return
 		}
-		if key, val, ok := strings.Cut(argv[1], "="); abbrev(key, "partitionname", 3) || (!ok && abbrev(key, "partition", 3)) {
-			switch {
-			case ok && len(argv) == 2:
-				c.deletePartition(ctx, argv[1], val)
-			case !ok && len(argv) == 3:
-				c.deletePartition(ctx, argv[1], argv[2])
-			default:
-				c.errorf("Proper format is 'delete <ENTITY>=<ID>' or 'delete <ENTITY> <ID>'")
-			}
-			return
+		key, _, hasValue := strings.Cut(argv[1], "=")
+		var del func(ctx context.Context, word, name string)
+		switch {
+		case abbrev(key, "partitionname", 3) || (!hasValue && abbrev(key, "partition", 3)):
+			del = c.deletePartition
+		case abbrev(key, "nodename", 3):
+			del = c.deleteNode
 		}
-		if key, val, ok := strings.Cut(argv[1], "="); abbrev(key, "nodename", 3) {
-			switch {
-			case ok && len(argv) == 2:
-				c.deleteNode(ctx, argv[1], val)
-			case !ok && len(argv) == 3:
-				c.deleteNode(ctx, argv[1], argv[2])
+		if del != nil {
+			// scontrol's _delete_it: "ENTITY=ID" or "ENTITY ID".
+			switch _, val, _ := strings.Cut(argv[1], "="); {
+			case hasValue && len(argv) == 2:
+				del(ctx, argv[1], val)
+			case !hasValue && len(argv) == 3:
+				del(ctx, argv[1], argv[2])
 			default:
 				c.errorf("Proper format is 'delete <ENTITY>=<ID>' or 'delete <ENTITY> <ID>'")
 			}
