@@ -35,7 +35,7 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	}
 	servePprof(ctx, v, logger)
 	live := &liveController{v: v, path: path, logger: logger, fatal: make(chan error, 1),
-		opts: restapi.Options{TrustLoopback: true}}
+		opts: restapi.Options{TrustLoopback: true, MaxBody: int64(v.GetSizeInBytes("rest-max-body"))}}
 	live.changed = sync.NewCond(&live.mu)
 	// Authentication is read once: a reconfigure cannot change it, as it
 	// cannot change slurmctld's.

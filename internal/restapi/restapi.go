@@ -39,8 +39,9 @@ import (
 	api45 "github.com/droverhq/drover/openapi/v0045"
 )
 
-// MaxBody is the largest request body accepted (slurmctld refuses batch
-// scripts over 4 MB by default; environments add some).
+// MaxBody is the largest request body accepted unless Options say
+// otherwise (slurmctld refuses batch scripts over 4 MB by default;
+// environments add some).
 const MaxBody = 16 << 20
 
 // NotFoundText is slurmrestd's answer to an unknown path.
@@ -56,6 +57,9 @@ type Options struct {
 	// JWT is auth/jwt (nil: tokens are refused): the key tokens are
 	// checked with and issued by, and AuthAltParameters.
 	JWT *JWT
+	// MaxBody is the largest request body accepted (0: MaxBody); larger
+	// ones are refused with 413.
+	MaxBody int64
 }
 
 // JWT is auth/jwt's configuration.
@@ -142,18 +146,22 @@ type front struct {
 type bodyKey struct{}
 
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.ContentLength > MaxBody {
+	limit := f.opts.MaxBody
+	if limit <= 0 {
+		limit = MaxBody
+	}
+	if r.ContentLength > limit {
 		http.Error(w, "Request body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
 	var body []byte
 	if r.Body != nil && r.Method != http.MethodGet {
-		b, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+		b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 		if err != nil {
 			http.Error(w, "Failure during parsing", http.StatusBadRequest)
 			return
 		}
-		if len(b) > MaxBody {
+		if int64(len(b)) > limit {
 			http.Error(w, "Request body too large", http.StatusRequestEntityTooLarge)
 			return
 		}

@@ -266,6 +266,11 @@ func TestBodyLimits(t *testing.T) {
 	if a := do(t, hc, http.MethodPost, url, "root", strings.NewReader(submitBody)); a.status != 200 {
 		t.Errorf("submit after the oversized ones: HTTP %d %s", a.status, a.body)
 	}
+	// A limit from the settings (rest-max-body) takes the default's place.
+	small, _ := serve(t, c, restapi.Options{TrustLoopback: true, MaxBody: int64(len(submitBody) - 1)})
+	if a := do(t, hc, http.MethodPost, "http://"+small+submitPath, "root", strings.NewReader(submitBody)); a.status != 413 {
+		t.Errorf("submit over a configured limit: HTTP %d %s", a.status, a.body)
+	}
 }
 
 func TestUnknownPaths(t *testing.T) {
