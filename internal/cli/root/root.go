@@ -105,7 +105,7 @@ func daemonFlags(cmd *cobra.Command, v *viper.Viper, names ...string) {
 		"no-cgroups":          "track job processes by process group only",
 		"dynamic":             "run a node slurm.conf does not list, with this definition (\"CPUs=8 RealMemory=16000 Features=x\"), as slurmd -Z",
 		"pprof-listen":        "serve Go's profiler (/debug/pprof/) on this address (off by default)",
-		"rest-max-body":       "largest REST request body accepted, as 16MiB or 4mb (default 16MiB); larger ones get 413",
+		"rest-max-body":       "largest REST request body accepted, in bytes or as 64mb, 1gb (default 16mb); larger ones get 413",
 	}
 	for _, n := range names {
 		if n == "no-cgroups" {
