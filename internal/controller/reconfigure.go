@@ -7,9 +7,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/node"
+	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmerr"
 )
 
@@ -155,7 +157,12 @@ func (c *Controller) Adopt(h Handover) {
 	defer c.mu.Unlock()
 	for name, n := range c.nodes {
 		old, ok := h.nodes[name]
-		if !ok || !sameDefinition(n, &old) {
+		if !ok {
+			continue
+		}
+		// Where the daemon listens, to tell it to reconfigure too.
+		n.DaemonAddr = old.DaemonAddr
+		if !sameDefinition(n, &old) {
 			continue
 		}
 		n.Registered, n.Responding = old.Registered, old.Responding
@@ -176,4 +183,30 @@ func sameDefinition(a, b *node.Node) bool {
 		a.CoresPerSocket == b.CoresPerSocket && a.ThreadsPerCore == b.ThreadsPerCore &&
 		a.RealMemory == b.RealMemory && a.Weight == b.Weight && a.Future == b.Future &&
 		slices.Equal(a.Features, b.Features) && slices.Equal(a.GresConf, b.GresConf)
+}
+
+// ReconfigureNodes asks every node daemon known to listen somewhere to
+// read its files again, as slurmctld sends REQUEST_RECONFIGURE to the
+// slurmds after a reconfigure. A daemon that cannot is logged and keeps
+// what it had.
+func (c *Controller) ReconfigureNodes(ctx context.Context) {
+	c.mu.RLock()
+	addrs := map[string]string{}
+	for name, n := range c.nodes {
+		if n.DaemonAddr != "" {
+			addrs[name] = n.DaemonAddr
+		}
+	}
+	c.mu.RUnlock()
+	var wg sync.WaitGroup
+	for name, addr := range addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := nodeproto.Post(ctx, c.client, "http://"+addr+nodeproto.PathReconfigure, struct{}{}, nil); err != nil {
+				c.logger.Warn("node did not reconfigure", "node", name, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
 }

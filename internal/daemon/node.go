@@ -32,22 +32,12 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 		h, _ := os.Hostname()
 		name, _, _ = strings.Cut(h, ".")
 	}
-	nc := sc.Node(name)
 	dynamic := strings.TrimSpace(v.GetString("dynamic"))
-	if nc == nil && dynamic == "" {
-		return fmt.Errorf("node %s is not defined in %s (a dynamic node needs --dynamic \"CPUs=... RealMemory=...\")", name, path)
+	nc, err := nodeLine(sc, path, name, dynamic)
+	if err != nil {
+		return err
 	}
-	if nc == nil {
-		// slurmd -Z: the node's definition comes with it.
-		own, err := slurmconf.ParseNodeLine("NodeName=" + name + " " + dynamic)
-		if err != nil || len(own) != 1 {
-			return fmt.Errorf("--dynamic %q: not a node definition: %v", dynamic, err)
-		}
-		nc = &own[0]
-		if nc.Port == 0 {
-			nc.Port = sc.SlurmdPort
-		}
-	} else {
+	if sc.Node(name) != nil {
 		dynamic = ""
 	}
 	port := int(nc.Port)
@@ -98,6 +88,7 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 		return err
 	}
 	cfg.PlugStack, cfg.PluginDir = spank.ConfPaths(sc, path)
+	cfg.Reload = func() (nodeagent.Reloaded, error) { return reloadNode(path, name, dynamic, logger) }
 	servePprof(ctx, v, logger)
 	a, err := nodeagent.New(cfg, logger)
 	if err != nil {
@@ -108,6 +99,46 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	}
 	defer a.Close()
 	return a.Run(ctx, nil)
+}
+
+// nodeLine is the node's NodeName line: slurm.conf's, or for a node it
+// does not list the --dynamic definition (slurmd -Z).
+func nodeLine(sc *slurmconf.Config, path, name, dynamic string) (*slurmconf.Node, error) {
+	if nc := sc.Node(name); nc != nil {
+		return nc, nil
+	}
+	if dynamic == "" {
+		return nil, fmt.Errorf("node %s is not defined in %s (a dynamic node needs --dynamic \"CPUs=... RealMemory=...\")", name, path)
+	}
+	own, err := slurmconf.ParseNodeLine("NodeName=" + name + " " + dynamic)
+	if err != nil || len(own) != 1 {
+		return nil, fmt.Errorf("--dynamic %q: not a node definition: %v", dynamic, err)
+	}
+	nc := &own[0]
+	if nc.Port == 0 {
+		nc.Port = sc.SlurmdPort
+	}
+	return nc, nil
+}
+
+// reloadNode reads slurm.conf and cgroup.conf again for scontrol
+// reconfigure: what of them a running node daemon can take.
+func reloadNode(path, name, dynamic string, logger *slog.Logger) (nodeagent.Reloaded, error) {
+	sc, err := LoadConf(path, logger)
+	if err != nil {
+		return nodeagent.Reloaded{}, err
+	}
+	nc, err := nodeLine(sc, path, name, dynamic)
+	if err != nil {
+		return nodeagent.Reloaded{}, err
+	}
+	cg, err := slurmconf.LoadCgroupConf(filepath.Join(confDir(path), "cgroup.conf"))
+	if err != nil {
+		return nodeagent.Reloaded{}, err
+	}
+	r := nodeagent.Reloaded{CPUs: uint32(nc.CPUs), RealMemory: nc.RealMemory, ConstrainDevices: cg.ConstrainDevices}
+	r.PlugStack, r.PluginDir = spank.ConfPaths(sc, path)
+	return r, nil
 }
 
 func nodeAddr(n *slurmconf.Node) string {

@@ -211,6 +211,7 @@ func (l *liveController) reload(ctx context.Context) error {
 	if err == nil {
 		finish(g)
 		l.logger.Info("reconfigured: the controller runs the new slurm.conf")
+		go g.ctl.ReconfigureNodes(context.Background())
 		return nil
 	}
 	dropNext()

@@ -62,6 +62,9 @@ type Config struct {
 	// it.
 	Gres           GresPlugin
 	HealthInterval time.Duration
+	// Reload reads the daemon's files again when the controller asks
+	// (scontrol reconfigure); nil: it cannot.
+	Reload func() (Reloaded, error)
 	// ConstrainDevices is cgroup.conf's ConstrainDevices=yes: tasks
 	// cannot open the node's GPUs they were not given.
 	ConstrainDevices bool
@@ -76,6 +79,7 @@ type Agent struct {
 	started time.Time
 
 	spank spankState
+	files files
 
 	mu   sync.Mutex
 	jobs map[uint32]*runningJob
@@ -126,6 +130,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 		steps:    map[stepKey]*step{},
 		replay:   stepcred.NewReplayCache(),
 	}
+	a.files.Store(reloadedOf(&cfg))
 	a.stepCtx, a.stepCancel = context.WithCancel(context.Background())
 	if err := a.recoverSpool(); err != nil {
 		return nil, err
@@ -193,6 +198,7 @@ func (a *Agent) Run(ctx context.Context, ready chan<- net.Addr) error {
 	mux.HandleFunc("POST "+nodeproto.PathLaunch, a.handleLaunch)
 	mux.HandleFunc("POST "+nodeproto.PathSignal, a.handleSignal)
 	mux.HandleFunc("POST "+nodeproto.PathStepLaunch, a.handleStepLaunch)
+	mux.HandleFunc("POST "+nodeproto.PathReconfigure, a.handleReconfigure)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -273,8 +279,9 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 func (a *Agent) register(ctx context.Context) error {
+	files := a.current()
 	reg := nodeproto.Register{
-		Name: a.cfg.Name, Addr: a.advertise(), CPUs: a.cfg.CPUs, RealMemory: a.cfg.RealMemory,
+		Name: a.cfg.Name, Addr: a.advertise(), CPUs: files.CPUs, RealMemory: files.RealMemory,
 		FreeMemMB: freeMemMB(), GPUs: a.cfg.GPUs, GPUSource: a.cfg.GPUSource,
 		BootTime: bootTime(), Started: a.started, Version: a.cfg.Version,
 		Arch: machine(), OS: osRelease(), Dynamic: a.cfg.Dynamic,

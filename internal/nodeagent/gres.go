@@ -52,18 +52,18 @@ func (s *step) prepareGres(ctx context.Context) (*gresSetup, error) {
 	a := s.agent
 	l := s.l
 	if a.cfg.Gres == nil {
-		if !a.cfg.ConstrainDevices {
+		if !a.current().ConstrainDevices {
 			return nil, nil
 		}
 		return &gresSetup{deny: a.otherGPUs(l.GPUs)}, nil
 	}
-	if len(l.GPUs) == 0 && !a.cfg.ConstrainDevices {
+	if len(l.GPUs) == 0 && !a.current().ConstrainDevices {
 		// Nothing for the plugin to set up: no round trip.
 		return nil, nil
 	}
 	req := protocol.PrepareRequest{
 		JobID: l.JobID, StepID: l.StepID, UID: l.UID,
-		StepGPUs: l.GPUs, ConstrainDevices: a.cfg.ConstrainDevices, Env: l.Env,
+		StepGPUs: l.GPUs, ConstrainDevices: a.current().ConstrainDevices, Env: l.Env,
 	}
 	for _, t := range s.tasks {
 		req.Tasks = append(req.Tasks, protocol.PrepareTask{GlobalID: t.id, LocalID: t.local, GPUs: t.gpus})
@@ -79,7 +79,7 @@ func (s *step) prepareGres(ctx context.Context) (*gresSetup, error) {
 // plugin, a step) may not open with ConstrainDevices: the node's GPUs it
 // was not given there.
 func (a *Agent) otherGPUs(gpus []int) []proctrack.Device {
-	if !a.cfg.ConstrainDevices {
+	if !a.current().ConstrainDevices {
 		return nil
 	}
 	var files []string

@@ -125,7 +125,7 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 		inPath = outpattern.Resolve(workDir, outpattern.Expand(l.StdIn, vals))
 	}
 
-	env, prop := batchEnv(l, a.cfg.Name, a.cfg.ConstrainDevices)
+	env, prop := batchEnv(l, a.cfg.Name, a.current().ConstrainDevices)
 	env, hook, err := a.spankBatchStart(l, env)
 	if err != nil {
 		return err

@@ -24,6 +24,20 @@ type spankState struct {
 	mu    sync.Mutex
 	stack *spank.Stack
 	empty bool
+	// retired are stacks a reconfigure replaced: steps that started with
+	// them still call their hooks, so they are closed with the daemon.
+	retired []*spank.Stack
+}
+
+// reloadSpank makes the next step load plugstack.conf again.
+func (a *Agent) reloadSpank() {
+	st := &a.spank
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.stack != nil {
+		st.retired = append(st.retired, st.stack)
+	}
+	st.stack, st.empty = nil, false
 }
 
 // spankStack returns the node's stack, nil when plugstack.conf lists no
@@ -32,10 +46,11 @@ func (a *Agent) spankStack(ctx context.Context) (*spank.Stack, error) {
 	st := &a.spank
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.stack != nil || st.empty || a.cfg.PlugStack == "" {
+	files := a.current()
+	if st.stack != nil || st.empty || files.PlugStack == "" {
 		return st.stack, nil
 	}
-	entries, err := spank.ReadConf(a.cfg.PlugStack, a.cfg.PluginDir, a.logger)
+	entries, err := spank.ReadConf(files.PlugStack, files.PluginDir, a.logger)
 	if err != nil {
 		return nil, err
 	}
@@ -58,6 +73,10 @@ func (a *Agent) closeSpank() {
 		a.spank.stack.Close()
 		a.spank.stack = nil
 	}
+	for _, old := range a.spank.retired {
+		old.Close()
+	}
+	a.spank.retired = nil
 }
 
 // spankHook is what a stage of this step sees; t is nil for the step's

@@ -27,6 +27,9 @@ const (
 	PathLaunch     = "/drover/v1/launch"
 	PathSignal     = "/drover/v1/signal"
 	PathStepLaunch = "/drover/v1/step/launch"
+	// PathReconfigure asks the daemon to read its files again (scontrol
+	// reconfigure, as slurmctld sends REQUEST_RECONFIGURE to slurmds).
+	PathReconfigure = "/drover/v1/reconfigure"
 )
 
 // GPU is a GPU a node daemon found.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,7 +21,13 @@ import (
 // carries on with what it had.
 func TestReconfigure(t *testing.T) {
 	t.Parallel()
-	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 2})
+	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 2, PlugStack: "required spank-hello greeting=Hi\n"})
+	hello := func() string {
+		return strings.TrimSpace(c.MustRun("", "srun", "-w", "n2", "-n1", "--hello=Ada", "printenv", "HELLO"))
+	}
+	if got := hello(); got != "Hi Ada from task 0" {
+		t.Fatalf("before reconfigure: %q", got)
+	}
 	running := c.Submit("#!/bin/sh\nsleep 300\n", "-w", "n1", "-c", "2")
 	c.WaitState(running, "RUNNING", 20*time.Second)
 	held := c.Submit("#!/bin/sh\ntrue\n", "-H", "-p", "short")
@@ -36,8 +43,19 @@ func TestReconfigure(t *testing.T) {
 	port := freePorts(t, 1)[0]
 	grown := string(original) + fmt.Sprintf("NodeName=n3 NodeAddr=127.0.0.1 Port=%d CPUs=2 RealMemory=2000\nPartitionName=extra Nodes=n3 MaxTime=60 State=UP\n", port)
 	must(t, os.WriteFile(c.Conf, []byte(grown), 0o644))
+	must(t, os.WriteFile(filepath.Join(c.Dir, "etc", "plugstack.conf"), []byte("required spank-hello greeting=Hey\n"), 0o644))
 	if r := c.Run("", "scontrol", "reconfigure"); r.Code != 0 || r.Stdout != "" || r.Stderr != "" {
 		t.Fatalf("scontrol reconfigure: %+v", r)
+	}
+	// The node daemons read their files again too (the controller tells
+	// them once it runs the new configuration): plugstack.conf's new
+	// argument reaches the plugin on the node.
+	deadline := time.Now().Add(10 * time.Second)
+	for got := hello(); got != "Hey Ada from task 0"; got = hello() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after reconfigure the node's plugin says %q", got)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	// The nodes that were there keep their registration: no DOWN spell.
 	if out := c.MustRun("", "sinfo", "-h", "-n", "n1,n2", "-o", "%N %t"); strings.Contains(out, "down") || strings.Contains(out, "unk") {
