@@ -75,17 +75,8 @@ func TestVersionsFollowTheirSpecs(t *testing.T) {
 	c.RegisterAll()
 	c.Ctl.Start()
 	running := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.TimeLimit = 30 }))
-	for deadline := time.Now().Add(10 * time.Second); c.Job(running).State != job.Running; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("job %d did not start", running)
-		}
-	}
-	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	waitRunning(t, c, running)
+	srv := serveREST(t, c)
 
 	for _, version := range []string{"v0.0.42", "v0.0.43", "v0.0.45"} {
 		t.Run(version, func(t *testing.T) {
@@ -233,34 +224,11 @@ func TestV0045Requeue(t *testing.T) {
 	c.RegisterAll()
 	c.Ctl.Start()
 	running := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.TimeLimit = 30; r.Requeue = true }))
-	for deadline := time.Now().Add(10 * time.Second); c.Job(running).State != job.Running; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("job %d did not start", running)
-		}
-	}
-	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	waitRunning(t, c, running)
+	srv := serveREST(t, c)
 	rt := router(t, "v0.0.45")
 	call := func(method, path, body string) (int, map[string]any) {
-		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-		req.Header.Set("X-SLURM-USER-NAME", "root")
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		validate(t, rt, method, path, body, resp, b)
-		var v map[string]any
-		json.Unmarshal(b, &v)
-		return resp.StatusCode, v
+		return callValidated(t, srv, rt, method, path, "root", body)
 	}
 	code, v := call("POST", "/slurm/v0.0.45/jobs/requeue", fmt.Sprintf(`{"jobs":["%d"],"flags":["Hold"]}`, running))
 	st, _ := v["status"].([]any)
@@ -293,12 +261,7 @@ func ptr[T any](v T) *T { return &v }
 // refused in the document's error shape, never 501.
 func TestV0045Refusals(t *testing.T) {
 	c := ctltest.New(t)
-	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serveREST(t, c)
 	rt := router(t, "v0.0.45")
 	for _, q := range []struct{ method, path, body string }{
 		{"GET", "/slurm/v0.0.45/reconfigure/", ""},
@@ -333,12 +296,7 @@ func TestV0045Conf(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := ctltest.New(t, func(cfg *controller.Config) { cfg.SlurmConfPath = conf })
-	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serveREST(t, c)
 	rt := router(t, "v0.0.45")
 	get := func(p string) map[string]any {
 		req, _ := http.NewRequest("GET", srv.URL+p, nil)
@@ -404,29 +362,10 @@ func TestV0045Conf(t *testing.T) {
 // and what was set outlives a restart. Each refusal is slurmctld's.
 func TestV0045Partitions(t *testing.T) {
 	c := ctltest.New(t)
-	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serveREST(t, c)
 	rt := router(t, "v0.0.45")
 	call := func(method, p, user, body string) (int, map[string]any) {
-		req, _ := http.NewRequest(method, srv.URL+p, strings.NewReader(body))
-		req.Header.Set("X-SLURM-USER-NAME", user)
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		validate(t, rt, method, p, body, resp, b)
-		var v map[string]any
-		json.Unmarshal(b, &v)
-		return resp.StatusCode, v
+		return callValidated(t, srv, rt, method, p, user, body)
 	}
 	errNo := func(v map[string]any) float64 {
 		errs, _ := v["errors"].([]any)
@@ -477,4 +416,47 @@ func TestV0045Partitions(t *testing.T) {
 	if p, err := c.Ctl.Partition("extra"); err != nil || p.Partition.State != partition.Down {
 		t.Errorf("extra after a restart: %+v %v", p.Partition, err)
 	}
+}
+
+// serveREST serves c's REST API for the test's length.
+func serveREST(t *testing.T, c *ctltest.Cluster) *httptest.Server {
+	t.Helper()
+	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// waitRunning waits until the controller's loops have started job id.
+func waitRunning(t *testing.T, c *ctltest.Cluster, id job.ID) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); c.Job(id).State != job.Running; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("job %d did not start", id)
+		}
+	}
+}
+
+// callValidated sends one request as user, checks the answer against
+// rt's document and decodes it.
+func callValidated(t *testing.T, srv *httptest.Server, rt routers.Router, method, path, user, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	req.Header.Set("X-SLURM-USER-NAME", user)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	validate(t, rt, method, path, body, resp, b)
+	var v map[string]any
+	json.Unmarshal(b, &v)
+	return resp.StatusCode, v
 }

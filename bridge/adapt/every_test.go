@@ -40,17 +40,8 @@ func TestEveryOperation(t *testing.T) {
 	c.RegisterAll()
 	c.Ctl.Start()
 	running := c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.TimeLimit = 30 }))
-	for deadline := time.Now().Add(10 * time.Second); c.Job(running).State != job.Running; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("job %d did not start", running)
-		}
-	}
-	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	waitRunning(t, c, running)
+	srv := serveREST(t, c)
 	for _, version := range []string{"v0.0.42", "v0.0.43", "v0.0.44", "v0.0.45"} {
 		t.Run(version, func(t *testing.T) {
 			rt := router(t, version)

@@ -99,10 +99,7 @@ func partitionChange(p api.V0045PartitionInfo) (controller.PartitionChange, erro
 	if m, ok := p.Maximums.Get(); ok {
 		ch.MaxTime = noVal(m.Time)
 		ch.MaxNodes = noVal(m.Nodes)
-		if v, ok := m.PartitionMemoryPerNode.Get(); ok && v.Set.Or(false) {
-			mb := uint64(v.Number.Or(0))
-			ch.MaxMemPerNode = &mb
-		}
+		ch.MaxMemPerNode = megabytes(m.PartitionMemoryPerNode)
 	}
 	if m, ok := p.Minimums.Get(); ok {
 		if v, ok := m.Nodes.Get(); ok {
@@ -112,14 +109,8 @@ func partitionChange(p api.V0045PartitionInfo) (controller.PartitionChange, erro
 	}
 	if d, ok := p.Defaults.Get(); ok {
 		ch.DefaultTime = noVal(d.Time)
-		if v, ok := d.PartitionMemoryPerCPU.Get(); ok && v.Set.Or(false) {
-			mb := uint64(v.Number.Or(0))
-			ch.DefMemPerCPU = &mb
-		}
-		if v, ok := d.PartitionMemoryPerNode.Get(); ok && v.Set.Or(false) {
-			mb := uint64(v.Number.Or(0))
-			ch.DefMemPerNode = &mb
-		}
+		ch.DefMemPerCPU = megabytes(d.PartitionMemoryPerCPU)
+		ch.DefMemPerNode = megabytes(d.PartitionMemoryPerNode)
 	}
 	if pr, ok := p.Priority.Get(); ok {
 		if v, ok := pr.Tier.Get(); ok {
@@ -169,4 +160,14 @@ func noVal(v api.OptV0045Uint32NoValStruct) *uint32 {
 		return &x
 	}
 	return nil
+}
+
+// megabytes reads a memory member: nil when not given or unset.
+func megabytes(v api.OptV0045Uint64NoValStruct) *uint64 {
+	n, ok := v.Get()
+	if !ok || !n.Set.Or(false) {
+		return nil
+	}
+	mb := uint64(n.Number.Or(0))
+	return &mb
 }

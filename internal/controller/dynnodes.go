@@ -56,8 +56,8 @@ func (s *fsm) applyNodeDelete(c *command) applyResult {
 // a NodeName line whose State= is FUTURE or CLOUD. The nodes become usable
 // when their daemons register. Only root, SlurmUser and administrators may.
 func (c *Controller) CreateNodes(ctx context.Context, who Identity, line string) ([]string, error) {
-	if !c.superUser(who) {
-		return nil, slurmerr.New(slurmerr.UserIDMissing, "%s", slurmerr.UserIDMissing.Message())
+	if err := c.requireSuperUser(who, "CREATE_NODE"); err != nil {
+		return nil, err
 	}
 	nodes, err := parseNodeLine(line)
 	if err != nil {
@@ -127,8 +127,8 @@ func (c *Controller) addDynNodes(ctx context.Context, nodes []node.Node) ([]stri
 // as slurmctld's delete_nodes. Each node that cannot go is named in the
 // error; the others go.
 func (c *Controller) DeleteNodes(ctx context.Context, who Identity, expr string) error {
-	if !c.superUser(who) {
-		return slurmerr.New(slurmerr.UserIDMissing, "%s", slurmerr.UserIDMissing.Message())
+	if err := c.requireSuperUser(who, "DELETE_NODE"); err != nil {
+		return err
 	}
 	names, err := hostlist.Expand(expr)
 	if err != nil || len(names) == 0 {
@@ -143,19 +143,11 @@ func (c *Controller) DeleteNodes(ctx context.Context, who Identity, expr string)
 		}
 	}
 	c.mu.RLock()
-	busy := map[string]bool{}
-	for _, id := range c.st.order {
-		j := c.st.Jobs[id]
-		if j.Alloc == nil || (j.State.Terminal() && !j.Completing) {
-			continue
-		}
-		for _, na := range j.Alloc.Nodes {
-			busy[na.Node] = true
-		}
-	}
+	used := c.usageLocked()
+	reserved := map[string]bool{}
 	for _, r := range c.st.Resvs {
 		for _, n := range r.Nodes {
-			busy[n] = true
+			reserved[n] = true
 		}
 	}
 	for _, name := range names {
@@ -165,7 +157,7 @@ func (c *Controller) DeleteNodes(ctx context.Context, who Identity, expr string)
 		case c.st.DynNodes[name] == nil:
 			c.logger.Error("can't delete non-dynamic node", "node", name)
 			fail(name, slurmerr.InvalidNodeState)
-		case busy[name]:
+		case used[name].Jobs > 0 || reserved[name]:
 			fail(name, slurmerr.NodesBusy)
 		default:
 			gone = append(gone, name)

@@ -66,9 +66,8 @@ type PartitionChange struct {
 // update_part: only root, SlurmUser and administrators may; a name taken
 // (create) or unknown (update) is an invalid partition name.
 func (c *Controller) SetPartition(ctx context.Context, who Identity, ch PartitionChange, create bool) error {
-	if !c.superUser(who) {
-		c.logger.Error("security violation, UPDATE_PARTITION from", "uid", who.UID)
-		return slurmerr.New(slurmerr.UserIDMissing, "%s", slurmerr.UserIDMissing.Message())
+	if err := c.requireSuperUser(who, "UPDATE_PARTITION"); err != nil {
+		return err
 	}
 	if ch.Name == "" || strings.ContainsAny(ch.Name, ", \t") {
 		return slurmerr.New(slurmerr.InvalidPartitionName, "invalid partition name %q", ch.Name)
@@ -171,22 +170,12 @@ func (c *Controller) SetPartition(ctx context.Context, who Identity, ch Partitio
 // DeletePartition is scontrol delete PartitionName=: refused while a job
 // that is not over is in it (partition in use, as slurmctld).
 func (c *Controller) DeletePartition(ctx context.Context, who Identity, name string) error {
-	if !c.superUser(who) {
-		c.logger.Error("security violation, DELETE_PARTITION from", "uid", who.UID)
-		return slurmerr.New(slurmerr.UserIDMissing, "%s", slurmerr.UserIDMissing.Message())
+	if err := c.requireSuperUser(who, "DELETE_PARTITION"); err != nil {
+		return err
 	}
 	c.mu.RLock()
 	_, exists := c.parts[name]
-	inUse := false
-	for _, id := range c.st.order {
-		j := c.st.Jobs[id]
-		if j.State.Terminal() && !j.Completing {
-			continue
-		}
-		for _, p := range strings.Split(j.Req.Partition, ",") {
-			inUse = inUse || p == name
-		}
-	}
+	inUse := len(c.partitionsInUseLocked()[name]) > 0
 	c.mu.RUnlock()
 	switch {
 	case !exists:

@@ -3,13 +3,14 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/droverhq/drover/internal/hostlist"
+	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmerr"
@@ -20,9 +21,8 @@ import (
 // restart in place. Only root, SlurmUser and administrators may ask, as
 // slurmctld's validate_super_user has it.
 func (c *Controller) Reconfigure(ctx context.Context, who Identity) error {
-	if !c.superUser(who) {
-		c.logger.Error("security violation, RECONFIGURE from", "uid", who.UID)
-		return slurmerr.New(slurmerr.UserIDMissing, "%s", slurmerr.UserIDMissing.Message())
+	if err := c.requireSuperUser(who, "RECONFIGURE"); err != nil {
+		return err
 	}
 	if c.cfg.Reload == nil {
 		return slurmerr.New(slurmerr.NotSupported, "this controller cannot read slurm.conf again")
@@ -31,10 +31,16 @@ func (c *Controller) Reconfigure(ctx context.Context, who Identity) error {
 	return c.cfg.Reload(ctx)
 }
 
-// superUser is slurmctld's validate_super_user: root, SlurmUser or an
-// administrator (operators are not enough).
-func (c *Controller) superUser(who Identity) bool {
-	return who.UID == 0 || who.UID == c.cfg.SlurmUserID || c.isSuperAdmin(who.User)
+// requireSuperUser is slurmctld's validate_super_user: root, SlurmUser
+// or an administrator (operators are not enough). Anyone else is refused
+// with ESLURM_USER_ID_MISSING and the attempt logged, as slurmctld logs
+// it.
+func (c *Controller) requireSuperUser(who Identity, rpc string) error {
+	if who.UID == 0 || who.UID == c.cfg.SlurmUserID || c.isSuperAdmin(who.User) {
+		return nil
+	}
+	c.logger.Error("security violation, "+rpc+" from", "uid", who.UID)
+	return slurmerr.New(slurmerr.UserIDMissing, "%s", slurmerr.UserIDMissing.Message())
 }
 
 // CheckSuccessor reports why next may not replace the running
@@ -43,57 +49,46 @@ func (c *Controller) superUser(who Identity) bool {
 // reconfiguring loses nothing that was acknowledged. slurmctld would
 // instead fail such jobs when it starts again.
 func (c *Controller) CheckSuccessor(next *Config) error {
+	if next.ClusterName != c.cfg.ClusterName {
+		return fmt.Errorf("ClusterName changed from %s to %s: that needs a new StateSaveLocation, not a reconfigure", c.cfg.ClusterName, next.ClusterName)
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	nodes := map[string]bool{}
 	for _, n := range next.Nodes {
 		nodes[n.Name] = true
 	}
-	c.mu.RLock()
 	for name := range c.st.DynNodes {
 		nodes[name] = true // kept by the state, not slurm.conf
 	}
-	c.mu.RUnlock()
 	parts := map[string]bool{}
-	c.mu.RLock()
 	for _, p := range next.Partitions {
 		parts[p.Name] = !c.st.PartsGone[p.Name]
 	}
 	for name := range c.st.Parts {
 		parts[name] = true // kept by the state, not slurm.conf
 	}
-	c.mu.RUnlock()
-	if next.ClusterName != c.cfg.ClusterName {
-		return fmt.Errorf("ClusterName changed from %s to %s: that needs a new StateSaveLocation, not a reconfigure", c.cfg.ClusterName, next.ClusterName)
+	var problems []string
+	inUse := c.partitionsInUseLocked()
+	for _, p := range slices.Sorted(maps.Keys(inUse)) {
+		if !parts[p] {
+			problems = append(problems, fmt.Sprintf("partition %s is gone but jobs %s are in it", p, jobList(inUse[p])))
+		}
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	lostParts := map[string][]string{}
-	lostNodes := map[string][]string{}
+	lostNodes := map[string][]job.ID{}
 	for _, id := range c.st.order {
-		j := c.st.Jobs[id]
-		if j.State.Terminal() && !j.Completing {
-			continue
-		}
-		for _, p := range strings.Split(j.Req.Partition, ",") {
-			if p != "" && !parts[p] {
-				lostParts[p] = append(lostParts[p], strconv.FormatUint(uint64(j.ID), 10))
-			}
-		}
-		if j.Alloc != nil {
+		if j := c.st.Jobs[id]; j.Alloc != nil && !jobOver(j) {
 			for _, na := range j.Alloc.Nodes {
 				if !nodes[na.Node] {
-					lostNodes[na.Node] = append(lostNodes[na.Node], strconv.FormatUint(uint64(j.ID), 10))
+					lostNodes[na.Node] = append(lostNodes[na.Node], j.ID)
 				}
 			}
 		}
 	}
-	var problems []string
-	for _, p := range sortedKeys(lostParts) {
-		problems = append(problems, fmt.Sprintf("partition %s is gone but jobs %s are in it", p, strings.Join(compactIDs(lostParts[p]), ",")))
+	for _, n := range slices.Sorted(maps.Keys(lostNodes)) {
+		problems = append(problems, fmt.Sprintf("node %s is gone but jobs %s run on it", n, jobList(lostNodes[n])))
 	}
-	for _, n := range sortedKeys(lostNodes) {
-		problems = append(problems, fmt.Sprintf("node %s is gone but jobs %s run on it", n, strings.Join(compactIDs(lostNodes[n]), ",")))
-	}
-	for _, name := range sortedKeys(c.st.Resvs) {
+	for _, name := range slices.Sorted(maps.Keys(c.st.Resvs)) {
 		var gone []string
 		for _, n := range c.st.Resvs[name].Nodes {
 			if !nodes[n] {
@@ -110,22 +105,37 @@ func (c *Controller) CheckSuccessor(next *Config) error {
 	return nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// jobOver reports whether a job has ended and let go of its nodes.
+func jobOver(j *job.Job) bool { return j.State.Terminal() && !j.Completing }
+
+// partitionsInUseLocked lists, by partition, the jobs not over that are
+// in it (pending in any of a list, or running).
+func (c *Controller) partitionsInUseLocked() map[string][]job.ID {
+	out := map[string][]job.ID{}
+	for _, id := range c.st.order {
+		j := c.st.Jobs[id]
+		if jobOver(j) {
+			continue
+		}
+		for _, p := range strings.Split(j.Req.Partition, ",") {
+			if p != "" && !slices.Contains(out[p], j.ID) {
+				out[p] = append(out[p], j.ID)
+			}
+		}
 	}
-	sort.Strings(out)
 	return out
 }
 
-// compactIDs keeps a list of job ids short enough for an error line.
-func compactIDs(ids []string) []string {
-	ids = slices.Compact(ids)
-	if len(ids) > 10 {
-		return append(ids[:10:10], fmt.Sprintf("and %d more", len(ids)-10))
+// jobList names jobs in an error line, at most ten of them.
+func jobList(ids []job.ID) string {
+	var out []string
+	for _, id := range ids[:min(len(ids), 10)] {
+		out = append(out, strconv.FormatUint(uint64(id), 10))
 	}
-	return ids
+	if len(ids) > 10 {
+		out = append(out, fmt.Sprintf("and %d more", len(ids)-10))
+	}
+	return strings.Join(out, ",")
 }
 
 // Handover is what a controller knows that its state log does not keep:

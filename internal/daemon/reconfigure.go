@@ -161,24 +161,22 @@ func (l *liveController) reload(ctx context.Context) error {
 			next.JobSubmit.Close()
 		}
 	}
-	l.mu.Lock()
-	if l.swap {
+	refuse := func(err error) error {
 		l.mu.Unlock()
 		dropNext()
-		return slurmerr.New(slurmerr.Disabled, "a reconfigure is already in progress")
+		l.logger.Error("reconfigure refused, configuration unchanged", "err", err)
+		return err
+	}
+	l.mu.Lock()
+	if l.swap {
+		return refuse(slurmerr.New(slurmerr.Disabled, "a reconfigure is already in progress"))
 	}
 	old := l.cur
 	if err := old.ctl.CheckSuccessor(&next); err != nil {
-		l.mu.Unlock()
-		dropNext()
-		l.logger.Error("reconfigure refused, configuration unchanged", "err", err)
-		return slurmerr.New(slurmerr.Unspecified, "%v", err)
+		return refuse(slurmerr.New(slurmerr.Unspecified, "%v", err))
 	}
 	if err := checkFixed(old.cfg, next); err != nil {
-		l.mu.Unlock()
-		dropNext()
-		l.logger.Error("reconfigure refused, configuration unchanged", "err", err)
-		return slurmerr.New(slurmerr.Unspecified, "%v", err)
+		return refuse(slurmerr.New(slurmerr.Unspecified, "%v", err))
 	}
 	l.swap = true
 	// This request is in flight too: wait for the others.
@@ -206,25 +204,29 @@ func (l *liveController) reload(ctx context.Context) error {
 		return slurmerr.New(slurmerr.Unspecified, "reconfigure: requests still in flight after %s; configuration unchanged", quiesceTimeout)
 	}
 	handover := old.ctl.Handover()
-	old.stop(l.logger)
+	// The old controller closes; its job_submit plugins stay up until its
+	// successor runs, so that falling back keeps them.
+	if err := old.ctl.Close(); err != nil {
+		l.logger.Error("close controller", "err", err)
+	}
 	g, err := l.start(next, &handover)
 	if err == nil {
 		finish(g)
+		if old.cfg.JobSubmit != nil {
+			old.cfg.JobSubmit.Close()
+		}
 		l.logger.Info("reconfigured: the controller runs the new slurm.conf")
 		go g.ctl.ReconfigureNodes(context.Background())
 		return nil
 	}
 	dropNext()
 	l.logger.Error("reconfigure: the new configuration did not start; starting the old one again", "err", err)
-	prev := old.cfg
-	if prev.JobSubmit != nil {
-		// Its plugins were stopped with the old controller.
-		prev.JobSubmit = nil
-		l.logger.Warn("reconfigure: job_submit plugins stay stopped until the next reconfigure")
-	}
-	back, berr := l.start(prev, &handover)
+	back, berr := l.start(old.cfg, &handover)
 	if berr != nil {
 		finish(nil)
+		if old.cfg.JobSubmit != nil {
+			old.cfg.JobSubmit.Close()
+		}
 		l.fatal <- fmt.Errorf("reconfigure: the old configuration did not start again either: %w", errors.Join(err, berr))
 		return slurmerr.New(slurmerr.Unspecified, "reconfigure failed and the controller stopped: %v", berr)
 	}

@@ -38,15 +38,7 @@ type Source struct {
 }
 
 // Get returns the value of a global setting as written, "" when unset.
-func (s Source) Get(key string) string { return s.get(key) }
-
-// GetDefault returns a setting, or def when unset.
-func (s Source) GetDefault(key, def string) string { return s.getDefault(key, def) }
-
-// Bool reads a yes/no setting as Slurm does.
-func (s Source) Bool(key string) bool { return s.bool(key) }
-
-func (s Source) get(key string) string {
+func (s Source) Get(key string) string {
 	if s.Conf == nil {
 		return ""
 	}
@@ -54,16 +46,17 @@ func (s Source) get(key string) string {
 	return v
 }
 
-func (s Source) getDefault(key, def string) string {
-	if v := s.get(key); v != "" {
+// GetDefault returns a setting, or def when unset.
+func (s Source) GetDefault(key, def string) string {
+	if v := s.Get(key); v != "" {
 		return v
 	}
 	return def
 }
 
-// bool reads a yes/no setting as Slurm does.
-func (s Source) bool(key string) bool {
-	switch strings.ToLower(s.get(key)) {
+// Bool reads a yes/no setting as Slurm does.
+func (s Source) Bool(key string) bool {
+	switch strings.ToLower(s.Get(key)) {
 	case "yes", "true", "1", "y":
 		return true
 	}
@@ -98,7 +91,7 @@ func Lines(src Source) []Line {
 }
 
 func notBasicPriority(l Source) bool {
-	return l.getDefault("PriorityType", "priority/multifactor") != "priority/basic"
+	return l.GetDefault("PriorityType", "priority/multifactor") != "priority/basic"
 }
 
 // keys is slurm_ctl_conf_2_key_pairs's list in its order, with
@@ -147,7 +140,7 @@ var keys = []key{
 	{name: "DisableRootJobs", value: boolValue("DisableRootJobs")},
 	{name: "EioTimeout", def: "60"},
 	{name: "EnforcePartLimits", def: "NO", value: func(c *Source) string {
-		return strings.ToUpper(c.getDefault("EnforcePartLimits", "NO"))
+		return strings.ToUpper(c.GetDefault("EnforcePartLimits", "NO"))
 	}},
 	{name: "EpilogMsgTime", def: "2000", unit: "usec"},
 	{name: "FairShareDampeningFactor", def: "1", show: notBasicPriority},
@@ -208,7 +201,7 @@ var keys = []key{
 	{name: "PluginDir", def: "/usr/lib/slurm"},
 	{name: "PlugStackConfig"},
 	{name: "PreemptMode", def: "OFF", value: func(c *Source) string {
-		return strings.ToUpper(c.getDefault("PreemptMode", "OFF"))
+		return strings.ToUpper(c.GetDefault("PreemptMode", "OFF"))
 	}},
 	{name: "PreemptParameters"},
 	{name: "PreemptType"},
@@ -256,15 +249,15 @@ var keys = []key{
 	{name: "SchedulerType", def: "sched/backfill"},
 	{name: "ScronParameters"},
 	{name: "SelectType", def: "select/cons_tres"},
-	{name: "SelectTypeParameters", show: func(l Source) bool { return l.get("SelectTypeParameters") != "" },
-		value: func(c *Source) string { return strings.ToUpper(c.get("SelectTypeParameters")) }},
-	{name: "SlurmUser", value: func(c *Source) string { return userWithID(c.getDefault("SlurmUser", "root")) }},
+	{name: "SelectTypeParameters", show: func(l Source) bool { return l.Get("SelectTypeParameters") != "" },
+		value: func(c *Source) string { return strings.ToUpper(c.Get("SelectTypeParameters")) }},
+	{name: "SlurmUser", value: func(c *Source) string { return userWithID(c.GetDefault("SlurmUser", "root")) }},
 	{name: "SlurmctldAddr"},
 	{name: "SlurmctldDebug", def: "info"},
 	{name: "SlurmctldHost[0]", value: func(c *Source) string {
-		h := c.get("SlurmctldHost")
+		h := c.Get("SlurmctldHost")
 		if h == "" {
-			h = c.get("ControlMachine")
+			h = c.Get("ControlMachine")
 		}
 		return orNull(h)
 	}},
@@ -283,7 +276,7 @@ var keys = []key{
 	{name: "SlurmdSpoolDir", def: "/var/spool/slurmd"},
 	{name: "SlurmdSyslogDebug"},
 	{name: "SlurmdTimeout", def: "300", unit: "sec"},
-	{name: "SlurmdUser", value: func(c *Source) string { return userWithID(c.getDefault("SlurmdUser", "root")) }},
+	{name: "SlurmdUser", value: func(c *Source) string { return userWithID(c.GetDefault("SlurmdUser", "root")) }},
 	{name: "SlurmSchedLogFile"},
 	{name: "SlurmSchedLogLevel", def: "0"},
 	{name: "SlurmctldPidFile", def: "/var/run/slurmctld.pid"},
@@ -299,7 +292,7 @@ var keys = []key{
 	{name: "SuspendProgram"},
 	{name: "SuspendRate", def: "60", unit: "nodes/min"},
 	{name: "SuspendTime", value: func(c *Source) string {
-		v := c.get("SuspendTime")
+		v := c.Get("SuspendTime")
 		if v == "" || strings.EqualFold(v, "INFINITE") || v == "-1" || strings.EqualFold(v, "NONE") {
 			return "INFINITE"
 		}
@@ -332,7 +325,7 @@ var keys = []key{
 // boolValue prints a yes/no setting as add_key_pair_bool does.
 func boolValue(key string) func(*Source) string {
 	return func(c *Source) string {
-		if c.bool(key) {
+		if c.Bool(key) {
 			return "yes"
 		}
 		return "no"
@@ -355,10 +348,10 @@ func userWithID(name string) string {
 // memPerValue prints DefMemPerCPU/DefMemPerNode (or the Max variants):
 // whichever slurm.conf sets, UNLIMITED when neither.
 func memPerValue(l Source, perCPU, perNode string) string {
-	if v := l.get(perCPU); v != "" && v != "0" && !strings.EqualFold(v, "UNLIMITED") {
+	if v := l.Get(perCPU); v != "" && v != "0" && !strings.EqualFold(v, "UNLIMITED") {
 		return v
 	}
-	if v := l.get(perNode); v != "" && v != "0" && !strings.EqualFold(v, "UNLIMITED") {
+	if v := l.Get(perNode); v != "" && v != "0" && !strings.EqualFold(v, "UNLIMITED") {
 		return v
 	}
 	return "UNLIMITED"
@@ -369,11 +362,11 @@ func memPerValue(l Source, perCPU, perNode string) string {
 func configName(k key, l Source) string {
 	switch k.name {
 	case "DefMemPerNode":
-		if v := l.get("DefMemPerCPU"); v != "" && v != "0" && !strings.EqualFold(v, "UNLIMITED") {
+		if v := l.Get("DefMemPerCPU"); v != "" && v != "0" && !strings.EqualFold(v, "UNLIMITED") {
 			return "DefMemPerCPU"
 		}
 	case "MaxMemPerNode":
-		if v := l.get("MaxMemPerCPU"); v != "" && v != "0" && !strings.EqualFold(v, "UNLIMITED") {
+		if v := l.Get("MaxMemPerCPU"); v != "" && v != "0" && !strings.EqualFold(v, "UNLIMITED") {
 			return "MaxMemPerCPU"
 		}
 	}
@@ -384,7 +377,7 @@ func configName(k key, l Source) string {
 // default TRES first, then the configured ones, with the GPU memory and
 // utilisation TRES added after gres/gpu.
 func accountingTRES(c *Source) string {
-	return strings.Join(slurmconf.AccountingTRES(c.get("AccountingStorageTRES")), ",")
+	return strings.Join(slurmconf.AccountingTRES(c.Get("AccountingStorageTRES")), ",")
 }
 
 // pluginValue prints a plugin setting: Slurm drops "<type>/none" plugins,
@@ -405,7 +398,7 @@ func configValue(k key, ctx *Source) string {
 	if name == "" {
 		name = k.name
 	}
-	v := pluginValue(ctx.get(name))
+	v := pluginValue(ctx.Get(name))
 	if v == "" {
 		v = k.def
 	}
