@@ -124,7 +124,7 @@ func TestVersionsFollowTheirSpecs(t *testing.T) {
 				if q.body != "" {
 					req.Header.Set("Content-Type", "application/json")
 				}
-				resp, err := http.DefaultClient.Do(req)
+				resp, err := ctltest.Client().Do(req)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -271,7 +271,7 @@ func TestV0045Refusals(t *testing.T) {
 		if q.body != "" {
 			req.Header.Set("Content-Type", "application/json")
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := ctltest.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +301,7 @@ func TestV0045Conf(t *testing.T) {
 	get := func(p string) map[string]any {
 		req, _ := http.NewRequest("GET", srv.URL+p, nil)
 		req.Header.Set("X-SLURM-USER-NAME", "root")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := ctltest.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -421,7 +421,7 @@ func TestV0045Partitions(t *testing.T) {
 // serveREST serves c's REST API for the test's length.
 func serveREST(t *testing.T, c *ctltest.Cluster) *httptest.Server {
 	t.Helper()
-	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
+	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +449,7 @@ func callValidated(t *testing.T, srv *httptest.Server, rt routers.Router, method
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := ctltest.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

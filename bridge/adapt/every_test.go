@@ -106,7 +106,7 @@ func TestEveryOperation(t *testing.T) {
 				if o.body != "" {
 					req.Header.Set("Content-Type", "application/json")
 				}
-				resp, err := http.DefaultClient.Do(req)
+				resp, err := ctltest.Client().Do(req)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -209,7 +209,7 @@ func validateRequest(t *testing.T, rt routers.Router, method, path, body string)
 func FuzzEveryOperation(f *testing.F) {
 	c := ctltest.New(f, func(cfg *controller.Config) { cfg.Now = nil })
 	c.RegisterAll()
-	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
+	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -236,6 +236,7 @@ func FuzzEveryOperation(f *testing.F) {
 		req.Header.Set("X-SLURM-USER-NAME", "root")
 		req.RemoteAddr = "127.0.0.1:1234"
 		rec := httptest.NewRecorder()
+		ctltest.SignAs(req, "")
 		h.ServeHTTP(rec, req)
 		ct := rec.Header().Get("Content-Type")
 		if rec.Code == http.StatusNotImplemented || (!strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "text/plain")) {

@@ -100,7 +100,7 @@ func TestBadInputKeepsServing(t *testing.T) {
 func fuzzHandler(f *testing.F) (*ctltest.Cluster, http.Handler) {
 	c := ctltest.New(f, func(cfg *controller.Config) { cfg.StoreOptions = state.Options{NoSync: true} })
 	c.RegisterAll()
-	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
+	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -114,6 +114,7 @@ func serveInProcess(h http.Handler, method, target string, body []byte) *httptes
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-SLURM-USER-NAME", "root")
 	rec := httptest.NewRecorder()
+	ctltest.SignAs(req, "")
 	h.ServeHTTP(rec, req)
 	return rec
 }

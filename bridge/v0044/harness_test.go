@@ -182,13 +182,13 @@ func newREST(t *testing.T, mods ...func(*controller.Config)) *rest {
 	c := ctltest.New(t, mods...)
 	c.RegisterAll()
 	c.Ctl.Start()
-	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
+	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	r := &rest{t: t, c: c, url: srv.URL, http: &http.Client{Transport: validating{t: t, base: http.DefaultTransport}}}
+	r := &rest{t: t, c: c, url: srv.URL, http: &http.Client{Transport: validating{t: t, base: ctltest.UserTransport{}}}}
 	for _, u := range []struct {
 		name string
 		dst  **api.Client

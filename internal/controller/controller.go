@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -19,9 +18,11 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/assoc"
+	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/jobcomp"
 	"github.com/droverhq/drover/internal/jobsubmit"
+	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/partition"
@@ -111,9 +112,16 @@ type Config struct {
 	PreemptByQOS bool
 	// Enforce is AccountingStorageEnforce.
 	Enforce assoc.Enforce
-	// StepKey is the cluster key job step credentials are signed with
-	// (slurm.key); without it srun cannot start steps.
-	StepKey []byte
+	// Keys are the cluster key (slurm.key or slurm.jwks): job step
+	// credentials and the messages to node daemons are signed with it.
+	Keys *clusterkey.Holder
+	// AuthTTL is how long a signed message lives (AuthInfo's ttl=; 0:
+	// msgauth.DefaultTTL).
+	AuthTTL time.Duration
+	// Auth checks the node daemons' messages and the users' credentials
+	// their hosts sign (nil: one made from Keys). The daemon shares one
+	// across reconfigures, so that its replay cache survives them.
+	Auth *msgauth.Verifier
 	// Warnings are what deriving the configuration found wrong but
 	// survivable; New logs them.
 	Warnings []string
@@ -142,7 +150,7 @@ type Controller struct {
 	logger *slog.Logger
 	now    func() time.Time
 	sched  sched.Scheduler
-	client *http.Client
+	client *nodeproto.Client
 
 	log *state.Log
 
@@ -244,12 +252,15 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 	if cfg.MinJobAge == 0 {
 		cfg.MinJobAge = 300 * time.Second
 	}
+	if cfg.Auth == nil {
+		cfg.Auth = NewAuth(cfg.Keys, cfg.AuthTTL)
+	}
 	c := &Controller{
 		cfg:         cfg,
 		logger:      logger,
 		now:         time.Now,
 		sched:       newScheduler(&cfg),
-		client:      nodeproto.NewClient(),
+		client:      nodeproto.NewClient(&msgauth.Signer{Keys: cfg.Keys, Issuer: msgauth.Controller, TTL: cfg.AuthTTL}),
 		st:          newFSM(1),
 		nodes:       map[string]*node.Node{},
 		parts:       map[string]*partition.Partition{},

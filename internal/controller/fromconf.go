@@ -60,21 +60,14 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 		return Config{}, fmt.Errorf("SchedulerType=%s: not supported (sched/backfill or sched/builtin)", sc.SchedulerType)
 	}
 	cfg.Backfill, cfg.Warnings = sched.ParseBackfillParams(sc.SchedulerParameters)
-	credExpire := 120
-	if v, ok := sc.Value("AuthInfo"); ok {
-		for _, opt := range strings.Split(v, ",") {
-			if val, ok := strings.CutPrefix(strings.TrimSpace(opt), "cred_expire="); ok {
-				n, err := strconv.Atoi(val)
-				if err != nil || n < 0 {
-					return Config{}, fmt.Errorf("AuthInfo=%s: cred_expire=%s: not a number of seconds", v, val)
-				}
-				credExpire = n
-			}
-		}
+	ai, err := sc.AuthInfo()
+	if err != nil {
+		return Config{}, err
 	}
 	// A requeued job waits for the credentials of its last run to
 	// expire, as slurmctld has it wait.
-	cfg.RequeueDelay = time.Duration(credExpire+1) * time.Second
+	cfg.RequeueDelay = ai.CredExpire + time.Second
+	cfg.AuthTTL = ai.TTL
 	storageTRES, _ := sc.Value("AccountingStorageTRES")
 	cfg.TRES = slurmconf.AccountingTRES(storageTRES)
 	for _, w := range strings.Split(sc.PrivateData, ",") {

@@ -68,7 +68,9 @@ func TestNodeHealthDrains(t *testing.T) {
 	srv := httptest.NewServer(c.Ctl.NodeHandler())
 	defer srv.Close()
 	post := func(body string) int {
-		resp, err := http.Post(srv.URL+nodeproto.PathNodeHealth, "application/json", bytes.NewBufferString(body))
+		req, _ := http.NewRequest("POST", srv.URL+nodeproto.PathNodeHealth, bytes.NewBufferString(body))
+		ctltest.SignNode(req, "n3")
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +95,9 @@ func TestNodeHealthDrains(t *testing.T) {
 		t.Errorf("second failure: reason %q", ni.Node.Reason)
 	}
 	for body, want := range map[string]int{
-		`{"name":"n9","reason":"x"}`: http.StatusNotFound,
+		// n3's daemon may speak for n3 only.
+		`{"name":"n9","reason":"x"}`: http.StatusForbidden,
+		`{"name":"n4","reason":"x"}`: http.StatusForbidden,
 		`{"name":"n3"}`:              http.StatusServiceUnavailable,
 		`garbage`:                    http.StatusBadRequest,
 	} {

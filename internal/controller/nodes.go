@@ -17,14 +17,15 @@ import (
 	"github.com/droverhq/drover/internal/slurmerr"
 )
 
-// NodeHandler serves the node daemons' protocol (/drover/v1/node/...).
+// NodeHandler serves the node daemons' protocol (/drover/v1/node/...):
+// messages signed with the cluster key, each by the node it is about.
 func (c *Controller) NodeHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+nodeproto.PathRegister, c.handleRegister)
 	mux.HandleFunc("POST "+nodeproto.PathHeartbeat, c.handleHeartbeat)
 	mux.HandleFunc("POST "+nodeproto.PathJobDone, c.handleJobDone)
 	mux.HandleFunc("POST "+nodeproto.PathNodeHealth, c.handleNodeHealth)
-	return mux
+	return c.authNode(mux)
 }
 
 // configuredGPUs is the GPU count slurm.conf's Gres= gives a node.
@@ -50,6 +51,9 @@ func (c *Controller) handleNodeHealth(w http.ResponseWriter, r *http.Request) {
 	var h nodeproto.NodeHealth
 	if err := nodeproto.Decode(r, &h); err != nil {
 		nodeproto.Fail(w, http.StatusBadRequest, err)
+		return
+	}
+	if !c.speaksFor(w, r, h.Name) {
 		return
 	}
 	if err := c.DrainForHealth(r.Context(), h.Name, h.Reason); err != nil {
@@ -96,6 +100,9 @@ func (c *Controller) handleRegister(w http.ResponseWriter, r *http.Request) {
 	var reg nodeproto.Register
 	if err := nodeproto.Decode(r, &reg); err != nil {
 		nodeproto.Fail(w, http.StatusBadRequest, err)
+		return
+	}
+	if !c.speaksFor(w, r, reg.Name) {
 		return
 	}
 	reply, err := c.Register(r.Context(), reg)
@@ -233,6 +240,9 @@ func (c *Controller) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 		nodeproto.Fail(w, http.StatusBadRequest, err)
 		return
 	}
+	if !c.speaksFor(w, r, hb.Name) {
+		return
+	}
 	c.mu.Lock()
 	n := c.nodes[hb.Name]
 	if n == nil || !n.Registered {
@@ -254,6 +264,9 @@ func (c *Controller) handleJobDone(w http.ResponseWriter, r *http.Request) {
 		nodeproto.Fail(w, http.StatusBadRequest, err)
 		return
 	}
+	if !c.speaksFor(w, r, d.Node) {
+		return
+	}
 	if err := c.JobDone(r.Context(), d); err != nil && slurmerr.CodeOf(err) != slurmerr.InvalidJobID {
 		nodeproto.Fail(w, http.StatusServiceUnavailable, err)
 		return
@@ -271,6 +284,13 @@ func (c *Controller) JobDone(ctx context.Context, d nodeproto.JobDone) error {
 		// Unknown, already ended, or the end of an earlier run of a job
 		// requeued since: acknowledged, nothing to do.
 		c.mu.Unlock()
+		return nil
+	}
+	if batch := j.Alloc.Nodes[0].Node; d.Node != batch {
+		// Only the batch host runs the script: another node's word on
+		// it is acknowledged and ignored.
+		c.mu.Unlock()
+		c.logger.Warn("job end reported by a node that is not the batch host, ignored", "job", id, "node", d.Node, "batch_host", batch)
 		return nil
 	}
 	requeue, hold := j.RequeueOnEnd, j.RequeueHold

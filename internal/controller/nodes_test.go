@@ -138,6 +138,7 @@ func heartbeat(t *testing.T, c *ctltest.Cluster, name string) int {
 	t.Helper()
 	body, _ := json.Marshal(nodeproto.Heartbeat{Name: name, FreeMemMB: 100, Load: 0.5})
 	req := httptest.NewRequest(http.MethodPost, nodeproto.PathHeartbeat, bytes.NewReader(body))
+	ctltest.SignNode(req, name)
 	rec := httptest.NewRecorder()
 	c.Ctl.NodeHandler().ServeHTTP(rec, req)
 	return rec.Code

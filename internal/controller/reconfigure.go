@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmerr"
@@ -213,7 +214,7 @@ func (c *Controller) ReconfigureNodes(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := nodeproto.Post(ctx, c.client, "http://"+addr+nodeproto.PathReconfigure, struct{}{}, nil); err != nil {
+			if err := c.client.Post(ctx, msgauth.Node(name), "http://"+addr+nodeproto.PathReconfigure, struct{}{}, nil); err != nil {
 				c.logger.Warn("node did not reconfigure", "node", name, "err", err)
 			}
 		}()

@@ -144,7 +144,8 @@ type StepGrant struct {
 // but for other steps' CPUs gets NodesBusy (from steplayout), which srun
 // retries.
 func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepRequest) (StepGrant, error) {
-	if len(c.cfg.StepKey) == 0 {
+	ring := c.cfg.Keys.Ring()
+	if ring == nil {
 		return StepGrant{}, slurmerr.New(slurmerr.Disabled, "job steps need the cluster key (slurm.key beside slurm.conf)")
 	}
 	c.mu.RLock()
@@ -224,7 +225,7 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 		return StepGrant{}, err
 	}
 	st.ID = res.StepID
-	cred, err := stepcred.Sign(c.cfg.StepKey, stepcred.Cred{
+	cred, err := stepcred.Sign(ring.Signing().Secret, stepcred.Cred{
 		JobID: uint32(j.ID), StepID: st.ID, UID: j.Req.UserID, GID: j.Req.GroupID, User: j.Req.UserName,
 		Nodes: lay.Nodes, SrunAddr: req.SrunAddr, Expires: c.now().Add(StepCredLifetime),
 	})

@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"github.com/droverhq/drover/internal/clusterkey"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func TestCreateStep(t *testing.T) {
 	if g.Step.ID != 0 || len(g.Step.Nodes) != 2 || g.Layout.TasksPerNode() != "2(x2)" {
 		t.Errorf("step %d on %v, tasks %s", g.Step.ID, g.Step.Nodes, g.Layout.TasksPerNode())
 	}
-	cred, err := stepcred.Verify(c.Cfg.StepKey, g.Cred, c.Now())
+	cred, err := stepcred.Verify(ctltest.Key, g.Cred, c.Now())
 	if err != nil || cred.JobID != uint32(id) || cred.StepID != 0 || cred.UID != 1000 || len(cred.Nodes) != 2 || cred.SrunAddr != "127.0.0.1:5000" {
 		t.Fatalf("credential %+v: %v", cred, err)
 	}
@@ -133,7 +134,7 @@ func TestStepRefusals(t *testing.T) {
 	if _, err := c.Ctl.CreateStep(ctx, ctltest.Root, stepReq(id, 1)); err != nil {
 		t.Errorf("root in alice's job: %v", err)
 	}
-	nokey := ctltest.New(t, func(cfg *controller.Config) { cfg.StepKey = nil })
+	nokey := ctltest.New(t, func(cfg *controller.Config) { cfg.Keys = clusterkey.NewHolder(nil) })
 	id = runningJob(t, nokey)
 	if _, err := nokey.Ctl.CreateStep(ctx, ctltest.Alice, stepReq(id, 1)); slurmCode(err) != slurmerr.Disabled {
 		t.Errorf("without a key: %v", err)

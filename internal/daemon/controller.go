@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/jwtauth"
 	"github.com/droverhq/drover/internal/restapi"
 	"github.com/droverhq/drover/internal/slurmconf"
@@ -35,7 +37,9 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	}
 	servePprof(ctx, v, logger)
 	live := &liveController{v: v, path: path, logger: logger, fatal: make(chan error, 1),
-		opts: restapi.Options{TrustLoopback: true, MaxBody: int64(v.GetSizeInBytes("rest-max-body"))}}
+		opts: restapi.Options{MaxBody: int64(v.GetSizeInBytes("rest-max-body"))}}
+	live.keys = clusterkey.NewHolder(cfg.Keys.Ring())
+	live.auth = controller.NewAuth(live.keys, cfg.AuthTTL)
 	live.changed = sync.NewCond(&live.mu)
 	// Authentication is read once: a reconfigure cannot change it, as it
 	// cannot change slurmctld's.

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -9,9 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/viper"
 
+	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/nodeagent"
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/spank"
@@ -84,11 +87,18 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	if v.GetBool("no-cgroups") {
 		cfg.DisableCgroups = true
 	}
-	if cfg.StepKey, err = StepKey(v, path, logger); err != nil {
+	ring, err := ClusterKey(v, sc, path)
+	if err != nil {
 		return err
 	}
+	cfg.Keys = clusterkey.NewHolder(ring)
+	ai, err := sc.AuthInfo()
+	if err != nil {
+		return err
+	}
+	cfg.AuthTTL = ai.TTL
 	cfg.PlugStack, cfg.PluginDir = spank.ConfPaths(sc, path)
-	cfg.Reload = func() (nodeagent.Reloaded, error) { return reloadNode(path, name, dynamic, logger) }
+	cfg.Reload = func() (nodeagent.Reloaded, error) { return reloadNode(v, path, name, dynamic, logger) }
 	servePprof(ctx, v, logger)
 	a, err := nodeagent.New(cfg, logger)
 	if err != nil {
@@ -98,6 +108,14 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 		return err
 	}
 	defer a.Close()
+	// The node daemon is its host's credential service, as slurmd is
+	// for auth/slurm. On a host with several node daemons (tests,
+	// multiple-slurmd) the first to start serves it.
+	if _, err := startSack(ctx, sackSocket(v, sc), name, cfg.Keys, cfg.AuthTTL, logger); errors.Is(err, syscall.EADDRINUSE) {
+		logger.Info("another daemon of this host serves its credential service", "socket", sackSocket(v, sc))
+	} else if err != nil {
+		logger.Warn("credential service not started: commands on this host cannot reach the controller over TCP", "err", err)
+	}
 	return a.Run(ctx, nil)
 }
 
@@ -123,7 +141,7 @@ func nodeLine(sc *slurmconf.Config, path, name, dynamic string) (*slurmconf.Node
 
 // reloadNode reads slurm.conf and cgroup.conf again for scontrol
 // reconfigure: what of them a running node daemon can take.
-func reloadNode(path, name, dynamic string, logger *slog.Logger) (nodeagent.Reloaded, error) {
+func reloadNode(v *viper.Viper, path, name, dynamic string, logger *slog.Logger) (nodeagent.Reloaded, error) {
 	sc, err := LoadConf(path, logger)
 	if err != nil {
 		return nodeagent.Reloaded{}, err
@@ -136,7 +154,11 @@ func reloadNode(path, name, dynamic string, logger *slog.Logger) (nodeagent.Relo
 	if err != nil {
 		return nodeagent.Reloaded{}, err
 	}
-	r := nodeagent.Reloaded{CPUs: uint32(nc.CPUs), RealMemory: nc.RealMemory, ConstrainDevices: cg.ConstrainDevices}
+	ring, err := ClusterKey(v, sc, path)
+	if err != nil {
+		return nodeagent.Reloaded{}, err
+	}
+	r := nodeagent.Reloaded{CPUs: uint32(nc.CPUs), RealMemory: nc.RealMemory, ConstrainDevices: cg.ConstrainDevices, Keys: ring}
 	r.PlugStack, r.PluginDir = spank.ConfPaths(sc, path)
 	return r, nil
 }

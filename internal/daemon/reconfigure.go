@@ -12,7 +12,9 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/restapi"
 	"github.com/droverhq/drover/internal/slurmerr"
 )
@@ -26,10 +28,15 @@ const quiesceTimeout = 30 * time.Second
 // state and the nodes' registrations kept. A request waits while the
 // replacement runs, so that none sees the old controller closed.
 type liveController struct {
-	v       *viper.Viper
-	path    string
-	logger  *slog.Logger
-	opts    restapi.Options
+	v      *viper.Viper
+	path   string
+	logger *slog.Logger
+	opts   restapi.Options
+	// keys and auth outlive generations: a reconfigure reads the key
+	// files again into keys (a rotation), and auth's replay cache must
+	// not forget what it saw.
+	keys    *clusterkey.Holder
+	auth    *msgauth.Verifier
 	fatal   chan error // the daemon cannot go on
 	mu      sync.Mutex
 	changed *sync.Cond // active or swapping changed
@@ -60,9 +67,12 @@ func controllerConfig(v *viper.Viper, path string, logger *slog.Logger) (control
 		cfg.StateDir = d
 	}
 	cfg.Operators, cfg.Administrators = settingList(v, "operators"), settingList(v, "administrators")
-	if cfg.StepKey, err = StepKey(v, path, logger); err != nil {
+	ring, err := ClusterKey(v, sc, path)
+	if err != nil {
 		return controller.Config{}, err
 	}
+	// A holder of the generation's own until it starts (liveController.start).
+	cfg.Keys = clusterkey.NewHolder(ring)
 	if cfg.JobSubmit, err = jobSubmitChain(sc, path, logger); err != nil {
 		return controller.Config{}, err
 	}
@@ -86,10 +96,13 @@ func settingList(v *viper.Viper, key string) []string {
 // start builds and starts a controller and its API from cfg.
 func (l *liveController) start(cfg controller.Config, handover *controller.Handover) (*generation, error) {
 	cfg.Reload = l.reload
+	ring := cfg.Keys.Ring()
+	cfg.Keys, cfg.Auth = l.keys, l.auth
 	ctl, err := controller.New(cfg, l.logger)
 	if err != nil {
 		return nil, err
 	}
+	l.keys.Store(ring)
 	if handover != nil {
 		ctl.Adopt(*handover)
 	}

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/daemon"
 )
 
@@ -29,6 +30,9 @@ func TestReconfigureUnderLoad(t *testing.T) {
 	base := fmt.Sprintf("ClusterName=reconf\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%d\nStateSaveLocation=%s/state\n"+
 		"NodeName=n1 NodeAddr=127.0.0.1 Port=%d CPUs=4 RealMemory=4000\nPartitionName=batch Nodes=n1 Default=YES State=UP\n", port, dir, freePort(t))
 	if err := os.WriteFile(conf, []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(conf)); err != nil {
 		t.Fatal(err)
 	}
 	v := daemon.Settings()
@@ -52,18 +56,22 @@ func TestReconfigureUnderLoad(t *testing.T) {
 			logMu.Unlock()
 		}
 	}()
-	var url string
+	url := "http://localhost/slurm/v0.0.44/"
 	select {
-	case a := <-ready:
-		url = "http://" + a.String() + "/slurm/v0.0.44/"
+	case <-ready:
 	case err := <-done:
 		t.Fatalf("controller did not start: %v", err)
 	}
+	// The controller's own host: its unix socket says who asks.
+	sock := filepath.Join(dir, "state", "drover.sock")
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}}
 	do := func(method, path, body string) (int, map[string]any) {
 		req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
-		req.Header.Set("X-SLURM-USER-NAME", "root")
 		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			return 0, map[string]any{"transport": err.Error()}
 		}

@@ -4,10 +4,8 @@
 package daemon
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,8 +13,9 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/slurmconf"
-	"github.com/droverhq/drover/internal/stepcred"
+	"github.com/droverhq/drover/internal/usercred"
 )
 
 // Settings are Drover's own settings, on top of slurm.conf: flags,
@@ -58,20 +57,23 @@ func ConfPath(flag string) string {
 	return "/etc/slurm/slurm.conf"
 }
 
-// StepKey loads the cluster key job step credentials are signed with:
-// --key-file, or slurm.key beside slurm.conf. Without one the daemons run,
-// but srun cannot start steps (they say so).
-func StepKey(v *viper.Viper, confPath string, logger *slog.Logger) ([]byte, error) {
-	path := v.GetString("key-file")
-	if path == "" {
-		path = stepcred.KeyPath(confPath)
+// ClusterKey loads the cluster key every daemon signs and checks
+// messages with: --key-file, or slurm.jwks or slurm.key beside slurm.conf.
+// A daemon does not start without one: the error says how to make it.
+func ClusterKey(v *viper.Viper, sc *slurmconf.Config, confPath string) (*clusterkey.Ring, error) {
+	// SlurmUser may own the key (the controller runs as it), as may
+	// SlurmdUser; the key is theirs to read anyway.
+	var owners []uint32
+	for _, name := range []string{sc.SlurmUser, sc.SlurmdUser} {
+		if id, err := usercred.LookupName(name); err == nil {
+			owners = append(owners, id.UID)
+		}
 	}
-	key, err := stepcred.LoadKey(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		logger.Warn("no cluster key: job steps (srun) are disabled", "path", path)
-		return nil, nil
+	ring, err := clusterkey.Load(confPath, v.GetString("key-file"), owners...)
+	if err != nil {
+		return nil, fmt.Errorf("cluster key: %w", err)
 	}
-	return key, err
+	return ring, nil
 }
 
 // LoadConf reads slurm.conf and logs its warnings once.

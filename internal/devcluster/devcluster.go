@@ -22,8 +22,8 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/daemon"
-	"github.com/droverhq/drover/internal/stepcred"
 )
 
 // Options shape the dev cluster.
@@ -313,14 +313,14 @@ func writeConf(l layout, o *Options, ctlPort int, nodePorts []int) error {
 	}
 	// The cluster key signs job step credentials; a restarted dev
 	// cluster keeps its own.
-	if err := stepcred.WriteKey(stepcred.KeyPath(l.conf)); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(l.conf)); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("write the cluster key: %w", err)
 	}
 	// auth/jwt's key: random, kept across restarts like the cluster key.
 	if err := os.MkdirAll(l.state, 0o755); err != nil {
 		return fmt.Errorf("create the state folder: %w", err)
 	}
-	if err := stepcred.WriteKey(filepath.Join(l.state, "jwt_hs256.key")); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := clusterkey.WriteKey(filepath.Join(l.state, "jwt_hs256.key")); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("write the auth/jwt key: %w", err)
 	}
 	return nil

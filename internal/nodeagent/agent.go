@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/proctrack"
 	"github.com/droverhq/drover/internal/stepcred"
@@ -50,9 +52,13 @@ type Config struct {
 	// cgroups (process groups only).
 	CgroupRoot     string
 	DisableCgroups bool
-	// StepKey is the cluster key (slurm.key) that step credentials are
-	// signed with; without it every step launch is refused.
-	StepKey []byte
+	// Keys is the cluster key (slurm.key or slurm.jwks): the messages
+	// between the daemon and the controller are signed with it, and so
+	// are step credentials. Without it every request is refused.
+	Keys *clusterkey.Holder
+	// AuthTTL is how long a signed message lives (AuthInfo's ttl=; 0:
+	// msgauth.DefaultTTL).
+	AuthTTL time.Duration
 	// PlugStack is plugstack.conf (none: no launch hooks); PluginDir
 	// the colon-separated folders its relative plugin paths are in.
 	PlugStack, PluginDir string
@@ -72,9 +78,11 @@ type Config struct {
 
 // Agent is a running node daemon.
 type Agent struct {
-	cfg     Config
-	logger  *slog.Logger
-	client  *http.Client
+	cfg    Config
+	logger *slog.Logger
+	client *nodeproto.Client
+	// auth checks the controller's messages to this node.
+	auth    *msgauth.Verifier
 	tracker *proctrack.Tracker
 	started time.Time
 
@@ -118,7 +126,9 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg: cfg, logger: logger, tracker: tr,
-		client:   nodeproto.NewClient(),
+		client: nodeproto.NewClient(&msgauth.Signer{Keys: cfg.Keys, Issuer: msgauth.Node(cfg.Name), TTL: cfg.AuthTTL}),
+		auth: &msgauth.Verifier{Keys: cfg.Keys, Audience: msgauth.Node(cfg.Name), MaxTTL: cfg.AuthTTL,
+			Since: time.Now(), Replay: msgauth.NewReplay()},
 		started:  time.Now(),
 		jobs:     map[uint32]*runningJob{},
 		done:     map[uint32]nodeproto.JobDone{},
@@ -195,10 +205,12 @@ func (a *Agent) Run(ctx context.Context, ready chan<- net.Addr) error {
 	}
 	a.addr = ln.Addr()
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+nodeproto.PathLaunch, a.handleLaunch)
-	mux.HandleFunc("POST "+nodeproto.PathSignal, a.handleSignal)
+	mux.Handle("POST "+nodeproto.PathLaunch, a.fromController(a.handleLaunch))
+	mux.Handle("POST "+nodeproto.PathSignal, a.fromController(a.handleSignal))
+	// A step launch comes from srun, a user's program: the step
+	// credential the controller signed is its proof (verifyStepCred).
 	mux.HandleFunc("POST "+nodeproto.PathStepLaunch, a.handleStepLaunch)
-	mux.HandleFunc("POST "+nodeproto.PathReconfigure, a.handleReconfigure)
+	mux.Handle("POST "+nodeproto.PathReconfigure, a.fromController(a.handleReconfigure))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -299,7 +311,7 @@ func (a *Agent) register(ctx context.Context) error {
 	}
 	a.mu.Unlock()
 	var reply nodeproto.RegisterReply
-	if err := nodeproto.Post(ctx, a.client, a.cfg.ControllerURL+nodeproto.PathRegister, reg, &reply); err != nil {
+	if err := a.client.Post(ctx, msgauth.Controller, a.cfg.ControllerURL+nodeproto.PathRegister, reg, &reply); err != nil {
 		return err
 	}
 	a.mu.Lock()
@@ -341,7 +353,7 @@ func (a *Agent) heartbeat(ctx context.Context) error {
 		hb.Running = append(hb.Running, id)
 	}
 	a.mu.Unlock()
-	return nodeproto.Post(ctx, a.client, a.cfg.ControllerURL+nodeproto.PathHeartbeat, hb, nil)
+	return a.client.Post(ctx, msgauth.Controller, a.cfg.ControllerURL+nodeproto.PathHeartbeat, hb, nil)
 }
 
 // reportLoop delivers job ends until the controller acknowledges each.
@@ -360,7 +372,7 @@ func (a *Agent) reportLoop(ctx context.Context) {
 		}
 		a.mu.Unlock()
 		for _, d := range pending {
-			err := nodeproto.Post(ctx, a.client, a.cfg.ControllerURL+nodeproto.PathJobDone, d, nil)
+			err := a.client.Post(ctx, msgauth.Controller, a.cfg.ControllerURL+nodeproto.PathJobDone, d, nil)
 			if err != nil {
 				a.logger.Debug("job end report failed, will retry", "job", d.JobID, "err", err)
 				break
@@ -470,4 +482,23 @@ func (a *Agent) Close() error {
 		a.cfg.Gres.Close()
 	}
 	return a.tracker.Cleanup()
+}
+
+// fromController lets through only requests the controller signed for
+// this node with the cluster key: a launch, signal or reconfigure from
+// anyone else, or meant for another node, or replayed, is refused and
+// logged.
+func (a *Agent) fromController(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		claims, err := a.auth.VerifyRequest(r, nodeproto.MaxBody)
+		if err == nil && (claims.Kind != msgauth.KindDaemon || claims.Issuer() != msgauth.Controller) {
+			err = fmt.Errorf("%w: %s token from %s, not the controller's", msgauth.ErrInvalid, claims.Kind, claims.Issuer())
+		}
+		if err != nil {
+			a.logger.Warn("request refused", "path", r.URL.Path, "source", r.RemoteAddr, "err", err)
+			nodeproto.Fail(w, http.StatusUnauthorized, err)
+			return
+		}
+		next(w, r)
+	})
 }

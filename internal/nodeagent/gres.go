@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/proctrack"
 	"github.com/droverhq/drover/plugins/protocol"
@@ -134,7 +135,7 @@ func (a *Agent) healthLoop(ctx context.Context) {
 		}
 		if len(pending) > 0 {
 			report := nodeproto.NodeHealth{Name: a.cfg.Name, Reason: strings.Join(pending, "; ")}
-			if err := nodeproto.Post(ctx, a.client, a.cfg.ControllerURL+nodeproto.PathNodeHealth, report, nil); err != nil {
+			if err := a.client.Post(ctx, msgauth.Controller, a.cfg.ControllerURL+nodeproto.PathNodeHealth, report, nil); err != nil {
 				a.logger.Warn("GPU failure not reported yet", "err", err)
 			} else {
 				pending = nil

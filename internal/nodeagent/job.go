@@ -86,7 +86,12 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 	var id *usercred.Identity
 	if switchUser {
 		var err error
+		// The uid is the one the controller signed for; it and the gid
+		// must exist here, as slurmd checks before it runs anything.
 		id, err = usercred.Lookup(l.UID)
+		if err == nil {
+			err = id.CheckGID(l.GID)
+		}
 		if err != nil {
 			return fmt.Errorf("user %d: %w", l.UID, err)
 		}

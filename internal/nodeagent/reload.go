@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/droverhq/drover/internal/clusterkey"
+
 	"github.com/droverhq/drover/internal/nodeproto"
 )
 
@@ -18,6 +20,9 @@ type Reloaded struct {
 	ConstrainDevices bool
 	PlugStack        string
 	PluginDir        string
+	// Keys is the cluster key read again (nil: unchanged), so that a key
+	// rotation reaches running daemons.
+	Keys *clusterkey.Ring
 }
 
 // files holds the current Reloaded; read without locks on every launch.
@@ -45,6 +50,10 @@ func (a *Agent) handleReconfigure(w http.ResponseWriter, r *http.Request) {
 		a.logger.Error("reconfigure: files refused, configuration unchanged", "err", err)
 		nodeproto.Fail(w, http.StatusUnprocessableEntity, err)
 		return
+	}
+	if next.Keys != nil {
+		a.cfg.Keys.Store(next.Keys)
+		next.Keys = nil
 	}
 	a.files.Store(&next)
 	a.reloadSpank()

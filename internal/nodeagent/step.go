@@ -199,6 +199,9 @@ func (a *Agent) newStep(l *nodeproto.StepLaunch, now time.Time) (*step, error) {
 	}
 	if os.Geteuid() == 0 {
 		id, err := usercred.Lookup(cred.UID)
+		if err == nil {
+			err = id.CheckGID(cred.GID)
+		}
 		if err != nil {
 			return nil, &launchError{status: http.StatusInternalServerError, msg: msgUserNotFound, err: err}
 		}
@@ -248,15 +251,25 @@ func (a *Agent) verifyStepCred(l *nodeproto.StepLaunch, now time.Time) (stepcred
 		}
 		return &launchError{status: http.StatusForbidden, msg: msg, err: err}
 	}
-	if len(a.cfg.StepKey) < stepcred.KeySize {
+	ring := a.cfg.Keys.Ring()
+	if ring == nil {
 		// Say why plainly: every launch fails until slurm.key is there.
 		return stepcred.Cred{}, &launchError{
 			status: http.StatusForbidden,
 			msg:    fmt.Sprintf("%s: node %s has no usable credential key (slurm.key)", stepcred.ErrBadCred, a.cfg.Name),
 		}
 	}
-	c, err := stepcred.Verify(a.cfg.StepKey, l.Cred, now)
+	var c stepcred.Cred
+	var err error
+	for _, key := range ring.Secrets() {
+		// During a key rotation a credential may be signed with
+		// either key.
+		if c, err = stepcred.Verify(key, l.Cred, now); !errors.Is(err, stepcred.ErrBadCred) {
+			break
+		}
+	}
 	if err != nil {
+		a.logger.Warn("step launch refused", "job", l.JobID, "step", l.StepID, "uid", l.UID, "err", err)
 		return c, refuse(err)
 	}
 	switch {

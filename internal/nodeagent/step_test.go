@@ -22,6 +22,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/stepcred"
 	"github.com/droverhq/drover/internal/stepio"
@@ -39,11 +41,13 @@ type logWriter struct {
 	mu   sync.Mutex
 	t    *testing.T
 	over bool
+	buf  strings.Builder
 }
 
 func (w *logWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.buf.Write(p)
 	if !w.over {
 		w.t.Log(strings.TrimSpace(string(p)))
 	}
@@ -55,6 +59,7 @@ func (w *logWriter) Write(p []byte) (int, error) {
 type testAgent struct {
 	a   *Agent
 	url string
+	lw  *logWriter
 	// stop stops the agent as its daemon would at shutdown.
 	stop func()
 }
@@ -69,7 +74,7 @@ func startAgent(t *testing.T, mod func(*Config)) *testAgent {
 	t.Cleanup(ctrl.Close)
 	cfg := Config{
 		Name: "n1", ControllerURL: ctrl.URL, Listen: "127.0.0.1:0",
-		SpoolDir: t.TempDir(), CPUs: 2, StepKey: testStepKey,
+		SpoolDir: t.TempDir(), CPUs: 2, Keys: clusterkey.NewHolder(clusterkey.FromSecret(testStepKey)),
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -101,13 +106,24 @@ func startAgent(t *testing.T, mod func(*Config)) *testAgent {
 		})
 	}
 	t.Cleanup(stop)
-	return &testAgent{a: a, url: "http://" + addr.String(), stop: stop}
+	return &testAgent{a: a, url: "http://" + addr.String(), stop: stop, lw: lw}
 }
 
 func (ta *testAgent) post(path string, v any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	defer cancel()
-	return nodeproto.Post(ctx, http.DefaultClient, ta.url+path, v, nil)
+	return asController.Post(ctx, msgauth.Node("n1"), ta.url+path, v, nil)
+}
+
+// asController signs requests as the controller does.
+var asController = &nodeproto.Client{HTTP: http.DefaultClient,
+	Signer: &msgauth.Signer{Keys: clusterkey.NewHolder(clusterkey.FromSecret(testStepKey)), Issuer: msgauth.Controller}}
+
+// logs is what the agent logged so far.
+func (ta *testAgent) logs() string {
+	ta.lw.mu.Lock()
+	defer ta.lw.mu.Unlock()
+	return ta.lw.buf.String()
 }
 
 // fakeSrun plays srun's side of the step I/O connection.
@@ -458,7 +474,7 @@ func TestStepCredentialRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ta := startAgent(t, func(c *Config) {
 				if tc.noKey {
-					c.StepKey = nil
+					c.Keys = clusterkey.NewHolder(nil)
 				}
 			})
 			l := newLaunch(t, "127.0.0.1:1", 1, "true")

@@ -11,6 +11,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/droverhq/drover/internal/msgauth"
 )
 
 // Paths served by the controller (node -> controller).
@@ -266,20 +268,35 @@ type Error struct {
 // few MB in Slurm too).
 const MaxBody = 16 << 20
 
-// NewClient returns the HTTP client both sides use: connections are kept
-// and reused per peer (a controller launching hundreds of jobs a second
-// to the same node daemon would otherwise open, and leave in TIME_WAIT, a
+// Client sends the protocol's messages, each signed for its receiver
+// with the cluster key (internal/msgauth).
+type Client struct {
+	HTTP *http.Client
+	// Signer signs each request (nil: unsigned, for srun's step
+	// launches, which carry the controller's step credential instead).
+	Signer *msgauth.Signer
+}
+
+// NewClient returns the client both sides use: connections are kept and
+// reused per peer (a controller launching hundreds of jobs a second to
+// the same node daemon would otherwise open, and leave in TIME_WAIT, a
 // connection per request).
-func NewClient() *http.Client {
+func NewClient(s *msgauth.Signer) *Client {
+	return &Client{HTTP: NewHTTPClient(), Signer: s}
+}
+
+// NewHTTPClient is the HTTP client NewClient uses.
+func NewHTTPClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 1024
 	t.MaxIdleConnsPerHost = 64
 	return &http.Client{Timeout: 10 * time.Second, Transport: t}
 }
 
-// Post sends v as JSON to url and decodes the answer into out (if non-nil).
-// A non-2xx answer becomes an error carrying the status and message.
-func Post(ctx context.Context, c *http.Client, url string, v, out any) error {
+// Post sends v as JSON to url, signed for aud (msgauth.Controller or
+// msgauth.Node(name)), and decodes the answer into out (if non-nil). A
+// non-2xx answer becomes an error carrying the status and message.
+func (c *Client) Post(ctx context.Context, aud, url string, v, out any) error {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode request: %w", err)
@@ -289,7 +306,12 @@ func Post(ctx context.Context, c *http.Client, url string, v, out any) error {
 		return fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.Do(req)
+	if c.Signer != nil {
+		if err := c.Signer.SignRequest(req, aud, body); err != nil {
+			return err
+		}
+	}
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 // the path of the restread figure's ping rate.
 func BenchmarkPing(b *testing.B) {
 	c := ctltest.New(b)
-	_, sock := serve(b, c, restapi.Options{TrustLoopback: true})
+	_, sock := serve(b, c, restapi.Options{})
 	client := unixClient(sock)
 	b.SetParallelism(16)
 	b.ResetTimer()
@@ -45,7 +45,7 @@ func BenchmarkJobList(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	_, sock := serve(b, c, restapi.Options{TrustLoopback: true})
+	_, sock := serve(b, c, restapi.Options{})
 	client := unixClient(sock)
 	b.ResetTimer()
 	for range b.N {

@@ -82,7 +82,7 @@ func TestJWT(t *testing.T) {
 		})
 	}
 	// Without auth/jwt every token is refused.
-	plain := handler(t, c, restapi.Options{TrustLoopback: true})
+	plain := handler(t, c, restapi.Options{})
 	req := httptest.NewRequest(http.MethodGet, "/slurm/v0.0.44/ping/", nil)
 	req.RemoteAddr = "127.0.0.1:4000"
 	req.Header.Set("X-SLURM-USER-TOKEN", tok("root", time.Hour))
@@ -98,11 +98,11 @@ func TestTokenEndpoint(t *testing.T) {
 	c := ctltest.New(t)
 	now := time.Now()
 	cfg := jwtauth.Config{Enabled: true, MaxLifespan: time.Hour}
-	h := handler(t, c, restapi.Options{TrustLoopback: true, JWT: &restapi.JWT{Key: jwtKey, Config: cfg, Now: func() time.Time { return now }}})
+	h := handler(t, c, restapi.Options{JWT: &restapi.JWT{Key: jwtKey, Config: cfg, Now: func() time.Time { return now }}})
 	ask := func(user, query string) (int, string, map[string]any) {
 		req := httptest.NewRequest(http.MethodPost, restapi.TokenPath+query, nil)
 		req.RemoteAddr = "127.0.0.1:4000"
-		req.Header.Set("X-SLURM-USER-NAME", user)
+		ctltest.SignAs(req, user)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		var v map[string]any
@@ -143,19 +143,20 @@ func TestTokenEndpoint(t *testing.T) {
 	if code, _, v := ask("nobody", "?lifespan=soon"); code == 200 || errNumber(v) != 2051 {
 		t.Errorf("bad lifespan: HTTP %d %v", code, v)
 	}
-	off := handler(t, c, restapi.Options{TrustLoopback: true, JWT: &restapi.JWT{Key: jwtKey, Config: jwtauth.Config{Enabled: true, NoCreation: true}}})
+	off := handler(t, c, restapi.Options{JWT: &restapi.JWT{Key: jwtKey, Config: jwtauth.Config{Enabled: true, NoCreation: true}}})
 	req := httptest.NewRequest(http.MethodPost, restapi.TokenPath, nil)
 	req.RemoteAddr = "127.0.0.1:4000"
-	req.Header.Set("X-SLURM-USER-NAME", "nobody")
+	ctltest.SignAs(req, "nobody")
 	rec := httptest.NewRecorder()
 	off.ServeHTTP(rec, req)
 	if rec.Code == 200 {
 		t.Error("disable_token_creation: a user got a token")
 	}
-	none := handler(t, c, restapi.Options{TrustLoopback: true})
+	none := handler(t, c, restapi.Options{})
 	rec = httptest.NewRecorder()
 	req = httptest.NewRequest(http.MethodPost, restapi.TokenPath, nil)
 	req.RemoteAddr = "127.0.0.1:4000"
+	ctltest.SignAs(req, "root")
 	none.ServeHTTP(rec, req)
 	if rec.Code == 200 || !strings.Contains(rec.Body.String(), "8004") {
 		t.Errorf("no auth/jwt: HTTP %d %s", rec.Code, rec.Body)

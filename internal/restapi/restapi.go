@@ -32,6 +32,7 @@ import (
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/fieldsel"
 	"github.com/droverhq/drover/internal/jwtauth"
+	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/usercred"
 	api42 "github.com/droverhq/drover/openapi/v0042"
 	api43 "github.com/droverhq/drover/openapi/v0043"
@@ -49,11 +50,6 @@ const NotFoundText = "Unable to find requested URL endpoint. Please query the '/
 
 // Options configure the HTTP front.
 type Options struct {
-	// TrustHeaders accepts X-SLURM-USER-NAME on TCP connections from
-	// loopback without a token. Token authentication (auth/jwt) comes with
-	// the REST compatibility work; until then TCP access is for loopback
-	// clients only.
-	TrustLoopback bool
 	// JWT is auth/jwt (nil: tokens are refused): the key tokens are
 	// checked with and issued by, and AuthAltParameters.
 	JWT *JWT
@@ -121,11 +117,11 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 	}
 	mux.Handle("POST /drover/v1/job/{job_id}/requeue", requeueHandler(ctl))
 	stepRoutes(mux, ctl)
-	mux.Handle("/drover/v1/node/", ctl.NodeHandler())
+	mux.Handle(nodePrefix, ctl.NodeHandler())
 	mux.HandleFunc("/", NotFound)
 	// Without these, ServeMux answers a subtree's name without its slash
 	// ("/slurm/v0.0.44") with an HTML redirect; slurmrestd says 404.
-	for _, p := range []string{"/slurm/v0.0.44", "/slurmdb/v0.0.44", "/drover/v1/node"} {
+	for _, p := range []string{"/slurm/v0.0.44", "/slurmdb/v0.0.44", strings.TrimSuffix(nodePrefix, "/")} {
 		mux.HandleFunc(p, NotFound)
 	}
 	f := &front{next: mux, jobList: b44.ServeJobList, logger: logger, opts: opts, ctl: ctl}
@@ -154,7 +150,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Request body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	var body []byte
+	var body, raw []byte
 	if r.Body != nil && r.Method != http.MethodGet {
 		b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 		if err != nil {
@@ -165,6 +161,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Request body too large", http.StatusRequestEntityTooLarge)
 			return
 		}
+		raw = b
 		if len(bytes.TrimSpace(b)) == 0 {
 			// Only white space is no body at all, as slurmrestd reads it
 			// (a submission without one lacks its script).
@@ -174,7 +171,13 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 	}
-	caller, err := f.authenticate(r)
+	if strings.HasPrefix(r.URL.Path, nodePrefix) {
+		// The node daemons' messages carry their own proof, checked by
+		// the controller whatever the transport (Controller.NodeHandler).
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	caller, err := f.authenticate(r, raw)
 	if err != nil {
 		f.logger.Info("authentication failed", "source", r.RemoteAddr, "path", r.URL.Path, "err", err)
 		WriteAuthError(w, err)
@@ -243,7 +246,15 @@ func PeerCred(r *http.Request) (cred *syscall.Ucred, ok bool, err error) {
 	return cred, true, err
 }
 
-func (f *front) authenticate(r *http.Request) (authctx.Caller, error) {
+// nodePrefix is where the node daemons' protocol is served.
+const nodePrefix = "/drover/v1/node/"
+
+// authenticate says who sent r, whose body was raw. Nothing the network
+// says is believed without proof: on the unix socket the kernel vouches
+// for the peer (SO_PEERCRED, as rest_auth/local); over TCP the caller
+// brings a credential signed with the cluster key by its host's
+// credential service (as auth/slurm's sackd), or an auth/jwt token.
+func (f *front) authenticate(r *http.Request, raw []byte) (authctx.Caller, error) {
 	if cred, ok, err := PeerCred(r); ok {
 		if err != nil {
 			return authctx.Caller{}, fmt.Errorf("%w: %v", errAuth, err)
@@ -251,28 +262,44 @@ func (f *front) authenticate(r *http.Request) (authctx.Caller, error) {
 		return cachedIdentity(cred.Uid, cred.Gid, fmt.Sprintf("unix:pid=%d", cred.Pid))
 	}
 	host, port, _ := net.SplitHostPort(r.RemoteAddr)
+	source := net.JoinHostPort(host, port)
+	if r.Header.Get(msgauth.Header) != "" {
+		return f.credCaller(r, raw, source)
+	}
 	token, bearer := r.Header.Get("X-SLURM-USER-TOKEN"), r.Header.Get("Authorization")
 	if token != "" || bearer != "" {
-		return f.tokenCaller(r, token, bearer, net.JoinHostPort(host, port))
+		return f.tokenCaller(r, token, bearer, source)
 	}
-	// Node daemons and loopback tools over TCP.
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() || !f.opts.TrustLoopback {
-		if strings.HasPrefix(r.URL.Path, "/drover/v1/node/") && ip != nil && ip.IsLoopback() {
-			return authctx.Caller{Source: r.RemoteAddr}, nil
-		}
-		return authctx.Caller{}, fmt.Errorf("%w: TCP clients need a token (auth/jwt), or use the unix socket", errAuth)
-	}
-	name := r.Header.Get("X-SLURM-USER-NAME")
-	source := net.JoinHostPort(host, port)
-	if name == "" {
-		return cachedIdentity(uint32(os.Getuid()), uint32(os.Getgid()), source)
-	}
-	id, err := cachedLookupName(name)
+	return authctx.Caller{}, fmt.Errorf("%w: TCP clients need a credential from their host's credential service (drover sackd) or an auth/jwt token, or must use the unix socket", errAuth)
+}
+
+// credCaller authenticates a request by the user credential its host's
+// credential service signed for it with the cluster key: the uid and gid
+// that service saw on its socket, for this very request. Only root and
+// SlurmUser may act as another user (X-SLURM-USER-NAME), as with tokens.
+func (f *front) credCaller(r *http.Request, raw []byte, source string) (authctx.Caller, error) {
+	claims, err := f.ctl.Auth().Verify(r.Header.Get(msgauth.Header), r.Method, r.URL.RequestURI(), raw)
 	if err != nil {
-		return authctx.Caller{}, fmt.Errorf("%w: %v", errAuth, err)
+		return authctx.Caller{}, err
 	}
-	return cachedIdentity(id.UID, id.GID, source)
+	if claims.Kind != msgauth.KindUser {
+		return authctx.Caller{}, fmt.Errorf("%w: a %s token from %s is no user's credential", errAuth, claims.Kind, claims.Issuer())
+	}
+	uid, gid := *claims.UID, *claims.GID
+	if as := r.Header.Get("X-SLURM-USER-NAME"); as != "" {
+		if !f.ctl.IsSlurmUser(uid) {
+			id, err := cachedLookupName(as)
+			if err != nil || id.UID != uid {
+				return authctx.Caller{}, fmt.Errorf("%w: attempt to authenticate as alternate user %s from non-SlurmUser uid %d", jwtauth.ErrInvalid, as, uid)
+			}
+		}
+		id, err := cachedLookupName(as)
+		if err != nil {
+			return authctx.Caller{}, fmt.Errorf("%w: %v", errAuth, err)
+		}
+		uid, gid = id.UID, id.GID
+	}
+	return cachedIdentity(uid, gid, source+" via "+claims.Issuer())
 }
 
 // tokenCaller authenticates a request by its auth/jwt token, as

@@ -20,9 +20,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/ogen-go/ogen/ogenerrors"
 
+	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/controller/ctltest"
 	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/restapi"
 	api "github.com/droverhq/drover/openapi/v0044"
@@ -108,7 +110,7 @@ func client(t *testing.T, a answer) map[string]string {
 
 func TestUnixSocketIdentity(t *testing.T) {
 	c := ctltest.New(t)
-	_, sock := serve(t, c, restapi.Options{TrustLoopback: true})
+	_, sock := serve(t, c, restapi.Options{})
 	st, err := os.Stat(sock)
 	if err != nil {
 		t.Fatal(err)
@@ -179,44 +181,68 @@ func (noUser) User(context.Context, api.OperationName) (api.User, error) {
 	return api.User{}, ogenerrors.ErrSkipClientSecurity
 }
 
+// TestTCPAuthentication: over TCP nothing the network says is believed
+// without proof. A user's host vouches for it with a credential signed
+// with the cluster key for this very request; a node daemon signs its
+// messages, and may speak for itself only.
 func TestTCPAuthentication(t *testing.T) {
 	c := ctltest.New(t)
+	h := handler(t, c, restapi.Options{})
+	otherKey := &msgauth.Signer{Keys: clusterkey.NewHolder(clusterkey.FromSecret(bytes.Repeat([]byte{9}, 32))), Issuer: msgauth.Host("evil")}
+	ours := clusterkey.NewHolder(clusterkey.FromSecret(ctltest.Key))
+	user := func(name string) func(*http.Request) { return func(r *http.Request) { ctltest.SignAs(r, name) } }
+	header := func(k, v string) func(*http.Request) { return func(r *http.Request) { r.Header.Set(k, v) } }
+	replayed := httptest.NewRequest(http.MethodGet, "/slurm/v0.0.44/ping/", nil)
+	ctltest.SignAs(replayed, "nobody")
 	tests := map[string]struct {
-		opts       restapi.Options
-		remote     string
-		user       string
 		path       string
+		sign       []func(*http.Request)
 		wantStatus int
 		wantUser   string
 	}{
-		"loopback with a user":           {opts: restapi.Options{TrustLoopback: true}, remote: "127.0.0.1:4000", user: "nobody", path: "/slurm/v0.0.44/ping/", wantStatus: 200, wantUser: "nobody"},
-		"loopback v6 with a user":        {opts: restapi.Options{TrustLoopback: true}, remote: "[::1]:4000", user: "daemon", path: "/slurm/v0.0.44/ping/", wantStatus: 200, wantUser: "daemon"},
-		"loopback without a user":        {opts: restapi.Options{TrustLoopback: true}, remote: "127.0.0.1:4000", path: "/slurm/v0.0.44/ping/", wantStatus: 200, wantUser: currentUser(t)},
-		"loopback, unknown user":         {opts: restapi.Options{TrustLoopback: true}, remote: "127.0.0.1:4000", user: "no-such-user-here", path: "/slurm/v0.0.44/ping/", wantStatus: 401},
-		"remote client":                  {opts: restapi.Options{TrustLoopback: true}, remote: "10.1.2.3:4000", user: "root", path: "/slurm/v0.0.44/ping/", wantStatus: 401},
-		"loopback not trusted":           {opts: restapi.Options{}, remote: "127.0.0.1:4000", user: "root", path: "/slurm/v0.0.44/ping/", wantStatus: 401},
-		"node protocol from loopback":    {opts: restapi.Options{}, remote: "127.0.0.1:4000", path: nodeproto.PathHeartbeat, wantStatus: http.StatusConflict},
-		"node protocol from remote host": {opts: restapi.Options{}, remote: "10.1.2.3:4000", path: nodeproto.PathHeartbeat, wantStatus: 401},
+		"a user's credential":             {sign: []func(*http.Request){user("nobody")}, wantStatus: 200, wantUser: "nobody"},
+		"root's credential, as nobody":    {sign: []func(*http.Request){user("root"), header("X-SLURM-USER-NAME", "nobody")}, wantStatus: 200, wantUser: "nobody"},
+		"a user's credential, as root":    {sign: []func(*http.Request){user("nobody"), header("X-SLURM-USER-NAME", "root")}, wantStatus: 401},
+		"a bare name":                     {sign: []func(*http.Request){header("X-SLURM-USER-NAME", "root")}, wantStatus: 401},
+		"nothing":                         {wantStatus: 401},
+		"the credential of a replay":      {sign: []func(*http.Request){func(r *http.Request) { r.Header = replayed.Header.Clone() }}, wantStatus: 401},
+		"a credential for another path":   {sign: []func(*http.Request){func(r *http.Request) { r.Header = replayed.Header.Clone() }}, path: "/slurm/v0.0.44/diag/", wantStatus: 401},
+		"a credential of another key":     {sign: []func(*http.Request){signedBy(otherKey, "root")}, wantStatus: 401},
+		"a node's token on the user API":  {sign: []func(*http.Request){nodeToken(ours, "n1")}, wantStatus: 401},
+		"node protocol unsigned":          {path: nodeproto.PathHeartbeat, wantStatus: 401},
+		"node protocol with a bare name":  {path: nodeproto.PathHeartbeat, sign: []func(*http.Request){header("X-SLURM-USER-NAME", "root")}, wantStatus: 401},
+		"node protocol, signed by n1":     {path: nodeproto.PathHeartbeat, sign: []func(*http.Request){func(r *http.Request) { ctltest.SignNode(r, "n1") }}, wantStatus: http.StatusConflict},
+		"node protocol, n2 speaks for n1": {path: nodeproto.PathHeartbeat, sign: []func(*http.Request){func(r *http.Request) { ctltest.SignNode(r, "n2") }}, wantStatus: http.StatusForbidden},
+		"node protocol, a user's cred":    {path: nodeproto.PathHeartbeat, sign: []func(*http.Request){user("root")}, wantStatus: 401},
+	}
+	// The replayed credential is used once, legitimately.
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, replayed)
+	if rec.Code != 200 {
+		t.Fatalf("first use of a credential: HTTP %d %s", rec.Code, rec.Body)
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			h := handler(t, c, tc.opts)
+			path := tc.path
+			if path == "" {
+				path = "/slurm/v0.0.44/ping/"
+			}
 			method := http.MethodGet
 			var body io.Reader
-			if strings.HasPrefix(tc.path, "/drover/") {
+			if strings.HasPrefix(path, "/drover/") {
 				method, body = http.MethodPost, strings.NewReader(`{"name":"n1"}`)
 			}
-			req := httptest.NewRequest(method, tc.path, body)
-			req.RemoteAddr = tc.remote
-			if tc.user != "" {
-				req.Header.Set("X-SLURM-USER-NAME", tc.user)
+			req := httptest.NewRequest(method, path, body)
+			req.RemoteAddr = "127.0.0.1:4000"
+			for _, s := range tc.sign {
+				s(req)
 			}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 			if rec.Code != tc.wantStatus {
 				t.Fatalf("HTTP %d %s, want %d", rec.Code, rec.Body, tc.wantStatus)
 			}
-			if tc.wantStatus == 401 && !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain") {
+			if tc.wantStatus == 401 && !strings.HasPrefix(path, "/drover/") && !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain") {
 				t.Errorf("401 content type %q", rec.Header().Get("Content-Type"))
 			}
 			if tc.wantUser != "" {
@@ -225,6 +251,28 @@ func TestTCPAuthentication(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// signedBy signs a request as a credential service holding s's key would
+// for user.
+func signedBy(s *msgauth.Signer, user string) func(*http.Request) {
+	return func(r *http.Request) {
+		tok, err := s.SignUser(msgauth.UserID{Name: user}, msgauth.Controller, r.Method, r.URL.RequestURI(), msgauth.BodyHash(nil))
+		if err != nil {
+			panic(err)
+		}
+		r.Header.Set(msgauth.Header, tok)
+	}
+}
+
+// nodeToken signs a request as node's daemon would.
+func nodeToken(keys *clusterkey.Holder, node string) func(*http.Request) {
+	return func(r *http.Request) {
+		s := &msgauth.Signer{Keys: keys, Issuer: msgauth.Node(node)}
+		if err := s.SignRequest(r, msgauth.Controller, nil); err != nil {
+			panic(err)
+		}
 	}
 }
 
@@ -241,9 +289,9 @@ type chunked struct{ io.Reader }
 
 func TestBodyLimits(t *testing.T) {
 	c := ctltest.New(t)
-	addr, _ := serve(t, c, restapi.Options{TrustLoopback: true})
+	addr, _ := serve(t, c, restapi.Options{})
 	url := "http://" + addr + submitPath
-	hc := &http.Client{}
+	hc := ctltest.Client()
 	big := bytes.Repeat([]byte("x"), restapi.MaxBody+1)
 	tests := map[string]struct {
 		body       io.Reader
@@ -267,7 +315,7 @@ func TestBodyLimits(t *testing.T) {
 		t.Errorf("submit after the oversized ones: HTTP %d %s", a.status, a.body)
 	}
 	// A limit from the settings (rest-max-body) takes the default's place.
-	small, _ := serve(t, c, restapi.Options{TrustLoopback: true, MaxBody: int64(len(submitBody) - 1)})
+	small, _ := serve(t, c, restapi.Options{MaxBody: int64(len(submitBody) - 1)})
 	if a := do(t, hc, http.MethodPost, "http://"+small+submitPath, "root", strings.NewReader(submitBody)); a.status != 413 {
 		t.Errorf("submit over a configured limit: HTTP %d %s", a.status, a.body)
 	}
@@ -275,7 +323,7 @@ func TestBodyLimits(t *testing.T) {
 
 func TestUnknownPaths(t *testing.T) {
 	c := ctltest.New(t)
-	h := handler(t, c, restapi.Options{TrustLoopback: true})
+	h := handler(t, c, restapi.Options{})
 	// slurmrestd's text, from shared/ beside the checkout or the
 	// workplace's copy.
 	want, err := os.ReadFile("../../../shared/reference/rest/v0.0.44/err_no_such_path.txt")
@@ -300,6 +348,7 @@ func TestUnknownPaths(t *testing.T) {
 		method, p, _ := strings.Cut(target, " ")
 		req := httptest.NewRequest(method, p, nil)
 		req.RemoteAddr = "127.0.0.1:4000"
+		ctltest.SignAs(req, "root")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code != 404 || rec.Header().Get("Content-Type") != "text/plain" || rec.Body.String() != string(want) {
@@ -311,7 +360,7 @@ func TestUnknownPaths(t *testing.T) {
 func TestRequeueEndpoint(t *testing.T) {
 	c := ctltest.New(t)
 	c.RegisterAll()
-	h := handler(t, c, restapi.Options{TrustLoopback: true})
+	h := handler(t, c, restapi.Options{})
 	c.Ctl.Start()
 	done := c.Submit(ctltest.Root, ctltest.Request())
 	ctltest.Eventually(t, func() bool { return c.Job(done).State == job.Running }, "job %d running", done)
@@ -323,7 +372,7 @@ func TestRequeueEndpoint(t *testing.T) {
 	post := func(id, user, query string) (int, []any) {
 		req := httptest.NewRequest(http.MethodPost, "/drover/v1/job/"+id+"/requeue"+query, nil)
 		req.RemoteAddr = "127.0.0.1:4000"
-		req.Header.Set("X-SLURM-USER-NAME", user)
+		ctltest.SignAs(req, user)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		var v struct {

@@ -25,7 +25,7 @@ func TestSlowClients(t *testing.T) {
 	restapi.Timeouts.ReadHeader, restapi.Timeouts.Read = 300*time.Millisecond, 600*time.Millisecond
 	defer func() { restapi.Timeouts = saved }()
 	c := ctltest.New(t)
-	addr, _ := serve(t, c, restapi.Options{TrustLoopback: true})
+	addr, _ := serve(t, c, restapi.Options{})
 	for name, start := range map[string]string{
 		"headers": "GET /slurm/v0.0.44/ping/ HTTP/1.1\r\nHost: x\r\nX-Slow: ",
 		"body":    "POST /slurm/v0.0.44/job/submit HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"job\":",
@@ -59,7 +59,7 @@ func TestManyConcurrentRequests(t *testing.T) {
 	c := ctltest.New(t)
 	c.RegisterAll()
 	ctx, cancel := context.WithCancel(context.Background())
-	addr, _, err := restapi.Serve(ctx, handler(t, c, restapi.Options{TrustLoopback: true}), "127.0.0.1:0", "", nil)
+	addr, _, err := restapi.Serve(ctx, handler(t, c, restapi.Options{}), "127.0.0.1:0", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

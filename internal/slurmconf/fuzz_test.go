@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -163,6 +164,21 @@ func FuzzParseNodeLine(f *testing.F) {
 		nodes, err := ParseNodeLine(line)
 		if err == nil && len(nodes) == 0 {
 			t.Fatalf("%q: no error and no node", line)
+		}
+	})
+}
+
+func FuzzParseAuthInfo(f *testing.F) {
+	for _, s := range []string{"", "cred_expire=1", "ttl=30,cred_expire=300", "ttl=0", "socket=/run/munge,ttl=x", "TTL=5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAuthInfo(s)
+		if err != nil {
+			return
+		}
+		if a.TTL < time.Second || a.CredExpire < 0 {
+			t.Fatalf("ParseAuthInfo(%q) = %+v", s, a)
 		}
 	})
 }

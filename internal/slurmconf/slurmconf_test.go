@@ -825,3 +825,26 @@ func TestParseLicenses(t *testing.T) {
 		}
 	}
 }
+
+func TestParseAuthInfo(t *testing.T) {
+	tests := map[string]struct {
+		in   string
+		want AuthInfo
+		err  bool
+	}{
+		"defaults":   {in: "", want: AuthInfo{CredExpire: 120 * time.Second, TTL: 60 * time.Second}},
+		"both":       {in: "cred_expire=1, ttl=30", want: AuthInfo{CredExpire: time.Second, TTL: 30 * time.Second}},
+		"others":     {in: "socket=/var/run/munge/munge.socket.2,use_client_ids", want: AuthInfo{CredExpire: 120 * time.Second, TTL: 60 * time.Second}},
+		"zero ttl":   {in: "ttl=0", err: true},
+		"bad expire": {in: "cred_expire=soon", err: true},
+		"negative":   {in: "cred_expire=-1", err: true},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := ParseAuthInfo(tt.in)
+			if (err != nil) != tt.err || (!tt.err && got != tt.want) {
+				t.Errorf("ParseAuthInfo(%q) = %+v, %v", tt.in, got, err)
+			}
+		})
+	}
+}

@@ -203,3 +203,13 @@ func CanSwitch() bool {
 	const need = 1<<unix.CAP_SETUID | 1<<unix.CAP_SETGID
 	return data[0].Effective&need == need
 }
+
+// CheckGID refuses a gid the user is not in (its primary group or one of
+// its groups), as slurmd refuses a launch whose credential's gid the
+// user does not have here.
+func (id *Identity) CheckGID(gid uint32) error {
+	if gid == id.GID || slices.Contains(id.Groups, gid) {
+		return nil
+	}
+	return fmt.Errorf("usercred: user %s (uid %d) is not a member of gid %d on this node", id.Name, id.UID, gid)
+}

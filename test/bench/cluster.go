@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/droverhq/drover/internal/stepcred"
+	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/testutil"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -96,10 +96,10 @@ func startCluster(dir, drover, shims string, o clusterOptions) (*cluster, error)
 	if err := os.WriteFile(c.conf, []byte(b.String()), 0o644); err != nil {
 		return nil, fmt.Errorf("write slurm.conf: %w", err)
 	}
-	if err := stepcred.WriteKey(stepcred.KeyPath(c.conf)); err != nil {
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(c.conf)); err != nil {
 		return nil, fmt.Errorf("write the cluster key: %w", err)
 	}
-	if err := stepcred.WriteKey(c.jwtKey); err != nil {
+	if err := clusterkey.WriteKey(c.jwtKey); err != nil {
 		return nil, fmt.Errorf("write the auth/jwt key: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "etc", "gres.conf"), nil, 0o644); err != nil {

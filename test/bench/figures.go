@@ -115,7 +115,7 @@ func restFigure(t transport, hold bool, sz sizes) figure {
 	title := fmt.Sprintf("REST submissions/s, %d clients, %s", sz.Clients, t)
 	switch t {
 	case transportTCP:
-		title += " (X-SLURM-USER-NAME)"
+		title += " with a credential of the host's credential service"
 	case transportJWT:
 		title = fmt.Sprintf("REST submissions/s, %d clients, tcp with an auth/jwt token", sz.Clients)
 	}

@@ -74,7 +74,7 @@ func startInproc(b *testing.B) *inproc {
 		b.Fatal(err)
 	}
 	ctl.Start()
-	h, err := restapi.Handler(ctl, logger, restapi.Options{TrustLoopback: true})
+	h, err := restapi.Handler(ctl, logger, restapi.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ogen-go/ogen/ogenerrors"
 
+	"github.com/droverhq/drover/internal/sack"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -27,7 +28,9 @@ const (
 	// transportUnix is the controller's unix socket: the kernel names the
 	// caller (SO_PEERCRED), as slurmrestd's rest_auth/local does.
 	transportUnix transport = "unix"
-	// transportTCP is loopback TCP with X-SLURM-USER-NAME: root.
+	// transportTCP is loopback TCP, each request with a credential of
+	// the host's credential service (a node daemon's), as the commands on
+	// a login or compute host send it.
 	transportTCP transport = "tcp"
 	// transportJWT is TCP with root's auth/jwt token, as a client on
 	// another host sends it.
@@ -69,7 +72,13 @@ func droverClient(t transport, socket string, port int, token string) (*v0044.Cl
 		tr.DialContext = dialUnix(socket)
 		url = "http://localhost"
 	}
-	hc := &http.Client{Transport: tr, Timeout: 2 * time.Minute}
+	var rt http.RoundTripper = tr
+	if t == transportTCP {
+		// The bench cluster is named after its controller's port
+		// (cluster.go); a node daemon serves its credential service.
+		rt = &sack.Transport{Next: tr, Client: sack.NewClient(sack.DefaultSocket("bench" + strconv.Itoa(port)))}
+	}
+	hc := &http.Client{Transport: rt, Timeout: 2 * time.Minute}
 	c, err := v0044.NewClient(url, rootUser{socket: t == transportUnix, token: token}, v0044.WithClient(hc))
 	if err != nil {
 		return nil, fmt.Errorf("REST client: %w", err)

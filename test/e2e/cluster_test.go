@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/connect"
-	"github.com/droverhq/drover/internal/stepcred"
+	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/testutil"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -148,7 +149,7 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 	must(t, os.MkdirAll(filepath.Join(dir, "etc"), 0o755))
 	c.Conf = filepath.Join(dir, "etc", "slurm.conf")
 	must(t, os.WriteFile(c.Conf, []byte(b.String()), 0o644))
-	must(t, stepcred.WriteKey(stepcred.KeyPath(c.Conf)))
+	must(t, clusterkey.WriteKey(clusterkey.KeyPath(c.Conf)))
 	gres := ""
 	if o.GPUs > 0 {
 		if o.NVML {
@@ -377,6 +378,16 @@ func (c *Cluster) Client() *v0044.Client {
 	cl, err := connect.Client(connect.Target{Socket: filepath.Join(c.Dir, "state", "drover.sock")}, "root")
 	must(c.t, err)
 	return cl
+}
+
+// SocketClient is an HTTP client of the controller's unix socket, where
+// the kernel says who asks (root, here): requests go to http://localhost.
+func (c *Cluster) SocketClient() *http.Client {
+	sock := filepath.Join(c.Dir, "state", "drover.sock")
+	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}}
 }
 
 // Job fetches a job record over REST (nil if unknown).

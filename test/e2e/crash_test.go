@@ -77,12 +77,12 @@ func TestControllerCrashLosesNoJob(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	c := NewCluster(t, ClusterOptions{Nodes: 1})
-	url := "http://127.0.0.1:" + strconv.Itoa(c.CtlPort) + "/slurm/v0.0.44/job/submit"
+	url := "http://localhost/slurm/v0.0.44/job/submit"
+	hc := c.SocketClient()
 	post := func(body []byte) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-SLURM-USER-NAME", "root")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := hc.Do(req)
 		if err != nil {
 			t.Fatalf("post: %v", err)
 		}

@@ -11,19 +11,25 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/droverhq/drover/internal/sack"
 )
 
 // runAs runs a drop-in command as another user, as such a user runs it:
-// with the user's credentials, over TCP from loopback (the controller's
-// unix socket is in a folder only root may enter), which the controller
-// trusts to name the caller.
+// with the user's credentials, over TCP (the controller's unix socket is
+// in a folder only root may enter), with a credential of the host's
+// credential service.
 func (c *Cluster) runAs(u *user.User, prog string, args ...string) Result {
 	c.t.Helper()
 	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
 	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
 	cmd := exec.Command(filepath.Join(c.shimPath, prog), args...)
 	cmd.Dir = "/"
-	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.Conf, "DROVER_URL=http://127.0.0.1:"+strconv.Itoa(c.CtlPort), "HOME=/")
+	// Over TCP, as from another host (the state folder, and the
+	// controller's socket in it, are root's): the node daemon's
+	// credential service vouches for the user.
+	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.Conf, "DROVER_URL=http://127.0.0.1:"+strconv.Itoa(c.CtlPort), "HOME=/",
+		sack.EnvSocket+"="+sack.DefaultSocket(c.Name))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 	return runCmd(c.t, cmd)
 }

@@ -2,7 +2,9 @@
 // controller from slurm.conf (SLURM_CONF) and Drover's settings, and makes
 // the generated slurmrestd client that is the commands' only way to it.
 // On the controller's host the unix socket is used, authenticated by the
-// peer's credentials; elsewhere TCP.
+// peer's credentials; elsewhere TCP, each request carrying a credential
+// of the host's credential service (internal/sack), or the user's auth/jwt
+// token when SLURM_JWT is set.
 package connect
 
 import (
@@ -27,6 +29,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/fieldsel"
+	"github.com/droverhq/drover/internal/sack"
 	"github.com/droverhq/drover/internal/slurmconf"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 	v0045 "github.com/droverhq/drover/openapi/v0045"
@@ -38,12 +41,15 @@ type Target struct {
 	Socket string
 	// URL is the controller's TCP address (http://host:port).
 	URL string
+	// Sack is the host's credential service, which vouches for the
+	// caller over TCP (empty: none; SLURM_JWT or the socket then).
+	Sack string
 }
 
 // Resolve finds the controller: DROVER_SOCKET / DROVER_URL first, then
 // slurm.conf (SLURM_CONF or /etc/slurm/slurm.conf).
 func Resolve() (Target, error) {
-	t := Target{Socket: os.Getenv("DROVER_SOCKET"), URL: os.Getenv("DROVER_URL")}
+	t := Target{Socket: os.Getenv("DROVER_SOCKET"), URL: os.Getenv("DROVER_URL"), Sack: os.Getenv(sack.EnvSocket)}
 	if t.Socket != "" || t.URL != "" {
 		return t, nil
 	}
@@ -77,14 +83,43 @@ func Resolve() (Target, error) {
 		where = confTarget{
 			url:    "http://" + net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort))),
 			socket: filepath.Join(sc.StateSaveLocation, "drover.sock"),
+			sack:   sack.Socket(sc.ClusterName),
+			local:  controllerHere(sc),
 		}
 		resolved.Store(key, where)
 	}
-	t.URL = where.url
-	if st, err := os.Stat(where.socket); err == nil && st.Mode()&os.ModeSocket != 0 {
-		t.Socket = where.socket
+	t.URL, t.Sack = where.url, where.sack
+	if where.local {
+		if st, err := os.Stat(where.socket); err == nil && st.Mode()&os.ModeSocket != 0 {
+			t.Socket = where.socket
+		}
 	}
 	return t, nil
+}
+
+// controllerHere reports whether this host is the controller's (its
+// first SlurmctldHost by name, or a loopback address): only there is the
+// controller's unix socket the controller's own. Hosts that share a file
+// system with the controller (several test hosts, a login host mounting
+// the state folder) go over the network as a real host would.
+func controllerHere(sc *slurmconf.Config) bool {
+	if len(sc.SlurmctldHosts) == 0 {
+		return true
+	}
+	h := sc.SlurmctldHosts[0]
+	if h.Name == "localhost" {
+		return true
+	}
+	if ip := net.ParseIP(h.Addr); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	me, err := os.Hostname()
+	if err != nil {
+		return false
+	}
+	short, _, _ := strings.Cut(me, ".")
+	name, _, _ := strings.Cut(h.Name, ".")
+	return short == name
 }
 
 // resolved caches what Resolve read from each slurm.conf.
@@ -96,7 +131,10 @@ type confKey struct {
 	mtime time.Time
 }
 
-type confTarget struct{ url, socket string }
+type confTarget struct {
+	url, socket, sack string
+	local             bool
+}
 
 // Client returns the generated client for a target.
 func Client(t Target, userName string) (*v0044.Client, error) {
@@ -138,6 +176,9 @@ func transport(t Target) http.RoundTripper {
 		return rt.(http.RoundTripper)
 	}
 	var rt http.RoundTripper = http.DefaultTransport
+	if t.Socket == "" && t.Sack != "" && os.Getenv("SLURM_JWT") == "" {
+		rt = &sack.Transport{Next: rt, Client: sack.NewClient(t.Sack)}
+	}
 	if t.Socket != "" {
 		sock := t.Socket
 		rt = &http.Transport{

@@ -65,7 +65,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(controllerCmd(), nodeCmd(), restdCmd(), devCmd(), simCmd(), versionCmd(), installShimsCmd())
+	root.AddCommand(controllerCmd(), nodeCmd(), restdCmd(), sackdCmd(), keygenCmd(), devCmd(), simCmd(), versionCmd(), installShimsCmd())
 	for name, cmd := range shims {
 		name, cmd := name, cmd
 		root.AddCommand(&cobra.Command{
@@ -94,7 +94,7 @@ func daemonFlags(cmd *cobra.Command, v *viper.Viper, names ...string) {
 		"listen":              "address to listen on (default from slurm.conf)",
 		"socket":              "controller unix socket (default StateSaveLocation/drover.sock)",
 		"state-dir":           "override StateSaveLocation",
-		"key-file":            "cluster key job step credentials are signed with (default slurm.key beside slurm.conf)",
+		"key-file":            "the cluster key every message is signed with (default slurm.jwks, else slurm.key, beside slurm.conf)",
 		"name":                "this node's NodeName (default: short host name)",
 		"spool-dir":           "override SlurmdSpoolDir",
 		"gres-nvml":           "path of the GPU plugin drover-gres-nvml (default: beside drover)",
@@ -106,6 +106,7 @@ func daemonFlags(cmd *cobra.Command, v *viper.Viper, names ...string) {
 		"dynamic":             "run a node slurm.conf does not list, with this definition (\"CPUs=8 RealMemory=16000 Features=x\"), as slurmd -Z",
 		"pprof-listen":        "serve Go's profiler (/debug/pprof/) on this address (off by default)",
 		"rest-max-body":       "largest REST request body accepted, in bytes or as 64mb, 1gb (default 16mb); larger ones get 413",
+		"sack-socket":         "the host's credential service socket: a path, or @name for an abstract socket (default @drover/sack/<ClusterName>)",
 	}
 	for _, n := range names {
 		if n == "no-cgroups" {
@@ -168,7 +169,56 @@ func nodeCmd() *cobra.Command {
 			return daemon.RunNode(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")))
 		},
 	}
-	daemonFlags(cmd, v, "conf", "listen", "name", "dynamic", "spool-dir", "key-file", "gres-nvml", "gres-nvml-args", "nvml-mock", "gpu-health-interval", "log-level", "no-cgroups", "pprof-listen")
+	daemonFlags(cmd, v, "conf", "listen", "name", "dynamic", "spool-dir", "key-file", "gres-nvml", "gres-nvml-args", "nvml-mock", "gpu-health-interval", "log-level", "no-cgroups", "pprof-listen", "sack-socket")
+	return cmd
+}
+
+func sackdCmd() *cobra.Command {
+	v := daemon.Settings()
+	cmd := &cobra.Command{
+		Use:   "sackd",
+		Short: "run a login host's credential service, which vouches for local users to the controller (Slurm's sackd)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := daemon.ReadSettingsFile(v); err != nil {
+				return err
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			return daemon.RunSack(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")), nil)
+		},
+	}
+	daemonFlags(cmd, v, "conf", "name", "key-file", "log-level", "sack-socket")
+	cmd.Flags().Lookup("name").Usage = "this host's name in the credentials it signs (default: short host name)"
+	return cmd
+}
+
+func keygenCmd() *cobra.Command {
+	var o daemon.KeygenOptions
+	cmd := &cobra.Command{
+		Use:   "keygen",
+		Short: "make the cluster key (slurm.key) and the auth/jwt key where missing, or take a step of a key rotation",
+		Long: `keygen writes slurm.key beside slurm.conf, and the auth/jwt key when AuthAltTypes
+names auth/jwt, each mode 0600 and owned by SlurmUser, where they are missing; it
+never overwrites a key. Copy slurm.key to every controller, node and login host.
+
+A rotation without a cluster restart goes in three steps, each followed by copying
+slurm.jwks to every host and running scontrol reconfigure (drover sackd reads it
+again on SIGHUP): --add a new key (accepted, not signing), --use it (it signs, the
+old one is still accepted), and once credentials signed with the old key have
+expired (AuthInfo's ttl and cred_expire), --retire the old key.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Out = cmd.OutOrStdout()
+			return daemon.Keygen(o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Conf, "conf", "", "slurm.conf (default $SLURM_CONF or /etc/slurm/slurm.conf)")
+	cmd.Flags().BoolVar(&o.Add, "add", false, "rotation, step 1: add a new key to slurm.jwks, accepted but not signing")
+	cmd.Flags().StringVar(&o.Use, "use", "", "rotation, step 2: make the key KID sign")
+	cmd.Flags().StringVar(&o.Retire, "retire", "", "rotation, step 3: remove the key KID")
+	cmd.Flags().BoolVar(&o.List, "list", false, "list the keys, and which signs")
+	cmd.MarkFlagsMutuallyExclusive("add", "use", "retire", "list")
 	return cmd
 }
 

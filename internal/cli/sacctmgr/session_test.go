@@ -44,7 +44,7 @@ type controllerRun struct {
 
 func newController(t *testing.T) (*ctltest.Cluster, *controllerRun) {
 	c := ctltest.New(t)
-	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
+	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func newController(t *testing.T) (*ctltest.Cluster, *controllerRun) {
 
 func (r *controllerRun) run(user, stdin string, args ...string) clitest.Run {
 	r.t.Helper()
-	cl, err := v0044.NewClient(r.url, asUser(user))
+	cl, err := v0044.NewClient(r.url, asUser(user), v0044.WithClient(ctltest.Client()))
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestSession(t *testing.T) {
 
 	// What sacctmgr changed is the controller's durable state.
 	c.Restart()
-	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{TrustLoopback: true})
+	h, err := restapi.Handler(c.Ctl, slog.New(slog.DiscardHandler), restapi.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -254,7 +254,7 @@ func (s *stepRun) launch(ctx context.Context, host string) error {
 	}
 	errs := make([]error, len(g.Nodes))
 	var wg sync.WaitGroup
-	client := nodeproto.NewClient()
+	client := nodeproto.NewClient(nil)
 	for i := range g.Nodes {
 		wg.Add(1)
 		go func() {
@@ -278,7 +278,7 @@ func (s *stepRun) launch(ctx context.Context, host string) error {
 				errs[i] = fmt.Errorf("Task launch for StepId=%d.%d failed on node %s: Communication connection failure", g.JobID, g.StepID, g.Nodes[i])
 				return
 			}
-			if err := nodeproto.Post(ctx, client, "http://"+g.NodeAddrs[i]+nodeproto.PathStepLaunch, l, nil); err != nil {
+			if err := client.Post(ctx, "", "http://"+g.NodeAddrs[i]+nodeproto.PathStepLaunch, l, nil); err != nil {
 				errs[i] = fmt.Errorf("Task launch for StepId=%d.%d failed on node %s: %v", g.JobID, g.StepID, g.Nodes[i], err)
 			}
 		}()

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
@@ -64,6 +65,9 @@ func (c *Clock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
+// Key is the test cluster's key.
+var Key = []byte("0123456789abcdef0123456789abcdef")
+
 // NodeNames are the configured nodes, in configuration order.
 var NodeNames = []string{"n1", "n2", "n3", "n4"}
 
@@ -82,7 +86,7 @@ func Config(stateDir string) controller.Config {
 		KillWait:      30 * time.Second,
 		MinJobAge:     300 * time.Second,
 		Defaults:      sched.Defaults{DefMemPerCPU: 1000},
-		StepKey:       []byte("0123456789abcdef0123456789abcdef"),
+		Keys:          clusterkey.NewHolder(clusterkey.FromSecret(Key)),
 	}
 	for _, name := range NodeNames {
 		n := node.Node{
