@@ -56,3 +56,19 @@ func (c *Config) AuthInfo() (AuthInfo, error) {
 	v, _ := c.Value("AuthInfo")
 	return ParseAuthInfo(v)
 }
+
+// ParsePortRange reads a port range such as SrunPortRange ("60001-63000");
+// "" and "0-0" are no range (0, 0: any port).
+func ParsePortRange(v string) (lo, hi int, err error) {
+	v = strings.TrimSpace(v)
+	if v == "" || v == "0-0" {
+		return 0, 0, nil
+	}
+	a, b, ok := strings.Cut(v, "-")
+	lo, err1 := strconv.Atoi(strings.TrimSpace(a))
+	hi, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || lo < 1 || hi > 65535 || lo > hi {
+		return 0, 0, fmt.Errorf("invalid port range %q (want low-high, 1-65535)", v)
+	}
+	return lo, hi, nil
+}

@@ -182,3 +182,15 @@ func FuzzParseAuthInfo(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParsePortRange(f *testing.F) {
+	for _, s := range []string{"", "0-0", "60001-63000", "5-4", "1-65536", "x-y", "80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		lo, hi, err := ParsePortRange(s)
+		if err == nil && (lo < 0 || hi > 65535 || lo > hi) {
+			t.Fatalf("ParsePortRange(%q) = %d, %d", s, lo, hi)
+		}
+	})
+}

@@ -95,6 +95,11 @@ type ClusterOptions struct {
 	GresConf, CgroupConf string
 	// NodeArgs are extra arguments for a node daemon.
 	NodeArgs func(name string) []string
+	// Hosts puts the controller, each node and a login host on test
+	// hosts of their own (network namespaces joined by a bridge,
+	// testutil.Net): ctl at 10.200.0.1, node nI at 10.200.0.1I, login at
+	// 10.200.0.100. Commands then run on a host (RunOn).
+	Hosts bool
 }
 
 // Cluster is a running controller and node daemons.
@@ -112,6 +117,13 @@ type Cluster struct {
 	opts     ClusterOptions
 	WorkDir  string
 	shimPath string
+	// net and hosts are the test hosts of a Hosts cluster: "ctl",
+	// "login" and each node by its name.
+	net   *testutil.Net
+	hosts map[string]*testutil.Host
+	// hostDaemon says which host runs a daemon that is not named after
+	// it (daemonOn).
+	hostDaemon map[string]string
 }
 
 // NewCluster writes a configuration and starts the daemons; everything
@@ -125,19 +137,28 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 		o.CPUs = 8
 	}
 	dir := t.TempDir()
-	c := &Cluster{t: t, Dir: dir, nodes: map[string]*exec.Cmd{}, opts: o, shimPath: filepath.Join(binDir, "shims")}
+	c := &Cluster{t: t, Dir: dir, nodes: map[string]*exec.Cmd{}, opts: o, shimPath: filepath.Join(binDir, "shims"), hostDaemon: map[string]string{}}
+	if o.Hosts {
+		c.makeHosts()
+		dir = c.Dir
+	}
 	c.WorkDir = filepath.Join(dir, "work")
 	must(t, os.MkdirAll(c.WorkDir, 0o755))
 	ports := freePorts(t, o.Nodes+1)
 	c.CtlPort = ports[0]
 	c.Name = "e2e" + strconv.Itoa(ports[0])
 	var b strings.Builder
-	fmt.Fprintf(&b, "ClusterName=%s\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%d\n", c.Name, ports[0])
+	ctlHost, nodeAddr := "localhost(127.0.0.1)", func(int) string { return "127.0.0.1" }
+	if o.Hosts {
+		ctlHost, nodeAddr = "ctl("+c.hosts["ctl"].Addr+")", func(i int) string { return c.hosts["n"+strconv.Itoa(i)].Addr }
+		b.WriteString("SrunPortRange=60001-60999\n")
+	}
+	fmt.Fprintf(&b, "ClusterName=%s\nSlurmctldHost=%s\nSlurmctldPort=%d\n", c.Name, ctlHost, ports[0])
 	fmt.Fprintf(&b, "StateSaveLocation=%s/state\nSlurmdSpoolDir=%s/spool/%%n\n", dir, dir)
 	// Requeued jobs wait cred_expire+1 s to start again: 2 s here.
 	b.WriteString("SlurmdTimeout=10\nKillWait=2\nMinJobAge=300\nReturnToService=2\nDefMemPerCPU=100\nAuthInfo=cred_expire=1\n")
 	for i := 1; i <= o.Nodes; i++ {
-		fmt.Fprintf(&b, "NodeName=n%d NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d", i, ports[i], o.CPUs, 1000*o.CPUs)
+		fmt.Fprintf(&b, "NodeName=n%d NodeAddr=%s Port=%d CPUs=%d RealMemory=%d", i, nodeAddr(i), ports[i], o.CPUs, 1000*o.CPUs)
 		if o.GPUs > 0 {
 			fmt.Fprintf(&b, " Gres=gpu:%d", o.GPUs)
 		}
@@ -209,9 +230,20 @@ func (c *Cluster) daemon(name string, args ...string) *exec.Cmd {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	must(c.t, err)
 	cmd := exec.Command(droverBin, args...)
+	host := name
+	if host == "controller" {
+		host = "ctl"
+	}
+	if h, ok := c.hostDaemon[name]; ok {
+		host = h
+	}
+	if h := c.hosts[host]; h != nil {
+		cmd = h.Command(droverBin, args...)
+	} else {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.Conf)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	must(c.t, cmd.Start())
 	go func() {
 		err := cmd.Wait()
@@ -226,6 +258,12 @@ func (c *Cluster) StartController() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ctl = c.daemon("controller", "controller", "--conf", c.Conf)
+	if c.opts.Hosts {
+		// Its port is on another host; its socket is on the shared
+		// file system.
+		c.waitSocket()
+		return
+	}
 	c.waitPort(c.CtlPort)
 }
 
@@ -304,6 +342,19 @@ func (c *Cluster) Stop() {
 	}
 }
 
+func (c *Cluster) waitSocket() {
+	sock := filepath.Join(c.Dir, "state", "drover.sock")
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if conn, err := net.DialTimeout("unix", sock, 200*time.Millisecond); err == nil {
+			conn.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.t.Fatalf("the controller does not answer on %s", sock)
+}
+
 func (c *Cluster) waitPort(port int) {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
@@ -332,6 +383,10 @@ func (c *Cluster) Run(stdin string, prog string, args ...string) Result {
 // RunEnv is Run with extra environment variables.
 func (c *Cluster) RunEnv(env []string, stdin string, prog string, args ...string) Result {
 	c.t.Helper()
+	if c.opts.Hosts {
+		// Root on the controller's host.
+		return c.RunOn("ctl", nil, env, stdin, prog, args...)
+	}
 	cmd := exec.Command(filepath.Join(c.shimPath, prog), args...)
 	cmd.Dir = c.WorkDir
 	cmd.Env = append(append(os.Environ(), "SLURM_CONF="+c.Conf, "PATH="+c.shimPath+":"+os.Getenv("PATH")), env...)

@@ -44,6 +44,8 @@ type Target struct {
 	// Sack is the host's credential service, which vouches for the
 	// caller over TCP (empty: none; SLURM_JWT or the socket then).
 	Sack string
+	// SrunPorts is SrunPortRange (0, 0: any port).
+	SrunPorts [2]int
 }
 
 // Resolve finds the controller: DROVER_SOCKET / DROVER_URL first, then
@@ -86,9 +88,13 @@ func Resolve() (Target, error) {
 			sack:   sack.Socket(sc.ClusterName),
 			local:  controllerHere(sc),
 		}
+		ports, _ := sc.Value("SrunPortRange")
+		if lo, hi, err := slurmconf.ParsePortRange(ports); err == nil {
+			where.srunPorts = [2]int{lo, hi}
+		}
 		resolved.Store(key, where)
 	}
-	t.URL, t.Sack = where.url, where.sack
+	t.URL, t.Sack, t.SrunPorts = where.url, where.sack, where.srunPorts
 	if where.local {
 		if st, err := os.Stat(where.socket); err == nil && st.Mode()&os.ModeSocket != 0 {
 			t.Socket = where.socket
@@ -134,6 +140,7 @@ type confKey struct {
 type confTarget struct {
 	url, socket, sack string
 	local             bool
+	srunPorts         [2]int
 }
 
 // Client returns the generated client for a target.

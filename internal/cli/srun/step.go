@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"os"
@@ -150,22 +151,42 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 }
 
 // listen opens srun's port for the node daemons, on the address this
-// host reaches the controller from (SLURM_SRUN_COMM_HOST).
+// host reaches the controller from (SLURM_SRUN_COMM_HOST): the nodes
+// reach the controller's network too, whether srun runs on a login host,
+// inside a job, or on the controller's host itself. The port is within
+// SrunPortRange when slurm.conf sets one, as srun's is.
 func listen(t connect.Target) (net.Listener, string, error) {
 	host := "127.0.0.1"
-	if t.Socket == "" {
-		if u, err := url.Parse(t.URL); err == nil {
-			if c, err := net.Dial("udp", u.Host); err == nil {
-				host = c.LocalAddr().(*net.UDPAddr).IP.String()
-				c.Close()
-			}
+	if u, err := url.Parse(t.URL); err == nil {
+		// A UDP "connection" sends nothing: it asks the kernel for the
+		// route, and so for the source address.
+		if c, err := net.Dial("udp", u.Host); err == nil {
+			host = c.LocalAddr().(*net.UDPAddr).IP.String()
+			c.Close()
 		}
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return nil, "", fmt.Errorf("listen for the node daemons: %w", err)
+	lo, hi := t.SrunPorts[0], t.SrunPorts[1]
+	if lo == 0 {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, "", fmt.Errorf("listen for the node daemons: %w", err)
+		}
+		return ln, host, nil
 	}
-	return ln, host, nil
+	// From a random place in the range, so that sruns starting together
+	// do not all try the same ports first.
+	n := hi - lo + 1
+	start := rand.IntN(n)
+	var last error
+	for i := range n {
+		port := lo + (start+i)%n
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err == nil {
+			return ln, host, nil
+		}
+		last = err
+	}
+	return nil, "", fmt.Errorf("listen for the node daemons: no free port in SrunPortRange %d-%d: %w", lo, hi, last)
 }
 
 // createStep asks for the step, retrying while other steps hold the CPUs
