@@ -33,10 +33,18 @@ func TestControllerMessagesAuthenticated(t *testing.T) {
 		return c.Post(context.Background(), aud, ta.url+path, v, nil)
 	}
 	attacks := map[string]func() error{
-		"unsigned":         func() error { return post(&nodeproto.Client{HTTP: http.DefaultClient}, "", nodeproto.PathLaunch, launch) },
-		"another key":      func() error { return post(client(other, msgauth.Controller), msgauth.Node("n1"), nodeproto.PathLaunch, launch) },
-		"for another node": func() error { return post(client(ours, msgauth.Controller), msgauth.Node("n2"), nodeproto.PathLaunch, launch) },
-		"from a node":      func() error { return post(client(ours, msgauth.Node("n2")), msgauth.Node("n1"), nodeproto.PathLaunch, launch) },
+		"unsigned": func() error {
+			return post(&nodeproto.Client{HTTP: http.DefaultClient}, "", nodeproto.PathLaunch, launch)
+		},
+		"another key": func() error {
+			return post(client(other, msgauth.Controller), msgauth.Node("n1"), nodeproto.PathLaunch, launch)
+		},
+		"for another node": func() error {
+			return post(client(ours, msgauth.Controller), msgauth.Node("n2"), nodeproto.PathLaunch, launch)
+		},
+		"from a node": func() error {
+			return post(client(ours, msgauth.Node("n2")), msgauth.Node("n1"), nodeproto.PathLaunch, launch)
+		},
 		"signal unsigned": func() error {
 			return post(&nodeproto.Client{HTTP: http.DefaultClient}, "", nodeproto.PathSignal, nodeproto.Signal{JobID: 9, Terminate: true})
 		},
