@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,4 +68,104 @@ func TestMultiHost(t *testing.T) {
 			t.Fatalf("allreduce: exit %d\ngot  %q\nwant %q\nstderr:\n%s", r.Code, got, want, r.Stderr)
 		}
 	})
+}
+
+// partitionScript's first run counts slowly until it is killed, saving
+// its count; a later run resumes from the saved count and finishes. Each
+// run leaves its pid, so that the test can tell whether it still runs.
+const partitionScript = `#!/bin/bash
+#SBATCH --open-mode=append
+echo $$ > pid.$SLURM_RESTART_COUNT
+i=$(cat ckpt 2>/dev/null || echo 0)
+echo "run restart=$SLURM_RESTART_COUNT node=$SLURMD_NODENAME from=$i"
+if [ "$SLURM_RESTART_COUNT" = 0 ]; then
+	while :; do i=$((i+1)); echo "$i" > ckpt.tmp.$$ && mv ckpt.tmp.$$ ckpt; sleep 0.1; done
+fi
+echo "done from $i"
+`
+
+// TestMultiHostLinkDown is story 4 across hosts: the link of the compute
+// host under a requeueable job goes down. After SlurmdTimeout the node
+// is DOWN and the job is requeued; it finishes on the other host from its
+// checkpoint. When the link comes back, the node daemon registers again
+// and the lost run's processes, which ran on through the partition, are
+// killed: no job goes on running twice.
+func TestMultiHostLinkDown(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 2, Hosts: true})
+	nobody := nobodyUser(c)
+	c.daemonOn("login", "sackd", "sackd", "--conf", c.Conf)
+	waitSack(t, c, "login")
+	c.MustRun("", "scontrol", "update", "NodeName=n2", "State=DRAIN", "Reason=hold")
+	r := c.RunOn("login", nobody, nil, partitionScript, "sbatch", "--parsable", "--requeue", "-o", "train.out")
+	if r.Code != 0 {
+		t.Fatalf("sbatch: %+v", r)
+	}
+	id := strings.TrimSpace(r.Stdout)
+	c.WaitState(id, "RUNNING", 20*time.Second)
+	c.MustRun("", "scontrol", "update", "NodeName=n2", "State=RESUME")
+	waitCheckpoint(t, c, 5)
+	firstPid := readPid(t, c, "pid.0")
+
+	c.Host("n1").SetLink(false)
+	saved := readCheckpoint(t, c)
+	j := c.WaitState(id, "COMPLETED", 60*time.Second)
+	if n := j.Nodes.Or(""); n != "n2" || j.RestartCnt.Or(-1) != 1 {
+		t.Errorf("job finished on %q after %d restarts, want n2 after 1", n, j.RestartCnt.Or(-1))
+	}
+	if st := nodeState(t, c, "n1"); !strings.HasPrefix(st, "down") {
+		t.Errorf("n1 is %s while cut off, want DOWN", st)
+	}
+	out := lines(c.ReadFile("train.out"))
+	var from int
+	for _, l := range out {
+		if rest, ok := strings.CutPrefix(l, "run restart=1 node=n2 from="); ok {
+			from, _ = strconv.Atoi(rest)
+		}
+	}
+	if from < saved || from == 0 {
+		t.Errorf("the second run resumed from %d, want the checkpoint (%d or later):\n%s", from, saved, strings.Join(out, "\n"))
+	}
+	if !alive(firstPid) {
+		t.Fatalf("the first run (pid %d) did not run on through the partition: the test shows nothing", firstPid)
+	}
+
+	c.Host("n1").SetLink(true)
+	deadline := time.Now().Add(30 * time.Second)
+	for alive(firstPid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the lost run (pid %d) still runs %v after n1's link came back", firstPid, 30*time.Second)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The lost run's end changes nothing: the job stays as it finished.
+	time.Sleep(time.Second)
+	if st := c.State(id); st != "COMPLETED" {
+		t.Errorf("job after the lost run was killed: %s", st)
+	}
+}
+
+func readPid(t *testing.T, c *Cluster, name string) int {
+	t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(c.ReadFile(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// alive reports whether a process runs (a zombie counts as gone).
+func alive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(data), ") ")
+	return !strings.HasPrefix(rest, "Z")
+}
+
+// nodeState is a node's state as sinfo's %T shows it.
+func nodeState(t *testing.T, c *Cluster, name string) string {
+	t.Helper()
+	return strings.TrimSpace(c.MustRun("", "sinfo", "-h", "-N", "-n", name, "-o", "%T"))
 }
