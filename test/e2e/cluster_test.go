@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 	// The NCCL launch plugin and the example third-party plugin sit
 	// beside drover, where the node daemons look for plugins; allreduce
 	// is the distributed program the NCCL plugin serves.
-	for _, pkg := range []string{"github.com/droverhq/drover/cmd/drover-spank-nccl", "github.com/droverhq/drover/examples/spank-hello", "github.com/droverhq/drover/examples/job-submit-limits", "github.com/droverhq/drover/cmd/drover-spank-container", "./testdata/allreduce", "./testdata/spanklocal"} {
+	for _, pkg := range []string{"github.com/droverhq/drover/cmd/drover-spank-nccl", "github.com/droverhq/drover/examples/spank-hello", "github.com/droverhq/drover/examples/job-submit-limits", "github.com/droverhq/drover/cmd/drover-spank-container", "./testdata/allreduce", "./testdata/spanklocal", "./testdata/attacker"} {
 		b := exec.Command("go", "build", "-o", filepath.Join(dir, filepath.Base(pkg)), pkg)
 		b.Env = append(os.Environ(), "CGO_ENABLED=0")
 		b.Stdout, b.Stderr = os.Stderr, os.Stderr
@@ -95,6 +95,8 @@ type ClusterOptions struct {
 	GresConf, CgroupConf string
 	// NodeArgs are extra arguments for a node daemon.
 	NodeArgs func(name string) []string
+	// JWT turns auth/jwt on, its key beside slurm.conf.
+	JWT bool
 	// Hosts puts the controller, each node and a login host on test
 	// hosts of their own (network namespaces joined by a bridge,
 	// testutil.Net): ctl at 10.200.0.1, node nI at 10.200.0.1I, login at
@@ -124,6 +126,8 @@ type Cluster struct {
 	// hostDaemon says which host runs a daemon that is not named after
 	// it (daemonOn).
 	hostDaemon map[string]string
+	// ports are the controller's port, then each node's.
+	ports []int
 }
 
 // NewCluster writes a configuration and starts the daemons; everything
@@ -145,6 +149,7 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 	c.WorkDir = filepath.Join(dir, "work")
 	must(t, os.MkdirAll(c.WorkDir, 0o755))
 	ports := freePorts(t, o.Nodes+1)
+	c.ports = ports
 	c.CtlPort = ports[0]
 	c.Name = "e2e" + strconv.Itoa(ports[0])
 	var b strings.Builder
@@ -166,11 +171,17 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 	}
 	fmt.Fprintf(&b, "PartitionName=batch Nodes=n[1-%d] Default=YES MaxTime=INFINITE State=UP\n", o.Nodes)
 	fmt.Fprintf(&b, "PartitionName=short Nodes=n1 MaxTime=30 DefaultTime=5 State=UP\n")
+	if o.JWT {
+		fmt.Fprintf(&b, "AuthAltTypes=auth/jwt\nAuthAltParameters=jwt_key=%s/etc/jwt_hs256.key\n", dir)
+	}
 	b.WriteString(o.Extra)
 	must(t, os.MkdirAll(filepath.Join(dir, "etc"), 0o755))
 	c.Conf = filepath.Join(dir, "etc", "slurm.conf")
 	must(t, os.WriteFile(c.Conf, []byte(b.String()), 0o644))
 	must(t, clusterkey.WriteKey(clusterkey.KeyPath(c.Conf)))
+	if o.JWT {
+		must(t, clusterkey.WriteKey(filepath.Join(dir, "etc", "jwt_hs256.key")))
+	}
 	gres := ""
 	if o.GPUs > 0 {
 		if o.NVML {

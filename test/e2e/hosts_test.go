@@ -35,6 +35,16 @@ func (c *Cluster) makeHosts() {
 	}
 }
 
+// nodePort is the port a node daemon listens on.
+func (c *Cluster) nodePort(name string) int {
+	c.t.Helper()
+	i, err := strconv.Atoi(strings.TrimPrefix(name, "n"))
+	if err != nil || i < 1 || i >= len(c.ports) {
+		c.t.Fatalf("no node %s", name)
+	}
+	return c.ports[i]
+}
+
 // Host is one of a Hosts cluster's test hosts.
 func (c *Cluster) Host(name string) *testutil.Host {
 	c.t.Helper()
@@ -49,8 +59,18 @@ func (c *Cluster) Host(name string) *testutil.Host {
 // the work folder, as a user logged in there runs it.
 func (c *Cluster) RunOn(host string, u *user.User, env []string, stdin, prog string, args ...string) Result {
 	c.t.Helper()
+	return c.runOn(host, u, env, stdin, filepath.Join(c.shimPath, prog), args...)
+}
+
+// RunOnPath runs any program on a test host as u (nil: root).
+func (c *Cluster) RunOnPath(host string, u *user.User, path string, args ...string) Result {
+	c.t.Helper()
+	return c.runOn(host, u, nil, "", path, args...)
+}
+
+func (c *Cluster) runOn(host string, u *user.User, env []string, stdin, shim string, args ...string) Result {
+	c.t.Helper()
 	h := c.Host(host)
-	shim := filepath.Join(c.shimPath, prog)
 	cmd := h.Command(shim, args...)
 	home := "/root"
 	if u != nil {
