@@ -170,6 +170,11 @@ func (p *Plugin) connect() (*protocol.Conn, error) {
 		VersionedPlugins: protocol.PluginSets(p.spec.Kind),
 		Cmd:              exec.Command(p.spec.Path),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		// The plugin's socket is a file other users of the host could
+		// connect to: mutual TLS, with certificates made for this one
+		// plugin process and exchanged over its stdin and stdout, keeps
+		// them off it.
+		AutoMTLS: true,
 		Logger:           p.logger,
 		// What the plugin writes to stderr by itself (not through
 		// its logger) is logged too.

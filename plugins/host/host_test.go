@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"os"
 	"slices"
@@ -10,6 +11,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/droverhq/drover/plugins/protocol"
 	"github.com/droverhq/drover/plugins/sdk"
@@ -154,4 +160,38 @@ func TestStartFailures(t *testing.T) {
 		t.Errorf("unknown kind: %v", err)
 	}
 	p.Close()
+}
+
+// The plugin's socket takes only the daemon that started it: mutual TLS
+// with certificates made for this plugin process. Another program of the
+// host, which can reach the socket file, gets nowhere, in plain text or
+// in TLS without the daemon's certificate.
+func TestPluginSocketNeedsTheDaemonsCertificate(t *testing.T) {
+	p, _ := open(t, 0)
+	if _, err := hook(p); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	rc := p.client.ReattachConfig()
+	p.mu.Unlock()
+	if rc == nil || rc.Addr == nil {
+		t.Fatal("no plugin address")
+	}
+	addr := rc.Addr.String()
+	for name, creds := range map[string]credentials.TransportCredentials{
+		"plain text":          insecure.NewCredentials(),
+		"TLS, no client cert": credentials.NewTLS(&tls.Config{InsecureSkipVerify: true}),
+	} {
+		conn, err := grpc.NewClient("unix://"+addr, grpc.WithTransportCredentials(creds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		_, err = healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "plugin"})
+		cancel()
+		conn.Close()
+		if err == nil {
+			t.Errorf("%s: another program reached the plugin", name)
+		}
+	}
 }
