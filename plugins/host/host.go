@@ -175,7 +175,7 @@ func (p *Plugin) connect() (*protocol.Conn, error) {
 		// plugin process and exchanged over its stdin and stdout, keeps
 		// them off it.
 		AutoMTLS: true,
-		Logger:           p.logger,
+		Logger:   p.logger,
 		// What the plugin writes to stderr by itself (not through
 		// its logger) is logged too.
 		SyncStderr:   &lineLogger{l: p.spec.Logger.With("plugin", p.spec.Name)},
