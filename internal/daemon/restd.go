@@ -6,11 +6,14 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/spf13/viper"
 
+	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/jwtauth"
+	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/restapi"
 	"github.com/droverhq/drover/internal/restd"
 )
@@ -45,6 +48,19 @@ func RunRestd(ctx context.Context, v *viper.Viper, logger *slog.Logger, listen [
 			o.Key = nil
 		}
 	}
+	// The cluster key, where this host holds it, vouches for the unix
+	// socket's callers as a login host's credential service does.
+	if ring, err := ClusterKey(v, sc, path); err == nil {
+		ai, err := sc.AuthInfo()
+		if err != nil {
+			return err
+		}
+		host, _ := os.Hostname()
+		host, _, _ = strings.Cut(host, ".")
+		o.Cluster = &msgauth.Signer{Keys: clusterkey.NewHolder(ring), Issuer: msgauth.Host(host), TTL: ai.TTL}
+	} else {
+		logger.Info("no cluster key here: unix socket callers are vouched for with the auth/jwt key", "err", err)
+	}
 	var ls []net.Listener
 	closeAll := func() {
 		for _, l := range ls {
@@ -71,7 +87,7 @@ func RunRestd(ctx context.Context, v *viper.Viper, logger *slog.Logger, listen [
 	for _, l := range ls {
 		addrs = append(addrs, l.Addr())
 	}
-	logger.Info("restd ready", "controller", target.String(), "listen", listen, "local_auth", o.Key != nil)
+	logger.Info("restd ready", "controller", target.String(), "listen", listen, "local_auth", o.Cluster != nil || o.Key != nil)
 	if ready != nil {
 		ready(addrs)
 	}

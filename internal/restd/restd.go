@@ -3,22 +3,28 @@
 // by forwarding each request to the controller, after authenticating the
 // caller as slurmrestd does: over TCP with an auth/jwt token, which the
 // controller checks (rest_auth/jwt); over its unix socket by the peer's
-// credentials (rest_auth/local), vouched for to the controller with a
-// short token of the cluster's key. Nothing else about a request changes,
-// so every API version the controller serves is served here as it is.
+// credentials (rest_auth/local), vouched for to the controller as a host's
+// credential service vouches for its users: a credential signed with the
+// cluster key for that one request (or, where restd has only the auth/jwt
+// key, a short token of it). Nothing else about a request changes, so
+// every API version the controller serves is served here as it is.
 package restd
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/droverhq/drover/internal/jwtauth"
+	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/restapi"
 	"github.com/droverhq/drover/internal/slurmerr"
 	"github.com/droverhq/drover/internal/usercred"
@@ -28,8 +34,11 @@ import (
 type Options struct {
 	// Controller is the controller's REST address (http://host:port).
 	Controller *url.URL
-	// Key is the cluster's auth/jwt key; without it the unix socket's
-	// callers cannot be vouched for and are refused.
+	// Cluster signs the credentials of the unix socket's callers with
+	// the cluster key (nil: Key is used instead).
+	Cluster *msgauth.Signer
+	// Key is the cluster's auth/jwt key; without it or Cluster the unix
+	// socket's callers cannot be vouched for and are refused.
 	Key    []byte
 	Logger *slog.Logger
 	// Now replaces time.Now in tests.
@@ -86,13 +95,22 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, fmt.Errorf("%w: peer credentials: %v", jwtauth.ErrInvalid, err))
 		return
 	case local:
+		r.Header.Del("Authorization")
+		r.Header.Del("X-SLURM-USER-NAME")
+		r.Header.Del("X-SLURM-USER-TOKEN")
+		r.Header.Del(msgauth.Header)
+		if p.o.Cluster != nil {
+			if err := p.vouch(r, cred.Uid, cred.Gid); err != nil {
+				p.refuse(w, r, err)
+				return
+			}
+			break
+		}
 		tok, err := p.tokenFor(cred.Uid)
 		if err != nil {
 			p.refuse(w, r, err)
 			return
 		}
-		r.Header.Del("Authorization")
-		r.Header.Del("X-SLURM-USER-NAME")
 		r.Header.Set("X-SLURM-USER-TOKEN", tok)
 	case r.Header.Get("X-SLURM-USER-TOKEN") == "" && r.Header.Get("Authorization") == "":
 		// The controller trusts a bare user name from its own host
@@ -101,6 +119,31 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.rp.ServeHTTP(w, r)
+}
+
+// vouch signs, with the cluster key, a credential of uid and gid for r
+// as it will be forwarded.
+func (p *proxy) vouch(r *http.Request, uid, gid uint32) error {
+	var body []byte
+	if r.Body != nil && r.Body != http.NoBody {
+		b, err := io.ReadAll(io.LimitReader(r.Body, restapi.MaxBody+1))
+		if err != nil || len(b) > restapi.MaxBody {
+			return fmt.Errorf("%w: request body unreadable or over %d bytes", jwtauth.ErrInvalid, restapi.MaxBody)
+		}
+		body = b
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		r.ContentLength = int64(len(b))
+	}
+	u := msgauth.UserID{UID: uid, GID: gid, Name: strconv.FormatUint(uint64(uid), 10)}
+	if id, err := usercred.Lookup(uid); err == nil {
+		u.Name = id.Name
+	}
+	cred, err := p.o.Cluster.SignUser(u, msgauth.Controller, r.Method, r.URL.RequestURI(), msgauth.BodyHash(body))
+	if err != nil {
+		return err
+	}
+	r.Header.Set(msgauth.Header, cred)
+	return nil
 }
 
 // public reports whether path is part of the slurmrestd API rather than
@@ -117,7 +160,7 @@ func (p *proxy) refuse(w http.ResponseWriter, r *http.Request, err error) {
 // tokenFor returns a token naming uid's user, made with the cluster key.
 func (p *proxy) tokenFor(uid uint32) (string, error) {
 	if p.o.Key == nil {
-		return "", fmt.Errorf("%w: rest_auth/local needs the auth/jwt key (AuthAltParameters=jwt_key=) readable by restd", jwtauth.ErrInvalid)
+		return "", fmt.Errorf("%w: rest_auth/local needs the cluster key, or the auth/jwt key (AuthAltParameters=jwt_key=), readable by restd", jwtauth.ErrInvalid)
 	}
 	now := p.o.Now()
 	p.mu.Lock()

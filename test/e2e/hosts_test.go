@@ -28,6 +28,7 @@ func (c *Cluster) makeHosts() {
 	c.hosts = map[string]*testutil.Host{
 		"ctl":   c.net.AddHost("ctl", 1),
 		"login": c.net.AddHost("login", 100),
+		"rest":  c.net.AddHost("rest", 50),
 	}
 	for i := 1; i <= c.opts.Nodes; i++ {
 		name := "n" + strconv.Itoa(i)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 // login host's credential service vouches for them.
 func TestMultiHost(t *testing.T) {
 	t.Parallel()
-	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 4, Hosts: true,
+	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 4, Hosts: true, JWT: true,
 		PlugStack: "required drover-spank-nccl port_range=41000-41999 socket_ifname=none\n"})
 	nobody := nobodyUser(c)
 	login := c.Host("login")
@@ -66,6 +67,71 @@ func TestMultiHost(t *testing.T) {
 		}
 		if r.Code != 0 || !slices.Equal(got, want) {
 			t.Fatalf("allreduce: exit %d\ngot  %q\nwant %q\nstderr:\n%s", r.Code, got, want, r.Stderr)
+		}
+	})
+
+	t.Run("drover restd on a host of its own", func(t *testing.T) {
+		sock := filepath.Join(c.Dir, "restd.sock")
+		c.daemonOn("rest", "restd", "restd", "--conf", c.Conf, "0.0.0.0:6820", "unix:"+sock)
+		attacker := filepath.Join(binDir, "attacker")
+		tok := as("scontrol", "token")
+		jwt, ok := strings.CutPrefix(strings.TrimSpace(tok.Stdout), "SLURM_JWT=")
+		if !ok {
+			t.Fatalf("scontrol token: %+v", tok)
+		}
+		url := "http://" + c.Host("rest").Addr + ":6820/slurm/v0.0.44/ping/"
+		var r Result
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if r = c.RunOnPath("login", nobody, attacker, "http", "GET", url, "-", "X-SLURM-USER-TOKEN:"+jwt); strings.HasPrefix(r.Stdout, "200") {
+				break
+			}
+		}
+		if !strings.HasPrefix(r.Stdout, "200") || !strings.Contains(r.Stdout, `"user":"nobody"`) {
+			t.Errorf("ping through restd with a token, from the login host: %+v", r)
+		}
+		// On restd's host its unix socket vouches for the caller.
+		body := filepath.Join(c.WorkDir, "submit.json")
+		must(t, os.WriteFile(body, []byte(`{"job":{"script":"#!/bin/sh\nid -un > via-restd.out\n","current_working_directory":"`+c.WorkDir+`","environment":["PATH=/bin:/usr/bin"]}}`), 0o644))
+		r = c.RunOnPath("rest", nobody, attacker, "unix", sock, "POST", "http://restd/slurm/v0.0.44/job/submit", body, "Content-Type:application/json")
+		var sub struct {
+			JobID int `json:"job_id"`
+		}
+		_, js, _ := strings.Cut(r.Stdout, "\n")
+		if json.Unmarshal([]byte(js), &sub); !strings.HasPrefix(r.Stdout, "200") || sub.JobID == 0 {
+			t.Fatalf("submit on restd's socket as nobody: %+v", r)
+		}
+		c.WaitState(strconv.Itoa(sub.JobID), "COMPLETED", 30*time.Second)
+		if got := strings.TrimSpace(c.ReadFile("via-restd.out")); got != "nobody" {
+			t.Errorf("the job submitted through restd ran as %q", got)
+		}
+	})
+
+	t.Run("scontrol reconfigure reaches every host", func(t *testing.T) {
+		f, err := os.OpenFile(c.Conf, os.O_APPEND|os.O_WRONLY, 0)
+		must(t, err)
+		fmt.Fprintln(f, "PartitionName=extra Nodes=n[1-2] State=UP")
+		f.Close()
+		c.MustRun("", "scontrol", "reconfigure")
+		if r := as("sinfo", "-h", "-p", "extra", "-o", "%P %D"); strings.TrimSpace(r.Stdout) != "extra 2" {
+			t.Errorf("sinfo -p extra after the reconfigure: %+v", r)
+		}
+		c.WaitNodesUp()
+		r := as("srun", "-p", "extra", "-N2", "-l", "hostname")
+		got := lines(r.Stdout)
+		slices.Sort(got)
+		if r.Code != 0 || !slices.Equal(got, []string{"0: n1", "1: n2"}) {
+			t.Errorf("srun across hosts after the reconfigure: %+v", r)
+		}
+		// The controller's signed push reached each node's host.
+		for _, n := range []string{"n1", "n2"} {
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(string(mustRead(t, filepath.Join(c.Dir, n+".log"))), "msg=reconfigured") {
+				if time.Now().After(deadline) {
+					t.Errorf("%s did not reconfigure", n)
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
 		}
 	})
 }

@@ -5,6 +5,7 @@
 // unprivileged user on a test host.
 //
 //	attacker http METHOD URL BODYFILE [Header:value ...]   (BODYFILE "-": none)
+//	attacker unix SOCKET METHOD URL BODYFILE [Header:value ...]
 //	attacker dial HOST:PORT DATAFILE                       (DATAFILE "-": none)
 //
 // It prints the HTTP status (or "read N bytes") on the first line, then
@@ -13,6 +14,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -35,10 +37,21 @@ func main() {
 		doHTTP(os.Args[2], os.Args[3], os.Args[4], os.Args[5:])
 	case "dial":
 		doDial(os.Args[2], os.Args[3])
+	case "unix":
+		if len(os.Args) < 6 {
+			os.Exit(2)
+		}
+		sock := os.Args[2]
+		client.Transport = &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}}
+		doHTTP(os.Args[3], os.Args[4], os.Args[5], os.Args[6:])
 	default:
 		os.Exit(2)
 	}
 }
+
+var client = &http.Client{Timeout: 10 * time.Second}
 
 func read(file string) []byte {
 	if file == "-" {
@@ -62,7 +75,7 @@ func doHTTP(method, url, bodyFile string, headers []string) {
 		k, v, _ := strings.Cut(h, ":")
 		req.Header.Set(k, v)
 	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		fmt.Println("error", err)
 		return
