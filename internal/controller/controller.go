@@ -6,6 +6,7 @@ package controller
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,6 +119,9 @@ type Config struct {
 	// AuthTTL is how long a signed message lives (AuthInfo's ttl=; 0:
 	// msgauth.DefaultTTL).
 	AuthTTL time.Duration
+	// TLSClient is how the controller reaches the node daemons over TLS
+	// (nil: plain HTTP; TLSType=tls/s2n).
+	TLSClient *tls.Config
 	// Auth checks the node daemons' messages and the users' credentials
 	// their hosts sign (nil: one made from Keys). The daemon shares one
 	// across reconfigures, so that its replay cache survives them.
@@ -260,7 +264,7 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 		logger:      logger,
 		now:         time.Now,
 		sched:       newScheduler(&cfg),
-		client:      nodeproto.NewClient(&msgauth.Signer{Keys: cfg.Keys, Issuer: msgauth.Controller, TTL: cfg.AuthTTL}),
+		client:      nodeproto.NewClient(&msgauth.Signer{Keys: cfg.Keys, Issuer: msgauth.Controller, TTL: cfg.AuthTTL}, cfg.TLSClient),
 		st:          newFSM(1),
 		nodes:       map[string]*node.Node{},
 		parts:       map[string]*partition.Partition{},

@@ -48,7 +48,7 @@ func (c *Controller) launch(id job.ID) {
 		if addr == "" {
 			err = errNoAddr
 		} else {
-			err = c.client.Post(ctx, msgauth.Node(msg.Nodes[0]), "http://"+addr+nodeproto.PathLaunch, msg, nil)
+			err = c.client.Post(ctx, msgauth.Node(msg.Nodes[0]), c.client.URL(addr, nodeproto.PathLaunch), msg, nil)
 		}
 		if err == nil {
 			return
@@ -210,7 +210,7 @@ func (c *Controller) sendSignalOn(id job.ID, host string, msg nodeproto.Signal) 
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		err := c.client.Post(ctx, msgauth.Node(host), "http://"+addr+nodeproto.PathSignal, msg, nil)
+		err := c.client.Post(ctx, msgauth.Node(host), c.client.URL(addr, nodeproto.PathSignal), msg, nil)
 		if err != nil {
 			// The node's registration later reconciles what it still runs.
 			c.logger.Warn("signal job", "job", id, "err", err)

@@ -214,7 +214,7 @@ func (c *Controller) ReconfigureNodes(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := c.client.Post(ctx, msgauth.Node(name), "http://"+addr+nodeproto.PathReconfigure, struct{}{}, nil); err != nil {
+			if err := c.client.Post(ctx, msgauth.Node(name), c.client.URL(addr, nodeproto.PathReconfigure), struct{}{}, nil); err != nil {
 				c.logger.Warn("node did not reconfigure", "node", name, "err", err)
 			}
 		}()

@@ -16,6 +16,7 @@ import (
 	"github.com/droverhq/drover/internal/jwtauth"
 	"github.com/droverhq/drover/internal/restapi"
 	"github.com/droverhq/drover/internal/slurmconf"
+	"github.com/droverhq/drover/internal/tlsconf"
 )
 
 // RunController runs a controller until ctx ends.
@@ -64,11 +65,17 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 		listen = net.JoinHostPort(host, strconv.Itoa(cfg.Port))
 	}
 	socket := SocketPath(v, sc)
-	addr, errc, err := restapi.Serve(ctx, live, listen, socket, logger)
+	// TLS is read once, as the listeners are: slurmctld's reconfigure
+	// cannot change them either.
+	tlsServer, _, err := ClusterTLS(v, sc, path, tlsconf.Ctld)
 	if err != nil {
 		return err
 	}
-	logger.Info("controller ready", "cluster", cfg.ClusterName, "listen", addr.String(), "socket", socket, "state", cfg.StateDir)
+	addr, errc, err := restapi.Serve(ctx, live, listen, socket, tlsServer, logger)
+	if err != nil {
+		return err
+	}
+	logger.Info("controller ready", "cluster", cfg.ClusterName, "listen", addr.String(), "socket", socket, "state", cfg.StateDir, "tls", tlsServer != nil)
 	if ready != nil {
 		ready(addr)
 	}

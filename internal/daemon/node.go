@@ -17,6 +17,7 @@ import (
 	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/nodeagent"
 	"github.com/droverhq/drover/internal/slurmconf"
+	"github.com/droverhq/drover/internal/tlsconf"
 	"github.com/droverhq/drover/spank"
 )
 
@@ -63,10 +64,20 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	tlsServer, tlsClient, err := ClusterTLS(v, sc, path, tlsconf.Slurmd)
+	if err != nil {
+		return err
+	}
+	scheme := "http"
+	if tlsClient != nil {
+		scheme = "https"
+	}
 	cfg := nodeagent.Config{
 		Name:          name,
 		Dynamic:       dynamic,
-		ControllerURL: controllerURL(sc),
+		ControllerURL: controllerURL(sc, scheme),
+		TLSServer:     tlsServer,
+		TLSClient:     tlsClient,
 		Listen:        listen,
 		SpoolDir:      spool,
 		CPUs:          uint32(nc.CPUs),
@@ -171,7 +182,7 @@ func nodeAddr(n *slurmconf.Node) string {
 }
 
 // controllerURL is the controller's REST address from SlurmctldHost.
-func controllerURL(sc *slurmconf.Config) string {
+func controllerURL(sc *slurmconf.Config, scheme string) string {
 	host := "127.0.0.1"
 	if len(sc.SlurmctldHosts) > 0 {
 		host = sc.SlurmctldHosts[0].Name
@@ -179,7 +190,7 @@ func controllerURL(sc *slurmconf.Config) string {
 			host = sc.SlurmctldHosts[0].Addr
 		}
 	}
-	return "http://" + net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort)))
+	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort)))
 }
 
 // confDir is where gres.conf sits next to slurm.conf.

@@ -73,6 +73,9 @@ func controllerConfig(v *viper.Viper, path string, logger *slog.Logger) (control
 	}
 	// A holder of the generation's own until it starts (liveController.start).
 	cfg.Keys = clusterkey.NewHolder(ring)
+	if _, cfg.TLSClient, err = ClusterTLS(v, sc, path, ""); err != nil {
+		return controller.Config{}, err
+	}
 	if cfg.JobSubmit, err = jobSubmitChain(sc, path, logger); err != nil {
 		return controller.Config{}, err
 	}

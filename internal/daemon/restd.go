@@ -2,9 +2,11 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/restapi"
 	"github.com/droverhq/drover/internal/restd"
+	"github.com/droverhq/drover/internal/tlsconf"
 )
 
 // RunRestd runs `drover restd` on listen addresses as slurmrestd takes
@@ -29,11 +32,20 @@ func RunRestd(ctx context.Context, v *viper.Viper, logger *slog.Logger, listen [
 	if err != nil {
 		return err
 	}
-	target, err := url.Parse(controllerURL(sc))
+	tlsServer, tlsClient, err := ClusterTLS(v, sc, path, tlsconf.Restd)
 	if err != nil {
 		return err
 	}
-	o := restd.Options{Controller: target, Logger: logger}
+	scheme := "http"
+	if tlsClient != nil {
+		scheme = "https"
+	}
+	target, err := url.Parse(controllerURL(sc, scheme))
+	if err != nil {
+		return err
+	}
+	o := restd.Options{Controller: target, Logger: logger,
+		Transport: tlsconf.Transport(http.DefaultTransport.(*http.Transport), tlsClient)}
 	types, _ := sc.Value("AuthAltTypes")
 	params, _ := sc.Value("AuthAltParameters")
 	jc, err := jwtauth.ParseConfig(types, params, sc.StateSaveLocation)
@@ -74,6 +86,8 @@ func RunRestd(ctx context.Context, v *viper.Viper, logger *slog.Logger, listen [
 		} else {
 			if l, err = net.Listen("tcp", a); err != nil {
 				err = fmt.Errorf("listen on %s: %w", a, err)
+			} else if tlsServer != nil {
+				l = tls.NewListener(l, tlsServer)
 			}
 		}
 		if err != nil {

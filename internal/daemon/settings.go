@@ -4,6 +4,7 @@
 package daemon
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/slurmconf"
+	"github.com/droverhq/drover/internal/tlsconf"
 	"github.com/droverhq/drover/internal/usercred"
 )
 
@@ -104,4 +106,27 @@ func SocketPath(v *viper.Viper, sc *slurmconf.Config) string {
 		return p
 	}
 	return filepath.Join(sc.StateSaveLocation, "drover.sock")
+}
+
+// ClusterTLS reads TLSType and TLSParameters, with this daemon's own
+// certificate and key from Drover's settings (tls-cert-file,
+// tls-key-file) in place of role's when given. It returns the listening
+// and the connecting side's configurations, both nil when TLS is off.
+func ClusterTLS(v *viper.Viper, sc *slurmconf.Config, confPath string, role tlsconf.Role) (server, client *tls.Config, err error) {
+	typ, _ := sc.Value("TLSType")
+	params, _ := sc.Value("TLSParameters")
+	c, err := tlsconf.FromSlurm(typ, params, confPath)
+	if err != nil || !c.Enabled {
+		return nil, nil, err
+	}
+	c.Override(role, v.GetString("tls-cert-file"), v.GetString("tls-key-file"))
+	if role != "" {
+		if server, err = c.Server(role); err != nil {
+			return nil, nil, err
+		}
+	}
+	if client, err = c.Client(); err != nil {
+		return nil, nil, err
+	}
+	return server, client, nil
 }

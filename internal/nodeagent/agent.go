@@ -8,6 +8,7 @@ package nodeagent
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,6 +60,10 @@ type Config struct {
 	// AuthTTL is how long a signed message lives (AuthInfo's ttl=; 0:
 	// msgauth.DefaultTTL).
 	AuthTTL time.Duration
+	// TLSServer and TLSClient are TLSType=tls/s2n's: the daemon listens
+	// with its certificate and reaches the controller (ControllerURL is
+	// then https) trusting the cluster's CA. Nil: plain HTTP.
+	TLSServer, TLSClient *tls.Config
 	// PlugStack is plugstack.conf (none: no launch hooks); PluginDir
 	// the colon-separated folders its relative plugin paths are in.
 	PlugStack, PluginDir string
@@ -126,7 +131,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg: cfg, logger: logger, tracker: tr,
-		client: nodeproto.NewClient(&msgauth.Signer{Keys: cfg.Keys, Issuer: msgauth.Node(cfg.Name), TTL: cfg.AuthTTL}),
+		client: nodeproto.NewClient(&msgauth.Signer{Keys: cfg.Keys, Issuer: msgauth.Node(cfg.Name), TTL: cfg.AuthTTL}, cfg.TLSClient),
 		auth: &msgauth.Verifier{Keys: cfg.Keys, Audience: msgauth.Node(cfg.Name), MaxTTL: cfg.AuthTTL,
 			Since: time.Now(), Replay: msgauth.NewReplay()},
 		started:  time.Now(),
@@ -203,6 +208,9 @@ func (a *Agent) Run(ctx context.Context, ready chan<- net.Addr) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", a.cfg.Listen, err)
 	}
+	if a.cfg.TLSServer != nil {
+		ln = tls.NewListener(ln, a.cfg.TLSServer)
+	}
 	a.addr = ln.Addr()
 	mux := http.NewServeMux()
 	mux.Handle("POST "+nodeproto.PathLaunch, a.fromController(a.handleLaunch))
@@ -211,7 +219,10 @@ func (a *Agent) Run(ctx context.Context, ready chan<- net.Addr) error {
 	// credential the controller signed is its proof (verifyStepCred).
 	mux.HandleFunc("POST "+nodeproto.PathStepLaunch, a.handleStepLaunch)
 	mux.Handle("POST "+nodeproto.PathReconfigure, a.fromController(a.handleReconfigure))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// Anyone on the network may connect: a slow or idle client holds a
+	// connection for bounded times only (bodies are at most MaxBody).
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	if ready != nil {

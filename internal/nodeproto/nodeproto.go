@@ -6,6 +6,7 @@ package nodeproto
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -275,22 +276,36 @@ type Client struct {
 	// Signer signs each request (nil: unsigned, for srun's step
 	// launches, which carry the controller's step credential instead).
 	Signer *msgauth.Signer
+	// Scheme is http, or https with TLS.
+	Scheme string
 }
 
 // NewClient returns the client both sides use: connections are kept and
 // reused per peer (a controller launching hundreds of jobs a second to
 // the same node daemon would otherwise open, and leave in TIME_WAIT, a
 // connection per request).
-func NewClient(s *msgauth.Signer) *Client {
-	return &Client{HTTP: NewHTTPClient(), Signer: s}
-}
-
-// NewHTTPClient is the HTTP client NewClient uses.
-func NewHTTPClient() *http.Client {
+//
+// With tlsClient (TLSType=tls/s2n) the peers are reached over TLS, and
+// Scheme says so.
+func NewClient(s *msgauth.Signer, tlsClient *tls.Config) *Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 1024
 	t.MaxIdleConnsPerHost = 64
-	return &http.Client{Timeout: 10 * time.Second, Transport: t}
+	scheme := "http"
+	if tlsClient != nil {
+		t.TLSClientConfig = tlsClient.Clone()
+		scheme = "https"
+	}
+	return &Client{HTTP: &http.Client{Timeout: 10 * time.Second, Transport: t}, Signer: s, Scheme: scheme}
+}
+
+// URL is the address of path on the daemon at host:port.
+func (c *Client) URL(addr, path string) string {
+	scheme := c.Scheme
+	if scheme == "" {
+		scheme = "http"
+	}
+	return scheme + "://" + addr + path
 }
 
 // Post sends v as JSON to url, signed for aud (msgauth.Controller or

@@ -7,6 +7,7 @@ package restapi
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -565,13 +566,17 @@ var Timeouts = struct{ ReadHeader, Read, Write, Idle time.Duration }{
 	ReadHeader: 10 * time.Second, Read: time.Minute, Write: 5 * time.Minute, Idle: 2 * time.Minute,
 }
 
-// Serve runs the handler on a TCP address and a unix socket until ctx ends.
-func Serve(ctx context.Context, h http.Handler, tcpAddr, socketPath string, logger *slog.Logger) (net.Addr, <-chan error, error) {
+// Serve runs the handler on a TCP address (over TLS with tlsServer) and a
+// unix socket (plain: the kernel says who connects) until ctx ends.
+func Serve(ctx context.Context, h http.Handler, tcpAddr, socketPath string, tlsServer *tls.Config, logger *slog.Logger) (net.Addr, <-chan error, error) {
 	tl, err := net.Listen("tcp", tcpAddr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen on %s: %w", tcpAddr, err)
 	}
 	ls := []net.Listener{tl}
+	if tlsServer != nil {
+		ls[0] = tls.NewListener(tl, tlsServer)
+	}
 	if socketPath != "" {
 		ul, err := ListenUnix(socketPath, logger)
 		if err != nil {

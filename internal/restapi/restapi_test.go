@@ -51,7 +51,7 @@ func serve(t testing.TB, c *ctltest.Cluster, opts restapi.Options) (string, stri
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	sock := filepath.Join(t.TempDir(), "drover.sock")
-	addr, _, err := restapi.Serve(ctx, handler(t, c, opts), "127.0.0.1:0", sock, slog.New(slog.DiscardHandler))
+	addr, _, err := restapi.Serve(ctx, handler(t, c, opts), "127.0.0.1:0", sock, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

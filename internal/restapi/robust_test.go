@@ -59,7 +59,7 @@ func TestManyConcurrentRequests(t *testing.T) {
 	c := ctltest.New(t)
 	c.RegisterAll()
 	ctx, cancel := context.WithCancel(context.Background())
-	addr, _, err := restapi.Serve(ctx, handler(t, c, restapi.Options{}), "127.0.0.1:0", "", nil)
+	addr, _, err := restapi.Serve(ctx, handler(t, c, restapi.Options{}), "127.0.0.1:0", "", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Now replaces time.Now in tests.
 	Now func() time.Time
+	// Transport reaches the controller (nil: http.DefaultTransport).
+	Transport http.RoundTripper
 }
 
 // tokenLifespan is how long a token made for a unix socket caller lives;
@@ -67,6 +69,7 @@ func Handler(o Options) http.Handler {
 		},
 		// Job listings are written as they are made: pass them on so.
 		FlushInterval: -1,
+		Transport:     o.Transport,
 	}
 	return p
 }

@@ -9,26 +9,22 @@
 package sack
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/usercred"
 )
-
-// Path is the one request the service answers.
-const Path = "/sack/v1/cred"
 
 // EnvSocket names the socket in place of the default (DROVER_SACK_SOCKET:
 // a path, or "@name" for an abstract socket).
@@ -60,9 +56,10 @@ type Request struct {
 	BodyHash string `json:"body_hash"`
 }
 
-// Reply carries the credential.
+// Reply carries the credential, or why there is none.
 type Reply struct {
-	Cred string `json:"cred"`
+	Cred  string `json:"cred,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // maxRequest bounds a request: a path and a hash.
@@ -72,6 +69,29 @@ const maxRequest = 16 << 10
 type Server struct {
 	Signer *msgauth.Signer
 	Logger *slog.Logger
+
+	names sync.Map // uid -> cachedName
+}
+
+// cachedName is a uid's user name, looked up once a minute at most: the
+// name is for logs and messages (the uid is what counts), and a look-up
+// reads the account databases.
+type cachedName struct {
+	name  string
+	until time.Time
+}
+
+func (s *Server) nameOf(uid uint32) string {
+	now := time.Now()
+	if v, ok := s.names.Load(uid); ok && now.Before(v.(cachedName).until) {
+		return v.(cachedName).name
+	}
+	name := strconv.FormatUint(uint64(uid), 10)
+	if id, err := usercred.Lookup(uid); err == nil {
+		name = id.Name
+	}
+	s.names.Store(uid, cachedName{name: name, until: now.Add(time.Minute)})
+	return name
 }
 
 // Listen opens a socket at addr: "@name" is abstract, anything else a
@@ -96,66 +116,107 @@ func Listen(addr string) (net.Listener, error) {
 	return l, nil
 }
 
-type peerKey struct{}
-
-// Serve answers on l until ctx ends.
+// Serve answers on l until ctx ends. The protocol is a JSON line each
+// way: a Request, then a Reply, as many as the client asks on one
+// connection.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	srv := &http.Server{
-		Handler:           http.HandlerFunc(s.handle),
-		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			cred, err := peer(c)
-			if err != nil {
-				return ctx
+	var wg sync.WaitGroup
+	conns := map[net.Conn]bool{}
+	var mu sync.Mutex
+	stop := context.AfterFunc(ctx, func() {
+		l.Close()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	defer stop()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			wg.Wait()
+			if ctx.Err() != nil {
+				return nil
 			}
-			return context.WithValue(ctx, peerKey{}, cred)
-		},
+			return err
+		}
+		mu.Lock()
+		conns[c] = true
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.serveConn(c)
+			mu.Lock()
+			delete(conns, c)
+			mu.Unlock()
+		}()
 	}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-	}()
-	err := srv.Serve(l)
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return err
 }
 
-func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
-	cred, _ := r.Context().Value(peerKey{}).(*syscall.Ucred)
-	if cred == nil {
-		http.Error(w, "credential service: the peer's credentials are unknown", http.StatusForbidden)
-		return
-	}
-	if r.Method != http.MethodPost || r.URL.Path != Path {
-		http.Error(w, "credential service: unknown request", http.StatusNotFound)
-		return
-	}
-	var req Request
-	if err := json.NewDecoder(io.LimitReader(r.Body, maxRequest)).Decode(&req); err != nil {
-		http.Error(w, "credential service: bad request: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	if req.Audience != msgauth.Controller || req.Method == "" || req.URI == "" || len(req.BodyHash) != len(msgauth.BodyHash(nil)) {
-		http.Error(w, "credential service: a credential is for one request to the controller", http.StatusBadRequest)
-		return
-	}
-	u := msgauth.UserID{UID: cred.Uid, GID: cred.Gid, Name: strconv.FormatUint(uint64(cred.Uid), 10)}
-	if id, err := usercred.Lookup(cred.Uid); err == nil {
-		u.Name = id.Name
-	}
-	tok, err := s.Signer.SignUser(u, req.Audience, req.Method, req.URI, req.BodyHash)
+// idleTimeout closes a connection that asks nothing for this long.
+const idleTimeout = 2 * time.Minute
+
+func (s *Server) serveConn(c net.Conn) {
+	defer c.Close()
+	cred, err := peer(c)
 	if err != nil {
-		s.Logger.Error("credential service: sign", "uid", cred.Uid, "err", err)
-		http.Error(w, "credential service: "+err.Error(), http.StatusInternalServerError)
+		s.Logger.Warn("credential service: the peer's credentials are unknown", "err", err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(Reply{Cred: tok})
+	r := bufio.NewReaderSize(c, 4096)
+	w := bufio.NewWriter(c)
+	for {
+		c.SetReadDeadline(time.Now().Add(idleTimeout))
+		line, err := readLine(r)
+		if err != nil {
+			return
+		}
+		var reply Reply
+		var req Request
+		switch {
+		case json.Unmarshal(line, &req) != nil:
+			reply.Error = "bad request"
+		case req.Audience != msgauth.Controller || req.Method == "" || req.URI == "" || len(req.BodyHash) != len(msgauth.BodyHash(nil)):
+			reply.Error = "a credential is for one request to the controller"
+		default:
+			u := msgauth.UserID{UID: cred.Uid, GID: cred.Gid, Name: s.nameOf(cred.Uid)}
+			tok, err := s.Signer.SignUser(u, req.Audience, req.Method, req.URI, req.BodyHash)
+			if err != nil {
+				s.Logger.Error("credential service: sign", "uid", cred.Uid, "err", err)
+				reply.Error = err.Error()
+			}
+			reply.Cred = tok
+		}
+		out, _ := json.Marshal(reply)
+		w.Write(append(out, '\n'))
+		c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if w.Flush() != nil {
+			return
+		}
+	}
 }
+
+// readLine reads one line of at most maxRequest bytes.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > maxRequest {
+			return nil, errTooLong
+		}
+		if err == nil {
+			return line, nil
+		}
+		if err != bufio.ErrBufferFull {
+			return nil, err
+		}
+	}
+}
+
+var errTooLong = errors.New("request too long")
 
 func peer(c net.Conn) (*syscall.Ucred, error) {
 	uc, ok := c.(*net.UnixConn)
@@ -180,22 +241,13 @@ func peer(c net.Conn) (*syscall.Ucred, error) {
 // for the program's next requests.
 type Client struct {
 	socket string
-	hc     *http.Client
+	mu     sync.Mutex
+	conn   net.Conn
+	r      *bufio.Reader
 }
 
 // NewClient returns a client of the service at socket.
-func NewClient(socket string) *Client {
-	return &Client{socket: socket, hc: &http.Client{
-		Timeout: 10 * time.Second,
-		Transport: &http.Transport{
-			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-				var d net.Dialer
-				return d.DialContext(ctx, "unix", socket)
-			},
-			MaxIdleConnsPerHost: 2,
-		},
-	}}
-}
+func NewClient(socket string) *Client { return &Client{socket: socket} }
 
 // ErrUnavailable is wrapped when the service cannot be reached.
 var ErrUnavailable = errors.New("cannot reach this host's credential service (drover sackd)")
@@ -204,25 +256,44 @@ var ErrUnavailable = errors.New("cannot reach this host's credential service (dr
 // is body.
 func (c *Client) Cred(ctx context.Context, method, uri string, body []byte) (string, error) {
 	data, _ := json.Marshal(Request{Audience: msgauth.Controller, Method: method, URI: uri, BodyHash: msgauth.BodyHash(body)})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://sack"+Path, bytes.NewReader(data))
-	if err != nil {
-		return "", err
+	data = append(data, '\n')
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var line []byte
+	var err error
+	// A kept connection the service closed meanwhile (it restarted, or
+	// the connection sat idle) is dialled again once.
+	for try := 0; try < 2; try++ {
+		if c.conn == nil {
+			var d net.Dialer
+			conn, err := d.DialContext(ctx, "unix", c.socket)
+			if err != nil {
+				return "", fmt.Errorf("%w at %s: %v", ErrUnavailable, c.socket, err)
+			}
+			c.conn, c.r = conn, bufio.NewReader(conn)
+		}
+		deadline, ok := ctx.Deadline()
+		if !ok {
+			deadline = time.Now().Add(10 * time.Second)
+		}
+		c.conn.SetDeadline(deadline)
+		if _, err = c.conn.Write(data); err == nil {
+			if line, err = readLine(c.r); err == nil {
+				break
+			}
+		}
+		c.conn.Close()
+		c.conn = nil
 	}
-	resp, err := c.hc.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("%w at %s: %v", ErrUnavailable, c.socket, err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, maxRequest))
-	if err != nil {
-		return "", fmt.Errorf("%w at %s: %v", ErrUnavailable, c.socket, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("credential service at %s: %s", c.socket, bytes.TrimSpace(out))
 	}
 	var r Reply
-	if err := json.Unmarshal(out, &r); err != nil || r.Cred == "" {
+	if err := json.Unmarshal(line, &r); err != nil {
 		return "", fmt.Errorf("credential service at %s: unexpected answer", c.socket)
+	}
+	if r.Error != "" || r.Cred == "" {
+		return "", fmt.Errorf("credential service at %s: %s", c.socket, r.Error)
 	}
 	return r.Cred, nil
 }

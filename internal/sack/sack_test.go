@@ -1,9 +1,13 @@
 package sack
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,7 +26,7 @@ import (
 
 var key = []byte("0123456789abcdef0123456789abcdef")
 
-func serve(t *testing.T, addr string) {
+func serve(t testing.TB, addr string) {
 	t.Helper()
 	l, err := Listen(addr)
 	if err != nil {
@@ -102,17 +106,64 @@ func TestServiceUnavailable(t *testing.T) {
 	}
 }
 
-func TestRefusesOtherAudiences(t *testing.T) {
-	addr := "@drover-test/sack-aud/" + strconv.Itoa(os.Getpid())
-	serve(t, addr)
-	c := NewClient(addr)
-	req, _ := http.NewRequest("POST", "http://sack"+Path, strings.NewReader(`{"aud":"slurmd:n1","method":"POST","uri":"/drover/v1/launch","body_hash":"`+msgauth.BodyHash(nil)+`"}`))
-	resp, err := c.hc.Do(req)
+// ask sends one raw line to the service and returns its answer.
+func ask(t testing.TB, addr string, line []byte) Reply {
+	t.Helper()
+	conn, err := net.Dial("unix", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Fatalf("a credential for a node daemon: %d, want 400", resp.StatusCode)
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	conn.Write(append(bytes.ReplaceAll(line, []byte("\n"), nil), '\n'))
+	out, err := bufio.NewReader(conn).ReadBytes('\n')
+	if err != nil {
+		return Reply{Error: "closed: " + err.Error()}
 	}
+	var r Reply
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("answer %q: %v", out, err)
+	}
+	return r
+}
+
+func TestRefusesOtherAudiences(t *testing.T) {
+	addr := "@drover-test/sack-aud/" + strconv.Itoa(os.Getpid())
+	serve(t, addr)
+	r := ask(t, addr, []byte(`{"aud":"slurmd:n1","method":"POST","uri":"/drover/v1/launch","body_hash":"`+msgauth.BodyHash(nil)+`"}`))
+	if r.Cred != "" || !strings.Contains(r.Error, "one request to the controller") {
+		t.Fatalf("a credential for a node daemon: %+v", r)
+	}
+	if r := ask(t, addr, bytes.Repeat([]byte("x"), maxRequest+10)); r.Cred != "" {
+		t.Fatalf("an oversized request: %+v", r)
+	}
+}
+
+// FuzzRequest: any request on the socket gets an answer or a closed
+// connection; a credential comes only for a well-formed request to the
+// controller, and names the peer.
+func FuzzRequest(f *testing.F) {
+	f.Add([]byte(`{"aud":"slurmctld","method":"GET","uri":"/","body_hash":"` + msgauth.BodyHash(nil) + `"}`))
+	f.Add([]byte(`{"aud":"slurmd:n1"}`))
+	f.Add([]byte(`{`))
+	addr := "@drover-test/sack-fuzz/" + strconv.Itoa(os.Getpid())
+	serve(f, addr)
+	v := &msgauth.Verifier{Keys: clusterkey.NewHolder(clusterkey.FromSecret(key)), Audience: msgauth.Controller}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := ask(t, addr, body)
+		if r.Cred == "" {
+			return
+		}
+		var q Request
+		if json.Unmarshal(bytes.ReplaceAll(body, []byte("\n"), nil), &q) != nil || q.Audience != msgauth.Controller {
+			t.Fatalf("a credential for %q", body)
+		}
+		claims, err := v.Verify(r.Cred, q.Method, q.URI, nil)
+		if err != nil && q.BodyHash == msgauth.BodyHash(nil) {
+			t.Fatalf("credential for %q does not verify: %v", body, err)
+		}
+		if err == nil && *claims.UID != uint32(os.Getuid()) {
+			t.Fatalf("credential for uid %d", *claims.UID)
+		}
+	})
 }

@@ -80,7 +80,7 @@ func startInproc(b *testing.B) *inproc {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	socket := filepath.Join(cfg.StateDir, "drover.sock")
-	addr, _, err := restapi.Serve(ctx, h, "127.0.0.1:0", socket, logger)
+	addr, _, err := restapi.Serve(ctx, h, "127.0.0.1:0", socket, nil, logger)
 	if err != nil {
 		b.Fatal(err)
 	}

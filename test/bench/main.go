@@ -44,6 +44,7 @@ func main() {
 func run() error {
 	var (
 		drover      = flag.String("drover", "", "the drover binary to measure (default: build one from this checkout, as `make build` does)")
+		baseline    = flag.String("baseline", "", "another drover binary (an earlier commit's) measured as system drover-baseline, beside this one in the same run; its TCP clients send a bare X-SLURM-USER-NAME, as loopback was trusted before authentication")
 		figs        = flag.String("figures", "startup,rest,restread,sbatch,trivial,memory,queue,sched,sim,srun,plugins", "figures to measure, comma-separated")
 		systems     = flag.String("systems", "drover,slurm", "systems to measure; slurm is skipped when real Slurm is not up")
 		quick       = flag.Bool("quick", false, "small sizes and two runs: a smoke test of the harness")
@@ -124,7 +125,20 @@ func run() error {
 	for _, s := range strings.Split(*systems, ",") {
 		switch s {
 		case "drover":
-			targets = append(targets, &droverSystem{drover: bin, shims: shims, base: work})
+			targets = append(targets, &droverSystem{drover: bin, shims: shims, base: work, name: "Drover"})
+		case "drover-baseline":
+			if *baseline == "" {
+				return fmt.Errorf("system drover-baseline needs -baseline BINARY")
+			}
+			b, err := filepath.Abs(*baseline)
+			if err != nil {
+				return err
+			}
+			bshims := filepath.Join(work, "baseline-shims")
+			if out, err := exec.Command(b, "install-shims", bshims).CombinedOutput(); err != nil {
+				return fmt.Errorf("install baseline shims: %w: %s", err, out)
+			}
+			targets = append(targets, &droverSystem{drover: b, shims: bshims, base: filepath.Join(work, "baseline"), name: "Drover-baseline", bareTCP: true})
 		case "slurm":
 			ss := &slurmSystem{conf: *slurmConf, restSocket: filepath.Join(*slurmRun, "run", "slurmrestd.sock"),
 				restVersion: *slurmAPI, pidFile: filepath.Join(*slurmRun, "PIDS"), workDir: filepath.Join(*slurmRun, "out", "bench"), noSettle: *quick}

@@ -32,6 +32,9 @@ const (
 	// the host's credential service (a node daemon's), as the commands on
 	// a login or compute host send it.
 	transportTCP transport = "tcp"
+	// transportBareTCP is loopback TCP naming root with no proof, as
+	// builds from before authentication took it (drover-baseline).
+	transportBareTCP transport = "tcp-bare"
 	// transportJWT is TCP with root's auth/jwt token, as a client on
 	// another host sends it.
 	transportJWT transport = "jwt"

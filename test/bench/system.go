@@ -83,9 +83,13 @@ type instance interface {
 type droverSystem struct {
 	drover, shims, base string
 	seq                 int
+	name                string
+	// bareTCP: TCP clients name their user with no credential (a
+	// build from before authentication, which trusted loopback).
+	bareTCP bool
 }
 
-func (s *droverSystem) Name() string { return "Drover" }
+func (s *droverSystem) Name() string { return s.name }
 
 func (s *droverSystem) Fresh(_ context.Context, o freshOptions) (instance, error) {
 	s.seq++
@@ -100,14 +104,15 @@ func (s *droverSystem) Fresh(_ context.Context, o freshOptions) (instance, error
 		c.stop()
 		return nil, err
 	}
-	return &droverInstance{c: c, dir: dir, poll: cl}, nil
+	return &droverInstance{c: c, dir: dir, poll: cl, bareTCP: s.bareTCP}, nil
 }
 
 type droverInstance struct {
 	c   *cluster
 	dir string
 	// poll is the harness's own client, kept across polls.
-	poll *v0044.Client
+	poll    *v0044.Client
+	bareTCP bool
 }
 
 func (d *droverInstance) Env() []string { return d.c.env() }
@@ -126,6 +131,9 @@ func (d *droverInstance) Submitters(t transport, n int, hold bool) ([]submitter,
 		if token, err = jwtauth.Issue(key, "root", time.Hour, time.Now()); err != nil {
 			return nil, err
 		}
+	}
+	if t == transportTCP && d.bareTCP {
+		t = transportBareTCP
 	}
 	out := make([]submitter, n)
 	for i := range out {

@@ -97,6 +97,9 @@ type ClusterOptions struct {
 	NodeArgs func(name string) []string
 	// JWT turns auth/jwt on, its key beside slurm.conf.
 	JWT bool
+	// TLS turns TLSType=tls/s2n on, with a test CA's certificates for
+	// the controller, the nodes and restd beside slurm.conf.
+	TLS bool
 	// Hosts puts the controller, each node and a login host on test
 	// hosts of their own (network namespaces joined by a bridge,
 	// testutil.Net): ctl at 10.200.0.1, node nI at 10.200.0.1I, login at
@@ -174,6 +177,9 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 	if o.JWT {
 		fmt.Fprintf(&b, "AuthAltTypes=auth/jwt\nAuthAltParameters=jwt_key=%s/etc/jwt_hs256.key\n", dir)
 	}
+	if o.TLS {
+		b.WriteString("TLSType=tls/s2n\n")
+	}
 	b.WriteString(o.Extra)
 	must(t, os.MkdirAll(filepath.Join(dir, "etc"), 0o755))
 	c.Conf = filepath.Join(dir, "etc", "slurm.conf")
@@ -181,6 +187,17 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 	must(t, clusterkey.WriteKey(clusterkey.KeyPath(c.Conf)))
 	if o.JWT {
 		must(t, clusterkey.WriteKey(filepath.Join(dir, "etc", "jwt_hs256.key")))
+	}
+	if o.TLS {
+		ctl, nodes, rest := []string{"127.0.0.1", "localhost"}, []string{"127.0.0.1"}, []string{"127.0.0.1"}
+		if o.Hosts {
+			ctl = append(ctl, "ctl", c.hosts["ctl"].Addr)
+			rest = append(rest, c.hosts["rest"].Addr)
+			for i := 1; i <= o.Nodes; i++ {
+				nodes = append(nodes, nodeAddr(i))
+			}
+		}
+		testutil.WriteCerts(t, filepath.Join(dir, "etc"), map[string][]string{"ctld": ctl, "slurmd": nodes, "restd": rest})
 	}
 	gres := ""
 	if o.GPUs > 0 {

@@ -235,3 +235,64 @@ func nodeState(t *testing.T, c *Cluster, name string) string {
 	t.Helper()
 	return strings.TrimSpace(c.MustRun("", "sinfo", "-h", "-N", "-n", name, "-o", "%T"))
 }
+
+// TestMultiHostTLS: with TLSType=tls/s2n every TCP connection of the
+// cluster is TLS, checked against the cluster's CA: node daemons join,
+// a user's batch job and interactive steps span the hosts, restd serves
+// over TLS; plain HTTP gets nowhere, and neither does a client that does
+// not trust the CA.
+func TestMultiHostTLS(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 2, Hosts: true, TLS: true, JWT: true})
+	nobody := nobodyUser(c)
+	c.daemonOn("login", "sackd", "sackd", "--conf", c.Conf)
+	waitSack(t, c, "login")
+	as := func(prog string, args ...string) Result {
+		t.Helper()
+		return c.RunOn("login", nobody, nil, "", prog, args...)
+	}
+	r := as("sbatch", "--parsable", "-N2", "-n2", "-o", "tls.out", "--wrap", "srun -l hostname")
+	if r.Code != 0 {
+		t.Fatalf("sbatch over TLS: %+v", r)
+	}
+	c.WaitState(strings.TrimSpace(r.Stdout), "COMPLETED", 60*time.Second)
+	got := lines(c.ReadFile("tls.out"))
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"0: n1", "1: n2"}) {
+		t.Errorf("batch job over TLS: %q", got)
+	}
+	if r := as("srun", "-N2", "-l", "hostname"); r.Code != 0 || !strings.Contains(r.Stdout, "1: n2") {
+		t.Errorf("interactive srun over TLS: %+v", r)
+	}
+
+	attacker := filepath.Join(binDir, "attacker")
+	ctl := c.Host("ctl").Addr + ":" + strconv.Itoa(c.CtlPort)
+	node := c.Host("n1").Addr + ":" + strconv.Itoa(c.nodePort("n1"))
+	for name, url := range map[string]string{
+		"the controller in plain HTTP": "http://" + ctl + "/slurm/v0.0.44/ping/",
+		"a node in plain HTTP":         "http://" + node + "/drover/v1/launch",
+	} {
+		if r := c.RunOnPath("login", nobody, attacker, "http", "GET", url, "-"); !strings.HasPrefix(r.Stdout, "400") {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
+	// A client that does not trust the cluster's CA: the system's roots.
+	if r := c.RunOnPath("login", nobody, attacker, "http", "GET", "https://"+ctl+"/slurm/v0.0.44/ping/", "-"); !strings.Contains(r.Stdout, "certificate signed by unknown authority") {
+		t.Errorf("https without the cluster's CA: %+v", r)
+	}
+
+	// restd over TLS, forwarding to the controller over TLS.
+	c.daemonOn("rest", "restd", "restd", "--conf", c.Conf, "0.0.0.0:6820")
+	tok := as("scontrol", "token")
+	jwt, _ := strings.CutPrefix(strings.TrimSpace(tok.Stdout), "SLURM_JWT=")
+	caFile := filepath.Join(filepath.Dir(c.Conf), "ca_cert.pem")
+	url := "https://" + c.Host("rest").Addr + ":6820/slurm/v0.0.44/ping/"
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if r = c.RunOnPath("login", nobody, attacker, "https-ca", caFile, "GET", url, "-", "X-SLURM-USER-TOKEN:"+jwt); strings.HasPrefix(r.Stdout, "200") {
+			break
+		}
+	}
+	if !strings.HasPrefix(r.Stdout, "200") || !strings.Contains(r.Stdout, `"user":"nobody"`) {
+		t.Errorf("restd over TLS: %+v", r)
+	}
+}

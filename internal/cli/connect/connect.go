@@ -10,6 +10,7 @@ package connect
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ import (
 	"github.com/droverhq/drover/internal/fieldsel"
 	"github.com/droverhq/drover/internal/sack"
 	"github.com/droverhq/drover/internal/slurmconf"
+	"github.com/droverhq/drover/internal/tlsconf"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 	v0045 "github.com/droverhq/drover/openapi/v0045"
 )
@@ -46,6 +48,17 @@ type Target struct {
 	Sack string
 	// SrunPorts is SrunPortRange (0, 0: any port).
 	SrunPorts [2]int
+	// TLSCA is the CA certificate the cluster's TCP traffic is checked
+	// with when TLSType=tls/s2n ("": plain HTTP).
+	TLSCA string
+}
+
+// TLS is the client side of the cluster's TLS (nil: plain HTTP).
+func (t Target) TLS() (*tls.Config, error) {
+	if t.TLSCA == "" {
+		return nil, nil
+	}
+	return tlsconf.Config{Enabled: true, CAFile: t.TLSCA}.Client()
 }
 
 // Resolve finds the controller: DROVER_SOCKET / DROVER_URL first, then
@@ -82,11 +95,20 @@ func Resolve() (Target, error) {
 				host = a
 			}
 		}
+		typ, _ := sc.Value("TLSType")
+		params, _ := sc.Value("TLSParameters")
+		tc, err := tlsconf.FromSlurm(typ, params, path)
+		if err != nil {
+			return Target{}, err
+		}
 		where = confTarget{
-			url:    "http://" + net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort))),
+			url:    tc.Scheme() + "://" + net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort))),
 			socket: filepath.Join(sc.StateSaveLocation, "drover.sock"),
 			sack:   sack.Socket(sc.ClusterName),
 			local:  controllerHere(sc),
+		}
+		if tc.Enabled {
+			where.tlsCA = tc.CAFile
 		}
 		ports, _ := sc.Value("SrunPortRange")
 		if lo, hi, err := slurmconf.ParsePortRange(ports); err == nil {
@@ -94,7 +116,7 @@ func Resolve() (Target, error) {
 		}
 		resolved.Store(key, where)
 	}
-	t.URL, t.Sack, t.SrunPorts = where.url, where.sack, where.srunPorts
+	t.URL, t.Sack, t.SrunPorts, t.TLSCA = where.url, where.sack, where.srunPorts, where.tlsCA
 	if where.local {
 		if st, err := os.Stat(where.socket); err == nil && st.Mode()&os.ModeSocket != 0 {
 			t.Socket = where.socket
@@ -138,9 +160,9 @@ type confKey struct {
 }
 
 type confTarget struct {
-	url, socket, sack string
-	local             bool
-	srunPorts         [2]int
+	url, socket, sack, tlsCA string
+	local                    bool
+	srunPorts                [2]int
 }
 
 // Client returns the generated client for a target.
@@ -183,6 +205,13 @@ func transport(t Target) http.RoundTripper {
 		return rt.(http.RoundTripper)
 	}
 	var rt http.RoundTripper = http.DefaultTransport
+	if t.Socket == "" && t.TLSCA != "" {
+		// A CA that cannot be read leaves the default roots, which do
+		// not know the cluster's CA: the request then fails saying so.
+		if c, err := t.TLS(); err == nil {
+			rt = tlsconf.Transport(http.DefaultTransport.(*http.Transport), c)
+		}
+	}
 	if t.Socket == "" && t.Sack != "" && os.Getenv("SLURM_JWT") == "" {
 		rt = &sack.Transport{Next: rt, Client: sack.NewClient(t.Sack)}
 	}

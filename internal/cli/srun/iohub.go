@@ -3,6 +3,7 @@ package srun
 import (
 	"bufio"
 	"bytes"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -86,8 +87,9 @@ func (h *hub) handle(c net.Conn) {
 	r := stepio.NewReader(bufio.NewReaderSize(c, 64<<10))
 	c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	hello, err := r.Next()
-	if err != nil || hello.Kind != stepio.Hello || string(hello.Data) != h.cred || int(hello.Node) >= len(h.nodes) {
-		// Not a node of this step: the credential proves it.
+	if err != nil || hello.Kind != stepio.Hello || subtle.ConstantTimeCompare(hello.Data, []byte(h.cred)) != 1 || int(hello.Node) >= len(h.nodes) {
+		// Not a node of this step: the credential proves it (compared
+		// in constant time, so that timing tells nothing of it).
 		c.Close()
 		return
 	}

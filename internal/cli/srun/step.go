@@ -80,7 +80,9 @@ type stepRun struct {
 	cmd   *clienv.Env
 	opts  *stepOptions
 	grant stepproto.Grant
-	hub   *hub
+	// target is how the controller was reached: its TLS is the nodes'.
+	target connect.Target
+	hub    *hub
 	// cancelled is set once srun decided to end the step (a signal,
 	// --kill-on-bad-exit, --wait): task deaths are then not errors.
 	cancelled bool
@@ -120,7 +122,7 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 		s.end()
 		return 1
 	}
-	s := &stepRun{cmd: env, opts: o, grant: grant}
+	s := &stepRun{cmd: env, opts: o, grant: grant, target: t}
 	stdinTask := o.stdinTask
 	s.hub = newHub(ln, grant.Cred, grant.Nodes, grant.Tasks, o.label, env.Stdout, env.Stderr, stdinTask)
 	s.hub.outTask, s.hub.errTask = o.outTask, o.errTask
@@ -275,7 +277,11 @@ func (s *stepRun) launch(ctx context.Context, host string) error {
 	}
 	errs := make([]error, len(g.Nodes))
 	var wg sync.WaitGroup
-	client := nodeproto.NewClient(nil)
+	tlsClient, err := s.target.TLS()
+	if err != nil {
+		return err
+	}
+	client := nodeproto.NewClient(nil, tlsClient)
 	for i := range g.Nodes {
 		wg.Add(1)
 		go func() {
@@ -299,7 +305,7 @@ func (s *stepRun) launch(ctx context.Context, host string) error {
 				errs[i] = fmt.Errorf("Task launch for StepId=%d.%d failed on node %s: Communication connection failure", g.JobID, g.StepID, g.Nodes[i])
 				return
 			}
-			if err := client.Post(ctx, "", "http://"+g.NodeAddrs[i]+nodeproto.PathStepLaunch, l, nil); err != nil {
+			if err := client.Post(ctx, "", client.URL(g.NodeAddrs[i], nodeproto.PathStepLaunch), l, nil); err != nil {
 				errs[i] = fmt.Errorf("Task launch for StepId=%d.%d failed on node %s: %v", g.JobID, g.StepID, g.Nodes[i], err)
 			}
 		}()

@@ -6,6 +6,7 @@
 //
 //	attacker http METHOD URL BODYFILE [Header:value ...]   (BODYFILE "-": none)
 //	attacker unix SOCKET METHOD URL BODYFILE [Header:value ...]
+//	attacker https-ca CAFILE METHOD URL BODYFILE [Header:value ...]
 //	attacker dial HOST:PORT DATAFILE                       (DATAFILE "-": none)
 //
 // It prints the HTTP status (or "read N bytes") on the first line, then
@@ -15,6 +16,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -37,6 +40,14 @@ func main() {
 		doHTTP(os.Args[2], os.Args[3], os.Args[4], os.Args[5:])
 	case "dial":
 		doDial(os.Args[2], os.Args[3])
+	case "https-ca":
+		if len(os.Args) < 6 {
+			os.Exit(2)
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(read(os.Args[2]))
+		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+		doHTTP(os.Args[3], os.Args[4], os.Args[5], os.Args[6:])
 	case "unix":
 		if len(os.Args) < 6 {
 			os.Exit(2)
