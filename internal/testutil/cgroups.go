@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // ThawCgroups thaws every cgroup v1 freezer below drover/<cluster>: a node
@@ -24,8 +25,21 @@ func ThawCgroups(cluster string) {
 // RemoveCgroups removes the empty cgroups left below drover/<cluster> in
 // every hierarchy, deepest first, once the cluster's processes are gone:
 // node daemons killed by a test do not clean up after themselves, and
-// runtimes make folders in hierarchies the daemons never use.
+// runtimes make folders in hierarchies the daemons never use. A process
+// killed a moment ago may still be leaving its cgroup (rmdir says busy):
+// it tries again for up to two seconds.
 func RemoveCgroups(cluster string) {
+	for try := 0; try < 20; try++ {
+		if removeCgroups(cluster) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// removeCgroups makes one pass and reports whether nothing is left.
+func removeCgroups(cluster string) bool {
+	clean := true
 	mounts, _ := filepath.Glob("/sys/fs/cgroup/*")
 	for _, m := range append(mounts, "/sys/fs/cgroup") {
 		root := filepath.Join(m, "drover", cluster)
@@ -37,7 +51,10 @@ func RemoveCgroups(cluster string) {
 			return nil
 		})
 		for i := len(dirs) - 1; i >= 0; i-- {
-			_ = os.Remove(dirs[i])
+			if err := os.Remove(dirs[i]); err != nil && !os.IsNotExist(err) {
+				clean = false
+			}
 		}
 	}
+	return clean
 }

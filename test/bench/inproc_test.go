@@ -25,6 +25,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/squeue"
+	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/daemon"
 	"github.com/droverhq/drover/internal/fieldsel"
@@ -337,6 +338,9 @@ func BenchmarkTrivialJobs(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(dir, "gres.conf"), nil, 0o644); err != nil {
 		b.Fatal(err)
 	}
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(path)); err != nil {
+		b.Fatal(err)
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "work"), 0o755); err != nil {
 		b.Fatal(err)
 	}
@@ -353,13 +357,23 @@ func BenchmarkTrivialJobs(b *testing.B) {
 	ready := make(chan net.Addr, 1)
 	v := daemon.Settings()
 	v.Set("conf", path)
+	failed := make(chan error, 1)
 	go func() {
 		defer func() { done <- struct{}{} }()
 		if err := daemon.RunController(ctx, v, logger, func(a net.Addr) { ready <- a }); err != nil {
-			b.Error(err)
+			failed <- err
 		}
 	}()
-	<-ready
+	select {
+	case <-ready:
+	case err := <-failed:
+		// No node daemon runs: the clean-up waits for the controller's
+		// goroutine alone.
+		for range 4 {
+			done <- struct{}{}
+		}
+		b.Fatalf("controller: %v", err)
+	}
 	for i := 1; i <= 4; i++ {
 		nv := viper.New()
 		nv.Set("conf", path)

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -221,12 +222,13 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 		must(t, os.WriteFile(filepath.Join(dir, "etc", "plugstack.conf"), []byte(o.PlugStack), 0o644))
 	}
 
+	// Registered first: a cluster that fails to come up is stopped too.
+	t.Cleanup(c.Stop)
 	c.StartController()
 	for i := 1; i <= o.Nodes; i++ {
 		c.StartNode("n" + strconv.Itoa(i))
 	}
 	c.WaitNodesUp()
-	t.Cleanup(c.Stop)
 	return c
 }
 
@@ -237,21 +239,39 @@ func must(t testing.TB, err error) {
 	}
 }
 
+// freePorts hands out ports for daemons to listen on: below the
+// kernel's ephemeral range (32768 and up by default), so that no
+// outgoing connection of a test running beside takes one as its local
+// port between now and the daemon's bind, and never the same twice in
+// this test process. Each is checked free on every address.
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	var ls []net.Listener
+	portsMu.Lock()
+	defer portsMu.Unlock()
 	var out []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		must(t, err)
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
+	for tries := 0; len(out) < n; tries++ {
+		if tries > 10000 {
+			t.Fatal("no free port in 20000-32767")
+		}
+		p := 20000 + rand.IntN(12768)
+		if portsUsed[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", ":"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
 		l.Close()
+		portsUsed[p] = true
+		out = append(out, p)
 	}
 	return out
 }
+
+var (
+	portsMu   sync.Mutex
+	portsUsed = map[int]bool{}
+)
 
 func (c *Cluster) daemon(name string, args ...string) *exec.Cmd {
 	logPath := filepath.Join(c.Dir, name+".log")
