@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,9 +173,10 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 	}
-	if strings.HasPrefix(r.URL.Path, nodePrefix) {
+	if strings.HasPrefix(path.Clean(r.URL.Path), nodePrefix) {
 		// The node daemons' messages carry their own proof, checked by
 		// the controller whatever the transport (Controller.NodeHandler).
+		// The path is judged cleaned: "/drover/v1/node/../x" is not one.
 		f.next.ServeHTTP(w, r)
 		return
 	}

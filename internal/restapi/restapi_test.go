@@ -214,6 +214,9 @@ func TestTCPAuthentication(t *testing.T) {
 		"node protocol, signed by n1":     {path: nodeproto.PathHeartbeat, sign: []func(*http.Request){func(r *http.Request) { ctltest.SignNode(r, "n1") }}, wantStatus: http.StatusConflict},
 		"node protocol, n2 speaks for n1": {path: nodeproto.PathHeartbeat, sign: []func(*http.Request){func(r *http.Request) { ctltest.SignNode(r, "n2") }}, wantStatus: http.StatusForbidden},
 		"node protocol, a user's cred":    {path: nodeproto.PathHeartbeat, sign: []func(*http.Request){user("root")}, wantStatus: 401},
+		// A path that only starts like the node protocol's is
+		// authenticated as what it leads to.
+		"through the node prefix": {path: "/drover/v1/node/../../slurm/v0.0.44/job/1/requeue", wantStatus: 401},
 	}
 	// The replayed credential is used once, legitimately.
 	rec := httptest.NewRecorder()
