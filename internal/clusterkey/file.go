@@ -75,23 +75,12 @@ func writeNew(path string, data []byte) error {
 	return nil
 }
 
-// LoadKey reads the key at path. Like Slurm, which stops with "key file is
-// insecure" when others may read slurm.key, it refuses a file that group or
-// others have any permission on (Slurm checks others only), one owned by a
-// user other than root or the process's own (that user could have read
-// it) or one of owners (SlurmUser), and a key shorter than KeySize. Errors name the path and say the
-// fix; those about the file's contents, mode or owner wrap ErrBadKey.
-func LoadKey(path string, owners ...uint32) ([]byte, error) {
-	data, err := readSecure(path, owners)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkSecret(path, "key file", data); err != nil {
-		return nil, err
-	}
-	return data, nil
-}
-
+// readSecure reads a key file. Like Slurm, which stops with "key file is
+// insecure" when others may read slurm.key, it refuses a file that group
+// or others have any permission on (Slurm checks others only), and one
+// owned by a user other than root, the process's own or one of owners
+// (SlurmUser), who could have read it. Errors name the path and say the
+// fix; those about the file's mode or owner wrap ErrBadKey.
 func readSecure(path string, owners []uint32) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {

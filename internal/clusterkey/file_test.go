@@ -24,7 +24,7 @@ func TestKeyPath(t *testing.T) {
 	}
 }
 
-func TestWriteLoadKey(t *testing.T) {
+func TestWriteLoadFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "slurm.key")
 	if err := WriteKey(path); err != nil {
 		t.Fatalf("WriteKey: %v", err)
@@ -36,7 +36,7 @@ func TestWriteLoadKey(t *testing.T) {
 	if st.Mode().Perm() != 0o600 || st.Size() != KeySize {
 		t.Errorf("key file mode %v size %d, want 0600 and %d bytes", st.Mode().Perm(), st.Size(), KeySize)
 	}
-	key, err := LoadKey(path)
+	key, err := loadSecret(path)
 	if err != nil {
 		t.Fatalf("LoadKey: %v", err)
 	}
@@ -45,20 +45,20 @@ func TestWriteLoadKey(t *testing.T) {
 	if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), path) {
 		t.Errorf("WriteKey over an existing key = %v, want fs.ErrExist naming %s", err, path)
 	}
-	again, _ := LoadKey(path)
+	again, _ := loadSecret(path)
 	if !bytes.Equal(again, key) {
 		t.Error("refused WriteKey changed the key")
 	}
 
 	other := filepath.Join(t.TempDir(), "slurm.key")
 	WriteKey(other)
-	otherKey, _ := LoadKey(other)
+	otherKey, _ := loadSecret(other)
 	if bytes.Equal(otherKey, key) {
 		t.Error("two WriteKey calls made the same key")
 	}
 }
 
-func TestLoadKeyRefuses(t *testing.T) {
+func TestLoadFileRefuses(t *testing.T) {
 	tests := map[string]struct {
 		data   []byte
 		mode   fs.FileMode
@@ -96,7 +96,7 @@ func TestLoadKeyRefuses(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			key, err := LoadKey(path)
+			key, err := loadSecret(path)
 			if tt.want == nil {
 				if err != nil || !bytes.Equal(key, tt.data) {
 					t.Errorf("LoadKey = %d bytes, %v; want the %d bytes written", len(key), err, len(tt.data))
@@ -114,4 +114,13 @@ func TestLoadKeyRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadSecret is the one secret of a raw key file, as LoadFile reads it.
+func loadSecret(path string) ([]byte, error) {
+	r, err := LoadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return r.Keys[0].Secret, nil
 }

@@ -16,6 +16,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -170,8 +171,10 @@ type Verifier struct {
 	// Since refuses tokens issued before it (less Skew): the receiver's
 	// start, since a restart empties the replay cache.
 	Since time.Time
-	// Replay remembers the nonces seen (nil: a new cache).
+	// Replay remembers the nonces seen (nil: a cache of the verifier's
+	// own, made on first use).
 	Replay *Replay
+	once   sync.Once
 	// Now replaces time.Now in tests.
 	Now func() time.Time
 }
@@ -249,9 +252,11 @@ func (v *Verifier) Verify(token, method, uri string, body []byte) (*Claims, erro
 	case c.Kind == KindUser && (c.UID == nil || c.GID == nil):
 		return nil, fmt.Errorf("%w: user token from %s without uid or gid", ErrInvalid, c.RegisteredClaims.Issuer)
 	}
-	if v.Replay == nil {
-		v.Replay = NewReplay()
-	}
+	v.once.Do(func() {
+		if v.Replay == nil {
+			v.Replay = NewReplay()
+		}
+	})
 	if !v.Replay.Use(c.ID, c.ExpiresAt.Add(skew), now) {
 		return nil, fmt.Errorf("%w: from %s for %q", ErrReplayed, c.RegisteredClaims.Issuer, c.Req)
 	}

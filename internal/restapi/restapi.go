@@ -227,7 +227,7 @@ type connInfo struct {
 }
 
 func (ci *connInfo) peer(uc *net.UnixConn) (*syscall.Ucred, error) {
-	ci.once.Do(func() { ci.cred, ci.err = peerCred(uc) })
+	ci.once.Do(func() { ci.cred, ci.err = usercred.PeerCred(uc) })
 	return ci.cred, ci.err
 }
 
@@ -354,21 +354,6 @@ func identityFor(uid, gid uint32, source string) (authctx.Caller, error) {
 	}
 	c.Group = groupName(gid)
 	return c, nil
-}
-
-func peerCred(c *net.UnixConn) (*syscall.Ucred, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	var cred *syscall.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil {
-		return nil, err
-	}
-	return cred, credErr
 }
 
 // WriteAuthError refuses a request as slurmrestd refuses one it cannot

@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -80,6 +79,8 @@ type proxy struct {
 
 	mu     sync.Mutex
 	tokens map[uint32]cachedToken
+	// names label the uids the kernel vouches for on the socket.
+	names usercred.NameCache
 }
 
 type cachedToken struct {
@@ -137,10 +138,7 @@ func (p *proxy) vouch(r *http.Request, uid, gid uint32) error {
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		r.ContentLength = int64(len(b))
 	}
-	u := msgauth.UserID{UID: uid, GID: gid, Name: strconv.FormatUint(uint64(uid), 10)}
-	if id, err := usercred.Lookup(uid); err == nil {
-		u.Name = id.Name
-	}
+	u := msgauth.UserID{UID: uid, GID: gid, Name: p.names.Name(uid)}
 	cred, err := p.o.Cluster.SignUser(u, msgauth.Controller, r.Method, r.URL.RequestURI(), msgauth.BodyHash(body))
 	if err != nil {
 		return err

@@ -17,7 +17,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -70,28 +69,8 @@ type Server struct {
 	Signer *msgauth.Signer
 	Logger *slog.Logger
 
-	names sync.Map // uid -> cachedName
-}
-
-// cachedName is a uid's user name, looked up once a minute at most: the
-// name is for logs and messages (the uid is what counts), and a look-up
-// reads the account databases.
-type cachedName struct {
-	name  string
-	until time.Time
-}
-
-func (s *Server) nameOf(uid uint32) string {
-	now := time.Now()
-	if v, ok := s.names.Load(uid); ok && now.Before(v.(cachedName).until) {
-		return v.(cachedName).name
-	}
-	name := strconv.FormatUint(uint64(uid), 10)
-	if id, err := usercred.Lookup(uid); err == nil {
-		name = id.Name
-	}
-	s.names.Store(uid, cachedName{name: name, until: now.Add(time.Minute)})
-	return name
+	// names label the uids the kernel vouches for.
+	names usercred.NameCache
 }
 
 // Listen opens a socket at addr: "@name" is abstract, anything else a
@@ -181,7 +160,7 @@ func (s *Server) serveConn(c net.Conn) {
 		case req.Audience != msgauth.Controller || req.Method == "" || req.URI == "" || len(req.BodyHash) != len(msgauth.BodyHash(nil)):
 			reply.Error = "a credential is for one request to the controller"
 		default:
-			u := msgauth.UserID{UID: cred.Uid, GID: cred.Gid, Name: s.nameOf(cred.Uid)}
+			u := msgauth.UserID{UID: cred.Uid, GID: cred.Gid, Name: s.names.Name(cred.Uid)}
 			tok, err := s.Signer.SignUser(u, req.Audience, req.Method, req.URI, req.BodyHash)
 			if err != nil {
 				s.Logger.Error("credential service: sign", "uid", cred.Uid, "err", err)
@@ -223,18 +202,7 @@ func peer(c net.Conn) (*syscall.Ucred, error) {
 	if !ok {
 		return nil, errors.New("not a unix socket")
 	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	var cred *syscall.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil {
-		return nil, err
-	}
-	return cred, credErr
+	return usercred.PeerCred(uc)
 }
 
 // Client asks a host's service for credentials. Its connection is kept
