@@ -121,6 +121,9 @@ type StepRequest struct {
 	// SrunAddr is where srun listens for the node daemons (host:port);
 	// SrunHost and SrunPID describe srun for scontrol show step.
 	SrunAddr string
+	// SrunCert is the fingerprint of srun's certificate under TLS,
+	// signed into the credential.
+	SrunCert string
 	SrunHost string
 	SrunPID  uint32
 	Argv     []string
@@ -227,7 +230,7 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 	st.ID = res.StepID
 	cred, err := stepcred.Sign(ring.Signing().Secret, stepcred.Cred{
 		JobID: uint32(j.ID), StepID: st.ID, UID: j.Req.UserID, GID: j.Req.GroupID, User: j.Req.UserName,
-		Nodes: lay.Nodes, SrunAddr: req.SrunAddr, Expires: c.now().Add(StepCredLifetime),
+		Nodes: lay.Nodes, SrunAddr: req.SrunAddr, SrunCert: req.SrunCert, Expires: c.now().Add(StepCredLifetime),
 	})
 	if err != nil {
 		return StepGrant{}, errors.Join(err, c.EndStep(ctx, who, j.ID, st.ID))

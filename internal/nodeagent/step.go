@@ -2,6 +2,7 @@ package nodeagent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,6 +26,7 @@ import (
 	"github.com/droverhq/drover/internal/stepcred"
 	"github.com/droverhq/drover/internal/stepenv"
 	"github.com/droverhq/drover/internal/stepio"
+	"github.com/droverhq/drover/internal/tlsconf"
 	"github.com/droverhq/drover/internal/usercred"
 	"github.com/droverhq/drover/plugins/protocol"
 	"github.com/droverhq/drover/spank"
@@ -158,8 +160,30 @@ func (a *Agent) handleStepLaunch(w http.ResponseWriter, r *http.Request) {
 		nodeproto.Fail(w, le.status, errors.New(le.msg))
 		return
 	}
-	go s.run()
+	// srun is reached before the answer, so that a node that cannot
+	// reach it fails the launch, as slurmstepd's failed I/O connection
+	// fails srun's, instead of leaving srun waiting.
+	conn, err := a.dialSrun(s.cred)
+	if err != nil {
+		a.logger.Warn("cannot connect to srun, tasks not started", "job", l.JobID, "step", l.StepID, "srun", s.cred.SrunAddr, "err", err)
+		s.abandon()
+		nodeproto.Fail(w, http.StatusInternalServerError, errors.New("Communication connection failure"))
+		return
+	}
+	go s.run(conn)
 	nodeproto.Reply(w, http.StatusOK, struct{}{})
+}
+
+// abandon forgets a step whose tasks were never started.
+func (s *step) abandon() {
+	a := s.agent
+	s.finish()
+	a.mu.Lock()
+	if a.steps[s.key] == s {
+		delete(a.steps, s.key)
+	}
+	a.mu.Unlock()
+	a.stepWG.Done()
 }
 
 // newStep validates a launch and registers its step.
@@ -191,6 +215,10 @@ func (a *Agent) newStep(l *nodeproto.StepLaunch, now time.Time) (*step, error) {
 	cred, err := a.verifyStepCred(l, now)
 	if err != nil {
 		return nil, err
+	}
+	if a.cfg.TLSClient != nil && cred.SrunCert == "" {
+		// The step's I/O would cross the network in clear text.
+		return nil, &launchError{status: http.StatusForbidden, msg: "Invalid job credential: the cluster speaks TLS and the credential names no certificate of srun's"}
 	}
 	s := &step{
 		agent: a, key: stepKey{l.JobID, l.StepID}, l: l, cred: cred, token: l.Cred,
@@ -342,8 +370,24 @@ func (a *Agent) endSteps() {
 	}
 }
 
-// run connects to srun, starts the tasks and reports until they end.
-func (s *step) run() {
+// dialSrun connects to the step's srun: under TLS, to the certificate
+// the credential names (srun makes its own; the controller signed its
+// fingerprint).
+func (a *Agent) dialSrun(c stepcred.Cred) (net.Conn, error) {
+	d := &net.Dialer{Timeout: stepDialTimeout}
+	if c.SrunCert == "" {
+		return d.DialContext(a.stepCtx, "tcp", c.SrunAddr)
+	}
+	cfg, err := tlsconf.Pinned(c.SrunCert)
+	if err != nil {
+		return nil, err
+	}
+	td := &tls.Dialer{NetDialer: d, Config: cfg}
+	return td.DialContext(a.stepCtx, "tcp", c.SrunAddr)
+}
+
+// run starts the tasks and reports to srun, on conn, until they end.
+func (s *step) run(conn net.Conn) {
 	a := s.agent
 	defer a.stepWG.Done()
 	defer func() {
@@ -355,13 +399,6 @@ func (s *step) run() {
 	}()
 	log := a.logger.With("job", s.key.job, "step", s.key.step)
 
-	d := net.Dialer{Timeout: stepDialTimeout}
-	conn, err := d.DialContext(a.stepCtx, "tcp", s.cred.SrunAddr)
-	if err != nil {
-		log.Warn("cannot connect to srun, tasks not started", "srun", s.cred.SrunAddr, "err", err)
-		s.finish()
-		return
-	}
 	s.mu.Lock()
 	s.conn = conn
 	s.mu.Unlock()
@@ -425,7 +462,8 @@ func (s *step) finish() {
 	// the exits srun has not read yet. So the daemon closes its side
 	// first and lets the reader drain until srun, which has every exit
 	// by then, closes its own.
-	if tc, ok := conn.(*net.TCPConn); ok && tc.CloseWrite() == nil {
+	// (Over TLS, CloseWrite sends close_notify.)
+	if tc, ok := conn.(interface{ CloseWrite() error }); ok && tc.CloseWrite() == nil {
 		drained := make(chan struct{})
 		go func() { s.reader.Wait(); close(drained) }()
 		select {

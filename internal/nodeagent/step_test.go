@@ -137,6 +137,10 @@ type fakeSrun struct {
 	// res is what arrived so far.
 	res stepResult
 	eof bool
+	// handshaken, for a TLS srun, has the connections whose handshake
+	// succeeded: the node finishes its handshake before it answers the
+	// launch, so srun's side must run meanwhile, as srun's does.
+	handshaken chan net.Conn
 	// readErr is how reading the node's frames ended (io.EOF: closed).
 	readErr error
 }
@@ -173,10 +177,19 @@ func (f *fakeSrun) addr() string { return f.ln.Addr().String() }
 // accept waits for the node to dial back and starts reading its frames.
 func (f *fakeSrun) accept() {
 	f.t.Helper()
-	_ = f.ln.(*net.TCPListener).SetDeadline(time.Now().Add(testWait))
-	conn, err := f.ln.Accept()
-	if err != nil {
-		f.t.Fatalf("node did not connect: %v", err)
+	var conn net.Conn
+	if f.handshaken != nil {
+		select {
+		case conn = <-f.handshaken:
+		case <-time.After(testWait):
+			f.t.Fatalf("node did not connect over TLS")
+		}
+	} else {
+		_ = f.ln.(*net.TCPListener).SetDeadline(time.Now().Add(testWait))
+		var err error
+		if conn, err = f.ln.Accept(); err != nil {
+			f.t.Fatalf("node did not connect: %v", err)
+		}
 	}
 	f.conn, f.w = conn, stepio.NewWriter(conn)
 	go func() {

@@ -19,6 +19,20 @@ import (
 // maxStepBody caps a step request: an argv and a node list.
 const maxStepBody = 1 << 20
 
+// isSHA256Hex reports whether s is a SHA-256 in lowercase hex, as
+// tlsconf.Fingerprint writes it.
+func isSHA256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // stepRoutes adds the job step paths (internal/stepproto) to mux.
 func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 	mux.HandleFunc("POST "+stepproto.PathCreate, func(w http.ResponseWriter, r *http.Request) {
@@ -32,6 +46,10 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 		var req stepproto.CreateRequest
 		if err := json.NewDecoder(io.LimitReader(r.Body, maxStepBody)).Decode(&req); err != nil {
 			replyError(w, slurmerr.New(slurmerr.Unspecified, "malformed step request: %v", err), "step create")
+			return
+		}
+		if req.SrunCert != "" && !isSHA256Hex(req.SrunCert) {
+			replyError(w, slurmerr.New(slurmerr.Unspecified, "malformed step request: srun_cert is not a hex SHA-256"), "step create")
 			return
 		}
 		// No -m: srun's default, which the layout chooses.
@@ -52,7 +70,7 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 			},
 			Overlap: req.Overlap, Exact: req.Exact, GPUsPerNode: req.GPUsPerNode, GPUsPerTask: req.GPUsPerTask,
 			MemPerNode: req.MemPerNode, MemPerCPU: req.MemPerCPU,
-			TimeLimit: req.TimeLimit, SrunAddr: req.SrunAddr, SrunHost: req.SrunHost, SrunPID: req.SrunPID, Argv: req.Argv,
+			TimeLimit: req.TimeLimit, SrunAddr: req.SrunAddr, SrunCert: req.SrunCert, SrunHost: req.SrunHost, SrunPID: req.SrunPID, Argv: req.Argv,
 		})
 		if err != nil {
 			replyError(w, err, "step create")

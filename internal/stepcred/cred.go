@@ -32,6 +32,10 @@ type Cred struct {
 	Nodes []string
 	// SrunAddr is the host:port srun listens on for the step's I/O.
 	SrunAddr string
+	// SrunCert is the SHA-256 of the certificate srun's port presents
+	// when the cluster speaks TLS (hex; "": plain TCP): the node daemons
+	// talk to no other.
+	SrunCert string
 	// Expires is when the credential stops being accepted.
 	Expires time.Time
 	// Nonce is random and unique per credential; Sign fills it when empty.
@@ -76,6 +80,7 @@ type wire struct {
 	User     string    `json:"user"`
 	Nodes    []string  `json:"nodes"`
 	SrunAddr string    `json:"srun_addr"`
+	SrunCert string    `json:"srun_cert,omitempty"`
 	Expires  time.Time `json:"expires"`
 	Nonce    string    `json:"nonce"`
 }
@@ -113,7 +118,7 @@ func Sign(key []byte, c Cred) (string, error) {
 	payload, err := json.Marshal(wire{
 		Format: format,
 		JobID:  c.JobID, StepID: c.StepID, UID: c.UID, GID: c.GID, User: c.User,
-		Nodes: c.Nodes, SrunAddr: c.SrunAddr, Expires: c.Expires.UTC(), Nonce: c.Nonce,
+		Nodes: c.Nodes, SrunAddr: c.SrunAddr, SrunCert: c.SrunCert, Expires: c.Expires.UTC(), Nonce: c.Nonce,
 	})
 	if err != nil {
 		return "", fmt.Errorf("stepcred: encoding credential: %w", err)
@@ -171,7 +176,7 @@ func Verify(key []byte, token string, now time.Time) (Cred, error) {
 	}
 	c := Cred{
 		JobID: w.JobID, StepID: w.StepID, UID: w.UID, GID: w.GID, User: w.User,
-		Nodes: w.Nodes, SrunAddr: w.SrunAddr, Expires: w.Expires, Nonce: w.Nonce,
+		Nodes: w.Nodes, SrunAddr: w.SrunAddr, SrunCert: w.SrunCert, Expires: w.Expires, Nonce: w.Nonce,
 	}
 	if !now.Before(c.Expires) {
 		return c, fmt.Errorf("stepcred: credential for job %d step %d expired at %s: %w",

@@ -36,19 +36,22 @@ type CreateRequest struct {
 	Overcommit bool     `json:"overcommit,omitempty"`
 	// NodesFromEnv and TasksFromEnv say -N and -n were inherited from the
 	// job (SLURM_JOB_NUM_NODES, SLURM_NTASKS), which srun treats apart.
-	NodesFromEnv bool     `json:"nodes_from_env,omitempty"`
-	TasksFromEnv bool     `json:"tasks_from_env,omitempty"`
-	Overlap      bool     `json:"overlap,omitempty"`
-	Exact        bool     `json:"exact,omitempty"`
-	GPUsPerNode  int      `json:"gpus_per_node,omitempty"`
-	GPUsPerTask  int      `json:"gpus_per_task,omitempty"`
-	MemPerNode   uint64   `json:"mem_per_node,omitempty"`
-	MemPerCPU    uint64   `json:"mem_per_cpu,omitempty"`
-	TimeLimit    uint32   `json:"time_limit,omitempty"`
-	SrunAddr     string   `json:"srun_addr"`
-	SrunHost     string   `json:"srun_host"`
-	SrunPID      uint32   `json:"srun_pid"`
-	Argv         []string `json:"argv"`
+	NodesFromEnv bool   `json:"nodes_from_env,omitempty"`
+	TasksFromEnv bool   `json:"tasks_from_env,omitempty"`
+	Overlap      bool   `json:"overlap,omitempty"`
+	Exact        bool   `json:"exact,omitempty"`
+	GPUsPerNode  int    `json:"gpus_per_node,omitempty"`
+	GPUsPerTask  int    `json:"gpus_per_task,omitempty"`
+	MemPerNode   uint64 `json:"mem_per_node,omitempty"`
+	MemPerCPU    uint64 `json:"mem_per_cpu,omitempty"`
+	TimeLimit    uint32 `json:"time_limit,omitempty"`
+	SrunAddr     string `json:"srun_addr"`
+	// SrunCert is the SHA-256 (hex) of the certificate srun's port
+	// presents under TLS; the step credential carries it to the nodes.
+	SrunCert string   `json:"srun_cert,omitempty"`
+	SrunHost string   `json:"srun_host"`
+	SrunPID  uint32   `json:"srun_pid"`
+	Argv     []string `json:"argv"`
 }
 
 // Grant is a created step: its layout, where its nodes' daemons listen,

@@ -288,3 +288,44 @@ func waitPort(port int, timeout time.Duration) error {
 	}
 	return errors.New("controller does not listen on port " + strconv.Itoa(port))
 }
+
+// daemonCPU is the CPU time each daemon has used so far, its reaped
+// children (the job processes a node daemon started) included, read from
+// /proc/PID/stat: utime, stime, cutime and cstime, in clock ticks of
+// 1/100 s.
+func (c *cluster) daemonCPU() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	read := func(name string, cmd *exec.Cmd) {
+		if cmd == nil || cmd.Process == nil {
+			return
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		if err != nil {
+			return
+		}
+		// The command name, in parentheses, may hold spaces: fields are
+		// counted after its closing parenthesis (field 3 onwards).
+		_, rest, ok := strings.Cut(string(data), ") ")
+		if !ok {
+			return
+		}
+		f := strings.Fields(rest)
+		if len(f) < 15 {
+			return
+		}
+		var ticks int64
+		for _, i := range []int{11, 12, 13, 14} { // fields 14-17 of proc(5)
+			v, err := strconv.ParseInt(f[i], 10, 64)
+			if err != nil {
+				return
+			}
+			ticks += v
+		}
+		out[name] = time.Duration(ticks) * 10 * time.Millisecond
+	}
+	read("controller", c.ctl)
+	for i, n := range c.node {
+		read("n"+strconv.Itoa(i+1), n)
+	}
+	return out
+}

@@ -72,6 +72,17 @@ func (r *recorder) add(f figure, system string, samples []float64, note string) 
 	}
 	res := result{Figure: f.Key, Title: f.Title, Command: f.Command, System: system, Unit: f.Unit, Better: better,
 		Samples: samples, Median: median(samples), Note: note}
+	// An interleaved run measures a figure one run at a time: its
+	// samples join the figure's earlier ones.
+	for i := range r.results {
+		if old := &r.results[i]; old.Figure == f.Key && old.System == system {
+			old.Samples = append(old.Samples, samples...)
+			old.Median = median(old.Samples)
+			res = *old
+			r.log("%-28s %-6s median so far %s %s  samples %s %s", f.Key, system, fmtValue(res.Median), f.Unit, fmtSamples(res.Samples), note)
+			return
+		}
+	}
 	r.results = append(r.results, res)
 	r.log("%-28s %-6s median %s %s  samples %s %s", f.Key, system, fmtValue(res.Median), f.Unit, fmtSamples(samples), note)
 }
@@ -98,7 +109,11 @@ func measureREST(ctx context.Context, sys system, sz sizes, rec *recorder) error
 				}
 				break // no REST over this transport
 			}
+			before := daemonCPU(in)
 			wall, ids, err := submitLoad(ctx, subs, sz.RESTJobs)
+			if before != nil && err == nil {
+				logDaemonCPU(rec, sys.Name(), before, daemonCPU(in), len(ids))
+			}
 			in.Close()
 			if err != nil {
 				return fmt.Errorf("%s on %s: %w", f.Key, sys.Name(), err)
@@ -108,6 +123,38 @@ func measureREST(ctx context.Context, sys system, sz sizes, rec *recorder) error
 		rec.add(f, sys.Name(), samples, "")
 	}
 	return nil
+}
+
+// cpuReader is an instance whose daemons' CPU time can be read (Drover's).
+type cpuReader interface {
+	DaemonCPU() map[string]time.Duration
+}
+
+func daemonCPU(in instance) map[string]time.Duration {
+	if r, ok := in.(cpuReader); ok {
+		return r.DaemonCPU()
+	}
+	return nil
+}
+
+// logDaemonCPU logs the CPU each daemon spent per submission between two
+// readings: where the time of a figure goes, daemon by daemon.
+func logDaemonCPU(rec *recorder, system string, before, after map[string]time.Duration, jobs int) {
+	if jobs == 0 {
+		return
+	}
+	var b strings.Builder
+	var nodes time.Duration
+	for name, t := range after {
+		d := t - before[name]
+		if name == "controller" {
+			fmt.Fprintf(&b, "controller %.0f µs", float64(d.Microseconds())/float64(jobs))
+			continue
+		}
+		nodes += d
+	}
+	fmt.Fprintf(&b, ", node daemons and their jobs %.0f µs", float64(nodes.Microseconds())/float64(jobs))
+	rec.log("  %s: CPU per submission: %s", system, b.String())
 }
 
 func restFigure(t transport, hold bool, sz sizes) figure {

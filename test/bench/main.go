@@ -63,6 +63,7 @@ func run() error {
 		jsonOut     = flag.String("json", "", "write every sample to this file as JSON")
 		simTrace    = flag.String("sim-trace", "../shared/traces/HPC2N-2002-2.2-cln.swf.gz", "the trace the simulator figure replays")
 		simRuns     = flag.Int("sim-runs", 1, "runs of the simulator figure (a backfill replay of the whole trace takes minutes)")
+		interleave  = flag.Bool("interleave", false, "measure each run of a figure on every system in turn (for comparing builds on a drifting machine)")
 		table       = flag.String("table", "", "measure nothing: print the table of these -json files (comma-separated; later files win)")
 	)
 	flag.Parse()
@@ -152,12 +153,46 @@ func run() error {
 			return fmt.Errorf("unknown system %q", s)
 		}
 	}
+	// Interleaved, each run of a figure is measured on every system in
+	// turn, so that the machine's drift over minutes falls on all of them
+	// alike; otherwise each system's runs follow one another.
+	rounds, perRound := 1, sz.Runs
+	if *interleave {
+		rounds, perRound = sz.Runs, 1
+	}
+	for round := range rounds {
+		if err := measureRound(ctx, targets, strings.Split(*figs, ","), sz, perRound, round, slurmLengths, *slurmRuns, *slurmREST, *simTrace, *simRuns, work, rec); err != nil {
+			return err
+		}
+	}
+	if *jsonOut != "" {
+		data, err := json.MarshalIndent(map[string]any{"machine": machine, "results": rec.results}, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonOut, data, 0o644); err != nil {
+			return err
+		}
+	}
+	printTable(os.Stdout, rec.results)
+	return nil
+}
+
+// measureRound measures each figure on each system, perRound runs each.
+// With one run per round (interleaved), Slurm is measured in the first
+// rounds only, up to its own number of runs.
+func measureRound(ctx context.Context, targets []system, figs []string, sz sizes, perRound, round int, slurmLengths []int,
+	slurmRuns, slurmREST int, simTrace string, simRuns int, work string, rec *recorder) error {
 	for _, sys := range targets {
 		ssz := sz
+		ssz.Runs = perRound
 		if sys.Name() == "Slurm" {
-			ssz.Runs, ssz.RESTJobs, ssz.Queue = *slurmRuns, *slurmREST, slurmLengths
+			if perRound == 1 && round >= slurmRuns {
+				continue
+			}
+			ssz.Runs, ssz.RESTJobs, ssz.Queue = min(perRound, slurmRuns), slurmREST, slurmLengths
 		}
-		for _, f := range strings.Split(*figs, ",") {
+		for _, f := range figs {
 			rec.log("=== %s on %s", f, sys.Name())
 			var err error
 			switch f {
@@ -186,8 +221,8 @@ func run() error {
 					err = measurePlugins(ctx, sys, ssz, work, rec)
 				}
 			case "sim":
-				if sys.Name() == "Drover" {
-					err = measureSim(*simTrace, *simRuns, rec)
+				if sys.Name() == "Drover" && round == 0 {
+					err = measureSim(simTrace, simRuns, rec)
 				}
 			case "":
 			default:
@@ -198,16 +233,6 @@ func run() error {
 			}
 		}
 	}
-	if *jsonOut != "" {
-		data, err := json.MarshalIndent(map[string]any{"machine": machine, "results": rec.results}, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*jsonOut, data, 0o644); err != nil {
-			return err
-		}
-	}
-	printTable(os.Stdout, rec.results)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package srun
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -24,6 +25,7 @@ import (
 	"github.com/droverhq/drover/internal/slurmerr"
 	"github.com/droverhq/drover/internal/stepenv"
 	"github.com/droverhq/drover/internal/stepproto"
+	"github.com/droverhq/drover/internal/tlsconf"
 )
 
 // stepOptions are what srun needs to run one step in a job.
@@ -99,6 +101,18 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 		return 1
 	}
 	defer ln.Close()
+	var pin string
+	if t.TLSCA != "" {
+		// The cluster speaks TLS: so does the step's I/O, to a
+		// certificate of srun's own whose fingerprint the credential
+		// carries to the nodes.
+		cfg, fp, err := tlsconf.Ephemeral("srun")
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
+			return 1
+		}
+		ln, pin = tls.NewListener(ln, cfg), fp
+	}
 	req := stepproto.CreateRequest{
 		Name: o.name, MinNodes: o.minNodes, MaxNodes: o.maxNodes, Tasks: o.tasks, TasksPerNode: o.tasksPerNode,
 		CPUsPerTask: o.cpusPerTask, Distribution: o.dist, NodeList: o.nodeList, Exclude: o.exclude,
@@ -106,7 +120,7 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 		GPUsPerNode: o.gpusPerNode, GPUsPerTask: o.gpusPerTask, TimeLimit: o.timeLimit,
 		MemPerNode: o.memPerNode, MemPerCPU: o.memPerCPU,
 		NodesFromEnv: o.nodesFromEnv, TasksFromEnv: o.tasksFromEnv,
-		SrunAddr: ln.Addr().String(), SrunHost: env.Hostname, SrunPID: uint32(os.Getpid()), Argv: o.argv,
+		SrunAddr: ln.Addr().String(), SrunCert: pin, SrunHost: env.Hostname, SrunPID: uint32(os.Getpid()), Argv: o.argv,
 	}
 	grant, code := createStep(ctx, env, o.jobID, req, o.awaitAllocation)
 	if code != 0 {
