@@ -1,7 +1,8 @@
 // Package msgauth authenticates the messages between Drover's daemons, and
 // the requests of users whose host vouches for them, with the cluster key,
 // as Slurm's auth/slurm (or munge) authenticates every RPC: each request
-// carries a JSON Web Token (RFC 7519, HS256 with the cluster key) that says
+// carries a JSON Web Token (RFC 7519, HS256 with the cluster key, or a key
+// derived from it for a session, session.go) that says
 // who sent it (iss), to whom (aud), for which request (method, path and
 // query, and a SHA-256 of the body), until when (exp, a minute by
 // default, AuthInfo's ttl=), and a nonce (jti) that the receiver refuses
@@ -77,6 +78,9 @@ type Claims struct {
 	User string  `json:"sun,omitempty"`
 	UID  *uint32 `json:"uid,omitempty"`
 	GID  *uint32 `json:"gid,omitempty"`
+	// Session is the description of the session whose derived key
+	// signed a user token (session.go); the user is the session's.
+	Session string `json:"ses,omitempty"`
 }
 
 // Issuer is the token's sender.
@@ -208,16 +212,25 @@ func (v *Verifier) Verify(token, method, uri string, body []byte) (*Claims, erro
 	}
 	var c Claims
 	_, err := jwt.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
+		// The claims are decoded, not yet believed: a session token is
+		// checked with the key derived from the session it names,
+		// every other token with the cluster key itself.
+		key := func(secret []byte) []byte {
+			if c.Session == "" {
+				return secret
+			}
+			return deriveKey(secret, c.Session)
+		}
 		if kid, _ := t.Header["kid"].(string); kid != "" {
 			if k, ok := ring.Lookup(kid); ok {
-				return k.Secret, nil
+				return key(k.Secret), nil
 			}
 		}
 		// An unknown kid: a host whose slurm.key is the same secret
 		// under another name. Every accepted key is tried.
 		set := jwt.VerificationKeySet{}
 		for _, s := range ring.Secrets() {
-			set.Keys = append(set.Keys, s)
+			set.Keys = append(set.Keys, key(s))
 		}
 		return set, nil
 	},
@@ -249,6 +262,10 @@ func (v *Verifier) Verify(token, method, uri string, body []byte) (*Claims, erro
 		return nil, fmt.Errorf("%w: from %s for %q, used for %q", ErrInvalid, c.RegisteredClaims.Issuer, c.Req, Request(method, uri))
 	case c.BodyHash != BodyHash(body):
 		return nil, fmt.Errorf("%w: from %s for %q: the body is not the one signed", ErrInvalid, c.RegisteredClaims.Issuer, c.Req)
+	case c.Session != "":
+		if err := checkSession(&c, now, skew, maxTTL); err != nil {
+			return nil, err
+		}
 	case c.Kind == KindUser && (c.UID == nil || c.GID == nil):
 		return nil, fmt.Errorf("%w: user token from %s without uid or gid", ErrInvalid, c.RegisteredClaims.Issuer)
 	}

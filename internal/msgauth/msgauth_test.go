@@ -215,6 +215,10 @@ func FuzzVerify(f *testing.F) {
 	f.Add(tok, "POST", "/p", []byte("b"))
 	f.Add(algNone(nil, tok), "POST", "/p", []byte("b"))
 	f.Add("e30.e30.", "GET", "/", []byte{})
+	now := t0
+	ss := grant(f, Host("login1"), &now)
+	stok, _ := ss.Sign(Controller, "POST", "/p", BodyHash([]byte("b")), t0)
+	f.Add(stok, "POST", "/p", []byte("b"))
 	f.Fuzz(func(t *testing.T, token, method, uri string, body []byte) {
 		v := &Verifier{Keys: clusterkey.NewHolder(clusterkey.FromSecret(keyB)), Audience: Controller, Now: func() time.Time { return t0 }}
 		if c, err := v.Verify(token, method, uri, body); err == nil {

@@ -10,12 +10,20 @@ import (
 	"github.com/droverhq/drover/internal/msgauth"
 )
 
-// BenchmarkCred is one credential asked of the service over its socket,
-// as a command asks one per request to the controller.
-func BenchmarkCred(b *testing.B) {
+// BenchmarkCred is one credential for a request to the controller, as a
+// program gets it: signed with its session, the service asked once a
+// session.
+func BenchmarkCred(b *testing.B) { benchCred(b, false) }
+
+// BenchmarkCredFromService is one credential asked of the service over
+// its socket, as without sessions.
+func BenchmarkCredFromService(b *testing.B) { benchCred(b, true) }
+
+func benchCred(b *testing.B, noSession bool) {
 	addr := "@drover-test/sack-bench/" + strconv.Itoa(os.Getpid())
 	serve(b, addr)
 	c := NewClient(addr)
+	c.noSession = noSession
 	body := make([]byte, 800)
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -2,10 +2,12 @@
 // "Slurm Auth and Cred Kiosk", or munged): it holds the cluster key, and
 // signs for each local program that asks on its unix socket a credential
 // naming the uid and gid the kernel reports for that program
-// (SO_PEERCRED), for one request to the controller. The commands on a
-// login or compute host so prove who they are without a token handed to
-// their user; only hosts that hold the key can vouch for anyone. The node
-// daemon serves it on compute hosts and `drover sackd` on login hosts.
+// (SO_PEERCRED), for one request to the controller, or a session
+// (msgauth.Session) in which the program signs its own requests for a
+// minute. The commands on a login or compute host so prove who they are
+// without a token handed to their user; only hosts that hold the key can
+// vouch for anyone. The node daemon serves it on compute hosts and
+// `drover sackd` on login hosts.
 package sack
 
 import (
@@ -17,6 +19,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -43,8 +46,11 @@ func Socket(cluster string) string {
 	return DefaultSocket(cluster)
 }
 
-// Request asks for a credential for one request to the controller.
+// Request asks for a credential for one request to the controller, or,
+// with Op "session", for a session (msgauth.Session): a key with which
+// the program signs its own requests until the session ends.
 type Request struct {
+	Op string `json:"op,omitempty"`
 	// Audience is who the request goes to (msgauth.Controller).
 	Audience string `json:"aud"`
 	Method   string `json:"method"`
@@ -55,11 +61,24 @@ type Request struct {
 	BodyHash string `json:"body_hash"`
 }
 
-// Reply carries the credential, or why there is none.
+// Reply carries the credential or the session, or why there is none.
 type Reply struct {
-	Cred  string `json:"cred,omitempty"`
-	Error string `json:"error,omitempty"`
+	Cred    string        `json:"cred,omitempty"`
+	Session *SessionReply `json:"session,omitempty"`
+	Error   string        `json:"error,omitempty"`
 }
+
+// SessionReply is a granted session (msgauth.Session).
+type SessionReply struct {
+	Desc    string    `json:"desc"`
+	KeyID   string    `json:"kid"`
+	Key     []byte    `json:"key"`
+	Expires time.Time `json:"exp"`
+	Issuer  string    `json:"iss"`
+}
+
+// OpSession asks for a session.
+const OpSession = "session"
 
 // maxRequest bounds a request: a path and a hash.
 const maxRequest = 16 << 10
@@ -154,13 +173,25 @@ func (s *Server) serveConn(c net.Conn) {
 		}
 		var reply Reply
 		var req Request
+		u := msgauth.UserID{UID: cred.Uid, GID: cred.Gid}
 		switch {
 		case json.Unmarshal(line, &req) != nil:
 			reply.Error = "bad request"
+		case req.Op == OpSession:
+			u.Name = s.names.Name(cred.Uid)
+			ss, err := s.Signer.GrantSession(u)
+			if err != nil {
+				s.Logger.Error("credential service: grant a session", "uid", cred.Uid, "err", err)
+				reply.Error = err.Error()
+				break
+			}
+			reply.Session = &SessionReply{Desc: ss.Desc, KeyID: ss.KeyID, Key: ss.Key, Expires: ss.Expires, Issuer: ss.Issuer}
+		case req.Op != "":
+			reply.Error = "unknown request " + strconv.Quote(req.Op)
 		case req.Audience != msgauth.Controller || req.Method == "" || req.URI == "" || len(req.BodyHash) != len(msgauth.BodyHash(nil)):
 			reply.Error = "a credential is for one request to the controller"
 		default:
-			u := msgauth.UserID{UID: cred.Uid, GID: cred.Gid, Name: s.names.Name(cred.Uid)}
+			u.Name = s.names.Name(cred.Uid)
 			tok, err := s.Signer.SignUser(u, req.Audience, req.Method, req.URI, req.BodyHash)
 			if err != nil {
 				s.Logger.Error("credential service: sign", "uid", cred.Uid, "err", err)
@@ -206,12 +237,19 @@ func peer(c net.Conn) (*syscall.Ucred, error) {
 }
 
 // Client asks a host's service for credentials. Its connection is kept
-// for the program's next requests.
+// for the program's next requests, and so is its session.
 type Client struct {
 	socket string
 	mu     sync.Mutex
 	conn   net.Conn
 	r      *bufio.Reader
+	// session is the current session (nil: none yet, or the service
+	// grants none, noSession).
+	session   *msgauth.Session
+	noSession bool
+	// renew is when the session is renewed: half way through its life,
+	// so that every token signed with it has half a life to be checked.
+	renew time.Time
 }
 
 // NewClient returns a client of the service at socket.
@@ -221,12 +259,45 @@ func NewClient(socket string) *Client { return &Client{socket: socket} }
 var ErrUnavailable = errors.New("cannot reach this host's credential service (drover sackd)")
 
 // Cred returns a credential for a request to the controller whose body
-// is body.
+// is body: signed with the program's session, which is asked for when
+// there is none or it is past half its life, or else by the service.
 func (c *Client) Cred(ctx context.Context, method, uri string, body []byte) (string, error) {
-	data, _ := json.Marshal(Request{Audience: msgauth.Controller, Method: method, URI: uri, BodyHash: msgauth.BodyHash(body)})
-	data = append(data, '\n')
+	bh := msgauth.BodyHash(body)
+	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.noSession && (c.session == nil || !now.Before(c.renew)) {
+		r, err := c.ask(ctx, Request{Op: OpSession})
+		switch {
+		case err != nil:
+			return "", err
+		case r.Session != nil:
+			c.session = &msgauth.Session{Desc: r.Session.Desc, KeyID: r.Session.KeyID, Key: r.Session.Key, Expires: r.Session.Expires, Issuer: r.Session.Issuer}
+			c.renew = now.Add(r.Session.Expires.Sub(now) / 2)
+		default:
+			// A service that grants no session: a credential each
+			// request, as before sessions.
+			c.noSession, c.session = true, nil
+		}
+	}
+	if c.session != nil {
+		return c.session.Sign(msgauth.Controller, method, uri, bh, now)
+	}
+	r, err := c.ask(ctx, Request{Audience: msgauth.Controller, Method: method, URI: uri, BodyHash: bh})
+	if err != nil {
+		return "", err
+	}
+	if r.Error != "" || r.Cred == "" {
+		return "", fmt.Errorf("credential service at %s: %s", c.socket, r.Error)
+	}
+	return r.Cred, nil
+}
+
+// ask sends one request to the service and reads its answer. Caller
+// holds c.mu.
+func (c *Client) ask(ctx context.Context, req Request) (Reply, error) {
+	data, _ := json.Marshal(req)
+	data = append(data, '\n')
 	var line []byte
 	var err error
 	// A kept connection the service closed meanwhile (it restarted, or
@@ -236,7 +307,7 @@ func (c *Client) Cred(ctx context.Context, method, uri string, body []byte) (str
 			var d net.Dialer
 			conn, err := d.DialContext(ctx, "unix", c.socket)
 			if err != nil {
-				return "", fmt.Errorf("%w at %s: %v", ErrUnavailable, c.socket, err)
+				return Reply{}, fmt.Errorf("%w at %s: %v", ErrUnavailable, c.socket, err)
 			}
 			c.conn, c.r = conn, bufio.NewReader(conn)
 		}
@@ -254,14 +325,11 @@ func (c *Client) Cred(ctx context.Context, method, uri string, body []byte) (str
 		c.conn = nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("%w at %s: %v", ErrUnavailable, c.socket, err)
+		return Reply{}, fmt.Errorf("%w at %s: %v", ErrUnavailable, c.socket, err)
 	}
 	var r Reply
 	if err := json.Unmarshal(line, &r); err != nil {
-		return "", fmt.Errorf("credential service at %s: unexpected answer", c.socket)
+		return Reply{}, fmt.Errorf("credential service at %s: unexpected answer", c.socket)
 	}
-	if r.Error != "" || r.Cred == "" {
-		return "", fmt.Errorf("credential service at %s: %s", c.socket, r.Error)
-	}
-	return r.Cred, nil
+	return r, nil
 }

@@ -96,6 +96,89 @@ func TestCredentialForPeer(t *testing.T) {
 	}
 }
 
+// TestClientSession: a program asks its host's service once per session,
+// not once per request, and every token it signs passes the controller's
+// check once.
+func TestClientSession(t *testing.T) {
+	addr := "@drover-test/sack-session/" + strconv.Itoa(os.Getpid())
+	serve(t, addr)
+	c := NewClient(addr)
+	sessions := map[string]bool{}
+	v := &msgauth.Verifier{Keys: clusterkey.NewHolder(clusterkey.FromSecret(key)), Audience: msgauth.Controller}
+	for i := range 20 {
+		body := []byte(strconv.Itoa(i))
+		tok, err := c.Cred(context.Background(), "POST", "/slurm/v0.0.44/job/submit", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims, err := v.Verify(tok, "POST", "/slurm/v0.0.44/job/submit", body)
+		if err != nil || *claims.UID != uint32(os.Getuid()) || claims.Session == "" {
+			t.Fatalf("request %d: %+v %v", i, claims, err)
+		}
+		sessions[claims.Session] = true
+	}
+	// One session signed them all: the service was asked once.
+	if len(sessions) != 1 {
+		t.Errorf("%d sessions for 20 requests", len(sessions))
+	}
+	// Past half its life the session is renewed.
+	first := c.session.Desc
+	c.renew = time.Now().Add(-time.Second)
+	if _, err := c.Cred(context.Background(), "GET", "/", nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.session.Desc == first {
+		t.Error("the session was not renewed")
+	}
+}
+
+// TestClientWithoutSessions: a service that grants no session (an older
+// one) still vouches for each request.
+func TestClientWithoutSessions(t *testing.T) {
+	addr := "@drover-test/sack-nosession/" + strconv.Itoa(os.Getpid())
+	l, err := net.Listen("unix", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	signer := &msgauth.Signer{Keys: clusterkey.NewHolder(clusterkey.FromSecret(key)), Issuer: msgauth.Host("old")}
+	go func() {
+		conn, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		r := bufio.NewReader(conn)
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			var q Request
+			json.Unmarshal(line, &q)
+			var reply Reply
+			if q.Op != "" {
+				reply.Error = "bad request"
+			} else {
+				reply.Cred, _ = signer.SignUser(msgauth.UserID{UID: 7, GID: 7}, q.Audience, q.Method, q.URI, q.BodyHash)
+			}
+			out, _ := json.Marshal(reply)
+			conn.Write(append(out, '\n'))
+		}
+	}()
+	c := NewClient(addr)
+	v := &msgauth.Verifier{Keys: clusterkey.NewHolder(clusterkey.FromSecret(key)), Audience: msgauth.Controller}
+	for range 2 {
+		tok, err := c.Cred(context.Background(), "GET", "/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if claims, err := v.Verify(tok, "GET", "/", nil); err != nil || *claims.UID != 7 || claims.Session != "" {
+			t.Fatalf("%+v %v", claims, err)
+		}
+	}
+}
+
 func TestServiceUnavailable(t *testing.T) {
 	c := NewClient("@drover-test/none/" + strconv.Itoa(os.Getpid()))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -146,11 +229,29 @@ func FuzzRequest(f *testing.F) {
 	f.Add([]byte(`{"aud":"slurmctld","method":"GET","uri":"/","body_hash":"` + msgauth.BodyHash(nil) + `"}`))
 	f.Add([]byte(`{"aud":"slurmd:n1"}`))
 	f.Add([]byte(`{`))
+	f.Add([]byte(`{"op":"session"}`))
+	f.Add([]byte(`{"op":"other"}`))
 	addr := "@drover-test/sack-fuzz/" + strconv.Itoa(os.Getpid())
 	serve(f, addr)
 	v := &msgauth.Verifier{Keys: clusterkey.NewHolder(clusterkey.FromSecret(key)), Audience: msgauth.Controller}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r := ask(t, addr, body)
+		if r.Session != nil {
+			var q Request
+			if json.Unmarshal(bytes.ReplaceAll(body, []byte("\n"), nil), &q) != nil || q.Op != OpSession {
+				t.Fatalf("a session for %q", body)
+			}
+			ss := msgauth.Session{Desc: r.Session.Desc, KeyID: r.Session.KeyID, Key: r.Session.Key, Expires: r.Session.Expires, Issuer: r.Session.Issuer}
+			tok, err := ss.Sign(msgauth.Controller, "GET", "/", msgauth.BodyHash(nil), time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			claims, err := v.Verify(tok, "GET", "/", nil)
+			if err != nil || *claims.UID != uint32(os.Getuid()) {
+				t.Fatalf("a session token for %q: %+v %v", body, claims, err)
+			}
+			return
+		}
 		if r.Cred == "" {
 			return
 		}

@@ -289,6 +289,24 @@ func waitPort(port int, timeout time.Duration) error {
 	return errors.New("controller does not listen on port " + strconv.Itoa(port))
 }
 
+// profileCPU returns a CPU profile of the controller over the next
+// seconds.
+func (c *cluster) profileCPU(seconds int) ([]byte, error) {
+	if c.pprofAddr == "" {
+		return nil, errors.New("controller serves no profiler")
+	}
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", c.pprofAddr, seconds))
+	if err != nil {
+		return nil, fmt.Errorf("CPU profile: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("CPU profile: HTTP %d: %v", resp.StatusCode, err)
+	}
+	return data, nil
+}
+
 // daemonCPU is the CPU time each daemon has used so far, its reaped
 // children (the job processes a node daemon started) included, read from
 // /proc/PID/stat: utime, stime, cutime and cstime, in clock ticks of

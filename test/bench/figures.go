@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -31,6 +32,9 @@ type sizes struct {
 	// SchedPending and SchedNodes size the scheduling-pass figure.
 	SchedPending int
 	SchedNodes   int
+	// ProfileDir, when set, receives a CPU profile of the controller
+	// over the first second of each REST run (SYSTEM-FIGURE-N.pprof).
+	ProfileDir string
 }
 
 // result is one figure measured on one system.
@@ -97,7 +101,7 @@ func measureREST(ctx context.Context, sys system, sz sizes, rec *recorder) error
 		f := restFigure(v.t, v.hold, sz)
 		var samples []float64
 		for range sz.Runs {
-			in, err := sys.Fresh(ctx, freshOptions{})
+			in, err := sys.Fresh(ctx, freshOptions{Pprof: sz.ProfileDir != ""})
 			if err != nil {
 				return err
 			}
@@ -110,7 +114,9 @@ func measureREST(ctx context.Context, sys system, sz sizes, rec *recorder) error
 				break // no REST over this transport
 			}
 			before := daemonCPU(in)
+			prof := profileController(in, sz.ProfileDir, fmt.Sprintf("%s-%s", sys.Name(), f.Key), rec)
 			wall, ids, err := submitLoad(ctx, subs, sz.RESTJobs)
+			<-prof
 			if before != nil && err == nil {
 				logDaemonCPU(rec, sys.Name(), before, daemonCPU(in), len(ids))
 			}
@@ -123,6 +129,44 @@ func measureREST(ctx context.Context, sys system, sz sizes, rec *recorder) error
 		rec.add(f, sys.Name(), samples, "")
 	}
 	return nil
+}
+
+// profiler is an instance whose controller can be profiled (Drover's,
+// started with Pprof).
+type profiler interface {
+	ProfileCPU(seconds int) ([]byte, error)
+}
+
+// profileController writes a one-second CPU profile of the controller
+// to dir/name, starting now; the channel closes when it is written. No
+// dir, or an instance without a profiler: nothing.
+func profileController(in instance, dir, name string, rec *recorder) <-chan struct{} {
+	done := make(chan struct{})
+	p, ok := in.(profiler)
+	if dir == "" || !ok {
+		close(done)
+		return done
+	}
+	// Runs are numbered by the profiles already there: an interleaved
+	// run measures one run per round.
+	path := ""
+	for n := 0; ; n++ {
+		path = filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", name, n))
+		if _, err := os.Stat(path); err != nil {
+			break
+		}
+	}
+	go func() {
+		defer close(done)
+		data, err := p.ProfileCPU(1)
+		if err == nil {
+			err = os.WriteFile(path, data, 0o644)
+		}
+		if err != nil {
+			rec.log("  profile %s: %v", name, err)
+		}
+	}()
+	return done
 }
 
 // cpuReader is an instance whose daemons' CPU time can be read (Drover's).

@@ -63,6 +63,7 @@ func run() error {
 		jsonOut     = flag.String("json", "", "write every sample to this file as JSON")
 		simTrace    = flag.String("sim-trace", "../shared/traces/HPC2N-2002-2.2-cln.swf.gz", "the trace the simulator figure replays")
 		simRuns     = flag.Int("sim-runs", 1, "runs of the simulator figure (a backfill replay of the whole trace takes minutes)")
+		profileDir  = flag.String("profile", "", "write a CPU profile of the controller over the first second of each REST run into this folder")
 		interleave  = flag.Bool("interleave", false, "measure each run of a figure on every system in turn (for comparing builds on a drifting machine)")
 		table       = flag.String("table", "", "measure nothing: print the table of these -json files (comma-separated; later files win)")
 	)
@@ -79,7 +80,7 @@ func run() error {
 		return err
 	}
 	sz := sizes{Runs: *runs, RESTJobs: *restJobs, Clients: 8, SbatchJobs: *sbatchJobs, TrivialJobs: *trivialJobs,
-		Queue: lengths, CommandRuns: 9, SchedPending: 50_000, SchedNodes: 5_000}
+		Queue: lengths, CommandRuns: 9, SchedPending: 50_000, SchedNodes: 5_000, ProfileDir: *profileDir}
 	if *quick {
 		sz = sizes{Runs: 2, RESTJobs: 300, Clients: 8, SbatchJobs: 30, TrivialJobs: 100, Queue: []int{500, 2000}, CommandRuns: 3,
 			SchedPending: 2000, SchedNodes: 200}

@@ -183,6 +183,8 @@ func (d *droverInstance) diag(ctx context.Context) (*v0044.V0044StatsMsg, error)
 
 func (d *droverInstance) ControllerPID() int { return d.c.controllerPID() }
 
+func (d *droverInstance) ProfileCPU(seconds int) ([]byte, error) { return d.c.profileCPU(seconds) }
+
 func (d *droverInstance) DaemonCPU() map[string]time.Duration { return d.c.daemonCPU() }
 
 func (d *droverInstance) LiveHeap() (int64, bool) {

@@ -19,6 +19,7 @@ import (
 	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
+	"github.com/droverhq/drover/internal/sack"
 	"github.com/droverhq/drover/internal/stepio"
 )
 
@@ -87,6 +88,8 @@ func TestAttacks(t *testing.T) {
 		host, method, url, body string
 		headers                 []string
 		want                    string
+		// logged is in the controller's log once refused, when set.
+		logged string
 	}
 	tries := map[string]try{}
 	for _, host := range []string{"login", "n1"} {
@@ -121,12 +124,30 @@ func TestAttacks(t *testing.T) {
 	tries["nobody's token naming root"] = try{host: "login", method: "DELETE", url: ctl + "/slurm/v0.0.44/job/" + rootJob, body: "-",
 		headers: []string{"X-SLURM-USER-TOKEN:" + own, "X-SLURM-USER-NAME:root"}, want: "401"}
 
+	// A session of nobody's own, from the login host's credential
+	// service, turned against root's job and the node protocol.
+	sackSock := sack.DefaultSocket(c.Name)
+	tries["a session rewritten to name root"] = try{host: "login", method: "DELETE", url: ctl + "/slurm/v0.0.44/job/" + rootJob, body: "-",
+		headers: []string{"session", sackSock, "root"}, want: "401", logged: "signature is invalid"}
+	tries["a session's key signing as a node"] = try{host: "login", method: "POST", url: ctl + nodeproto.PathJobDone,
+		body: file("jobdone.json", []byte(`{"node":"n2","job_id":`+rootJob+`,"kind":"exited"}`)), headers: []string{"session", sackSock, "daemon"}, want: "401", logged: "a session signs user tokens only"}
+	// The control: the session as granted works, for nobody's own
+	// ends (an unknown job, so nothing changes).
+	tries["a session as granted"] = try{host: "login", method: "GET", url: ctl + "/slurm/v0.0.44/job/999999", body: "-",
+		headers: []string{"session", sackSock, "own"}, want: "404"}
+
 	for name, tr := range tries {
 		t.Run(name, func(t *testing.T) {
 			args := append([]string{"http", tr.method, tr.url, tr.body}, tr.headers...)
+			if len(tr.headers) == 3 && tr.headers[0] == "session" {
+				args = []string{"session", tr.headers[1], tr.headers[2], tr.method, tr.url, tr.body}
+			}
 			status, body := attack(tr.host, args...)
 			if status != tr.want {
 				t.Errorf("HTTP %s %s, want %s", status, body, tr.want)
+			}
+			if tr.logged != "" && !strings.Contains(c.ReadFile(filepath.Join(c.Dir, "controller.log")), tr.logged) {
+				t.Errorf("the controller's log does not say %q", tr.logged)
 			}
 		})
 	}

@@ -8,16 +8,26 @@
 //	attacker unix SOCKET METHOD URL BODYFILE [Header:value ...]
 //	attacker https-ca CAFILE METHOD URL BODYFILE [Header:value ...]
 //	attacker dial HOST:PORT DATAFILE                       (DATAFILE "-": none)
+//	attacker session SOCKET FORGE METHOD URL BODYFILE
+//
+// session asks the host's credential service at SOCKET for a session, as
+// any local program may, and signs the request with the session's key:
+// as it is (FORGE "own"), with the session's description rewritten to
+// name root ("root"), or as a node daemon's token ("daemon").
 //
 // It prints the HTTP status (or "read N bytes") on the first line, then
 // what it received.
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -25,6 +35,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
 func main() {
@@ -48,6 +60,11 @@ func main() {
 		pool.AppendCertsFromPEM(read(os.Args[2]))
 		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 		doHTTP(os.Args[3], os.Args[4], os.Args[5], os.Args[6:])
+	case "session":
+		if len(os.Args) < 7 {
+			os.Exit(2)
+		}
+		doSession(os.Args[2], os.Args[3], os.Args[4], os.Args[5], os.Args[6])
 	case "unix":
 		if len(os.Args) < 6 {
 			os.Exit(2)
@@ -109,4 +126,74 @@ func doDial(addr, dataFile string) {
 	got, _ := io.ReadAll(c)
 	fmt.Printf("read %d bytes\n", len(got))
 	os.Stdout.Write(got)
+}
+
+func doSession(socket, forge, method, url, bodyFile string) {
+	conn, err := net.Dial("unix", socket)
+	if err != nil {
+		fmt.Println("error", err)
+		return
+	}
+	defer conn.Close()
+	conn.Write([]byte(`{"op":"session"}` + "\n"))
+	line, err := bufio.NewReader(conn).ReadBytes('\n')
+	if err != nil {
+		fmt.Println("error", err)
+		return
+	}
+	var reply struct {
+		Session struct {
+			Desc string `json:"desc"`
+			Kid  string `json:"kid"`
+			Key  []byte `json:"key"`
+			Iss  string `json:"iss"`
+		} `json:"session"`
+	}
+	if err := json.Unmarshal(line, &reply); err != nil || reply.Session.Desc == "" {
+		fmt.Printf("error no session: %s", line)
+		return
+	}
+	ses := reply.Session
+	body := read(bodyFile)
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	sum := sha256.Sum256(body)
+	now := time.Now()
+	claims := jwt.MapClaims{
+		"iss": ses.Iss, "aud": []string{"slurmctld"}, "iat": now.Unix(), "exp": now.Add(30 * time.Second).Unix(),
+		"jti": fmt.Sprint(now.UnixNano()), "knd": "user", "req": method + " " + req.URL.RequestURI(),
+		"bh": base64.RawURLEncoding.EncodeToString(sum[:]), "ses": ses.Desc,
+	}
+	switch forge {
+	case "root":
+		raw, _ := base64.RawURLEncoding.DecodeString(ses.Desc)
+		desc := map[string]any{}
+		json.Unmarshal(raw, &desc)
+		desc["uid"], desc["gid"], desc["sun"] = 0, 0, "root"
+		raw, _ = json.Marshal(desc)
+		claims["ses"] = base64.RawURLEncoding.EncodeToString(raw)
+	case "daemon":
+		claims["knd"], claims["iss"] = "daemon", "slurmd:n2"
+	}
+	t := jwt.NewWithClaims(jwt.SigningMethodHS256, claims)
+	t.Header["kid"] = ses.Kid
+	tok, err := t.SignedString(ses.Key)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	req.Header.Set("X-Drover-Auth", tok)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println("error", err)
+		return
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	fmt.Println(resp.StatusCode)
+	os.Stdout.Write(out)
 }
