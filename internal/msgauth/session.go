@@ -9,9 +9,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/droverhq/drover/internal/clusterkey"
 )
 
 // A session spares a program one round trip to its host's credential
@@ -106,16 +109,11 @@ func (ss *Session) Sign(aud, method, uri, bodyHash string, now time.Time) (strin
 	var nonce [16]byte
 	rand.Read(nonce[:])
 	c := Claims{
-		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer:    ss.Issuer,
-			Audience:  jwt.ClaimStrings{aud},
-			IssuedAt:  jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(exp),
-			ID:        base64.RawURLEncoding.EncodeToString(nonce[:]),
-		},
+		Iss: ss.Issuer, Aud: []string{aud}, Iat: now.Unix(), Exp: exp.Unix(),
+		Jti:  base64.RawURLEncoding.EncodeToString(nonce[:]),
 		Kind: KindUser, Req: Request(method, uri), BodyHash: bodyHash, Session: ss.Desc,
 	}
-	t := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
+	t := jwt.NewWithClaims(jwt.SigningMethodHS256, &c)
 	t.Header["kid"] = ss.KeyID
 	tok, err := t.SignedString(ss.Key)
 	if err != nil {
@@ -139,11 +137,68 @@ func decodeSession(desc string) (SessionDesc, error) {
 	return d, nil
 }
 
-// checkSession applies a verified session token's description to its
-// claims: the token must be a user token of the description's issuer,
-// within the session's life, and its user is the description's.
-func checkSession(c *Claims, now time.Time, skew, maxTTL time.Duration) error {
-	d, err := decodeSession(c.Session)
+// sessionCache keeps the keys derived for the sessions whose tokens
+// passed, and their decoded descriptions: a program signs many requests
+// in one session, and each would otherwise cost an HMAC and a JSON
+// decode more. Only what a verified token showed is kept, for one ring
+// of cluster keys (a reload empties it), and at most maxSessions.
+type sessionCache struct {
+	mu    sync.Mutex
+	ring  *clusterkey.Ring
+	keys  map[string][]byte
+	descs map[string]SessionDesc
+}
+
+// maxSessions bounds the cache; past it, it starts again empty.
+const maxSessions = 4096
+
+// key returns the key derived for the session desc under the ring's key
+// kid, if kept.
+func (sc *sessionCache) key(ring *clusterkey.Ring, kid, desc string) []byte {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.ring != ring {
+		return nil
+	}
+	return sc.keys[kid+"\x00"+desc]
+}
+
+// keep remembers a derived key that checked a token.
+func (sc *sessionCache) keep(ring *clusterkey.Ring, kid, desc string, key []byte) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.ring != ring || len(sc.keys) >= maxSessions {
+		sc.ring, sc.keys = ring, map[string][]byte{}
+	}
+	sc.keys[kid+"\x00"+desc] = key
+}
+
+// desc decodes a session description, or returns it decoded before.
+func (sc *sessionCache) desc(desc string) (SessionDesc, error) {
+	sc.mu.Lock()
+	d, ok := sc.descs[desc]
+	sc.mu.Unlock()
+	if ok {
+		return d, nil
+	}
+	d, err := decodeSession(desc)
+	if err != nil {
+		return d, err
+	}
+	sc.mu.Lock()
+	if sc.descs == nil || len(sc.descs) >= maxSessions {
+		sc.descs = map[string]SessionDesc{}
+	}
+	sc.descs[desc] = d
+	sc.mu.Unlock()
+	return d, nil
+}
+
+// check applies a verified session token's description to its claims:
+// the token must be a user token of the description's issuer, within
+// the session's life, and its user is the description's.
+func (sc *sessionCache) check(c *Claims, now time.Time, skew, maxTTL time.Duration) error {
+	d, err := sc.desc(c.Session)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
@@ -151,15 +206,15 @@ func checkSession(c *Claims, now time.Time, skew, maxTTL time.Duration) error {
 	switch {
 	case c.Kind != KindUser:
 		return fmt.Errorf("%w: a session signs user tokens only, not %q", ErrInvalid, c.Kind)
-	case !strings.HasPrefix(d.Issuer, sessionIssuerPrefix) || c.RegisteredClaims.Issuer != d.Issuer:
-		return fmt.Errorf("%w: session of %q in a token from %q", ErrInvalid, d.Issuer, c.RegisteredClaims.Issuer)
+	case !strings.HasPrefix(d.Issuer, sessionIssuerPrefix) || c.Iss != d.Issuer:
+		return fmt.Errorf("%w: session of %q in a token from %q", ErrInvalid, d.Issuer, c.Iss)
 	case d.ID == "" || d.ExpiresAt <= d.IssuedAt:
 		return fmt.Errorf("%w: session from %s without id or life", ErrInvalid, d.Issuer)
 	case exp.Sub(time.Unix(d.IssuedAt, 0)) > maxTTL:
 		return fmt.Errorf("%w: session from %s lives %v, over %v", ErrInvalid, d.Issuer, exp.Sub(time.Unix(d.IssuedAt, 0)), maxTTL)
 	case !now.Before(exp.Add(skew)):
 		return fmt.Errorf("%w: session from %s ended at %v", ErrExpired, d.Issuer, exp)
-	case c.ExpiresAt.After(exp.Add(skew)):
+	case c.ExpiresAt().After(exp.Add(skew)):
 		return fmt.Errorf("%w: token from %s outlives its session", ErrInvalid, d.Issuer)
 	case c.UID != nil || c.GID != nil || c.User != "":
 		return fmt.Errorf("%w: a session token names its user in its session only", ErrInvalid)

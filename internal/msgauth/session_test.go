@@ -77,6 +77,20 @@ func TestSessionToken(t *testing.T) {
 	if _, err := v.Verify(tok, "POST", "/slurm/v0.0.44/job/submit", []byte(`{"job":{"x":1}}`)); !errors.Is(err, ErrInvalid) {
 		t.Errorf("session token on another body: %v", err)
 	}
+	// A second token of the session passes (with what the first left
+	// in the verifier's cache) until the key is retired.
+	for i, retire := range []bool{false, true} {
+		if retire {
+			v.Keys.Store(clusterkey.FromSecret(keyB))
+		}
+		tok, err := ss.Sign(Controller, "GET", "/x", BodyHash(nil), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.Verify(tok, "GET", "/x", nil); (err == nil) == retire {
+			t.Errorf("token %d, key retired %v: %v", i, retire, err)
+		}
+	}
 }
 
 // TestSessionRefusals: every way a session token can lie.
