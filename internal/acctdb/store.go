@@ -1,0 +1,315 @@
+package acctdb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
+)
+
+// Kind is the database behind a store.
+type Kind string
+
+const (
+	SQLite   Kind = "sqlite"
+	Postgres Kind = "postgres"
+)
+
+// Config says which database to open.
+type Config struct {
+	Kind Kind
+	// Path is the SQLite file.
+	Path string
+	// DSN is PostgreSQL's connection string (a URL or key=value words).
+	DSN string
+}
+
+// Store is an open accounting database.
+type Store struct {
+	db   *sql.DB
+	kind Kind
+}
+
+// Open opens the database and brings its schema up to date.
+func Open(ctx context.Context, c Config) (*Store, error) {
+	var (
+		db  *sql.DB
+		err error
+	)
+	switch c.Kind {
+	case SQLite:
+		if c.Path == "" {
+			return nil, errors.New("accounting store: SQLite needs a file")
+		}
+		// WAL lets sacct read while the controller writes; synchronous
+		// FULL makes a commit durable before the controller lets go of
+		// the records it wrote (they leave its state only then).
+		q := url.Values{}
+		for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)"} {
+			q.Add("_pragma", p)
+		}
+		db, err = sql.Open("sqlite", "file:"+c.Path+"?"+q.Encode())
+	case Postgres:
+		db, err = sql.Open("pgx", c.DSN)
+	default:
+		return nil, fmt.Errorf("accounting store: unknown kind %q", c.Kind)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("accounting store: open: %w", err)
+	}
+	s := &Store{db: db, kind: c.Kind}
+	if c.Kind == SQLite {
+		// One writer at a time is SQLite's rule; a second connection
+		// would only wait for the lock.
+		db.SetMaxOpenConns(1)
+	}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// rebind turns the ? placeholders of a query into PostgreSQL's $1, $2.
+func (s *Store) rebind(q string) string {
+	if s.kind != Postgres {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// unix is a time as the columns keep it: seconds, 0 for none.
+func unix(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
+
+const upsertJob = `INSERT INTO jobs (cluster, job_id, run, array_job_id, array_task_id, uid, user_name, account, part, qos,
+	name, state, submit_time, eligible_time, start_time, end_time, nodes, rec)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (cluster, job_id, run) DO UPDATE SET array_job_id = excluded.array_job_id, array_task_id = excluded.array_task_id,
+	uid = excluded.uid, user_name = excluded.user_name, account = excluded.account, part = excluded.part, qos = excluded.qos,
+	name = excluded.name, state = excluded.state, submit_time = excluded.submit_time, eligible_time = excluded.eligible_time,
+	start_time = excluded.start_time, end_time = excluded.end_time, nodes = excluded.nodes, rec = excluded.rec`
+
+const upsertStep = `INSERT INTO steps (cluster, job_id, run, step_id, state, start_time, end_time, rec)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (cluster, job_id, run, step_id) DO UPDATE SET state = excluded.state, start_time = excluded.start_time,
+	end_time = excluded.end_time, rec = excluded.rec`
+
+// Put writes job and step records, replacing earlier versions of the
+// same runs and steps, all in one transaction: writing the same records
+// twice is harmless, which is what lets a writer retry after a failure.
+func (s *Store) Put(ctx context.Context, jobs []Job, steps []Step) error {
+	if len(jobs) == 0 && len(steps) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("accounting store: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if len(jobs) > 0 {
+		st, err := tx.PrepareContext(ctx, s.rebind(upsertJob))
+		if err != nil {
+			return fmt.Errorf("accounting store: prepare: %w", err)
+		}
+		defer st.Close()
+		for i := range jobs {
+			j := &jobs[i]
+			rec, err := json.Marshal(j)
+			if err != nil {
+				return fmt.Errorf("accounting store: encode job %d: %w", j.JobID, err)
+			}
+			if _, err := st.ExecContext(ctx, j.Cluster, int64(j.JobID), int64(j.Run), int64(j.ArrayJobID), int64(j.ArrayTaskID),
+				int64(j.UID), j.User, j.Account, j.Partition, j.QOS, j.Name, j.State,
+				unix(j.Submit), unix(j.Eligible), unix(j.Start), unix(j.End), j.Nodes, string(rec)); err != nil {
+				return fmt.Errorf("accounting store: write job %d: %w", j.JobID, err)
+			}
+		}
+	}
+	if len(steps) > 0 {
+		st, err := tx.PrepareContext(ctx, s.rebind(upsertStep))
+		if err != nil {
+			return fmt.Errorf("accounting store: prepare: %w", err)
+		}
+		defer st.Close()
+		for i := range steps {
+			p := &steps[i]
+			rec, err := json.Marshal(p)
+			if err != nil {
+				return fmt.Errorf("accounting store: encode step %d.%d: %w", p.JobID, p.StepID, err)
+			}
+			if _, err := st.ExecContext(ctx, p.Cluster, int64(p.JobID), int64(p.Run), int64(p.StepID), p.State,
+				unix(p.Start), unix(p.End), string(rec)); err != nil {
+				return fmt.Errorf("accounting store: write step %d.%d: %w", p.JobID, p.StepID, err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("accounting store: commit: %w", err)
+	}
+	return nil
+}
+
+// Filter selects job records; empty fields select everything.
+type Filter struct {
+	Clusters []string
+	// JobIDs match a job's own id or its array's.
+	JobIDs     []uint32
+	UIDs       []uint32
+	Accounts   []string
+	Partitions []string
+	QOS        []string
+	Names      []string
+	States     []string
+	// Start and End bound the time the jobs were in the system (sacct's
+	// -S and -E): a job is selected when it was submitted before End and
+	// had not ended before Start.
+	Start, End time.Time
+	// Limit caps the records returned (0: no cap).
+	Limit int
+}
+
+// Jobs returns the job records the filter selects, by job id and run.
+func (s *Store) Jobs(ctx context.Context, f Filter) ([]Job, error) {
+	var (
+		where []string
+		args  []any
+	)
+	in := func(col string, n int, arg func(i int) any) {
+		if n == 0 {
+			return
+		}
+		marks := make([]string, n)
+		for i := range n {
+			marks[i] = "?"
+			args = append(args, arg(i))
+		}
+		where = append(where, col+" IN ("+strings.Join(marks, ",")+")")
+	}
+	in("cluster", len(f.Clusters), func(i int) any { return f.Clusters[i] })
+	if n := len(f.JobIDs); n > 0 {
+		marks := strings.TrimSuffix(strings.Repeat("?,", n), ",")
+		where = append(where, "(job_id IN ("+marks+") OR array_job_id IN ("+marks+"))")
+		for range 2 {
+			for _, id := range f.JobIDs {
+				args = append(args, int64(id))
+			}
+		}
+	}
+	in("uid", len(f.UIDs), func(i int) any { return int64(f.UIDs[i]) })
+	in("account", len(f.Accounts), func(i int) any { return f.Accounts[i] })
+	in("part", len(f.Partitions), func(i int) any { return f.Partitions[i] })
+	in("qos", len(f.QOS), func(i int) any { return f.QOS[i] })
+	in("name", len(f.Names), func(i int) any { return f.Names[i] })
+	in("state", len(f.States), func(i int) any { return f.States[i] })
+	if !f.End.IsZero() {
+		where = append(where, "submit_time <= ?")
+		args = append(args, f.End.Unix())
+	}
+	if !f.Start.IsZero() {
+		where = append(where, "(end_time = 0 OR end_time >= ?)")
+		args = append(args, f.Start.Unix())
+	}
+	q := "SELECT rec FROM jobs"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY cluster, job_id, run"
+	if f.Limit > 0 {
+		q += " LIMIT " + strconv.Itoa(f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, s.rebind(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("accounting store: query jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []Job
+	for rows.Next() {
+		var rec string
+		if err := rows.Scan(&rec); err != nil {
+			return nil, fmt.Errorf("accounting store: read jobs: %w", err)
+		}
+		var j Job
+		if err := json.Unmarshal([]byte(rec), &j); err != nil {
+			return nil, fmt.Errorf("accounting store: decode a job record: %w", err)
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("accounting store: read jobs: %w", err)
+	}
+	return out, nil
+}
+
+// Steps returns the steps of the given runs, by job, run and step id.
+func (s *Store) Steps(ctx context.Context, runs []Job) ([]Step, error) {
+	var out []Step
+	// A query per cluster and batch of jobs keeps the statements short.
+	const batch = 500
+	for i := 0; i < len(runs); i += batch {
+		part := runs[i:min(i+batch, len(runs))]
+		byCluster := map[string][]int64{}
+		for _, j := range part {
+			byCluster[j.Cluster] = append(byCluster[j.Cluster], int64(j.JobID))
+		}
+		for cluster, ids := range byCluster {
+			args := []any{cluster}
+			for _, id := range ids {
+				args = append(args, id)
+			}
+			q := "SELECT rec FROM steps WHERE cluster = ? AND job_id IN (" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") +
+				") ORDER BY job_id, run, step_id"
+			rows, err := s.db.QueryContext(ctx, s.rebind(q), args...)
+			if err != nil {
+				return nil, fmt.Errorf("accounting store: query steps: %w", err)
+			}
+			for rows.Next() {
+				var rec string
+				if err := rows.Scan(&rec); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("accounting store: read steps: %w", err)
+				}
+				var p Step
+				if err := json.Unmarshal([]byte(rec), &p); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("accounting store: decode a step record: %w", err)
+				}
+				out = append(out, p)
+			}
+			err = rows.Err()
+			rows.Close()
+			if err != nil {
+				return nil, fmt.Errorf("accounting store: read steps: %w", err)
+			}
+		}
+	}
+	return out, nil
+}

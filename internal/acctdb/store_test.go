@@ -1,0 +1,180 @@
+package acctdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/internal/testutil"
+)
+
+// pg is the PostgreSQL server of this package's tests (nil: none here).
+var (
+	pg    *testutil.Postgres
+	pgErr error
+	dbSeq atomic.Int32
+)
+
+func TestMain(m *testing.M) {
+	pg, pgErr = testutil.StartPostgres()
+	code := m.Run()
+	if pg != nil {
+		pg.Stop()
+	}
+	os.Exit(code)
+}
+
+// stores opens an empty store of each kind this machine has.
+func stores(t *testing.T) map[Kind]*Store {
+	t.Helper()
+	ctx := context.Background()
+	out := map[Kind]*Store{}
+	s, err := Open(ctx, Config{Kind: SQLite, Path: filepath.Join(t.TempDir(), "acct.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	out[SQLite] = s
+	if pg == nil {
+		t.Logf("PostgreSQL not tested: %v", pgErr)
+		return out
+	}
+	url, err := pg.Database(fmt.Sprintf("t%d", dbSeq.Add(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Open(ctx, Config{Kind: Postgres, DSN: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	out[Postgres] = p
+	return out
+}
+
+var t0 = time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+
+func sample(cluster string, id, run uint32, user uint32, state string, submit time.Duration, end time.Duration) Job {
+	j := Job{Cluster: cluster, JobID: id, Run: run, ArrayTaskID: NoTask, Name: fmt.Sprintf("job%d", id), User: fmt.Sprintf("u%d", user), UID: user,
+		Account: "acct", QOS: "normal", Partition: "gpu", State: state, Submit: t0.Add(submit), KilledBy: -1, TimeLimit: 60}
+	if end != 0 {
+		j.Start, j.End = t0.Add(submit+time.Second), t0.Add(end)
+		j.Nodes, j.NodeCount, j.AllocCPUs = "n1", 1, 2
+	}
+	return j
+}
+
+func TestPutAndQuery(t *testing.T) {
+	for kind, s := range stores(t) {
+		t.Run(string(kind), func(t *testing.T) {
+			ctx := context.Background()
+			jobs := []Job{
+				sample("a", 1, 0, 1000, "COMPLETED", 0, time.Minute),
+				sample("a", 2, 0, 1001, "FAILED", time.Minute, 2*time.Minute),
+				sample("a", 3, 0, 1000, "NODE_FAIL", 2*time.Minute, 3*time.Minute),
+				sample("a", 3, 1, 1000, "RUNNING", 2*time.Minute, 0),
+				sample("b", 1, 0, 1000, "PENDING", 0, 0),
+			}
+			arr := sample("a", 5, 0, 1000, "COMPLETED", time.Hour, time.Hour+time.Minute)
+			arr.ArrayJobID, arr.ArrayTaskID = 4, 1
+			jobs = append(jobs, arr)
+			steps := []Step{{Cluster: "a", JobID: 1, StepID: StepBatch, Name: "batch", State: "COMPLETED", Start: t0, End: t0.Add(time.Minute),
+				Usage: Usage{UserCPU: time.Second, MaxRSS: 1 << 20}}, {Cluster: "a", JobID: 1, StepID: 0, Name: "hostname", State: "COMPLETED"}}
+			if err := s.Put(ctx, jobs, steps); err != nil {
+				t.Fatal(err)
+			}
+			// Writing again replaces: the same records, one job changed.
+			jobs[3].State, jobs[3].End = "COMPLETED", t0.Add(time.Hour)
+			if err := s.Put(ctx, jobs, steps); err != nil {
+				t.Fatal(err)
+			}
+			ids := func(js []Job) []string {
+				var out []string
+				for _, j := range js {
+					out = append(out, fmt.Sprintf("%s/%d.%d", j.Cluster, j.JobID, j.Run))
+				}
+				return out
+			}
+			for name, tc := range map[string]struct {
+				f    Filter
+				want []string
+			}{
+				"all":             {Filter{}, []string{"a/1.0", "a/2.0", "a/3.0", "a/3.1", "a/5.0", "b/1.0"}},
+				"one cluster":     {Filter{Clusters: []string{"b"}}, []string{"b/1.0"}},
+				"a job, all runs": {Filter{Clusters: []string{"a"}, JobIDs: []uint32{3}}, []string{"a/3.0", "a/3.1"}},
+				"an array by id":  {Filter{Clusters: []string{"a"}, JobIDs: []uint32{4}}, []string{"a/5.0"}},
+				"a user":          {Filter{Clusters: []string{"a"}, UIDs: []uint32{1001}}, []string{"a/2.0"}},
+				"states":          {Filter{States: []string{"NODE_FAIL", "FAILED"}}, []string{"a/2.0", "a/3.0"}},
+				"ended before -S": {Filter{Clusters: []string{"a"}, Start: t0.Add(150 * time.Second)}, []string{"a/3.0", "a/3.1", "a/5.0"}},
+				"submitted by -E": {Filter{Clusters: []string{"a"}, End: t0.Add(30 * time.Second)}, []string{"a/1.0"}},
+				"limit":           {Filter{Limit: 2}, []string{"a/1.0", "a/2.0"}},
+			} {
+				got, err := s.Jobs(ctx, tc.f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(ids(got), tc.want) {
+					t.Errorf("%s: %v, want %v", name, ids(got), tc.want)
+				}
+			}
+			got, _ := s.Jobs(ctx, Filter{Clusters: []string{"a"}, JobIDs: []uint32{3}})
+			if got[1].State != "COMPLETED" || !got[1].End.Equal(t0.Add(time.Hour)) || got[1].KilledBy != -1 {
+				t.Errorf("replaced record: %+v", got[1])
+			}
+			st, err := s.Steps(ctx, got[:1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st) != 0 {
+				t.Errorf("steps of 3: %+v", st)
+			}
+			one, _ := s.Jobs(ctx, Filter{Clusters: []string{"a"}, JobIDs: []uint32{1}})
+			st, err = s.Steps(ctx, one)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st) != 2 || st[0].StepID != 0 || st[1].StepID != StepBatch || st[1].Usage.UserCPU != time.Second || st[1].Usage.MaxRSS != 1<<20 {
+				t.Errorf("steps of 1: %+v", st)
+			}
+		})
+	}
+}
+
+// TestMigrations: a store opens again at its version, and a database of
+// a newer schema is refused.
+func TestMigrations(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "acct.db")
+	s, err := Open(ctx, Config{Kind: SQLite, Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, []Job{sample("a", 1, 0, 1, "COMPLETED", 0, time.Second)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(ctx, Config{Kind: SQLite, Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Jobs(ctx, Filter{}); len(got) != 1 {
+		t.Errorf("after reopening: %+v", got)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Exec(`INSERT INTO acct_schema (version) VALUES (?)`, SchemaVersion+1)
+	db.Close()
+	if _, err := Open(ctx, Config{Kind: SQLite, Path: path}); err == nil || !strings.Contains(err.Error(), "newer than this build") {
+		t.Errorf("a newer schema: %v", err)
+	}
+}
