@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
@@ -312,4 +313,126 @@ func (s *Store) Steps(ctx context.Context, runs []Job) ([]Step, error) {
 		}
 	}
 	return out, nil
+}
+
+// Settings are slurm.conf's accounting storage lines.
+type Settings struct {
+	// Type is AccountingStorageType: empty or accounting_storage/slurmdbd
+	// for the store embedded in the controller (SQLite under
+	// StateSaveLocation), accounting_storage/pgsql for PostgreSQL,
+	// accounting_storage/none for no accounting.
+	Type string
+	// Host, Port, User and Pass reach PostgreSQL (AccountingStorageHost,
+	// AccountingStoragePort, AccountingStorageUser, AccountingStoragePass
+	// or Drover's accounting-storage-pass setting); Loc is the database
+	// (AccountingStorageLoc, slurm_acct_db by default, slurmdbd's name).
+	Host, User, Pass, Loc string
+	Port                  int
+	// StateDir is StateSaveLocation.
+	StateDir string
+}
+
+// Embedded is the file of the embedded store.
+const Embedded = "job_acct.sqlite"
+
+// DefaultDatabase is PostgreSQL's database unless AccountingStorageLoc
+// names another (slurmdbd's StorageLoc default).
+const DefaultDatabase = "slurm_acct_db"
+
+// FromSettings chooses the store slurm.conf asks for; ok is false for
+// accounting_storage/none.
+func FromSettings(s Settings) (c Config, ok bool, err error) {
+	switch s.Type {
+	case "accounting_storage/none":
+		return Config{}, false, nil
+	case "", "accounting_storage/slurmdbd", "accounting_storage/sqlite":
+		if s.StateDir == "" {
+			return Config{}, false, errors.New("the embedded accounting store needs StateSaveLocation")
+		}
+		return Config{Kind: SQLite, Path: s.StateDir + "/" + Embedded}, true, nil
+	case "accounting_storage/pgsql", "accounting_storage/postgresql":
+		if s.Host == "" {
+			return Config{}, false, fmt.Errorf("AccountingStorageType=%s needs AccountingStorageHost", s.Type)
+		}
+		u := url.URL{Scheme: "postgres", Host: s.Host, Path: "/" + DefaultDatabase}
+		if s.Port != 0 {
+			u.Host += ":" + strconv.Itoa(s.Port)
+		}
+		if s.Loc != "" {
+			u.Path = "/" + s.Loc
+		}
+		if s.User != "" {
+			u.User = url.User(s.User)
+			if s.Pass != "" {
+				u.User = url.UserPassword(s.User, s.Pass)
+			}
+		}
+		return Config{Kind: Postgres, DSN: u.String()}, true, nil
+	}
+	return Config{}, false, fmt.Errorf("AccountingStorageType=%s: not supported (accounting_storage/slurmdbd for the embedded store, accounting_storage/pgsql or accounting_storage/none)", s.Type)
+}
+
+// Lazy is a store opened on first use and opened again after a failure
+// to open: a controller starts, and keeps its records, while its
+// database is down.
+type Lazy struct {
+	cfg Config
+	mu  sync.Mutex
+	s   *Store
+}
+
+// NewLazy returns a store of c that is not opened yet.
+func NewLazy(c Config) *Lazy { return &Lazy{cfg: c} }
+
+func (l *Lazy) store(ctx context.Context) (*Store, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.s != nil {
+		return l.s, nil
+	}
+	s, err := Open(ctx, l.cfg)
+	if err != nil {
+		return nil, err
+	}
+	l.s = s
+	return s, nil
+}
+
+// Put is Store.Put, once the store opens.
+func (l *Lazy) Put(ctx context.Context, jobs []Job, steps []Step) error {
+	s, err := l.store(ctx)
+	if err != nil {
+		return err
+	}
+	return s.Put(ctx, jobs, steps)
+}
+
+// Jobs is Store.Jobs, once the store opens.
+func (l *Lazy) Jobs(ctx context.Context, f Filter) ([]Job, error) {
+	s, err := l.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Jobs(ctx, f)
+}
+
+// Steps is Store.Steps, once the store opens.
+func (l *Lazy) Steps(ctx context.Context, runs []Job) ([]Step, error) {
+	s, err := l.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Steps(ctx, runs)
+}
+
+// Close closes the store if it was opened.
+func (l *Lazy) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.s == nil {
+		return nil
+	}
+	err := l.s.Close()
+	l.s = nil
+	return err
 }

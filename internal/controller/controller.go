@@ -48,6 +48,9 @@ type Config struct {
 	Licenses []slurmconf.License
 	// JobComp is JobCompType's job completion log (nil: jobcomp/none).
 	JobComp *jobcomp.Writer
+	// Accounting is the job accounting store (nil:
+	// accounting_storage/none).
+	Accounting AcctStore
 	// RequeueDelay is how long a requeued job waits before it may start
 	// again (AuthInfo cred_expire + 1 s; 0: not at all).
 	RequeueDelay time.Duration
@@ -277,6 +280,8 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 	if cfg.Now != nil {
 		c.now = cfg.Now
 	}
+	// Before the log is replayed: replay refills the outbox.
+	c.st.acctOn = cfg.Accounting != nil
 	c.syncLayoutLocked()
 	l, err := state.Open(c.StatePath(), (*fsmAdapter)(c), cfg.StoreOptions)
 	if err != nil {
@@ -376,6 +381,10 @@ func (c *Controller) Start() {
 	c.looping.Store(true)
 	go c.scheduleLoop()
 	go c.housekeepingLoop()
+	if c.cfg.Accounting != nil {
+		c.wg.Add(1)
+		go c.acctLoop()
+	}
 	c.Kick()
 }
 

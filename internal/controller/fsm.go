@@ -54,6 +54,7 @@ type command struct {
 	Step     *stepCmd     `json:"step,omitempty"`
 	StepEnd  *stepEndCmd  `json:"step_end,omitempty"`
 	Warn     *warnCmd     `json:"warn,omitempty"`
+	AcctAck  *acctAckCmd  `json:"acct_ack,omitempty"`
 	// NodeCreate and NodeDelete change the dynamic nodes.
 	NodeCreate *nodeCreateCmd `json:"node_create,omitempty"`
 	NodeDelete *nodeDeleteCmd `json:"node_delete,omitempty"`
@@ -235,6 +236,15 @@ type fsm struct {
 	// over slurm.conf.
 	Parts     map[string]*partition.Partition `json:"parts"`
 	PartsGone map[string]bool                 `json:"parts_gone"`
+	// Outbox holds the accounting records not yet in the store
+	// (acctout.go).
+	Outbox acctOutbox `json:"acct_outbox"`
+
+	// acctOn says accounting is kept (not accounting_storage/none): the
+	// outbox is filled only then. touched lists the jobs the command
+	// being applied changed.
+	acctOn  bool
+	touched []job.ID
 
 	// byID keeps job ids sorted for stable listing.
 	order []job.ID
@@ -284,6 +294,12 @@ func (s *fsm) apply(c *command) applyResult {
 	if s.NextJobID < c.MinJobID {
 		s.NextJobID = c.MinJobID
 	}
+	res := s.applyOp(c)
+	s.recordAcct(&res)
+	return res
+}
+
+func (s *fsm) applyOp(c *command) applyResult {
 	switch c.Op {
 	case opSubmit:
 		return s.applySubmit(c)
@@ -324,6 +340,9 @@ func (s *fsm) apply(c *command) applyResult {
 		return s.applyStepEnd(c)
 	case opWarn:
 		return s.applyWarn(c)
+	case opAcctAck:
+		s.Outbox.ack(c.AcctAck.UpTo)
+		return applyResult{}
 	case opResvSet:
 		r := c.ResvSet.Resv
 		s.Resvs[r.Name] = &r
@@ -339,9 +358,13 @@ func (s *fsm) apply(c *command) applyResult {
 }
 
 func (s *fsm) touch(j *job.Job, t time.Time) {
+	s.markAcct(j.ID)
 	if j.State != job.Running || j.Completing {
 		// A job that stops running takes its steps along; a requeued
 		// run numbers its steps from 0 again.
+		for _, st := range s.Steps[j.ID] {
+			s.putStep(j, st, stepEndState(j), t)
+		}
 		delete(s.Steps, j.ID)
 		delete(s.NextStep, j.ID)
 	}
@@ -899,6 +922,7 @@ const (
 	snapParts          = "parts"
 	snapPartsGone      = "parts_gone"
 	snapNodes          = "nodes"
+	snapOutbox         = "acct_outbox"
 	snapJobs           = "jobs"
 )
 
@@ -947,6 +971,8 @@ func (s *fsm) snapshot(w io.Writer) error {
 	sw.member(snapParts, s.Parts)
 	sw.raw(",")
 	sw.member(snapPartsGone, s.PartsGone)
+	sw.raw(",")
+	sw.member(snapOutbox, s.Outbox)
 	sw.raw(",\"" + snapJobs + "\":{")
 	var key []byte
 	for i, id := range s.order {
@@ -1048,6 +1074,8 @@ func (s *fsm) restore(r io.Reader) error {
 			err = dec.Decode(&n.Parts)
 		case snapPartsGone:
 			err = dec.Decode(&n.PartsGone)
+		case snapOutbox:
+			err = dec.Decode(&n.Outbox)
 		case snapAcct:
 			var m *assoc.Model
 			err = dec.Decode(&m)
@@ -1115,6 +1143,7 @@ func (s *fsm) restore(r io.Reader) error {
 		n.Usage = upgradeUsage(n.Usage)
 	}
 	n.order = slices.Sorted(maps.Keys(n.Jobs))
+	n.acctOn = s.acctOn
 	*s = *n
 	return nil
 }

@@ -59,6 +59,7 @@ func (s *fsm) applyStep(c *command) applyResult {
 	s.NextStep[j.ID]++
 	st.StartTime = c.Time
 	s.Steps[j.ID] = append(s.Steps[j.ID], &st)
+	s.putStep(j, &st, "RUNNING", time.Time{})
 	return applyResult{JobID: j.ID, StepID: st.ID}
 }
 
@@ -68,6 +69,9 @@ func (s *fsm) applyStepEnd(c *command) applyResult {
 	i := slices.IndexFunc(steps, func(st *job.Step) bool { return st.ID == e.StepID })
 	if i < 0 {
 		return applyResult{Err: slurmerr.New(slurmerr.InvalidJobID, "no step %d.%d", e.JobID, e.StepID)}
+	}
+	if j := s.Jobs[e.JobID]; j != nil {
+		s.putStep(j, steps[i], "COMPLETED", c.Time)
 	}
 	s.Steps[e.JobID] = slices.Delete(steps, i, i+1)
 	if len(s.Steps[e.JobID]) == 0 {

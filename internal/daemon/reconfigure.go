@@ -6,16 +6,19 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/viper"
 
+	"github.com/droverhq/drover/internal/acctdb"
 	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/restapi"
+	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/internal/slurmerr"
 )
 
@@ -79,7 +82,40 @@ func controllerConfig(v *viper.Viper, path string, logger *slog.Logger) (control
 	if cfg.JobSubmit, err = jobSubmitChain(sc, path, logger); err != nil {
 		return controller.Config{}, err
 	}
+	if cfg.Accounting, err = accountingStore(v, sc, cfg.StateDir); err != nil {
+		if cfg.JobSubmit != nil {
+			cfg.JobSubmit.Close()
+		}
+		return controller.Config{}, err
+	}
 	return cfg, nil
+}
+
+// accountingStore is the job accounting store slurm.conf asks for, not
+// opened yet (nil: accounting_storage/none).
+func accountingStore(v *viper.Viper, sc *slurmconf.Config, stateDir string) (controller.AcctStore, error) {
+	st := acctdb.Settings{Type: sc.AccountingStorageType, StateDir: stateDir}
+	st.Host, _ = sc.Value("AccountingStorageHost")
+	st.User, _ = sc.Value("AccountingStorageUser")
+	st.Pass, _ = sc.Value("AccountingStoragePass")
+	st.Loc, _ = sc.Value("AccountingStorageLoc")
+	if p := v.GetString("accounting-storage-pass"); p != "" {
+		// Drover's settings keep the password out of slurm.conf, which
+		// every host and user reads.
+		st.Pass = p
+	}
+	if port, ok := sc.Value("AccountingStoragePort"); ok {
+		n, err := strconv.Atoi(port)
+		if err != nil {
+			return nil, fmt.Errorf("AccountingStoragePort=%s: %w", port, err)
+		}
+		st.Port = n
+	}
+	c, on, err := acctdb.FromSettings(st)
+	if err != nil || !on {
+		return nil, err
+	}
+	return acctdb.NewLazy(c), nil
 }
 
 // settingList reads a list setting given as a YAML list or as a
@@ -135,6 +171,11 @@ func (g *generation) stop(logger *slog.Logger) {
 	}
 	if g.cfg.JobSubmit != nil {
 		g.cfg.JobSubmit.Close()
+	}
+	if l, ok := g.cfg.Accounting.(*acctdb.Lazy); ok {
+		if err := l.Close(); err != nil {
+			logger.Error("close the accounting store", "err", err)
+		}
 	}
 }
 

@@ -1,0 +1,230 @@
+package controller
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/droverhq/drover/internal/acctdb"
+	"github.com/droverhq/drover/internal/hostlist"
+	"github.com/droverhq/drover/internal/job"
+)
+
+// Job accounting is written after the fact, from the state: each command
+// that changes a job leaves the job's record (and its steps') in an
+// outbox that is part of the state, so it is as durable as the change
+// and replicated with it; the accounting agent (acctagent.go) copies the
+// outbox into the store and then commits an acknowledgement that empties
+// what it wrote. A store that is down or slow only lets the outbox grow,
+// as slurmctld's DBD agent queue does; a restart loses nothing, and a
+// record written twice (a crash between the write and the
+// acknowledgement) replaces itself.
+
+// opAcctAck removes from the outbox what the store now holds.
+const opAcctAck = "acct_ack"
+
+type acctAckCmd struct {
+	// UpTo is the newest outbox sequence number written: entries at or
+	// below it go; entries changed since keep their newer numbers.
+	UpTo uint64 `json:"up_to"`
+}
+
+// acctOutbox holds the records not yet in the store, keyed by job, run
+// and step, each with the sequence number of its last change.
+type acctOutbox struct {
+	Seq   uint64                 `json:"seq"`
+	Jobs  map[string]*outboxJob  `json:"jobs,omitempty"`
+	Steps map[string]*outboxStep `json:"steps,omitempty"`
+}
+
+type outboxJob struct {
+	Seq uint64     `json:"seq"`
+	Rec acctdb.Job `json:"rec"`
+}
+
+type outboxStep struct {
+	Seq uint64      `json:"seq"`
+	Rec acctdb.Step `json:"rec"`
+}
+
+// Len is the number of records waiting.
+func (o *acctOutbox) Len() int { return len(o.Jobs) + len(o.Steps) }
+
+func (o *acctOutbox) putJob(r acctdb.Job) {
+	if o.Jobs == nil {
+		o.Jobs = map[string]*outboxJob{}
+	}
+	o.Seq++
+	o.Jobs[strconv.FormatUint(uint64(r.JobID), 10)+"."+strconv.FormatUint(uint64(r.Run), 10)] = &outboxJob{Seq: o.Seq, Rec: r}
+}
+
+func (o *acctOutbox) putStep(r acctdb.Step) {
+	if o.Steps == nil {
+		o.Steps = map[string]*outboxStep{}
+	}
+	o.Seq++
+	key := strconv.FormatUint(uint64(r.JobID), 10) + "." + strconv.FormatUint(uint64(r.Run), 10) + "." + strconv.FormatUint(uint64(r.StepID), 10)
+	o.Steps[key] = &outboxStep{Seq: o.Seq, Rec: r}
+}
+
+// ack drops the entries written up to seq.
+func (o *acctOutbox) ack(seq uint64) {
+	for k, e := range o.Jobs {
+		if e.Seq <= seq {
+			delete(o.Jobs, k)
+		}
+	}
+	for k, e := range o.Steps {
+		if e.Seq <= seq {
+			delete(o.Steps, k)
+		}
+	}
+}
+
+// markAcct notes that a job changed in the command being applied; its
+// record is taken once the command is done with it (recordAcct).
+func (s *fsm) markAcct(id job.ID) {
+	if s.acctOn {
+		s.touched = append(s.touched, id)
+	}
+}
+
+// recordAcct puts into the outbox the records of what the command just
+// applied changed: the runs that ended (a requeued job's lost run among
+// them) and the jobs it touched, as they are now.
+func (s *fsm) recordAcct(res *applyResult) {
+	if !s.acctOn {
+		return
+	}
+	for i := range res.Runs {
+		s.putRun(&res.Runs[i], true)
+	}
+	seen := map[job.ID]bool{}
+	// A run that ended is recorded as it ended, not as the pending
+	// record it turned back into (a requeue keeps the restart count
+	// until the job starts again).
+	ended := map[runKey]bool{}
+	for i := range res.Runs {
+		ended[runKey{res.Runs[i].ID, res.Runs[i].RestartCount}] = true
+	}
+	for _, id := range s.touched {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if j := s.Jobs[id]; j != nil && !(j.State == job.Pending && ended[runKey{id, j.RestartCount}]) {
+			s.putRun(j, false)
+		}
+	}
+	s.touched = s.touched[:0]
+}
+
+type runKey struct {
+	id  job.ID
+	run uint32
+}
+
+// putRun records a job's run and, once it has started, its batch step.
+// An ended run that is not in a terminal state went back to the queue:
+// sacct shows it REQUEUED.
+func (s *fsm) putRun(j *job.Job, ended bool) {
+	rec := jobRecord(j)
+	if ended && !j.State.Terminal() {
+		rec.State = "REQUEUED"
+	}
+	s.Outbox.putJob(rec)
+	if j.StartTime.IsZero() || j.BatchHost == "" {
+		return
+	}
+	st := acctdb.Step{JobID: rec.JobID, Run: rec.Run, StepID: acctdb.StepBatch, Name: "batch",
+		Nodes: j.BatchHost, NodeCount: 1, Tasks: 1, Start: j.StartTime, End: rec.End, State: rec.State,
+		ExitCode: j.ExitCode, Signal: j.Signal}
+	if j.Alloc != nil && len(j.Alloc.Nodes) > 0 {
+		na := j.Alloc.Nodes[0]
+		st.CPUs = na.CPUs
+		st.AllocTRES = "cpu=" + strconv.FormatUint(uint64(na.CPUs), 10)
+		if na.MemMB > 0 {
+			st.AllocTRES += ",mem=" + job.FormatMemMB(na.MemMB)
+		}
+		st.AllocTRES += ",node=1"
+	}
+	switch j.State {
+	case job.Cancelled:
+		// The batch shell dies of the signal that cancelled it.
+		st.State, st.Signal = "CANCELLED", 15
+	case job.Timeout:
+		st.State, st.Signal = "CANCELLED", 15
+	}
+	if !j.State.Terminal() && j.State != job.Running {
+		// A run that went back to the queue: its batch step ended with it.
+		st.State = rec.State
+	}
+	s.Outbox.putStep(st)
+}
+
+// putStep records one of srun's steps; end is zero while it runs.
+func (s *fsm) putStep(j *job.Job, st *job.Step, state string, end time.Time) {
+	if !s.acctOn {
+		return
+	}
+	rec := acctdb.Step{JobID: uint32(j.ID), Run: j.RestartCount, StepID: st.ID, Name: st.Name,
+		Nodes: hostlist.Compress(st.Nodes), NodeCount: uint32(len(st.Nodes)), Tasks: st.NumTasks(),
+		Start: st.StartTime, State: state}
+	var cpus uint32
+	for _, c := range st.CPUs {
+		cpus += c
+	}
+	rec.CPUs, rec.End = cpus, end
+	s.Outbox.putStep(rec)
+}
+
+// jobRecord is a run of a job as accounting keeps it.
+func jobRecord(j *job.Job) acctdb.Job {
+	r := j.Req
+	rec := acctdb.Job{
+		JobID: uint32(j.ID), Run: j.RestartCount, ArrayJobID: uint32(j.ArrayJobID), ArrayTaskID: acctdb.NoTask,
+		Name: r.Name, User: r.UserName, UID: r.UserID, Group: r.GroupName, GID: r.GroupID,
+		Account: r.Account, QOS: r.QOS, Partition: r.Partition, Reservation: r.Reservation,
+		ReqCPUs: j.CPUCount(), Submit: j.SubmitTime, Eligible: j.EligibleTime, Start: j.StartTime, End: j.EndTime,
+		TimeLimit: r.TimeLimit, Priority: j.Priority, State: j.State.String(), Reason: string(j.Reason),
+		KilledBy: -1, ExitCode: j.ExitCode, Signal: j.Signal,
+		WorkDir: r.WorkDir, SubmitLine: r.SubmitLine, StdOut: r.StdOut, StdErr: r.StdErr, StdIn: r.StdIn,
+		ReqTRES: j.ReqTRES().String(),
+	}
+	if j.IsArray() && !j.IsArrayMeta() {
+		rec.ArrayTaskID = j.ArrayTaskID
+	}
+	if j.IsArrayMeta() {
+		rec.ArrayTasks = j.Req.Array.Expr
+	}
+	switch {
+	case r.MemPerCPU > 0:
+		rec.ReqMemMB, rec.ReqMemPerCPU = r.MemPerCPU, true
+	case r.MemPerNode > 0:
+		rec.ReqMemMB = r.MemPerNode
+	}
+	if j.State == job.Cancelled {
+		rec.KilledBy = int64(j.CancelledBy)
+	}
+	if j.Alloc != nil && !j.StartTime.IsZero() {
+		rec.Nodes = hostlist.Compress(j.Alloc.NodeNames())
+		rec.NodeCount = uint32(len(j.Alloc.Nodes))
+		rec.AllocCPUs = j.Alloc.TotalCPUs()
+		rec.AllocTRES = j.AllocTRES().String()
+	}
+	return rec
+}
+
+// stepEndState is what a step still running becomes when its job stops:
+// cancelled with the job, or the job's own end.
+func stepEndState(j *job.Job) string {
+	switch j.State {
+	case job.Completed, job.Failed:
+		// The batch script ended first; what it left running was
+		// killed.
+		return "CANCELLED"
+	case job.Running:
+		// Completing: ended by a cancel or a limit.
+		return "CANCELLED"
+	}
+	return j.State.String()
+}
