@@ -46,26 +46,6 @@ func (s *Server) SlurmdbV0044GetConfig(ctx context.Context) (api.SlurmdbV0044Get
 	return out, nil
 }
 
-// noJobs is slurmdbd's answer when it finds no job: Drover keeps no job
-// accounting records yet (the accounting database comes later), so
-// slurmdb's job queries find none.
-func (s *Server) noJobs(ctx context.Context) *api.V0044OpenapiSlurmdbdJobsResp {
-	return &api.V0044OpenapiSlurmdbdJobsResp{Jobs: api.V0044JobList{}, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{},
-		Warnings: api.V0044OpenapiWarnings{{Description: api.NewOptString("slurmdb_jobs_get() found nothing"), Source: api.NewOptString("_dump_jobs")}}}
-}
-
-// SlurmdbV0044GetJobs implements GET /slurmdb/v0.0.44/jobs/ (see noJobs).
-func (s *Server) SlurmdbV0044GetJobs(ctx context.Context, _ api.SlurmdbV0044GetJobsParams) (api.SlurmdbV0044GetJobsRes, error) {
-	s.count("DBD_GET_JOBS_COND")
-	return s.noJobs(ctx), nil
-}
-
-// SlurmdbV0044GetJob implements GET /slurmdb/v0.0.44/job/{id} (see noJobs).
-func (s *Server) SlurmdbV0044GetJob(ctx context.Context, _ api.SlurmdbV0044GetJobParams) (api.SlurmdbV0044GetJobRes, error) {
-	s.count("DBD_GET_JOBS_COND")
-	return s.noJobs(ctx), nil
-}
-
 // SlurmdbV0044PostConfig implements POST /slurmdb/v0.0.44/config: a whole
 // accounting configuration loaded at once, as sacctmgr load does through
 // slurmdbd. QOS, accounts, users and associations go to the accounting

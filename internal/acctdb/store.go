@@ -183,8 +183,10 @@ func (s *Store) Put(ctx context.Context, jobs []Job, steps []Step) error {
 type Filter struct {
 	Clusters []string
 	// JobIDs match a job's own id or its array's.
-	JobIDs     []uint32
-	UIDs       []uint32
+	JobIDs []uint32
+	UIDs   []uint32
+	// Users are user names.
+	Users      []string
 	Accounts   []string
 	Partitions []string
 	QOS        []string
@@ -226,6 +228,7 @@ func (s *Store) Jobs(ctx context.Context, f Filter) ([]Job, error) {
 		}
 	}
 	in("uid", len(f.UIDs), func(i int) any { return int64(f.UIDs[i]) })
+	in("user_name", len(f.Users), func(i int) any { return f.Users[i] })
 	in("account", len(f.Accounts), func(i int) any { return f.Accounts[i] })
 	in("part", len(f.Partitions), func(i int) any { return f.Partitions[i] })
 	in("qos", len(f.QOS), func(i int) any { return f.QOS[i] })

@@ -203,7 +203,15 @@ func jobRecord(j *job.Job) acctdb.Job {
 		rec.ReqMemMB = r.MemPerNode
 	}
 	if j.State == job.Cancelled {
+		// The signal that ended the script is its batch step's; the
+		// job of a cancel ends 0:0, as slurmdbd records it.
 		rec.KilledBy = int64(j.CancelledBy)
+		rec.ExitCode, rec.Signal = 0, 0
+	}
+	if j.State.Terminal() {
+		// A reason says why a job waits: slurmdbd keeps none for one
+		// that ended.
+		rec.Reason = ""
 	}
 	if j.Alloc != nil && !j.StartTime.IsZero() {
 		rec.Nodes = hostlist.Compress(j.Alloc.NodeNames())

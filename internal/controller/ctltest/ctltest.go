@@ -14,11 +14,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/internal/acctdb"
 	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/job"
@@ -87,6 +89,8 @@ func Config(stateDir string) controller.Config {
 		MinJobAge:     300 * time.Second,
 		Defaults:      sched.Defaults{DefMemPerCPU: 1000},
 		Keys:          clusterkey.NewHolder(clusterkey.FromSecret(Key)),
+		// The embedded store, as a plain controller has it.
+		Accounting: acctdb.NewLazy(acctdb.Config{Kind: acctdb.SQLite, Path: filepath.Join(stateDir, acctdb.Embedded)}),
 	}
 	for _, name := range NodeNames {
 		n := node.Node{
@@ -269,6 +273,9 @@ func (c *Cluster) Close() {
 	}
 	if err := c.Ctl.Close(); err != nil {
 		c.T.Errorf("close controller: %v", err)
+	}
+	if l, ok := c.Cfg.Accounting.(*acctdb.Lazy); ok {
+		l.Close()
 	}
 	c.Ctl = nil
 }
