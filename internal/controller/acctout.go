@@ -128,8 +128,12 @@ type runKey struct {
 // sacct shows it REQUEUED.
 func (s *fsm) putRun(j *job.Job, ended bool) {
 	rec := jobRecord(j)
-	if ended && !j.State.Terminal() {
+	switch {
+	case ended && !j.State.Terminal():
 		rec.State = "REQUEUED"
+	case !j.State.Terminal():
+		// The end slurmctld expects for a running job is not one yet.
+		rec.End = time.Time{}
 	}
 	s.Outbox.putJob(rec)
 	if j.StartTime.IsZero() || j.BatchHost == "" {

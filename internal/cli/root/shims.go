@@ -5,6 +5,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/connect"
+	"github.com/droverhq/drover/internal/cli/sacct"
 	"github.com/droverhq/drover/internal/cli/sacctmgr"
 	"github.com/droverhq/drover/internal/cli/salloc"
 	"github.com/droverhq/drover/internal/cli/sbatch"
@@ -21,6 +22,7 @@ type shim = clienv.Command
 
 // shims are the drop-in commands, by the name drover is invoked as.
 var shims = map[string]shim{
+	"sacct":    sacct.Run,
 	"sacctmgr": sacctmgr.Run,
 	"salloc":   salloc.Run,
 	"sbatch":   sbatch.Run,

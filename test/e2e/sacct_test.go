@@ -1,0 +1,136 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sacctReference is a capture of real Slurm's sacct with the job ids
+// and the partition of this test's jobs in place of the captured ones.
+func sacctReference(t *testing.T, name string, ids map[string]string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "reference", "cli", name+".out"))
+	if err != nil {
+		t.Skipf("reference capture: %v", err)
+	}
+	out := string(data)
+	for old, id := range ids {
+		re := regexp.MustCompile(`(?m)^` + old + `([ .|])(\S*)( *)`)
+		out = re.ReplaceAllStringFunc(out, func(m string) string {
+			// In fixed columns the id's column keeps its width.
+			sub := re.FindStringSubmatch(m)
+			if sub[1] == "|" {
+				return id + m[len(old):]
+			}
+			head := id + sub[1] + sub[2]
+			if sub[3] == "" {
+				return head
+			}
+			return head + strings.Repeat(" ", max(1, len(m)-len(head)))
+		})
+	}
+	// The captured cluster's partition is "debug", this one's "batch".
+	out = strings.ReplaceAll(out, "      debug", "      batch")
+	return strings.ReplaceAll(out, "|debug|", "|batch|")
+}
+
+// TestSacct: jobs that completed, failed, were cancelled and still run,
+// as sacct shows them, compared with real Slurm's sacct for the same
+// jobs; its options and errors.
+func TestSacct(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1, CPUs: 4})
+	completed := c.Submit("", "-J", "completed_job", "--wrap", "true")
+	failed := c.Submit("", "-J", "failed_job", "--wrap", "exit 3")
+	cancelled := c.Submit("", "-J", "cancelled_job", "--wrap", "sleep 300")
+	running := c.Submit("", "-J", "running_job", "--wrap", "sleep 300")
+	c.WaitState(completed, "COMPLETED", 20*time.Second)
+	c.WaitState(failed, "FAILED", 20*time.Second)
+	c.WaitState(cancelled, "RUNNING", 20*time.Second)
+	c.WaitState(running, "RUNNING", 20*time.Second)
+	c.MustRun("", "scancel", cancelled)
+	c.WaitState(cancelled, "CANCELLED", 20*time.Second)
+	ids := strings.Join([]string{completed, failed, cancelled, running}, ",")
+	// Records reach the store within the accounting agent's period.
+	want := fmt.Sprintf("%s|COMPLETED\n%s|FAILED\n%s|CANCELLED by 0\n%s|RUNNING\n", completed, failed, cancelled, running)
+	var got string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if got = c.MustRun("", "sacct", "-X", "-n", "-P", "-o", "JobID,State", "-j", ids); got == want {
+			break
+		}
+	}
+	if got != want {
+		t.Fatalf("sacct -X -n -P:\n%s\nwant:\n%s", got, want)
+	}
+	subst := map[string]string{"125": completed, "126": failed, "127": cancelled, "128": running}
+	ref := sacctReference(t, "sacct_default", subst)
+	// The capture has two more jobs (129, a GPU job, and 130-131): this
+	// test's four come first.
+	wantLines := strings.SplitAfter(ref, "\n")[:10]
+	if got := c.MustRun("", "sacct", "-j", ids); got != strings.Join(wantLines, "") {
+		t.Errorf("sacct -j:\n%s\nwant (real Slurm's):\n%s", got, strings.Join(wantLines, ""))
+	}
+	refP := strings.SplitAfter(sacctReference(t, "sacct_P", subst), "\n")[:9]
+	if got := c.MustRun("", "sacct", "-P", "-j", ids); got != strings.Join(refP, "") {
+		t.Errorf("sacct -P:\n%s\nwant (real Slurm's):\n%s", got, strings.Join(refP, ""))
+	}
+	refp := strings.SplitAfter(sacctReference(t, "sacct_p", subst), "\n")[:9]
+	if got := c.MustRun("", "sacct", "-p", "-j", ids); got != strings.Join(refp, "") {
+		t.Errorf("sacct -p:\n%s\nwant (real Slurm's):\n%s", got, strings.Join(refp, ""))
+	}
+	refLong := sacctReference(t, "sacct_cancelled_state_long", subst)
+	if got := c.MustRun("", "sacct", "-j", cancelled, "--format=JobID,State%30,ExitCode,DerivedExitCode"); got != refLong {
+		t.Errorf("sacct --format with a width:\n%s\nwant (real Slurm's):\n%s", got, refLong)
+	}
+	// Elapsed differs from the capture's: compared apart.
+	elapsed := regexp.MustCompile(`\|\d\d:\d\d:\d\d\|`)
+	refFmt := strings.SplitAfter(sacctReference(t, "sacct_format_P", subst), "\n")[:9]
+	if got := c.MustRun("", "sacct", "--format=JobID,JobName,State,ExitCode,Elapsed,AllocTRES", "-P", "-j", ids); elapsed.ReplaceAllString(got, "|E|") != elapsed.ReplaceAllString(strings.Join(refFmt, ""), "|E|") {
+		t.Errorf("sacct --format -P:\n%s\nwant (real Slurm's):\n%s", got, strings.Join(refFmt, ""))
+	}
+	// A job that does not exist: the header alone, as Slurm's.
+	if got, want := c.MustRun("", "sacct", "-j", "999999"), sacctReference(t, "err_sacct_unknown_job", nil); got != want {
+		t.Errorf("sacct -j 999999:\n%s\nwant:\n%s", got, want)
+	}
+	// Selections.
+	for args, want := range map[string]string{
+		"-s F":                    failed + "\n",
+		"-s CD,CA":                completed + "\n" + cancelled + "\n",
+		"--name running_job":      running + "\n",
+		"-j " + failed + ".batch": failed + ".batch\n",
+		"-u nobody -j " + failed:  "",
+	} {
+		a := append([]string{"-n", "-P", "-o", "JobID"}, strings.Fields(args)...)
+		if !strings.Contains(args, "-j") {
+			a = append(a, "-X", "-S", "now-1hour")
+		}
+		if got := c.MustRun("", "sacct", a...); got != want {
+			t.Errorf("sacct %s: %q, want %q", args, got, want)
+		}
+	}
+	// Errors, in Slurm's words.
+	if r := c.Run("", "sacct", "-o", "JobID,Bogus"); r.Code != 1 || r.Stderr != "Invalid field requested: \"Bogus\"\n" {
+		t.Errorf("a bad field: %+v", r)
+	}
+	if r := c.Run("", "sacct", "--bogus"); r.Code != 1 || !strings.Contains(r.Stderr, "unrecognized option '--bogus'") {
+		t.Errorf("a bad option: %+v", r)
+	}
+	if r := c.Run("", "sacct", "-S", "not-a-time"); r.Code != 1 || !strings.Contains(r.Stderr, "Invalid time") {
+		t.Errorf("a bad time: %+v", r)
+	}
+}
+
+// TestSacctDisabled: under accounting_storage/none sacct says so and
+// fails, as Slurm's does.
+func TestSacctDisabled(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1, Extra: "AccountingStorageType=accounting_storage/none\n"})
+	if r := c.Run("", "sacct"); r.Code != 1 || r.Stderr != "Slurm accounting storage is disabled\n" {
+		t.Errorf("sacct: %+v", r)
+	}
+}
