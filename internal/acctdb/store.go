@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +50,17 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 	case SQLite:
 		if c.Path == "" {
 			return nil, errors.New("accounting store: SQLite needs a file")
+		}
+		// Job records are other users' business (PrivateData): the file
+		// is the daemon's alone, and SQLite gives its -wal and -shm
+		// files the same mode.
+		f, err := os.OpenFile(c.Path, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("accounting store: %w", err)
+		}
+		f.Close()
+		if err := os.Chmod(c.Path, 0o600); err != nil {
+			return nil, fmt.Errorf("accounting store: %w", err)
 		}
 		// WAL lets sacct read while the controller writes; synchronous
 		// FULL makes a commit durable before the controller lets go of

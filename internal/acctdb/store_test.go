@@ -160,6 +160,9 @@ func TestMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the store's file: %v %v", st.Mode(), err)
+	}
 	s, err = Open(ctx, Config{Kind: SQLite, Path: path})
 	if err != nil {
 		t.Fatal(err)
