@@ -136,7 +136,8 @@ func (s *fsm) putRun(j *job.Job, ended bool) {
 		rec.End = time.Time{}
 	}
 	s.Outbox.putJob(rec)
-	if j.StartTime.IsZero() || j.BatchHost == "" {
+	if j.StartTime.IsZero() || j.BatchHost == "" || j.Req.Interactive {
+		// Not started, or an allocation without a batch script.
 		return
 	}
 	st := acctdb.Step{JobID: rec.JobID, Run: rec.Run, StepID: acctdb.StepBatch, Name: "batch",
@@ -167,12 +168,17 @@ func (s *fsm) putRun(j *job.Job, ended bool) {
 
 // putStep records one of srun's steps; end is zero while it runs.
 func (s *fsm) putStep(j *job.Job, st *job.Step, state string, end time.Time) {
+	s.putStepEnd(j, st, state, end, 0, 0)
+}
+
+// putStepEnd records one of srun's steps with its exit status.
+func (s *fsm) putStepEnd(j *job.Job, st *job.Step, state string, end time.Time, exitCode, signal int32) {
 	if !s.acctOn {
 		return
 	}
 	rec := acctdb.Step{JobID: uint32(j.ID), Run: j.RestartCount, StepID: st.ID, Name: st.Name,
 		Nodes: hostlist.Compress(st.Nodes), NodeCount: uint32(len(st.Nodes)), Tasks: st.NumTasks(),
-		Start: st.StartTime, State: state}
+		Start: st.StartTime, State: state, ExitCode: exitCode, Signal: signal}
 	var cpus uint32
 	for _, c := range st.CPUs {
 		cpus += c
@@ -227,8 +233,13 @@ func jobRecord(j *job.Job) acctdb.Job {
 }
 
 // stepEndState is what a step still running becomes when its job stops:
-// cancelled with the job, or the job's own end.
+// cancelled with the job, or the job's own end. An allocation without a
+// batch script (srun's own, salloc's) ends with its step: the step ends
+// as the job does.
 func stepEndState(j *job.Job) string {
+	if j.Req.Interactive && j.State.Terminal() {
+		return j.State.String()
+	}
 	switch j.State {
 	case job.Completed, job.Failed:
 		// The batch script ended first; what it left running was

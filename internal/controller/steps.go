@@ -32,6 +32,16 @@ type stepCmd struct {
 type stepEndCmd struct {
 	JobID  job.ID `json:"job_id"`
 	StepID uint32 `json:"step_id"`
+	// How it ended, as srun reports it (accounting's record).
+	ExitCode  int32 `json:"exit_code,omitempty"`
+	Signal    int32 `json:"signal,omitempty"`
+	Cancelled bool  `json:"cancelled,omitempty"`
+}
+
+// StepEnd is how a step ended, as srun reports it.
+type StepEnd struct {
+	ExitCode, Signal int32
+	Cancelled        bool
 }
 
 // StepCredLifetime is how long a step's credential may be used to launch
@@ -71,7 +81,14 @@ func (s *fsm) applyStepEnd(c *command) applyResult {
 		return applyResult{Err: slurmerr.New(slurmerr.InvalidJobID, "no step %d.%d", e.JobID, e.StepID)}
 	}
 	if j := s.Jobs[e.JobID]; j != nil {
-		s.putStep(j, steps[i], "COMPLETED", c.Time)
+		state := "COMPLETED"
+		switch {
+		case e.Cancelled:
+			state = "CANCELLED"
+		case e.Signal != 0 || e.ExitCode != 0:
+			state = "FAILED"
+		}
+		s.putStepEnd(j, steps[i], state, c.Time, e.ExitCode, e.Signal)
 	}
 	s.Steps[e.JobID] = slices.Delete(steps, i, i+1)
 	if len(s.Steps[e.JobID]) == 0 {
@@ -237,7 +254,7 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 		Nodes: lay.Nodes, SrunAddr: req.SrunAddr, SrunCert: req.SrunCert, Expires: c.now().Add(StepCredLifetime),
 	})
 	if err != nil {
-		return StepGrant{}, errors.Join(err, c.EndStep(ctx, who, j.ID, st.ID))
+		return StepGrant{}, errors.Join(err, c.EndStep(ctx, who, j.ID, st.ID, StepEnd{Cancelled: true}))
 	}
 	return StepGrant{Step: st, Layout: lay, NodeAddrs: addrList, Cred: cred, Job: &jobCopy}, nil
 }
@@ -278,7 +295,7 @@ func stepGPUs(topo []gres.TopoGPU, job []int, tasks, perNode, perTask int) []int
 }
 
 // EndStep removes a step that ended (srun reports it).
-func (c *Controller) EndStep(ctx context.Context, who Identity, jobID job.ID, stepID uint32) error {
+func (c *Controller) EndStep(ctx context.Context, who Identity, jobID job.ID, stepID uint32, how StepEnd) error {
 	c.mu.RLock()
 	var st *job.Step
 	for _, s := range c.st.Steps[jobID] {
@@ -293,7 +310,8 @@ func (c *Controller) EndStep(ctx context.Context, who Identity, jobID job.ID, st
 	if st.UserID != who.UID && !c.privileged(who) {
 		return slurmerr.New(slurmerr.AccessDenied, "")
 	}
-	_, err := c.propose(ctx, &command{Op: opStepEnd, StepEnd: &stepEndCmd{JobID: jobID, StepID: stepID}})
+	_, err := c.propose(ctx, &command{Op: opStepEnd, StepEnd: &stepEndCmd{JobID: jobID, StepID: stepID,
+		ExitCode: how.ExitCode, Signal: how.Signal, Cancelled: how.Cancelled}})
 	return err
 }
 

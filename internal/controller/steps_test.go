@@ -65,13 +65,13 @@ func TestCreateStep(t *testing.T) {
 	if steps := c.Ctl.Steps(); len(steps) != 3 || steps[0].ID != job.BatchStep || steps[1].ID != 0 || steps[2].ID != 1 {
 		t.Fatalf("steps %+v", steps)
 	}
-	if err := c.Ctl.EndStep(ctx, ctltest.Bob, id, 0); slurmCode(err) != slurmerr.AccessDenied {
+	if err := c.Ctl.EndStep(ctx, ctltest.Bob, id, 0, controller.StepEnd{}); slurmCode(err) != slurmerr.AccessDenied {
 		t.Errorf("bob ended alice's step: %v", err)
 	}
-	if err := c.Ctl.EndStep(ctx, ctltest.Alice, id, 0); err != nil {
+	if err := c.Ctl.EndStep(ctx, ctltest.Alice, id, 0, controller.StepEnd{}); err != nil {
 		t.Fatalf("end step: %v", err)
 	}
-	if err := c.Ctl.EndStep(ctx, ctltest.Alice, id, 0); slurmCode(err) != slurmerr.InvalidJobID {
+	if err := c.Ctl.EndStep(ctx, ctltest.Alice, id, 0, controller.StepEnd{}); slurmCode(err) != slurmerr.InvalidJobID {
 		t.Errorf("ending a step twice: %v", err)
 	}
 	next, err := c.Ctl.CreateStep(ctx, ctltest.Alice, stepReq(id, 1))

@@ -97,8 +97,15 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 		ctl.StatsRef().CountRPC("REQUEST_STEP_COMPLETE")
 		caller, _ := authctx.From(r.Context())
 		id, step, err := pathStep(r)
+		var end stepproto.EndRequest
 		if err == nil {
-			err = ctl.EndStep(r.Context(), caller.Identity, job.ID(id), step)
+			// The body is optional: an older srun sends none.
+			if derr := json.NewDecoder(io.LimitReader(r.Body, maxStepBody)).Decode(&end); derr != nil && derr != io.EOF {
+				err = slurmerr.New(slurmerr.Unspecified, "malformed step end: %v", derr)
+			}
+		}
+		if err == nil {
+			err = ctl.EndStep(r.Context(), caller.Identity, job.ID(id), step, controller.StepEnd{ExitCode: end.ExitCode, Signal: end.Signal, Cancelled: end.Cancelled})
 		}
 		if err != nil {
 			replyError(w, err, "step complete")

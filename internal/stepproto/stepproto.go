@@ -54,6 +54,15 @@ type CreateRequest struct {
 	Argv     []string `json:"argv"`
 }
 
+// EndRequest is srun's report of a step's end (optional body of
+// PathEnd): the highest exit code of its tasks, or the signal that ended
+// one, and whether srun ended the step (a signal, --kill-on-bad-exit).
+type EndRequest struct {
+	ExitCode  int32 `json:"exit_code"`
+	Signal    int32 `json:"signal,omitempty"`
+	Cancelled bool  `json:"cancelled,omitempty"`
+}
+
 // Grant is a created step: its layout, where its nodes' daemons listen,
 // its credential, and the job's side of the environment.
 type Grant struct {

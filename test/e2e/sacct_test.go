@@ -125,6 +125,38 @@ func TestSacct(t *testing.T) {
 	}
 }
 
+// TestSacctSteps: srun's steps are recorded with how they ended, and an
+// srun with an allocation of its own leaves a job and a step.
+func TestSacctSteps(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1, CPUs: 2})
+	batch := c.Submit("", "--wrap", "srun true; srun sh -c 'exit 4'; srun sh -c 'kill -9 $$'; true")
+	c.WaitState(batch, "COMPLETED", 30*time.Second)
+	r := c.Run("", "srun", "-J", "own", "true")
+	if r.Code != 0 {
+		t.Fatalf("srun: %+v", r)
+	}
+	want := batch + "|COMPLETED|0:0\n" + batch + ".batch|COMPLETED|0:0\n" + batch + ".0|COMPLETED|0:0\n" +
+		batch + ".1|FAILED|4:0\n" + batch + ".2|FAILED|0:9\n"
+	var got string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if got = c.MustRun("", "sacct", "-n", "-P", "-o", "JobID,State,ExitCode", "-j", batch); got == want {
+			break
+		}
+	}
+	if got != want {
+		t.Errorf("a batch job's steps:\n%s\nwant:\n%s", got, want)
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if got = c.MustRun("", "sacct", "-n", "-P", "-o", "JobName,State,ExitCode", "--name", "own", "-S", "now-1hour"); got == "own|COMPLETED|0:0\nown|COMPLETED|0:0\n" {
+			break
+		}
+	}
+	if got != "own|COMPLETED|0:0\nown|COMPLETED|0:0\n" {
+		t.Errorf("srun's own allocation:\n%s", got)
+	}
+}
+
 // TestSacctDisabled: under accounting_storage/none sacct says so and
 // fails, as Slurm's does.
 func TestSacctDisabled(t *testing.T) {

@@ -158,11 +158,9 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 	}
 	s.wait(sigs)
 	s.report()
-	if !o.ownAllocation {
-		// Otherwise releasing the allocation, next, ends the step
-		// with it: one request fewer for a plain `srun hostname`.
-		s.end()
-	}
+	// Even with an allocation of its own, which is released next: the
+	// step's accounting record says how it ended.
+	s.end()
 	return s.exitCode()
 }
 
@@ -507,9 +505,30 @@ func (s *stepRun) end() {
 	defer cancel()
 	path := strings.NewReplacer("{job_id}", strconv.FormatUint(uint64(s.grant.JobID), 10),
 		"{step_id}", strconv.FormatUint(uint64(s.grant.StepID), 10)).Replace(stepproto.PathEnd)
-	if err := s.cmd.Call(ctx, "POST", path, nil, nil); err != nil {
+	if err := s.cmd.Call(ctx, "POST", path, s.endReport(), nil); err != nil {
 		fmt.Fprintf(s.cmd.Stderr, "srun: error: step complete for StepId=%d.%d: %v\n", s.grant.JobID, s.grant.StepID, err)
 	}
+}
+
+// endReport is how the step ended, for its accounting record: the
+// highest exit code of its tasks, or the highest signal that ended one.
+func (s *stepRun) endReport() stepproto.EndRequest {
+	var out stepproto.EndRequest
+	if s.hub != nil {
+		s.hub.mu.Lock()
+		for _, st := range s.hub.status {
+			if st.Signaled {
+				out.Signal = max(out.Signal, st.Code)
+			} else {
+				out.ExitCode = max(out.ExitCode, st.Code)
+			}
+		}
+		s.hub.mu.Unlock()
+	}
+	s.mu.Lock()
+	out.Cancelled = s.cancelled
+	s.mu.Unlock()
+	return out
 }
 
 // signalText is strsignal's wording ("Killed", "Segmentation fault").
