@@ -216,7 +216,7 @@ func acctStepToWire(j *acctdb.Job, st *acctdb.Step, now time.Time) api.V0044Step
 		State: []api.V0044StepStateItem{api.V0044StepStateItem(st.State)},
 		Step:  api.NewOptV0044StepStep(api.V0044StepStep{ID: api.NewOptString(id), Name: api.NewOptString(st.Name)}),
 		Tasks: api.NewOptV0044StepTasks(api.V0044StepTasks{Count: api.NewOptInt32(int32(st.Tasks))}),
-		Tres:  api.NewOptV0044StepTres(api.V0044StepTres{Allocated: tresOf(st.AllocTRES, nil)}),
+		Tres:  api.NewOptV0044StepTres(stepUsageTRES(st)),
 	}
 	t := api.V0044StepTime{
 		Elapsed: api.NewOptInt32(int32(elapsed(st.Start, st.End, now).Seconds())), Suspended: api.NewOptInt32(0),
@@ -344,4 +344,35 @@ func killerName(uid uint32) string {
 		return id.Name
 	}
 	return strconv.FormatUint(uint64(uid), 10)
+}
+
+// stepUsageTRES is a step's TRES as slurmdbd keeps them: allocated, and
+// its usage as TRES (TRESUsageIn* in "requested": memory and bytes read;
+// TRESUsageOut* in "consumed": bytes written).
+func stepUsageTRES(st *acctdb.Step) api.V0044StepTres {
+	u := st.Usage
+	tres := func(typ, name string, id int32, n uint64) api.V0044Tres {
+		return api.V0044Tres{Type: typ, Name: api.NewOptString(name), ID: api.NewOptInt32(id), Count: api.NewOptInt64(int64(n))}
+	}
+	out := api.V0044StepTres{Allocated: tresOf(st.AllocTRES, nil),
+		Requested: api.NewOptV0044StepTresRequested(api.V0044StepTresRequested{Average: api.V0044TresList{}, Max: api.V0044StepTresReqMax{}, Min: api.V0044StepTresReqMin{}, Total: api.V0044TresList{}}),
+		Consumed:  api.NewOptV0044StepTresConsumed(api.V0044StepTresConsumed{Average: api.V0044TresList{}, Max: api.V0044StepTresUsageMax{}, Min: api.V0044StepTresUsageMin{}, Total: api.V0044TresList{}}),
+	}
+	if u == (acctdb.Usage{}) {
+		return out
+	}
+	in := api.V0044StepTresRequested{
+		Max:     api.V0044StepTresReqMax{tres("mem", "", 2, u.MaxRSS), tres("fs", "disk", 6, u.MaxDiskRead)},
+		Min:     api.V0044StepTresReqMin{tres("mem", "", 2, u.AveRSS), tres("fs", "disk", 6, u.MaxDiskRead)},
+		Average: api.V0044TresList{tres("mem", "", 2, u.AveRSS), tres("fs", "disk", 6, u.MaxDiskRead)},
+		Total:   api.V0044TresList{tres("mem", "", 2, u.MaxRSS), tres("fs", "disk", 6, u.MaxDiskRead)},
+	}
+	outT := api.V0044StepTresConsumed{
+		Max:     api.V0044StepTresUsageMax{tres("fs", "disk", 6, u.MaxDiskWrite)},
+		Min:     api.V0044StepTresUsageMin{tres("fs", "disk", 6, u.MaxDiskWrite)},
+		Average: api.V0044TresList{tres("fs", "disk", 6, u.MaxDiskWrite)},
+		Total:   api.V0044TresList{tres("fs", "disk", 6, u.MaxDiskWrite)},
+	}
+	out.Requested, out.Consumed = api.NewOptV0044StepTresRequested(in), api.NewOptV0044StepTresConsumed(outT)
+	return out
 }

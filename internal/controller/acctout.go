@@ -143,6 +143,10 @@ func (s *fsm) putRun(j *job.Job, ended bool) {
 	st := acctdb.Step{JobID: rec.JobID, Run: rec.Run, StepID: acctdb.StepBatch, Name: "batch",
 		Nodes: j.BatchHost, NodeCount: 1, Tasks: 1, Start: j.StartTime, End: rec.End, State: rec.State,
 		ExitCode: j.ExitCode, Signal: j.Signal}
+	if u := j.BatchUsage; u != nil {
+		st.Usage = acctdb.Usage{UserCPU: u.UserCPU, SystemCPU: u.SystemCPU, MaxRSS: u.MaxRSS, MaxRSSNode: j.BatchHost,
+			AveRSS: u.MaxRSS, MaxDiskRead: u.MaxDiskRead, MaxDiskWrite: u.MaxDiskWrite}
+	}
 	if j.Alloc != nil && len(j.Alloc.Nodes) > 0 {
 		na := j.Alloc.Nodes[0]
 		st.CPUs = na.CPUs

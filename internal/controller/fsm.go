@@ -116,10 +116,11 @@ type startEntry struct {
 
 // endCmd records how a running job ended (its processes are gone).
 type endCmd struct {
-	JobID    job.ID    `json:"job_id"`
-	State    job.State `json:"state"`
-	ExitCode int32     `json:"exit_code"`
-	Signal   int32     `json:"signal"`
+	JobID    job.ID     `json:"job_id"`
+	State    job.State  `json:"state"`
+	ExitCode int32      `json:"exit_code"`
+	Signal   int32      `json:"signal"`
+	Usage    *job.Usage `json:"usage,omitempty"`
 }
 
 // cancelCmd ends pending jobs at once and marks running ones CANCELLED and
@@ -510,6 +511,7 @@ func (s *fsm) applyEnd(c *command) applyResult {
 		j.Completing = false
 	}
 	j.ExitCode, j.Signal = e.ExitCode, e.Signal
+	j.BatchUsage = e.Usage
 	switch {
 	case j.State == job.Failed && e.Signal != 0:
 		// slurmctld's FAIL_SIGNAL: the script died of a signal.

@@ -308,7 +308,7 @@ func (c *Controller) JobDone(ctx context.Context, d nodeproto.JobDone) error {
 		case d.Kind == nodeproto.EndFailed, d.ExitCode != 0, d.Signal != 0:
 			st = job.Failed
 		}
-		cmd = &command{Op: opEnd, End: &endCmd{JobID: id, State: st, ExitCode: d.ExitCode, Signal: d.Signal}}
+		cmd = &command{Op: opEnd, End: &endCmd{JobID: id, State: st, ExitCode: d.ExitCode, Signal: d.Signal, Usage: d.Usage}}
 	}
 	if !d.EndTime.IsZero() {
 		cmd.Time = d.EndTime

@@ -217,6 +217,9 @@ type Job struct {
 	Completing bool
 	// CancelledBy is the uid that cancelled the job.
 	CancelledBy uint32
+	// BatchUsage is what the batch script's processes used, reported by
+	// its node when it ended (nil: not reported).
+	BatchUsage *Usage `json:",omitempty"`
 	// RequeueOnEnd marks a running job that scontrol requeue asked to
 	// requeue (held, with RequeueHold) once its processes are gone. It is
 	// part of the state, so a controller restarted meanwhile still

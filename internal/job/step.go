@@ -49,3 +49,14 @@ func (s *Step) NumTasks() uint32 {
 	}
 	return n
 }
+
+// Usage is what a step's processes used, as the kernel reported it when
+// they were reaped (getrusage): CPU times, the largest resident set, and
+// bytes read and written from storage.
+type Usage struct {
+	UserCPU      time.Duration `json:"user_cpu,omitempty"`
+	SystemCPU    time.Duration `json:"system_cpu,omitempty"`
+	MaxRSS       uint64        `json:"max_rss,omitempty"`
+	MaxDiskRead  uint64        `json:"max_disk_read,omitempty"`
+	MaxDiskWrite uint64        `json:"max_disk_write,omitempty"`
+}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/outpattern"
 	"github.com/droverhq/drover/internal/proctrack"
@@ -223,6 +224,7 @@ func (j *runningJob) wait() {
 	var ee *exec.ExitError
 	switch {
 	case st != nil:
+		d.Usage = usageOf(st)
 		ws := st.Sys().(syscall.WaitStatus)
 		if ws.Signaled() {
 			d.Signal = int32(ws.Signal())
@@ -279,4 +281,21 @@ func writeExecutable(path string, data []byte) error {
 	syscall.ForkLock.RLock()
 	defer syscall.ForkLock.RUnlock()
 	return os.WriteFile(path, data, 0o700)
+}
+
+// usageOf is what a reaped process and the children it reaped used, as
+// the kernel counts it (getrusage): ru_maxrss is in KiB, the block
+// counts in 512-byte units.
+func usageOf(st *os.ProcessState) *job.Usage {
+	ru, ok := st.SysUsage().(*syscall.Rusage)
+	if !ok || ru == nil {
+		return nil
+	}
+	return &job.Usage{
+		UserCPU:      time.Duration(ru.Utime.Nano()),
+		SystemCPU:    time.Duration(ru.Stime.Nano()),
+		MaxRSS:       uint64(ru.Maxrss) << 10,
+		MaxDiskRead:  uint64(ru.Inblock) * 512,
+		MaxDiskWrite: uint64(ru.Oublock) * 512,
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/msgauth"
 )
 
@@ -132,6 +133,8 @@ type JobDone struct {
 	EndTime  time.Time `json:"end_time"`
 	// Error explains EndFailed.
 	Error string `json:"error,omitempty"`
+	// Usage is what the script's processes used (nil: unknown).
+	Usage *job.Usage `json:"usage,omitempty"`
 }
 
 // Launch asks a node daemon to run a batch job (REQUEST_BATCH_JOB_LAUNCH).

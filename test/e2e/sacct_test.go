@@ -132,6 +132,19 @@ func TestSacctSteps(t *testing.T) {
 	c := NewCluster(t, ClusterOptions{Nodes: 1, CPUs: 2})
 	batch := c.Submit("", "--wrap", "srun true; srun sh -c 'exit 4'; srun sh -c 'kill -9 $$'; true")
 	c.WaitState(batch, "COMPLETED", 30*time.Second)
+	// A script that spends CPU: its batch step's usage, from its node.
+	busy := c.Submit("", "--wrap", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done")
+	c.WaitState(busy, "COMPLETED", 60*time.Second)
+	usage := regexp.MustCompile(`^(\d\d):(\d\d\.\d{3})\|\d+(\.\d\d)?[KMG]\|n1\n$`)
+	var u string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if u = c.MustRun("", "sacct", "-n", "-P", "-o", "TotalCPU,MaxRSS,MaxRSSNode", "-j", busy+".batch"); usage.MatchString(u) {
+			break
+		}
+	}
+	if m := usage.FindStringSubmatch(u); m == nil || (m[1] == "00" && m[2] == "00.000") {
+		t.Errorf("the batch step's usage: %q", u)
+	}
 	r := c.Run("", "srun", "-J", "own", "true")
 	if r.Code != 0 {
 		t.Fatalf("srun: %+v", r)

@@ -45,6 +45,11 @@ type row struct {
 	userCPU, sysCPU   float64
 	totalCPU          float64
 	killUser          string
+	// Usage of a step, in bytes; hasUsage says its node reported it.
+	hasUsage                  bool
+	maxRSS, aveRSS            int64
+	maxDiskRead, maxDiskWrite int64
+	maxRSSNode                string
 }
 
 // field is a column -o can name, with sacct's default width; left says
@@ -129,9 +134,34 @@ func init() {
 		{"SystemCPU", 10, false, func(r *row, _ *cellCtx) string { return cpuTime(r.sysCPU) }},
 		{"TotalCPU", 10, false, func(r *row, _ *cellCtx) string { return cpuTime(r.totalCPU) }},
 		{"KillRequestUser", 10, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.killUser) }},
+		{"MaxRSS", 10, false, func(r *row, _ *cellCtx) string { return usage(r, r.maxRSS) }},
+		{"AveRSS", 10, false, func(r *row, _ *cellCtx) string { return usage(r, r.aveRSS) }},
+		{"MaxRSSNode", 10, false, func(r *row, _ *cellCtx) string { return r.maxRSSNode }},
+		{"MaxDiskRead", 12, false, func(r *row, _ *cellCtx) string { return usage(r, r.maxDiskRead) }},
+		{"MaxDiskWrite", 12, false, func(r *row, _ *cellCtx) string { return usage(r, r.maxDiskWrite) }},
 	} {
 		fields[strings.ToLower(f.name)] = f
 	}
+}
+
+// usage prints a step's byte count as sacct does (convert_num_unit:
+// divided by 1024 while it is 1024 or more, "5.01M"), empty on lines
+// without usage.
+func usage(r *row, bytes int64) string {
+	if !r.hasUsage {
+		return ""
+	}
+	v := float64(bytes)
+	units := []string{"", "K", "M", "G", "T", "P"}
+	i := 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if v == float64(int64(v)) {
+		return strconv.FormatInt(int64(v), 10) + units[i]
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + units[i]
 }
 
 // stepBlank leaves a job-only field empty on a step's line.

@@ -533,6 +533,16 @@ func stepRow(s *v0044.V0044Step, job *row, now int64) row {
 	if r.start != 0 && r.end == 0 {
 		r.elapsed = now - r.start
 	}
+	tr := s.Tres.Or(v0044.V0044StepTres{})
+	in := tr.Requested.Or(v0044.V0044StepTresRequested{})
+	out := tr.Consumed.Or(v0044.V0044StepTresConsumed{})
+	r.maxRSS, r.hasUsage = tresCount(in.Max, "mem"), len(in.Max) > 0
+	r.aveRSS = tresCount(in.Average, "mem")
+	r.maxDiskRead = tresCount(in.Max, "fs/disk")
+	r.maxDiskWrite = tresCount(out.Max, "fs/disk")
+	if r.hasUsage {
+		r.maxRSSNode = r.nodes
+	}
 	r.userCPU = cpuSecs(t.User.Or(v0044.V0044StepTimeUser{}).Seconds.Or(0), int64(t.User.Or(v0044.V0044StepTimeUser{}).Microseconds.Or(0)))
 	r.sysCPU = cpuSecs(t.System.Or(v0044.V0044StepTimeSystem{}).Seconds.Or(0), int64(t.System.Or(v0044.V0044StepTimeSystem{}).Microseconds.Or(0)))
 	r.totalCPU = r.userCPU + r.sysCPU
@@ -540,6 +550,20 @@ func stepRow(s *v0044.V0044Step, job *row, now int64) row {
 }
 
 func cpuSecs(s, us int64) float64 { return float64(s) + float64(us)/1e6 }
+
+// tresCount is a TRES's count in a list (0: not there).
+func tresCount(list []v0044.V0044Tres, name string) int64 {
+	for _, t := range list {
+		n := t.Type
+		if s := t.Name.Or(""); s != "" {
+			n += "/" + s
+		}
+		if n == name {
+			return t.Count.Or(0)
+		}
+	}
+	return 0
+}
 
 // uidOf gives the uid of a user name for "CANCELLED by UID"; a name this
 // host does not know stays a name.
