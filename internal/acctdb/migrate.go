@@ -48,6 +48,17 @@ var migrations = [][]string{
 			PRIMARY KEY (cluster, job_id, run, step_id)
 		)`,
 	},
+	{
+		`CREATE TABLE step_usage (
+			cluster TEXT NOT NULL,
+			job_id BIGINT NOT NULL,
+			run BIGINT NOT NULL,
+			step_id BIGINT NOT NULL,
+			node TEXT NOT NULL,
+			rec TEXT NOT NULL,
+			PRIMARY KEY (cluster, job_id, run, step_id, node)
+		)`,
+	},
 }
 
 // SchemaVersion is the version this build writes.

@@ -116,5 +116,26 @@ type Usage struct {
 	ConsumedEnergy uint64        `json:"consumed_energy,omitempty"`
 }
 
+// NodeUsage is what one node's tasks of a step used, as that node
+// reported it; a step's usage is its nodes' together (Steps).
+type NodeUsage struct {
+	Cluster string `json:"cluster"`
+	JobID   uint32 `json:"job_id"`
+	Run     uint32 `json:"run"`
+	StepID  uint32 `json:"step_id"`
+	Node    string `json:"node"`
+	Tasks   uint32 `json:"tasks"`
+	// Usage's MaxRSSTask is the task of the largest resident set, AveRSS
+	// the node's tasks' average.
+	Usage Usage `json:"usage"`
+}
+
+// Batch is what one write puts in the store.
+type Batch struct {
+	Jobs  []Job
+	Steps []Step
+	Usage []NodeUsage
+}
+
 // TotalCPU is the user and system CPU time together.
 func (u Usage) TotalCPU() time.Duration { return u.UserCPU + u.SystemCPU }

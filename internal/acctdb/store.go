@@ -136,11 +136,17 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (cluster, job_id, run, step_id) DO UPDATE SET state = excluded.state, start_time = excluded.start_time,
 	end_time = excluded.end_time, rec = excluded.rec`
 
-// Put writes job and step records, replacing earlier versions of the
-// same runs and steps, all in one transaction: writing the same records
-// twice is harmless, which is what lets a writer retry after a failure.
-func (s *Store) Put(ctx context.Context, jobs []Job, steps []Step) error {
-	if len(jobs) == 0 && len(steps) == 0 {
+const upsertUsage = `INSERT INTO step_usage (cluster, job_id, run, step_id, node, rec)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (cluster, job_id, run, step_id, node) DO UPDATE SET rec = excluded.rec`
+
+// Put writes job, step and usage records, replacing earlier versions of
+// the same runs, steps and nodes' reports, all in one transaction:
+// writing the same records twice is harmless, which is what lets a
+// writer retry after a failure.
+func (s *Store) Put(ctx context.Context, b Batch) error {
+	jobs, steps := b.Jobs, b.Steps
+	if len(jobs) == 0 && len(steps) == 0 && len(b.Usage) == 0 {
 		return nil
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -182,6 +188,23 @@ func (s *Store) Put(ctx context.Context, jobs []Job, steps []Step) error {
 			if _, err := st.ExecContext(ctx, p.Cluster, int64(p.JobID), int64(p.Run), int64(p.StepID), p.State,
 				unix(p.Start), unix(p.End), string(rec)); err != nil {
 				return fmt.Errorf("accounting store: write step %d.%d: %w", p.JobID, p.StepID, err)
+			}
+		}
+	}
+	if len(b.Usage) > 0 {
+		st, err := tx.PrepareContext(ctx, s.rebind(upsertUsage))
+		if err != nil {
+			return fmt.Errorf("accounting store: prepare: %w", err)
+		}
+		defer st.Close()
+		for i := range b.Usage {
+			u := &b.Usage[i]
+			rec, err := json.Marshal(u)
+			if err != nil {
+				return fmt.Errorf("accounting store: encode usage of %d.%d: %w", u.JobID, u.StepID, err)
+			}
+			if _, err := st.ExecContext(ctx, u.Cluster, int64(u.JobID), int64(u.Run), int64(u.StepID), u.Node, string(rec)); err != nil {
+				return fmt.Errorf("accounting store: write usage of %d.%d: %w", u.JobID, u.StepID, err)
 			}
 		}
 	}
@@ -285,9 +308,68 @@ func (s *Store) Jobs(ctx context.Context, f Filter) ([]Job, error) {
 	return out, nil
 }
 
-// Steps returns the steps of the given runs, by job, run and step id.
+// Steps returns the steps of the given runs, by job, run and step id,
+// with what their nodes reported of their usage put together.
 func (s *Store) Steps(ctx context.Context, runs []Job) ([]Step, error) {
-	var out []Step
+	steps, err := readSteps(ctx, s, runs, "steps", func(rec string) (Step, error) {
+		var p Step
+		err := json.Unmarshal([]byte(rec), &p)
+		return p, err
+	})
+	if err != nil || len(steps) == 0 {
+		return steps, err
+	}
+	usage, err := readSteps(ctx, s, runs, "step_usage", func(rec string) (NodeUsage, error) {
+		var u NodeUsage
+		err := json.Unmarshal([]byte(rec), &u)
+		return u, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	type key struct {
+		cluster          string
+		job, run, stepID uint32
+	}
+	byStep := map[key][]NodeUsage{}
+	for _, u := range usage {
+		k := key{u.Cluster, u.JobID, u.Run, u.StepID}
+		byStep[k] = append(byStep[k], u)
+	}
+	for i := range steps {
+		if us := byStep[key{steps[i].Cluster, steps[i].JobID, steps[i].Run, steps[i].StepID}]; len(us) > 0 {
+			steps[i].Usage = combine(steps[i].Usage, us)
+		}
+	}
+	return steps, nil
+}
+
+// combine puts the nodes' reports of a step together, as sacct's fields
+// mean them: CPU times summed, the largest resident set and where it
+// was, the average over every task, the most one task read and wrote.
+func combine(u Usage, nodes []NodeUsage) Usage {
+	var rssSum float64
+	var tasks uint32
+	for _, n := range nodes {
+		u.UserCPU += n.Usage.UserCPU
+		u.SystemCPU += n.Usage.SystemCPU
+		if n.Usage.MaxRSS >= u.MaxRSS {
+			u.MaxRSS, u.MaxRSSNode, u.MaxRSSTask = n.Usage.MaxRSS, n.Node, n.Usage.MaxRSSTask
+		}
+		rssSum += float64(n.Usage.AveRSS) * float64(n.Tasks)
+		tasks += n.Tasks
+		u.MaxDiskRead = max(u.MaxDiskRead, n.Usage.MaxDiskRead)
+		u.MaxDiskWrite = max(u.MaxDiskWrite, n.Usage.MaxDiskWrite)
+	}
+	if tasks > 0 {
+		u.AveRSS = uint64(rssSum / float64(tasks))
+	}
+	return u
+}
+
+// readSteps reads the rows of table (steps or step_usage) of the given runs.
+func readSteps[T any](ctx context.Context, s *Store, runs []Job, table string, decode func(string) (T, error)) ([]T, error) {
+	var out []T
 	// A query per cluster and batch of jobs keeps the statements short.
 	const batch = 500
 	for i := 0; i < len(runs); i += batch {
@@ -301,11 +383,11 @@ func (s *Store) Steps(ctx context.Context, runs []Job) ([]Step, error) {
 			for _, id := range ids {
 				args = append(args, id)
 			}
-			q := "SELECT rec FROM steps WHERE cluster = ? AND job_id IN (" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") +
+			q := "SELECT rec FROM " + table + " WHERE cluster = ? AND job_id IN (" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") +
 				") ORDER BY job_id, run, step_id"
 			rows, err := s.db.QueryContext(ctx, s.rebind(q), args...)
 			if err != nil {
-				return nil, fmt.Errorf("accounting store: query steps: %w", err)
+				return nil, fmt.Errorf("accounting store: query %s: %w", table, err)
 			}
 			for rows.Next() {
 				var rec string
@@ -313,10 +395,10 @@ func (s *Store) Steps(ctx context.Context, runs []Job) ([]Step, error) {
 					rows.Close()
 					return nil, fmt.Errorf("accounting store: read steps: %w", err)
 				}
-				var p Step
-				if err := json.Unmarshal([]byte(rec), &p); err != nil {
+				p, err := decode(rec)
+				if err != nil {
 					rows.Close()
-					return nil, fmt.Errorf("accounting store: decode a step record: %w", err)
+					return nil, fmt.Errorf("accounting store: decode a %s record: %w", table, err)
 				}
 				out = append(out, p)
 			}
@@ -414,12 +496,12 @@ func (l *Lazy) store(ctx context.Context) (*Store, error) {
 }
 
 // Put is Store.Put, once the store opens.
-func (l *Lazy) Put(ctx context.Context, jobs []Job, steps []Step) error {
+func (l *Lazy) Put(ctx context.Context, b Batch) error {
 	s, err := l.store(ctx)
 	if err != nil {
 		return err
 	}
-	return s.Put(ctx, jobs, steps)
+	return s.Put(ctx, b)
 }
 
 // Jobs is Store.Jobs, once the store opens.

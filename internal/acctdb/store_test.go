@@ -87,12 +87,16 @@ func TestPutAndQuery(t *testing.T) {
 			jobs = append(jobs, arr)
 			steps := []Step{{Cluster: "a", JobID: 1, StepID: StepBatch, Name: "batch", State: "COMPLETED", Start: t0, End: t0.Add(time.Minute),
 				Usage: Usage{UserCPU: time.Second, MaxRSS: 1 << 20}}, {Cluster: "a", JobID: 1, StepID: 0, Name: "hostname", State: "COMPLETED"}}
-			if err := s.Put(ctx, jobs, steps); err != nil {
+			usage := []NodeUsage{
+				{Cluster: "a", JobID: 1, StepID: 0, Node: "n1", Tasks: 2, Usage: Usage{UserCPU: time.Second, MaxRSS: 100, MaxRSSTask: 1, AveRSS: 80, MaxDiskRead: 5}},
+				{Cluster: "a", JobID: 1, StepID: 0, Node: "n2", Tasks: 1, Usage: Usage{UserCPU: 2 * time.Second, SystemCPU: time.Second, MaxRSS: 300, MaxRSSTask: 2, AveRSS: 300, MaxDiskWrite: 7}},
+			}
+			if err := s.Put(ctx, Batch{Jobs: jobs, Steps: steps, Usage: usage}); err != nil {
 				t.Fatal(err)
 			}
 			// Writing again replaces: the same records, one job changed.
 			jobs[3].State, jobs[3].End = "COMPLETED", t0.Add(time.Hour)
-			if err := s.Put(ctx, jobs, steps); err != nil {
+			if err := s.Put(ctx, Batch{Jobs: jobs, Steps: steps, Usage: usage}); err != nil {
 				t.Fatal(err)
 			}
 			ids := func(js []Job) []string {
@@ -141,7 +145,13 @@ func TestPutAndQuery(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(st) != 2 || st[0].StepID != 0 || st[1].StepID != StepBatch || st[1].Usage.UserCPU != time.Second || st[1].Usage.MaxRSS != 1<<20 {
-				t.Errorf("steps of 1: %+v", st)
+				t.Fatalf("steps of 1: %+v", st)
+			}
+			// Step 0's usage is its two nodes' together.
+			want := Usage{UserCPU: 3 * time.Second, SystemCPU: time.Second, MaxRSS: 300, MaxRSSNode: "n2", MaxRSSTask: 2,
+				AveRSS: (80*2 + 300) / 3, MaxDiskRead: 5, MaxDiskWrite: 7}
+			if st[0].Usage != want {
+				t.Errorf("step 0's usage %+v, want %+v", st[0].Usage, want)
 			}
 		})
 	}
@@ -156,7 +166,7 @@ func TestMigrations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Put(ctx, []Job{sample("a", 1, 0, 1, "COMPLETED", 0, time.Second)}, nil); err != nil {
+	if err := s.Put(ctx, Batch{Jobs: []Job{sample("a", 1, 0, 1, "COMPLETED", 0, time.Second)}}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

@@ -3,15 +3,19 @@ package controller
 import (
 	"cmp"
 	"context"
+	"net/http"
 	"slices"
 	"time"
 
 	"github.com/droverhq/drover/internal/acctdb"
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/nodeproto"
+	"github.com/droverhq/drover/internal/slurmerr"
 )
 
 // AcctStore is where the accounting agent writes (acctdb.Store).
 type AcctStore interface {
-	Put(ctx context.Context, jobs []acctdb.Job, steps []acctdb.Step) error
+	Put(ctx context.Context, b acctdb.Batch) error
 }
 
 // Accounting agent pacing: how often the outbox is written, how many
@@ -63,6 +67,7 @@ func (c *Controller) flushAcct(ctx context.Context) (int, error) {
 		seq  uint64
 		job  *acctdb.Job
 		step *acctdb.Step
+		use  *acctdb.NodeUsage
 	}
 	c.mu.RLock()
 	o := &c.st.Outbox
@@ -75,6 +80,10 @@ func (c *Controller) flushAcct(ctx context.Context) (int, error) {
 		r := e.Rec
 		entries = append(entries, entry{seq: e.Seq, step: &r})
 	}
+	for _, e := range o.Usage {
+		r := e.Rec
+		entries = append(entries, entry{seq: e.Seq, use: &r})
+	}
 	c.mu.RUnlock()
 	if len(entries) == 0 {
 		return 0, nil
@@ -85,22 +94,23 @@ func (c *Controller) flushAcct(ctx context.Context) (int, error) {
 	if len(entries) > acctBatch {
 		entries = entries[:acctBatch]
 	}
-	var (
-		jobs  []acctdb.Job
-		steps []acctdb.Step
-	)
+	var b acctdb.Batch
 	for _, e := range entries {
-		if e.job != nil {
+		switch {
+		case e.job != nil:
 			e.job.Cluster = c.cfg.ClusterName
-			jobs = append(jobs, *e.job)
-		} else {
+			b.Jobs = append(b.Jobs, *e.job)
+		case e.step != nil:
 			e.step.Cluster = c.cfg.ClusterName
-			steps = append(steps, *e.step)
+			b.Steps = append(b.Steps, *e.step)
+		default:
+			e.use.Cluster = c.cfg.ClusterName
+			b.Usage = append(b.Usage, *e.use)
 		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := c.cfg.Accounting.Put(wctx, jobs, steps); err != nil {
+	if err := c.cfg.Accounting.Put(wctx, b); err != nil {
 		return 0, err
 	}
 	if _, err := c.propose(ctx, &command{Op: opAcctAck, AcctAck: &acctAckCmd{UpTo: entries[len(entries)-1].seq}}); err != nil {
@@ -135,3 +145,41 @@ func (c *Controller) FlushAccounting(ctx context.Context) error {
 // Snapshot writes a snapshot of the state now and truncates the log
 // behind it, as the state log does every SnapshotEvery records.
 func (c *Controller) Snapshot() error { return c.log.Snapshot() }
+
+func (c *Controller) handleStepDone(w http.ResponseWriter, r *http.Request) {
+	c.stats.CountRPC("REQUEST_STEP_COMPLETE")
+	var d nodeproto.StepDone
+	if err := nodeproto.Decode(r, &d); err != nil {
+		nodeproto.Fail(w, http.StatusBadRequest, err)
+		return
+	}
+	if !c.speaksFor(w, r, d.Node) {
+		return
+	}
+	if err := c.StepUsage(r.Context(), d); err != nil {
+		nodeproto.Fail(w, http.StatusBadRequest, err)
+		return
+	}
+	nodeproto.Reply(w, http.StatusOK, struct{}{})
+}
+
+// StepUsage records what a node's tasks of a step used. The node must be
+// one of the job's: a node reports on its own tasks only.
+func (c *Controller) StepUsage(ctx context.Context, d nodeproto.StepDone) error {
+	c.mu.RLock()
+	j := c.st.Jobs[job.ID(d.JobID)]
+	var run uint32
+	ok := j != nil && j.Alloc != nil && slices.Contains(j.Alloc.NodeNames(), d.Node)
+	if ok {
+		run = j.RestartCount
+	}
+	c.mu.RUnlock()
+	if !ok {
+		return slurmerr.New(slurmerr.InvalidJobID, "job %d has no tasks on node %s", d.JobID, d.Node)
+	}
+	if c.cfg.Accounting == nil {
+		return nil
+	}
+	_, err := c.propose(ctx, &command{Op: opStepUse, StepUse: &stepUseCmd{Report: d, Run: run}})
+	return err
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/droverhq/drover/internal/acctdb"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/nodeproto"
 )
 
 // Job accounting is written after the fact, from the state: each command
@@ -22,6 +23,14 @@ import (
 // opAcctAck removes from the outbox what the store now holds.
 const opAcctAck = "acct_ack"
 
+// opStepUse records what one node's tasks of a step used.
+const opStepUse = "step_use"
+
+type stepUseCmd struct {
+	Report nodeproto.StepDone `json:"report"`
+	Run    uint32             `json:"run"`
+}
+
 type acctAckCmd struct {
 	// UpTo is the newest outbox sequence number written: entries at or
 	// below it go; entries changed since keep their newer numbers.
@@ -34,6 +43,12 @@ type acctOutbox struct {
 	Seq   uint64                 `json:"seq"`
 	Jobs  map[string]*outboxJob  `json:"jobs,omitempty"`
 	Steps map[string]*outboxStep `json:"steps,omitempty"`
+	Usage map[string]*outboxUse  `json:"usage,omitempty"`
+}
+
+type outboxUse struct {
+	Seq uint64           `json:"seq"`
+	Rec acctdb.NodeUsage `json:"rec"`
 }
 
 type outboxJob struct {
@@ -47,7 +62,27 @@ type outboxStep struct {
 }
 
 // Len is the number of records waiting.
-func (o *acctOutbox) Len() int { return len(o.Jobs) + len(o.Steps) }
+func (o *acctOutbox) Len() int { return len(o.Jobs) + len(o.Steps) + len(o.Usage) }
+
+func (o *acctOutbox) putUsage(r acctdb.NodeUsage) {
+	if o.Usage == nil {
+		o.Usage = map[string]*outboxUse{}
+	}
+	o.Seq++
+	key := strconv.FormatUint(uint64(r.JobID), 10) + "." + strconv.FormatUint(uint64(r.Run), 10) + "." +
+		strconv.FormatUint(uint64(r.StepID), 10) + "@" + r.Node
+	o.Usage[key] = &outboxUse{Seq: o.Seq, Rec: r}
+}
+
+func (s *fsm) applyStepUse(c *command) {
+	if !s.acctOn {
+		return
+	}
+	d := c.StepUse.Report
+	s.Outbox.putUsage(acctdb.NodeUsage{JobID: d.JobID, Run: c.StepUse.Run, StepID: d.StepID, Node: d.Node, Tasks: d.Tasks,
+		Usage: acctdb.Usage{UserCPU: d.Usage.UserCPU, SystemCPU: d.Usage.SystemCPU, MaxRSS: d.Usage.MaxRSS, MaxRSSNode: d.Node,
+			MaxRSSTask: d.MaxRSSTask, AveRSS: d.AveRSS, MaxDiskRead: d.Usage.MaxDiskRead, MaxDiskWrite: d.Usage.MaxDiskWrite}})
+}
 
 func (o *acctOutbox) putJob(r acctdb.Job) {
 	if o.Jobs == nil {
@@ -76,6 +111,11 @@ func (o *acctOutbox) ack(seq uint64) {
 	for k, e := range o.Steps {
 		if e.Seq <= seq {
 			delete(o.Steps, k)
+		}
+	}
+	for k, e := range o.Usage {
+		if e.Seq <= seq {
+			delete(o.Usage, k)
 		}
 	}
 }

@@ -23,11 +23,11 @@ type flaky struct {
 	down atomic.Bool
 }
 
-func (f *flaky) Put(ctx context.Context, jobs []acctdb.Job, steps []acctdb.Step) error {
+func (f *flaky) Put(ctx context.Context, b acctdb.Batch) error {
 	if f.down.Load() {
 		return errors.New("connection refused")
 	}
-	return f.Lazy.Put(ctx, jobs, steps)
+	return f.Lazy.Put(ctx, b)
 }
 
 func runs(t *testing.T, s *acctdb.Lazy, id job.ID) []string {

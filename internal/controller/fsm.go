@@ -54,6 +54,7 @@ type command struct {
 	Step     *stepCmd     `json:"step,omitempty"`
 	StepEnd  *stepEndCmd  `json:"step_end,omitempty"`
 	Warn     *warnCmd     `json:"warn,omitempty"`
+	StepUse  *stepUseCmd  `json:"step_use,omitempty"`
 	AcctAck  *acctAckCmd  `json:"acct_ack,omitempty"`
 	// NodeCreate and NodeDelete change the dynamic nodes.
 	NodeCreate *nodeCreateCmd `json:"node_create,omitempty"`
@@ -341,6 +342,9 @@ func (s *fsm) applyOp(c *command) applyResult {
 		return s.applyStepEnd(c)
 	case opWarn:
 		return s.applyWarn(c)
+	case opStepUse:
+		s.applyStepUse(c)
+		return applyResult{}
 	case opAcctAck:
 		s.Outbox.ack(c.AcctAck.UpTo)
 		return applyResult{}

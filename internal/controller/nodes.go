@@ -24,6 +24,7 @@ func (c *Controller) NodeHandler() http.Handler {
 	mux.HandleFunc("POST "+nodeproto.PathRegister, c.handleRegister)
 	mux.HandleFunc("POST "+nodeproto.PathHeartbeat, c.handleHeartbeat)
 	mux.HandleFunc("POST "+nodeproto.PathJobDone, c.handleJobDone)
+	mux.HandleFunc("POST "+nodeproto.PathStepDone, c.handleStepDone)
 	mux.HandleFunc("POST "+nodeproto.PathNodeHealth, c.handleNodeHealth)
 	return c.authNode(mux)
 }

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/gres"
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/outpattern"
 	"github.com/droverhq/drover/internal/proctrack"
@@ -121,6 +123,8 @@ type stepTask struct {
 	stdinW      *os.File
 	stdinClosed bool
 	pumps       sync.WaitGroup
+	// usage is what the task used (nil until it ended).
+	usage *job.Usage
 }
 
 // launchError is a refused step launch: the HTTP status, the Slurm text
@@ -429,6 +433,7 @@ func (s *step) run(conn net.Conn) {
 	// also closes the output pipes they held.
 	s.destroy()
 	s.exits.Wait()
+	s.reportUsage()
 	s.spankStepExit()
 	if err := s.out.Flush(); err != nil {
 		log.Debug("flush step output", "err", err)
@@ -939,6 +944,10 @@ func (s *step) waitTask(t *stepTask) {
 	st, err := s.group.WaitFor(t.cmd)
 	if st != nil {
 		s.spankTaskStage(protocol.StageTaskExit, t, t.cmd.Process.Pid, st.Sys().(syscall.WaitStatus))
+		u := usageOf(st)
+		s.mu.Lock()
+		t.usage = u
+		s.mu.Unlock()
 	}
 	s.leaders.Done()
 	t.pumps.Wait()
@@ -1239,4 +1248,42 @@ func (a *Agent) gpuCores() map[int][]int {
 		}
 	}
 	return out
+}
+
+// reportUsage sends the controller what this node's tasks of the step
+// used, for the step's accounting record, as slurmstepd sends its
+// jobacct data with the step's completion. A lost report costs only the
+// record's usage.
+func (s *step) reportUsage() {
+	a := s.agent
+	d := nodeproto.StepDone{Node: a.cfg.Name, JobID: s.key.job, StepID: s.key.step}
+	s.mu.Lock()
+	var rssSum uint64
+	for _, t := range s.tasks {
+		if t.usage == nil {
+			continue
+		}
+		u := t.usage
+		d.Tasks++
+		d.Usage.UserCPU += u.UserCPU
+		d.Usage.SystemCPU += u.SystemCPU
+		if u.MaxRSS >= d.Usage.MaxRSS {
+			d.Usage.MaxRSS, d.MaxRSSTask = u.MaxRSS, uint32(t.id)
+		}
+		rssSum += u.MaxRSS
+		d.Usage.MaxDiskRead = max(d.Usage.MaxDiskRead, u.MaxDiskRead)
+		d.Usage.MaxDiskWrite = max(d.Usage.MaxDiskWrite, u.MaxDiskWrite)
+	}
+	s.mu.Unlock()
+	if d.Tasks == 0 {
+		return
+	}
+	d.AveRSS = rssSum / uint64(d.Tasks)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := a.client.Post(ctx, msgauth.Controller, a.cfg.ControllerURL+nodeproto.PathStepDone, d, nil); err != nil {
+			a.logger.Warn("report step usage", "job", d.JobID, "step", d.StepID, "err", err)
+		}
+	}()
 }

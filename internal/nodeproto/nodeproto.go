@@ -22,6 +22,7 @@ const (
 	PathRegister   = "/drover/v1/node/register"
 	PathHeartbeat  = "/drover/v1/node/heartbeat"
 	PathJobDone    = "/drover/v1/node/jobdone"
+	PathStepDone   = "/drover/v1/node/stepdone"
 	PathNodeHealth = "/drover/v1/node/health"
 )
 
@@ -135,6 +136,20 @@ type JobDone struct {
 	Error string `json:"error,omitempty"`
 	// Usage is what the script's processes used (nil: unknown).
 	Usage *job.Usage `json:"usage,omitempty"`
+}
+
+// StepDone reports what a node's tasks of a job step used, once they all
+// ended (slurmstepd's jobacct data at REQUEST_STEP_COMPLETE): CPU times
+// summed, the largest resident set and the task it was in, the tasks'
+// average, the most one task read and wrote.
+type StepDone struct {
+	Node       string    `json:"node"`
+	JobID      uint32    `json:"job_id"`
+	StepID     uint32    `json:"step_id"`
+	Tasks      uint32    `json:"tasks"`
+	Usage      job.Usage `json:"usage"`
+	MaxRSSTask uint32    `json:"max_rss_task"`
+	AveRSS     uint64    `json:"ave_rss"`
 }
 
 // Launch asks a node daemon to run a batch job (REQUEST_BATCH_JOB_LAUNCH).

@@ -133,17 +133,21 @@ func TestSacctSteps(t *testing.T) {
 	batch := c.Submit("", "--wrap", "srun true; srun sh -c 'exit 4'; srun sh -c 'kill -9 $$'; true")
 	c.WaitState(batch, "COMPLETED", 30*time.Second)
 	// A script that spends CPU: its batch step's usage, from its node.
-	busy := c.Submit("", "--wrap", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done")
+	// A script and a step that spend CPU: their usage, from their node.
+	loop := "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"
+	busy := c.Submit("", "--wrap", loop+"; srun sh -c '"+loop+"'")
 	c.WaitState(busy, "COMPLETED", 60*time.Second)
 	usage := regexp.MustCompile(`^(\d\d):(\d\d\.\d{3})\|\d+(\.\d\d)?[KMG]\|n1\n$`)
-	var u string
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if u = c.MustRun("", "sacct", "-n", "-P", "-o", "TotalCPU,MaxRSS,MaxRSSNode", "-j", busy+".batch"); usage.MatchString(u) {
-			break
+	for _, step := range []string{".batch", ".0"} {
+		var u string
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if u = c.MustRun("", "sacct", "-n", "-P", "-o", "TotalCPU,MaxRSS,MaxRSSNode", "-j", busy+step); usage.MatchString(u) {
+				break
+			}
 		}
-	}
-	if m := usage.FindStringSubmatch(u); m == nil || (m[1] == "00" && m[2] == "00.000") {
-		t.Errorf("the batch step's usage: %q", u)
+		if m := usage.FindStringSubmatch(u); m == nil || (m[1] == "00" && m[2] == "00.000") {
+			t.Errorf("step %s's usage: %q", step, u)
+		}
 	}
 	r := c.Run("", "srun", "-J", "own", "true")
 	if r.Code != 0 {
