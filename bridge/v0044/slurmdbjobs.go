@@ -26,6 +26,14 @@ func (s *Server) SlurmdbV0044GetJobs(ctx context.Context, p api.SlurmdbV0044GetJ
 	if err != nil {
 		return s.jobsFail(ctx, err), nil
 	}
+	// This cluster's jobs unless the query names clusters; "all" (sacct
+	// -L, -M all) every cluster sharing the database.
+	switch {
+	case len(f.Clusters) == 0:
+		f.Clusters = []string{s.ctl.ClusterName()}
+	case slices.ContainsFunc(f.Clusters, func(c string) bool { return strings.EqualFold(c, "all") }):
+		f.Clusters = nil
+	}
 	return s.acctJobs(ctx, f)
 }
 

@@ -533,3 +533,18 @@ func (l *Lazy) Close() error {
 	l.s = nil
 	return err
 }
+
+// Describe names the database for a log line: "sqlite:PATH", or
+// PostgreSQL's URL without its password.
+func (l *Lazy) Describe() string {
+	if l.cfg.Kind == SQLite {
+		return "sqlite:" + l.cfg.Path
+	}
+	if u, err := url.Parse(l.cfg.DSN); err == nil {
+		return u.Redacted()
+	}
+	return "postgres"
+}
+
+// Config is the store's configuration (PostgreSQL's password included).
+func (l *Lazy) Config() Config { return l.cfg }

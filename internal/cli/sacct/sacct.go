@@ -198,9 +198,7 @@ func parse(prog string, env *clienv.Env, args []string, now time.Time) (options,
 	o.users, o.accounts, o.partitions = getopt.SplitList(users), getopt.SplitList(accounts), getopt.SplitList(partition)
 	o.qos, o.names, o.clusters = getopt.SplitList(qos), getopt.SplitList(name), getopt.SplitList(clusters)
 	if allClusters {
-		o.clusters = nil
-	} else if len(o.clusters) == 0 {
-		o.clusters = nil
+		o.clusters = []string{"all"}
 	}
 	for _, s := range getopt.SplitList(state) {
 		full, ok := stateNames[strings.ToUpper(s)]
@@ -300,9 +298,10 @@ func parseSelector(s string) (selector, error) {
 // (every run with -D), each followed by its steps (none with -X).
 func (o *options) rows(jobs v0044.V0044JobList, now int64) []row {
 	type rec struct {
-		j    *v0044.V0044Job
-		key  [3]int64
-		head string
+		j       *v0044.V0044Job
+		cluster string
+		key     [3]int64
+		head    string
 	}
 	var recs []rec
 	for i := range jobs {
@@ -325,16 +324,16 @@ func (o *options) rows(jobs v0044.V0044JobList, now int64) []row {
 		if !o.selected(uint32(id), uint32(arrID), task, taskSet) {
 			continue
 		}
-		recs = append(recs, rec{j: j, key: [3]int64{group, task, int64(j.RestartCnt.Or(0))}, head: head})
+		recs = append(recs, rec{j: j, cluster: j.Cluster.Or(""), key: [3]int64{group, task, int64(j.RestartCnt.Or(0))}, head: head})
 	}
 	slices.SortStableFunc(recs, func(a, b rec) int {
-		return cmp.Or(cmp.Compare(a.key[0], b.key[0]), cmp.Compare(a.key[1], b.key[1]), cmp.Compare(a.key[2], b.key[2]))
+		return cmp.Or(cmp.Compare(a.cluster, b.cluster), cmp.Compare(a.key[0], b.key[0]), cmp.Compare(a.key[1], b.key[1]), cmp.Compare(a.key[2], b.key[2]))
 	})
 	if !o.duplicates {
 		// The newest run of each job only.
 		var kept []rec
 		for i, r := range recs {
-			if i+1 < len(recs) && recs[i+1].j.JobID.Or(0) == r.j.JobID.Or(0) {
+			if i+1 < len(recs) && recs[i+1].j.JobID.Or(0) == r.j.JobID.Or(0) && recs[i+1].cluster == r.cluster {
 				continue
 			}
 			kept = append(kept, r)
