@@ -92,6 +92,7 @@ func (s *Server) SlurmV0044GetDiag(ctx context.Context) (api.SlurmV0044GetDiagRe
 		ScheduleCycleMean:     api.NewOptInt64(mean),
 		ScheduleQueueLength:   api.NewOptInt32(pending),
 		BfActive:              api.NewOptBool(false),
+		DbdAgentQueueSize:     api.NewOptInt32(int32(s.ctl.AcctQueued())),
 		PendingRpcs:           api.V0044StatsMsgRpcsQueue{},
 		PendingRpcsByHostlist: api.V0044StatsMsgRpcsDump{},
 		RpcsByMessageType:     api.V0044StatsMsgRpcsByType{},

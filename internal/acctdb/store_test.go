@@ -191,3 +191,49 @@ func TestMigrations(t *testing.T) {
 		t.Errorf("a newer schema: %v", err)
 	}
 }
+
+// BenchmarkPut is the accounting agent's write: a batch of finished
+// jobs, each with its batch step, in one transaction. Records/s is what
+// the store keeps up with.
+func BenchmarkPut(b *testing.B) {
+	for _, kind := range []Kind{SQLite, Postgres} {
+		b.Run(string(kind), func(b *testing.B) {
+			ctx := context.Background()
+			var s *Store
+			var err error
+			switch kind {
+			case SQLite:
+				s, err = Open(ctx, Config{Kind: SQLite, Path: filepath.Join(b.TempDir(), "acct.db")})
+			case Postgres:
+				if pg == nil {
+					b.Skipf("no PostgreSQL: %v", pgErr)
+				}
+				url, derr := pg.Database(fmt.Sprintf("b%d", dbSeq.Add(1)))
+				if derr != nil {
+					b.Fatal(derr)
+				}
+				s, err = Open(ctx, Config{Kind: Postgres, DSN: url})
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			const batch = 1000
+			next := uint32(1)
+			b.ResetTimer()
+			for range b.N {
+				var bt Batch
+				for range batch {
+					j := sample("a", next, 0, 1000, "COMPLETED", 0, time.Second)
+					bt.Jobs = append(bt.Jobs, j)
+					bt.Steps = append(bt.Steps, Step{Cluster: "a", JobID: next, StepID: StepBatch, Name: "batch", State: "COMPLETED", Start: j.Start, End: j.End})
+					next++
+				}
+				if err := s.Put(ctx, bt); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "jobs/s")
+		})
+	}
+}

@@ -55,6 +55,8 @@ type clusterOptions struct {
 	Pprof bool
 	// PlugStack is written as plugstack.conf when set.
 	PlugStack string
+	// NoAccounting sets AccountingStorageType=accounting_storage/none.
+	NoAccounting bool
 }
 
 // startCluster writes a dev-like slurm.conf under dir and starts the
@@ -87,6 +89,9 @@ func startCluster(dir, drover, shims string, o clusterOptions) (*cluster, error)
 	// auth/jwt as drover dev has it, for the JWT submission figure.
 	c.jwtKey = filepath.Join(dir, "state", "jwt_hs256.key")
 	b.WriteString("AuthAltTypes=auth/jwt\n")
+	if o.NoAccounting {
+		b.WriteString("AccountingStorageType=accounting_storage/none\n")
+	}
 	b.WriteString("SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\nDefMemPerCPU=1000\n")
 	for i := 1; i <= o.Nodes; i++ {
 		fmt.Fprintf(&b, "NodeName=n%d NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d State=UNKNOWN\n", i, ports[i], o.CPUs, 2000*o.CPUs)

@@ -141,6 +141,10 @@ func run() error {
 				return fmt.Errorf("install baseline shims: %w: %s", err, out)
 			}
 			targets = append(targets, &droverSystem{drover: b, shims: bshims, base: filepath.Join(work, "baseline"), name: "Drover-baseline", bareTCP: true})
+		case "drover-noacct":
+			// The same build without job accounting: what accounting
+			// costs, measured in the same run.
+			targets = append(targets, &droverSystem{drover: bin, shims: shims, base: filepath.Join(work, "noacct"), name: "Drover-noacct", noAccounting: true})
 		case "slurm":
 			ss := &slurmSystem{conf: *slurmConf, restSocket: filepath.Join(*slurmRun, "run", "slurmrestd.sock"),
 				restVersion: *slurmAPI, pidFile: filepath.Join(*slurmRun, "PIDS"), workDir: filepath.Join(*slurmRun, "out", "bench"), noSettle: *quick}

@@ -87,6 +87,8 @@ type droverSystem struct {
 	// bareTCP: TCP clients name their user with no credential (a
 	// build from before authentication, which trusted loopback).
 	bareTCP bool
+	// noAccounting runs the cluster with accounting_storage/none.
+	noAccounting bool
 }
 
 func (s *droverSystem) Name() string { return s.name }
@@ -94,7 +96,7 @@ func (s *droverSystem) Name() string { return s.name }
 func (s *droverSystem) Fresh(_ context.Context, o freshOptions) (instance, error) {
 	s.seq++
 	dir := filepath.Join(s.base, fmt.Sprintf("drover-%03d", s.seq))
-	co := clusterOptions{NoCgroups: o.NoCgroups, Pprof: o.Pprof, Nodes: o.Nodes, CPUs: o.CPUs, PlugStack: o.PlugStack}
+	co := clusterOptions{NoCgroups: o.NoCgroups, Pprof: o.Pprof, Nodes: o.Nodes, CPUs: o.CPUs, PlugStack: o.PlugStack, NoAccounting: s.noAccounting}
 	c, err := startCluster(dir, s.drover, s.shims, co)
 	if err != nil {
 		return nil, err

@@ -149,6 +149,17 @@ func TestSacctSteps(t *testing.T) {
 			t.Errorf("step %s's usage: %q", step, u)
 		}
 	}
+	// seff's report of the busy job, as Slurm's contrib script lays it
+	// out.
+	seff := regexp.MustCompile(`^Job ID: ` + busy + `\nCluster: \S+\nUser/Group: root/root\nState: COMPLETED \(exit code 0\)\nCores: 1\n` +
+		`CPU Utilized: \d\d:\d\d:\d\d\nCPU Efficiency: \d+\.\d\d% of \d\d:\d\d:\d\d core-walltime\nJob Wall-clock time: \d\d:\d\d:\d\d\n` +
+		`Memory Utilized: \d+\.\d\d [KMG]B \(estimated maximum\)\nMemory Efficiency: \d+\.\d\d% of 100\.00 MB \(100\.00 MB/core\)\n$`)
+	if out := c.MustRun("", "seff", busy); !seff.MatchString(out) {
+		t.Errorf("seff:\n%s", out)
+	}
+	if r := c.Run("", "seff", "999999"); r.Code != 1 || r.Stderr != "Job not found.\n" {
+		t.Errorf("seff of an unknown job: %+v", r)
+	}
 	r := c.Run("", "srun", "-J", "own", "true")
 	if r.Code != 0 {
 		t.Fatalf("srun: %+v", r)

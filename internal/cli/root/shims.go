@@ -11,6 +11,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/sbatch"
 	"github.com/droverhq/drover/internal/cli/scancel"
 	"github.com/droverhq/drover/internal/cli/scontrol"
+	"github.com/droverhq/drover/internal/cli/seff"
 	"github.com/droverhq/drover/internal/cli/sinfo"
 	"github.com/droverhq/drover/internal/cli/sprio"
 	"github.com/droverhq/drover/internal/cli/squeue"
@@ -33,6 +34,7 @@ var shims = map[string]shim{
 	"sshare":   sshare.Run,
 	"srun":     srun.Run,
 	"scontrol": scontrol.New(scontrol.Options{Requeue: connect.Requeue}),
+	"seff":     seff.Run,
 }
 
 // ShimNames lists the drop-in commands, sorted.
