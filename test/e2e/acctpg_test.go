@@ -53,4 +53,3 @@ func TestAccountingPostgres(t *testing.T) {
 		}
 	}
 }
-
