@@ -132,7 +132,7 @@ func (s *fsm) markAcct(id job.ID) {
 // applied changed: the runs that ended (a requeued job's lost run among
 // them) and the jobs it touched, as they are now.
 func (s *fsm) recordAcct(res *applyResult) {
-	if !s.acctOn {
+	if !s.acctOn || (len(s.touched) == 0 && len(res.Runs) == 0) {
 		return
 	}
 	for i := range res.Runs {
