@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -92,6 +93,30 @@ func TestSacct(t *testing.T) {
 	refFmt := strings.SplitAfter(sacctReference(t, "sacct_format_P", subst), "\n")[:9]
 	if got := c.MustRun("", "sacct", "--format=JobID,JobName,State,ExitCode,Elapsed,AllocTRES", "-P", "-j", ids); elapsed.ReplaceAllString(got, "|E|") != elapsed.ReplaceAllString(strings.Join(refFmt, ""), "|E|") {
 		t.Errorf("sacct --format -P:\n%s\nwant (real Slurm's):\n%s", got, strings.Join(refFmt, ""))
+	}
+	// --json: slurmdbd's answer for the job, in the capture's members
+	// and order, with this command's meta block.
+	var doc, refDoc map[string]any
+	must(t, json.Unmarshal([]byte(c.MustRun("", "sacct", "--json", "-j", completed)), &doc))
+	refData, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "reference", "cli", "sacct_json_completed.out"))
+	must(t, err)
+	must(t, json.Unmarshal(refData, &refDoc))
+	jobs, _ := doc["jobs"].([]any)
+	refJobs, _ := refDoc["jobs"].([]any)
+	if len(jobs) != 1 || len(refJobs) != 1 {
+		t.Fatalf("sacct --json: %d jobs", len(jobs))
+	}
+	ours, theirs := jobs[0].(map[string]any), refJobs[0].(map[string]any)
+	for k := range theirs {
+		if _, ok := ours[k]; !ok {
+			t.Errorf("sacct --json: no member %q", k)
+		}
+	}
+	if fmt.Sprint(ours["job_id"]) != completed || fmt.Sprint(ours["state"]) != fmt.Sprint(theirs["state"]) || fmt.Sprint(ours["exit_code"]) != fmt.Sprint(theirs["exit_code"]) {
+		t.Errorf("sacct --json: job_id %v state %v exit_code %v", ours["job_id"], ours["state"], ours["exit_code"])
+	}
+	if cmd := fmt.Sprint(doc["meta"].(map[string]any)["command"]); cmd != "[sacct --json -j]" {
+		t.Errorf("sacct --json meta.command %s", cmd)
 	}
 	// A job that does not exist: the header alone, as Slurm's.
 	if got, want := c.MustRun("", "sacct", "-j", "999999"), sacctReference(t, "err_sacct_unknown_job", nil); got != want {

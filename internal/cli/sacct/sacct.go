@@ -18,6 +18,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/getopt"
+	"github.com/droverhq/drover/internal/cli/slurmjson"
 	"github.com/droverhq/drover/internal/timefmt"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -36,6 +37,9 @@ type options struct {
 	jobs                                   []selector
 	start, end                             time.Time
 	format                                 []column
+	// json is --json; argv the command line, for its meta block.
+	json bool
+	argv []string
 }
 
 // selector is one -j item: a job (or array) id, maybe a task and a step.
@@ -96,6 +100,9 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	switch r := res.(type) {
 	case *v0044.V0044OpenapiSlurmdbdJobsResp:
 		jobs = r.Jobs
+		if o.json {
+			return o.printJSON(env, prog, r)
+		}
 	case *v0044.V0044OpenapiSlurmdbdJobsRespStatusCode:
 		for _, e := range r.Response.Errors {
 			if d := e.Description.Or(""); d != "" {
@@ -113,6 +120,35 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	rows := o.rows(jobs, now.Unix())
 	c := &cellCtx{now: now.Unix(), timeFormat: env.Getenv("SLURM_TIME_FORMAT")}
 	o.print(env.Stdout, rows, c)
+	return 0
+}
+
+// printJSON writes the records -j selects as slurmdbd's v0.0.44 answer,
+// in the schema's member order, with this command's meta block, as
+// sacct --json does.
+func (o *options) printJSON(env *clienv.Env, prog string, resp *v0044.V0044OpenapiSlurmdbdJobsResp) int {
+	out := *resp
+	out.Jobs = v0044.V0044JobList{}
+	for _, j := range resp.Jobs {
+		arr := j.Array.Or(v0044.V0044JobArray{})
+		task, taskSet := int64(-1), false
+		if t, ok := arr.TaskID.Get(); ok && t.Set.Or(false) {
+			task, taskSet = int64(t.Number.Or(0)), true
+		}
+		if o.selected(uint32(j.JobID.Or(0)), uint32(arr.JobID.Or(0)), task, taskSet) {
+			out.Jobs = append(out.Jobs, j)
+		}
+	}
+	out.Meta = v0044.NewOptV0044OpenapiMeta(slurmjson.CLIMeta(prog, o.argv, env.User.Name, env.User.GID, clienv.SlurmVersion, resp.Meta))
+	out.Errors, out.Warnings = v0044.V0044OpenapiErrors{}, v0044.V0044OpenapiWarnings{}
+	text, err := slurmjson.Format(&out, slurmjson.SlurmdbdJobsResp)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: error: %v\n", env.Prog, err)
+		return 1
+	}
+	if _, err := io.WriteString(env.Stdout, text); err != nil {
+		return 1
+	}
 	return 0
 }
 
@@ -191,9 +227,12 @@ func parse(prog string, env *clienv.Env, args []string, now time.Time) (options,
 			}
 		}
 		return o, 0, true
-	case jsonArg != "" || yamlArg != "":
-		return fail("%s: error: --json and --yaml are not supported yet", prog)
+	case yamlArg != "":
+		return fail("%s: error: YAML output is not supported", prog)
+	case jsonArg != "" && jsonArg != " " && jsonArg != "v0.0.44" && jsonArg != "data_parser/v0.0.44":
+		return fail("%s: error: JSON output is only available with data parser v0.0.44, not %s", prog, jsonArg)
 	}
+	o.json, o.argv = jsonArg != "", args
 	o.delimiter = delimiter
 	o.users, o.accounts, o.partitions = getopt.SplitList(users), getopt.SplitList(accounts), getopt.SplitList(partition)
 	o.qos, o.names, o.clusters = getopt.SplitList(qos), getopt.SplitList(name), getopt.SplitList(clusters)

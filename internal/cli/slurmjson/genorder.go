@@ -24,6 +24,7 @@ var roots = []struct{ name, schema, doc string }{
 	{"JobInfoResp", "v0.0.44_openapi_job_info_resp", "the job list answer (squeue --json, GET /jobs)"},
 	{"PartitionInfo", "v0.0.44_partition_info", "one partition (the partition member of sinfo --json)"},
 	{"SharesResp", "v0.0.44_openapi_shares_resp", "the fair-share answer (sshare --json, GET /shares)"},
+	{"SlurmdbdJobsResp", "v0.0.44_openapi_slurmdbd_jobs_resp", "the job accounting answer (sacct --json, GET /slurmdb/jobs)"},
 }
 
 // schema is the part of an OpenAPI schema object that shapes JSON.
