@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/acctdb"
+	"github.com/droverhq/drover/internal/arrayspec"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/nodeproto"
@@ -248,7 +249,8 @@ func jobRecord(j *job.Job) acctdb.Job {
 		rec.ArrayTaskID = j.ArrayTaskID
 	}
 	if j.IsArrayMeta() {
-		rec.ArrayTasks = j.Req.Array.Expr
+		// The tasks still pending, as squeue shows them ("2-9%2").
+		rec.ArrayTasks = arrayspec.Format(j.PendingTasks, j.Req.Array.MaxRunning)
 	}
 	switch {
 	case r.MemPerCPU > 0:

@@ -21,7 +21,7 @@ func sacctReference(t *testing.T, name string, ids map[string]string) string {
 	}
 	out := string(data)
 	for old, id := range ids {
-		re := regexp.MustCompile(`(?m)^` + old + `([ .|])(\S*)( *)`)
+		re := regexp.MustCompile(`(?m)^` + old + `([ .|_])(\S*)( *)`)
 		out = re.ReplaceAllStringFunc(out, func(m string) string {
 			// In fixed columns the id's column keeps its width.
 			sub := re.FindStringSubmatch(m)
@@ -208,6 +208,25 @@ func TestSacctSteps(t *testing.T) {
 	if got != "own|COMPLETED|0:0\nown|COMPLETED|0:0\n" {
 		t.Errorf("srun's own allocation:\n%s", got)
 	}
+}
+
+// TestSacctArray: an array with two tasks running and the rest pending,
+// as real Slurm's sacct shows it.
+func TestSacctArray(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1, CPUs: 4})
+	id := c.Submit("", "-J", "array_job", "--array=0-9%2", "--wrap", "sleep 300")
+	want := sacctReference(t, "sacct_array_partly_running", map[string]string{"131": id})
+	var got string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if got = c.MustRun("", "sacct", "-j", id); got == want {
+			break
+		}
+	}
+	if got != want {
+		t.Errorf("sacct -j ARRAY:\n%s\nwant (real Slurm's):\n%s", got, want)
+	}
+	c.MustRun("", "scancel", id)
 }
 
 // TestSacctDisabled: under accounting_storage/none sacct says so and
