@@ -168,21 +168,31 @@ func (s *Signer) sign(kind, aud, method, uri, bodyHash string, u *UserID) (strin
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	var nonce [16]byte
-	rand.Read(nonce[:])
-	c := Claims{
-		Iss: s.Issuer, Aud: []string{aud}, Iat: now.Unix(), Exp: now.Add(ttl).Unix(),
-		Jti:  base64.RawURLEncoding.EncodeToString(nonce[:]),
-		Kind: kind, Req: Request(method, uri), BodyHash: bodyHash,
-	}
+	c := newClaims(s.Issuer, aud, kind, method, uri, bodyHash, now, now.Add(ttl))
 	if u != nil {
 		uid, gid := u.UID, u.GID
 		c.User, c.UID, c.GID = u.Name, &uid, &gid
 	}
 	key := ring.Signing()
-	t := jwt.NewWithClaims(jwt.SigningMethodHS256, &c)
-	t.Header["kid"] = key.ID
-	tok, err := t.SignedString(key.Secret)
+	return signClaims(&c, key.ID, key.Secret)
+}
+
+// newClaims are a token's claims for one request, with a fresh nonce.
+func newClaims(iss, aud, kind, method, uri, bodyHash string, now, exp time.Time) Claims {
+	var nonce [16]byte
+	rand.Read(nonce[:])
+	return Claims{
+		Iss: iss, Aud: []string{aud}, Iat: now.Unix(), Exp: exp.Unix(),
+		Jti:  base64.RawURLEncoding.EncodeToString(nonce[:]),
+		Kind: kind, Req: Request(method, uri), BodyHash: bodyHash,
+	}
+}
+
+// signClaims makes the HS256 token of c with the key named kid.
+func signClaims(c *Claims, kid string, key []byte) (string, error) {
+	t := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
+	t.Header["kid"] = kid
+	tok, err := t.SignedString(key)
 	if err != nil {
 		return "", fmt.Errorf("msgauth: sign: %w", err)
 	}

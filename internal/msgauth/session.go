@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
-
 	"github.com/droverhq/drover/internal/clusterkey"
 )
 
@@ -106,20 +104,9 @@ func (ss *Session) Sign(aud, method, uri, bodyHash string, now time.Time) (strin
 	if !now.Before(exp) {
 		return "", fmt.Errorf("msgauth: the session ended at %v", ss.Expires)
 	}
-	var nonce [16]byte
-	rand.Read(nonce[:])
-	c := Claims{
-		Iss: ss.Issuer, Aud: []string{aud}, Iat: now.Unix(), Exp: exp.Unix(),
-		Jti:  base64.RawURLEncoding.EncodeToString(nonce[:]),
-		Kind: KindUser, Req: Request(method, uri), BodyHash: bodyHash, Session: ss.Desc,
-	}
-	t := jwt.NewWithClaims(jwt.SigningMethodHS256, &c)
-	t.Header["kid"] = ss.KeyID
-	tok, err := t.SignedString(ss.Key)
-	if err != nil {
-		return "", fmt.Errorf("msgauth: sign: %w", err)
-	}
-	return tok, nil
+	c := newClaims(ss.Issuer, aud, KindUser, method, uri, bodyHash, now, exp)
+	c.Session = ss.Desc
+	return signClaims(&c, ss.KeyID, ss.Key)
 }
 
 // decodeSession reads a session description strictly.

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,26 +20,6 @@ func grant(t testing.TB, issuer string, now *time.Time) Session {
 		t.Fatal(err)
 	}
 	return ss
-}
-
-// editSession rewrites a session token: its claims by edit, signed with
-// key (the cluster key itself, or a key derived for another session).
-func editSession(t *testing.T, tok string, key []byte, edit func(map[string]any)) string {
-	t.Helper()
-	parts := strings.Split(tok, ".")
-	raw, _ := base64.RawURLEncoding.DecodeString(parts[1])
-	claims := map[string]any{}
-	if err := json.Unmarshal(raw, &claims); err != nil {
-		t.Fatal(err)
-	}
-	if edit != nil {
-		edit(claims)
-	}
-	out, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims(claims)).SignedString(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // encodeDesc is a session description as GrantSession encodes it.
@@ -123,23 +102,23 @@ func TestSessionRefusals(t *testing.T) {
 		keys  []byte
 		want  error
 	}{
-		"root's description, alice's key": {token: editSession(t, tok, ss.Key, func(m map[string]any) { m["ses"] = rootDesc }), want: ErrInvalid},
-		"signed with the cluster key":     {token: editSession(t, tok, keyA, nil), want: ErrInvalid},
-		"a daemon token of a session":     {token: editSession(t, tok, ss.Key, func(m map[string]any) { m["knd"] = KindDaemon }), want: ErrInvalid},
-		"a uid besides the session's":     {token: editSession(t, tok, ss.Key, func(m map[string]any) { m["uid"] = 0; m["gid"] = 0 }), want: ErrInvalid},
-		"another issuer than the session": {token: editSession(t, tok, ss.Key, func(m map[string]any) { m["iss"] = Host("n1") }), want: ErrInvalid},
-		"a controller's session": {token: editSession(t, tok, deriveKey(keyA, encodeDesc(t, ctlDesc)), func(m map[string]any) {
+		"root's description, alice's key": {token: resignWith(t, tok, jwt.SigningMethodHS256, ss.Key, func(m map[string]any) { m["ses"] = rootDesc }), want: ErrInvalid},
+		"signed with the cluster key":     {token: resignWith(t, tok, jwt.SigningMethodHS256, keyA, nil), want: ErrInvalid},
+		"a daemon token of a session":     {token: resignWith(t, tok, jwt.SigningMethodHS256, ss.Key, func(m map[string]any) { m["knd"] = KindDaemon }), want: ErrInvalid},
+		"a uid besides the session's":     {token: resignWith(t, tok, jwt.SigningMethodHS256, ss.Key, func(m map[string]any) { m["uid"] = 0; m["gid"] = 0 }), want: ErrInvalid},
+		"another issuer than the session": {token: resignWith(t, tok, jwt.SigningMethodHS256, ss.Key, func(m map[string]any) { m["iss"] = Host("n1") }), want: ErrInvalid},
+		"a controller's session": {token: resignWith(t, tok, jwt.SigningMethodHS256, deriveKey(keyA, encodeDesc(t, ctlDesc)), func(m map[string]any) {
 			m["ses"] = encodeDesc(t, ctlDesc)
 			m["iss"] = Controller
 		}), want: ErrInvalid},
-		"a session over the longest life": {token: editSession(t, tok, deriveKey(keyA, encodeDesc(t, long)), func(m map[string]any) { m["ses"] = encodeDesc(t, long) }), want: ErrInvalid},
-		"a token outliving its session": {token: editSession(t, tok, ss.Key, func(m map[string]any) {
+		"a session over the longest life": {token: resignWith(t, tok, jwt.SigningMethodHS256, deriveKey(keyA, encodeDesc(t, long)), func(m map[string]any) { m["ses"] = encodeDesc(t, long) }), want: ErrInvalid},
+		"a token outliving its session": {token: resignWith(t, tok, jwt.SigningMethodHS256, ss.Key, func(m map[string]any) {
 			m["iat"] = t0.Add(30 * time.Second).Unix()
 			m["exp"] = t0.Add(85 * time.Second).Unix()
 		}), later: 40 * time.Second, want: ErrInvalid},
 		"an ended session":    {token: tok, later: DefaultTTL + DefaultSkew + time.Second, want: ErrExpired},
 		"a retired key":       {token: tok, keys: keyB, want: ErrInvalid},
-		"garbage description": {token: editSession(t, tok, deriveKey(keyA, "!!"), func(m map[string]any) { m["ses"] = "!!" }), want: ErrInvalid},
+		"garbage description": {token: resignWith(t, tok, jwt.SigningMethodHS256, deriveKey(keyA, "!!"), func(m map[string]any) { m["ses"] = "!!" }), want: ErrInvalid},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

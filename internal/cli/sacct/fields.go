@@ -18,7 +18,6 @@ type row struct {
 	partition    string
 	account      string
 	user, group  string
-	uid, gid     int64
 	cluster      string
 	qos          string
 	allocCPUs    int64
@@ -104,9 +103,15 @@ func init() {
 		{"ExitCode", 8, false, func(r *row, _ *cellCtx) string { return r.exitCode }},
 		{"DerivedExitCode", 15, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.derived) }},
 		{"User", 9, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.user) }},
-		{"UID", 6, false, func(r *row, _ *cellCtx) string { return stepBlank(r, num(r.uid)) }},
+		{"UID", 6, false, func(r *row, _ *cellCtx) string {
+			id, _ := lookupID(r.user, false)
+			return stepBlank(r, num(max(id, 0)))
+		}},
 		{"Group", 9, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.group) }},
-		{"GID", 6, false, func(r *row, _ *cellCtx) string { return stepBlank(r, num(r.gid)) }},
+		{"GID", 6, false, func(r *row, _ *cellCtx) string {
+			id, _ := lookupID(r.group, true)
+			return stepBlank(r, num(max(id, 0)))
+		}},
 		{"Cluster", 10, false, func(r *row, _ *cellCtx) string { return r.cluster }},
 		{"QOS", 10, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.qos) }},
 		{"NodeList", 15, false, func(r *row, _ *cellCtx) string { return r.nodes }},

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os/user"
 	"slices"
 	"strconv"
@@ -243,7 +244,7 @@ func parse(prog string, env *clienv.Env, args []string, now time.Time) (options,
 		full, ok := stateNames[strings.ToUpper(s)]
 		if !ok {
 			full = strings.ToUpper(s)
-			if !slices.Contains(slices.Collect(mapValues(stateNames)), full) {
+			if !slices.Contains(slices.Collect(maps.Values(stateNames)), full) {
 				return fail("%s: error: Invalid state: %s", prog, s)
 			}
 		}
@@ -295,16 +296,6 @@ func parse(prog string, env *clienv.Env, args []string, now time.Time) (options,
 
 // longFormat is -l's (the fields this sacct has of sacct's long list).
 const longFormat = "JobID,JobIDRaw,JobName,Partition,NTasks,AllocCPUS,Elapsed,State,ExitCode,ReqMem,ReqTRES,AllocTRES"
-
-func mapValues(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for _, v := range m {
-			if !yield(v) {
-				return
-			}
-		}
-	}
-}
 
 // parseSelector reads a -j item: "125", "131_2", "125.batch", "131_2.0".
 func parseSelector(s string) (selector, error) {
@@ -540,7 +531,6 @@ func jobRow(j *v0044.V0044Job, head string, now int64) row {
 	if p, ok := j.Priority.Get(); ok {
 		r.priority = strconv.FormatInt(int64(p.Number.Or(0)), 10)
 	}
-	r.uid, r.gid = idOf(r.user, false), idOf(r.group, true)
 	r.userCPU = cpuSecs(t.User.Or(v0044.V0044JobTimeUser{}).Seconds.Or(0), t.User.Or(v0044.V0044JobTimeUser{}).Microseconds.Or(0))
 	r.sysCPU = cpuSecs(t.System.Or(v0044.V0044JobTimeSystem{}).Seconds.Or(0), t.System.Or(v0044.V0044JobTimeSystem{}).Microseconds.Or(0))
 	r.totalCPU = r.userCPU + r.sysCPU
@@ -609,26 +599,38 @@ func uidOf(name string) string {
 	if _, err := strconv.Atoi(name); err == nil {
 		return name
 	}
-	if u, err := user.Lookup(name); err == nil {
-		return u.Uid
+	if id, ok := lookupID(name, false); ok {
+		return strconv.FormatInt(id, 10)
 	}
 	return name
 }
 
-func idOf(name string, group bool) int64 {
+// ids remembers the names looked up: a listing names the same few users
+// and groups many times, and each lookup reads the account files.
+var ids = map[[2]string]int64{}
+
+// lookupID is a user's uid, or a group's gid, by name.
+func lookupID(name string, group bool) (int64, bool) {
 	if name == "" {
-		return 0
+		return 0, false
 	}
-	var id string
+	key := [2]string{name, "u"}
+	if group {
+		key[1] = "g"
+	}
+	if id, ok := ids[key]; ok {
+		return id, id >= 0
+	}
+	id := int64(-1)
 	if group {
 		if g, err := user.LookupGroup(name); err == nil {
-			id = g.Gid
+			id, _ = strconv.ParseInt(g.Gid, 10, 64)
 		}
 	} else if u, err := user.Lookup(name); err == nil {
-		id = u.Uid
+		id, _ = strconv.ParseInt(u.Uid, 10, 64)
 	}
-	n, _ := strconv.ParseInt(id, 10, 64)
-	return n
+	ids[key] = id
+	return id, id >= 0
 }
 
 func nowTime(epoch int64) time.Time { return time.Unix(epoch, 0) }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/timefmt"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -131,13 +132,13 @@ func report(env *clienv.Env, j *v0044.V0044Job) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "CPU Utilized: %s\n", clock(int64(math.Round(cpuUsed))))
+	fmt.Fprintf(w, "CPU Utilized: %s\n", timefmt.FormatDurationPadded(int64(math.Round(cpuUsed))))
 	eff := 0.0
 	if coreWall > 0 {
 		eff = cpuUsed / float64(coreWall) * 100
 	}
-	fmt.Fprintf(w, "CPU Efficiency: %.2f%% of %s core-walltime\n", eff, clock(coreWall))
-	fmt.Fprintf(w, "Job Wall-clock time: %s\n", clock(wall))
+	fmt.Fprintf(w, "CPU Efficiency: %.2f%% of %s core-walltime\n", eff, timefmt.FormatDurationPadded(coreWall))
+	fmt.Fprintf(w, "Job Wall-clock time: %s\n", timefmt.FormatDurationPadded(wall))
 	fmt.Fprintf(w, "Memory Utilized: %s (estimated maximum)\n", kbytes(float64(rssBytes)/1024))
 	req := j.Required.Or(v0044.V0044JobRequired{})
 	perNode, perCPU := int64(0), int64(0)
@@ -166,15 +167,6 @@ func report(env *clienv.Env, j *v0044.V0044Job) {
 	if state == "RUNNING" {
 		fmt.Fprintln(w, "WARNING: Efficiency statistics may be misleading for RUNNING jobs.")
 	}
-}
-
-// clock is the script's time2str: "HH:MM:SS", "D-HH:MM:SS" past a day.
-func clock(secs int64) string {
-	d, h, m, s := secs/86400, secs/3600%24, secs/60%60, secs%60
-	if d > 0 {
-		return fmt.Sprintf("%d-%02d:%02d:%02d", d, h, m, s)
-	}
-	return fmt.Sprintf("%02d:%02d:%02d", h, m, s)
 }
 
 // kbytes is the script's kbytes2str: "0.00 MB" for nothing, else the

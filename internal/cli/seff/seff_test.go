@@ -8,9 +8,4 @@ func TestUnits(t *testing.T) {
 			t.Errorf("kbytes(%v) = %q, want %q", kb, got, want)
 		}
 	}
-	for secs, want := range map[int64]string{0: "00:00:00", 75: "00:01:15", 90061: "1-01:01:01"} {
-		if got := clock(secs); got != want {
-			t.Errorf("clock(%d) = %q, want %q", secs, got, want)
-		}
-	}
 }
