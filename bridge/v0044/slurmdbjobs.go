@@ -370,7 +370,8 @@ func stepUsageTRES(st *acctdb.Step) api.V0044StepTres {
 		return out
 	}
 	in := api.V0044StepTresRequested{
-		Max:     api.V0044StepTresReqMax{tres("mem", "", 2, u.MaxRSS), tres("fs", "disk", 6, u.MaxDiskRead)},
+		Max: api.V0044StepTresReqMax{tres("mem", "", 2, u.MaxRSS), tres("fs", "disk", 6, u.MaxDiskRead),
+			tres("vmem", "", 7, u.MaxVMSize), tres("pages", "", 8, u.MaxPages)},
 		Min:     api.V0044StepTresReqMin{tres("mem", "", 2, u.AveRSS), tres("fs", "disk", 6, u.MaxDiskRead)},
 		Average: api.V0044TresList{tres("mem", "", 2, u.AveRSS), tres("fs", "disk", 6, u.MaxDiskRead)},
 		Total:   api.V0044TresList{tres("mem", "", 2, u.MaxRSS), tres("fs", "disk", 6, u.MaxDiskRead)},

@@ -111,6 +111,7 @@ type Usage struct {
 	MaxRSSTask     uint32        `json:"max_rss_task,omitempty"`
 	AveRSS         uint64        `json:"ave_rss,omitempty"`
 	MaxVMSize      uint64        `json:"max_vmsize,omitempty"`
+	MaxPages       uint64        `json:"max_pages,omitempty"`
 	MaxDiskRead    uint64        `json:"max_disk_read,omitempty"`
 	MaxDiskWrite   uint64        `json:"max_disk_write,omitempty"`
 	ConsumedEnergy uint64        `json:"consumed_energy,omitempty"`

@@ -360,6 +360,8 @@ func combine(u Usage, nodes []NodeUsage) Usage {
 		tasks += n.Tasks
 		u.MaxDiskRead = max(u.MaxDiskRead, n.Usage.MaxDiskRead)
 		u.MaxDiskWrite = max(u.MaxDiskWrite, n.Usage.MaxDiskWrite)
+		u.MaxVMSize = max(u.MaxVMSize, n.Usage.MaxVMSize)
+		u.MaxPages = max(u.MaxPages, n.Usage.MaxPages)
 	}
 	if tasks > 0 {
 		u.AveRSS = uint64(rssSum / float64(tasks))

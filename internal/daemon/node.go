@@ -90,6 +90,8 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 		CgroupRoot:       "drover/" + sc.ClusterName + "/" + name,
 		ConstrainDevices: cg.ConstrainDevices,
 		HealthInterval:   v.GetDuration("gpu-health-interval"),
+		AcctGather:       sc.JobAcctGatherType,
+		AcctGatherFreq:   sc.JobAcctGatherFrequency,
 	}
 	if gresPlugin != nil {
 		// A nil *host.Gres in the interface would not be nil.

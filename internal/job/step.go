@@ -59,4 +59,8 @@ type Usage struct {
 	MaxRSS       uint64        `json:"max_rss,omitempty"`
 	MaxDiskRead  uint64        `json:"max_disk_read,omitempty"`
 	MaxDiskWrite uint64        `json:"max_disk_write,omitempty"`
+	// MaxVMSize and MaxPages (major page faults) are known only from
+	// samples taken while the processes ran.
+	MaxVMSize uint64 `json:"max_vmsize,omitempty"`
+	MaxPages  uint64 `json:"max_pages,omitempty"`
 }

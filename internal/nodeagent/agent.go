@@ -79,6 +79,11 @@ type Config struct {
 	// ConstrainDevices is cgroup.conf's ConstrainDevices=yes: tasks
 	// cannot open the node's GPUs they were not given.
 	ConstrainDevices bool
+	// AcctGather is JobAcctGatherType ("": GatherLinux); AcctGatherFreq
+	// the task sampling interval of JobAcctGatherFrequency (0: only
+	// when sstat asks).
+	AcctGather     string
+	AcctGatherFreq time.Duration
 }
 
 // Agent is a running node daemon.
@@ -219,6 +224,7 @@ func (a *Agent) Run(ctx context.Context, ready chan<- net.Addr) error {
 	// credential the controller signed is its proof (verifyStepCred).
 	mux.HandleFunc("POST "+nodeproto.PathStepLaunch, a.handleStepLaunch)
 	mux.Handle("POST "+nodeproto.PathReconfigure, a.fromController(a.handleReconfigure))
+	mux.Handle("POST "+nodeproto.PathStepStat, a.fromController(a.handleStepStat))
 	// Anyone on the network may connect: a slow or idle client holds a
 	// connection for bounded times only (bodies are at most MaxBody).
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,

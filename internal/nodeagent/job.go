@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/droverhq/drover/internal/acctgather"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/outpattern"
@@ -25,6 +26,8 @@ type runningJob struct {
 	run   uint32
 	agent *Agent
 	group *proctrack.Group
+	// gather samples the script's processes.
+	gather *gatherer
 
 	mu   sync.Mutex
 	kind nodeproto.EndKind // set when we were asked to end it
@@ -176,7 +179,7 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 		cmd.SysProcAttr.Credential = id.Credential()
 		cmd.SysProcAttr.Credential.Gid = l.GID
 	}
-	limits := proctrack.Limits{DenyDevices: a.otherGPUs(l.GPUs)}
+	limits := proctrack.Limits{DenyDevices: a.otherGPUs(l.GPUs), AccountCPU: a.cfg.AcctGather == GatherCgroup}
 	if l.MemPerNode > 0 {
 		limits.MemoryBytes = int64(l.MemPerNode) << 20
 	}
@@ -185,8 +188,10 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 		return fmt.Errorf("start batch script: %w", err)
 	}
 
+	gather := a.newGatherer(j.liveTasks)
 	j.mu.Lock()
 	j.group = g
+	j.gather = gather
 	pending := j.kind
 	j.mu.Unlock()
 	if pending != "" {
@@ -197,13 +202,31 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 	return nil
 }
 
+// liveTasks is the script as a sample's one task, while it runs.
+func (j *runningJob) liveTasks() ([]acctgather.Task, *proctrack.Group) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.group == nil || j.group.Pid() == 0 {
+		return nil, nil
+	}
+	return []acctgather.Task{{ID: 0, Pid: j.group.Pid()}}, j.group
+}
+
 // wait collects the script's exit status, cleans up the process tree and
 // reports the end.
 func (j *runningJob) wait() {
 	st, err := j.group.Wait()
+	var usage *job.Usage
 	if st != nil {
 		j.agent.spankBatchEnd(j.spankHook, st.Sys().(syscall.WaitStatus))
+		usage = usageOf(st)
 	}
+	j.mu.Lock()
+	gather := j.gather
+	j.mu.Unlock()
+	gather.close()
+	// Before the cgroup goes: its counters are part of the usage.
+	gather.final(0, usage, true, j.group)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	// Children the script left behind die with the job, as Slurm's
 	// proctrack does at the end of a step.
@@ -224,7 +247,7 @@ func (j *runningJob) wait() {
 	var ee *exec.ExitError
 	switch {
 	case st != nil:
-		d.Usage = usageOf(st)
+		d.Usage = usage
 		ws := st.Sys().(syscall.WaitStatus)
 		if ws.Signaled() {
 			d.Signal = int32(ws.Signal())

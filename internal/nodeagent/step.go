@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/gres"
+	"github.com/droverhq/drover/internal/acctgather"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
@@ -106,6 +107,8 @@ type step struct {
 	// group holds every task's process tree (one cgroup per step, as
 	// Slurm's); nil until the tasks start.
 	group *proctrack.Group
+	// gather samples the tasks once they started (nil before).
+	gather *gatherer
 }
 
 // stepTask is one task of a step on this node.
@@ -428,6 +431,9 @@ func (s *step) run(conn net.Conn) {
 	go s.readSrun(conn)
 
 	s.leaders.Wait()
+	if g := s.gatherer(); g != nil {
+		g.close()
+	}
 	// Every task's own process has ended: whatever they left behind
 	// dies with the step, as proctrack ends a step's container, which
 	// also closes the output pipes they held.
@@ -493,6 +499,26 @@ func (s *step) destroy() {
 	if err := g.Destroy(context.Background()); err != nil {
 		s.agent.logger.Warn("clean up step processes", "job", s.key.job, "step", s.key.step, "err", err)
 	}
+}
+
+// gatherer is the step's sampler, nil before its tasks start.
+func (s *step) gatherer() *gatherer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gather
+}
+
+// liveTasks lists the tasks that run now, for a sample.
+func (s *step) liveTasks() ([]acctgather.Task, *proctrack.Group) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []acctgather.Task
+	for _, t := range s.tasks {
+		if t.cmd != nil && t.cmd.Process != nil && t.usage == nil {
+			out = append(out, acctgather.Task{ID: t.id, Pid: t.cmd.Process.Pid})
+		}
+	}
+	return out, s.group
 }
 
 // processes is the step's process group, nil before it is made.
@@ -657,7 +683,7 @@ func (s *step) startTasks() {
 		return
 	}
 	s.devs = gs
-	limits := proctrack.Limits{MemoryBytes: int64(l.MemLimitMB) << 20}
+	limits := proctrack.Limits{MemoryBytes: int64(l.MemLimitMB) << 20, AccountCPU: s.agent.cfg.AcctGather == GatherCgroup}
 	if gs != nil {
 		limits.DenyDevices = gs.deny
 	}
@@ -714,6 +740,10 @@ func (s *step) startTasks() {
 		}
 		s.started(p, cmds[i], err)
 	}
+	gather := s.agent.newGatherer(s.liveTasks)
+	s.mu.Lock()
+	s.gather = gather
+	s.mu.Unlock()
 
 	s.mu.Lock()
 	ending, killed := s.ending, s.killed
@@ -945,6 +975,9 @@ func (s *step) waitTask(t *stepTask) {
 	if st != nil {
 		s.spankTaskStage(protocol.StageTaskExit, t, t.cmd.Process.Pid, st.Sys().(syscall.WaitStatus))
 		u := usageOf(st)
+		if g := s.gatherer(); g != nil {
+			g.final(t.id, u, len(s.tasks) == 1, s.processes())
+		}
 		s.mu.Lock()
 		t.usage = u
 		s.mu.Unlock()
@@ -1273,6 +1306,8 @@ func (s *step) reportUsage() {
 		rssSum += u.MaxRSS
 		d.Usage.MaxDiskRead = max(d.Usage.MaxDiskRead, u.MaxDiskRead)
 		d.Usage.MaxDiskWrite = max(d.Usage.MaxDiskWrite, u.MaxDiskWrite)
+		d.Usage.MaxVMSize = max(d.Usage.MaxVMSize, u.MaxVMSize)
+		d.Usage.MaxPages = max(d.Usage.MaxPages, u.MaxPages)
 	}
 	s.mu.Unlock()
 	if d.Tasks == 0 {

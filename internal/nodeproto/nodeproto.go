@@ -15,6 +15,7 @@ import (
 
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/msgauth"
+	"github.com/droverhq/drover/internal/stepproto"
 )
 
 // Paths served by the controller (node -> controller).
@@ -32,6 +33,9 @@ const (
 	PathLaunch     = "/drover/v1/launch"
 	PathSignal     = "/drover/v1/signal"
 	PathStepLaunch = "/drover/v1/step/launch"
+	// PathStepStat asks what a running step's tasks use now (sstat;
+	// Slurm's REQUEST_JOB_STEP_STAT).
+	PathStepStat = "/drover/v1/step/stat"
 	// PathReconfigure asks the daemon to read its files again (scontrol
 	// reconfigure, as slurmctld sends REQUEST_RECONFIGURE to slurmds).
 	PathReconfigure = "/drover/v1/reconfigure"
@@ -150,6 +154,20 @@ type StepDone struct {
 	Usage      job.Usage `json:"usage"`
 	MaxRSSTask uint32    `json:"max_rss_task"`
 	AveRSS     uint64    `json:"ave_rss"`
+}
+
+// StepStatRequest names the step PathStepStat asks about; StepID is
+// stepproto.BatchStep for the batch script.
+type StepStatRequest struct {
+	JobID  uint32 `json:"job_id"`
+	StepID uint32 `json:"step_id"`
+}
+
+// StepStat is what a node's tasks of a running step use: each task's
+// peaks so far and its live processes.
+type StepStat struct {
+	Node  string               `json:"node"`
+	Tasks []stepproto.TaskStat `json:"tasks"`
 }
 
 // Launch asks a node daemon to run a batch job (REQUEST_BATCH_JOB_LAUNCH).

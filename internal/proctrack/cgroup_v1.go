@@ -98,7 +98,8 @@ func (b *v1Backend) optsFor(limits Limits) []cgroup1.InitOpts {
 		case s.Name() == b.track,
 			s.Name() == cgroup1.Memory && limits.MemoryBytes > 0,
 			s.Name() == cgroup1.Cpuset && limits.CPUs != "",
-			s.Name() == cgroup1.Devices && len(limits.DenyDevices) > 0:
+			s.Name() == cgroup1.Devices && len(limits.DenyDevices) > 0,
+			s.Name() == cgroup1.Cpuacct && limits.AccountCPU:
 			subs = append(subs, s)
 		}
 	}
@@ -456,4 +457,14 @@ func childDirs(dir string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// cpu reads cpuacct.stat, whose times are in USER_HZ ticks.
+func (c *v1Cgroup) cpu() (user, system time.Duration, err error) {
+	data, err := os.ReadFile(filepath.Join(c.b.dir(cgroup1.Cpuacct, c.name), "cpuacct.stat"))
+	if err != nil {
+		return 0, 0, fmt.Errorf("read CPU times of %s: %w", c, err)
+	}
+	u, s := statValue(data, "user"), statValue(data, "system")
+	return time.Duration(u) * time.Second / userHZ, time.Duration(s) * time.Second / userHZ, nil
 }

@@ -261,3 +261,13 @@ func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// cpu reads cpu.stat, whose times are in microseconds.
+func (c *v2Cgroup) cpu() (user, system time.Duration, err error) {
+	data, err := os.ReadFile(filepath.Join(c.dir, "cpu.stat"))
+	if err != nil {
+		return 0, 0, fmt.Errorf("read CPU times of %s: %w", c, err)
+	}
+	return time.Duration(statValue(data, "user_usec")) * time.Microsecond,
+		time.Duration(statValue(data, "system_usec")) * time.Microsecond, nil
+}

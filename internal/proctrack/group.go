@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -417,4 +419,35 @@ func ignoreGone(err error) error {
 		return nil
 	}
 	return err
+}
+
+// userHZ is the unit of cgroup v1's cpuacct.stat (USER_HZ).
+const userHZ = 100
+
+// statValue reads "key value" lines (cpuacct.stat, cpu.stat); a missing
+// or malformed key reads as 0.
+func statValue(data []byte, key string) uint64 {
+	for line := range strings.Lines(string(data)) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if ok && k == key {
+			n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// CPUTimes is the CPU time every process of the group spent, reaped ones
+// and those that left the process tree included; ok is false without a
+// cgroup (or where its CPU accounting cannot be read), and then only
+// /proc can tell.
+func (g *Group) CPUTimes() (user, system time.Duration, ok bool) {
+	if g.cg == nil {
+		return 0, 0, false
+	}
+	u, s, err := g.cg.cpu()
+	if err != nil {
+		return 0, 0, false
+	}
+	return u, s, true
 }

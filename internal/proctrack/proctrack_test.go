@@ -1048,3 +1048,28 @@ func TestPidsNeverListTheTracker(t *testing.T) {
 		})
 	}
 }
+
+// TestCPUTimes: a cgroup counts the CPU its processes spent after they
+// are gone; a process group cannot.
+func TestCPUTimes(t *testing.T) {
+	for _, opts := range modes(t) {
+		t.Run(modeName(opts), func(t *testing.T) {
+			tr := newTracker(t, opts)
+			cmd := exec.Command("sh", "-c", `sh -c 't=$(($(date +%s)+1)); while [ "$(date +%s)" -le "$t" ]; do :; done'`)
+			g := startGroup(t, tr, cmd, "job_cpu", Limits{AccountCPU: true})
+			if _, err := g.Wait(); err != nil {
+				t.Fatalf("Wait: %v", err)
+			}
+			user, sys, ok := g.CPUTimes()
+			if tr.Mode() == ModePGID {
+				if ok {
+					t.Fatalf("CPUTimes without a cgroup = %v, %v, true", user, sys)
+				}
+				return
+			}
+			if !ok || user+sys < 500*time.Millisecond {
+				t.Fatalf("CPUTimes = %v, %v, %v; want at least 0.5 s of a second-long loop", user, sys, ok)
+			}
+		})
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/containerd/cgroups/v3"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -81,6 +82,10 @@ type Limits struct {
 	// ConstrainDevices: the node's GPUs a step was not given), enforced by
 	// the devices controller (devices.deny on v1, an eBPF filter on v2).
 	DenyDevices []Device
+	// AccountCPU puts the tree in the cpuacct hierarchy on v1, whose
+	// counters then tell its CPU time (Group.CPUTimes); v2 counts it
+	// in every cgroup.
+	AccountCPU bool
 }
 
 // Device is a device node, as the devices controller names it.
@@ -162,6 +167,9 @@ type cgroupHandle interface {
 	String() string
 	// path is the cgroup's path below the cgroup mount.
 	path() string
+	// cpu is the CPU time the cgroup's processes spent, those gone
+	// included (cpuacct.stat on v1, cpu.stat on v2).
+	cpu() (user, system time.Duration, err error)
 }
 
 // New returns the tracker of one node daemon. It picks cgroup v2 on a

@@ -155,6 +155,32 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 		}
 		replyJSON(w, http.StatusOK, struct{}{})
 	})
+	mux.HandleFunc("GET "+stepproto.PathStat, func(w http.ResponseWriter, r *http.Request) {
+		ctl.StatsRef().CountRPC("REQUEST_JOB_STEP_STAT")
+		caller, _ := authctx.From(r.Context())
+		id, err := pathID(r, "job_id")
+		var step *uint32
+		if v := r.URL.Query().Get("step"); err == nil && v != "" {
+			n, perr := strconv.ParseUint(v, 10, 32)
+			switch {
+			case v == "batch":
+				n = uint64(stepproto.BatchStep)
+			case perr != nil:
+				err = slurmerr.New(slurmerr.InvalidJobID, "Invalid step id: %s", v)
+			}
+			s := uint32(n)
+			step = &s
+		}
+		var stats []stepproto.StepStat
+		if err == nil {
+			stats, err = ctl.StepStats(r.Context(), caller.Identity, job.ID(id), step)
+		}
+		if err != nil {
+			replyError(w, err, "step stat")
+			return
+		}
+		replyJSON(w, http.StatusOK, stepproto.Stats{Steps: stats})
+	})
 	mux.HandleFunc("GET "+stepproto.PathList, func(w http.ResponseWriter, r *http.Request) {
 		ctl.StatsRef().CountRPC("REQUEST_JOB_STEP_INFO")
 		out := stepproto.List{Steps: []stepproto.Step{}}

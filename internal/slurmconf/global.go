@@ -128,6 +128,14 @@ func (p *parser) finish(mainFile string) {
 	str("AccountingStorageType", &c.AccountingStorageType, "")
 	str("JobCompType", &c.JobCompType, "")
 	str("JobAcctGatherType", &c.JobAcctGatherType, "")
+	c.JobAcctGatherFrequency = DefaultJobAcctGatherFrequency
+	if e, ok := get("JobAcctGatherFrequency"); ok {
+		d, err := ParseAcctGatherFrequency(e.Value)
+		if err != nil {
+			bad(e, "%s", err)
+		}
+		c.JobAcctGatherFrequency = d
+	}
 	str("Licenses", &c.Licenses, "")
 	// Any non-zero JobRequeue means 1, as in Slurm.
 	c.JobRequeue = num("JobRequeue", 16, 1) != 0

@@ -135,6 +135,9 @@ type Config struct {
 	AccountingStorageType string
 	JobCompType           string
 	JobAcctGatherType     string
+	// JobAcctGatherFrequency is the task sampling interval (its task=
+	// part; 0: sample only at the end and when sstat asks).
+	JobAcctGatherFrequency time.Duration
 	// Licenses is kept as written ("fluent:10,matlab:2").
 	Licenses string
 

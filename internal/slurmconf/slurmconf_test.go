@@ -174,7 +174,7 @@ func TestDefaults(t *testing.T) {
 		SelectType: "select/cons_tres", SelectTypeParameters: "CR_Core_Memory", SchedulerType: "sched/backfill",
 		PriorityType: "priority/multifactor", AuthType: "auth/munge", CredType: "cred/munge",
 		ProctrackType: "proctrack/cgroup", JobRequeue: true, SlurmUser: "root", SlurmdUser: "root",
-		EnforcePartLimits: "NO",
+		EnforcePartLimits: "NO", JobAcctGatherFrequency: 30 * time.Second,
 		Nodes: []Node{{
 			Name: "n1", Hostname: "n1", Addr: "n1", Port: 6818, CPUs: 1, Boards: 1, Sockets: 1,
 			CoresPerSocket: 1, ThreadsPerCore: 1, RealMemory: 1, Weight: 1, File: "slurm.conf", Line: 3,

@@ -1,7 +1,8 @@
 // Package stepproto is the part of srun's conversation with the controller
 // that slurmrestd's API has no operation for: creating a job step, ending
 // it, and listing steps (Slurm's REQUEST_JOB_STEP_CREATE,
-// REQUEST_STEP_COMPLETE and REQUEST_JOB_STEP_INFO RPCs). JSON over HTTP
+// REQUEST_STEP_COMPLETE, REQUEST_JOB_STEP_INFO and REQUEST_JOB_STEP_STAT
+// RPCs). JSON over HTTP
 // under /drover/v1/, beside the v0.0.44 paths and authenticated as they
 // are; errors come back in slurmrestd's error envelope.
 package stepproto
@@ -17,7 +18,51 @@ const (
 	// PathComplete releases an allocation (slurm_complete_job), with
 	// ?exit_code=N.
 	PathComplete = "/drover/v1/job/{job_id}/complete"
+	// PathStat asks what a running job's steps use now, from their
+	// nodes (sstat; REQUEST_JOB_STEP_STAT), with ?step=N or ?step=batch
+	// for one step.
+	PathStat = "/drover/v1/job/{job_id}/stat"
 )
+
+// BatchStep is the batch script's step id, as Slurm numbers it
+// (SLURM_BATCH_SCRIPT).
+const BatchStep uint32 = 0xfffffffb
+
+// Stats answers PathStat: the job's running steps, the batch script's
+// included.
+type Stats struct {
+	Steps []StepStat `json:"steps"`
+}
+
+// StepStat is one running step, node by node.
+type StepStat struct {
+	JobID  uint32     `json:"job_id"`
+	StepID uint32     `json:"step_id"`
+	Nodes  []NodeStat `json:"nodes"`
+}
+
+// NodeStat is what one node's tasks of the step use; Error says why the
+// node did not answer.
+type NodeStat struct {
+	Node  string     `json:"node"`
+	Tasks []TaskStat `json:"tasks,omitempty"`
+	Error string     `json:"error,omitempty"`
+}
+
+// TaskStat is one task as its node measured it: CPU time and bytes read
+// and written so far, the largest resident and virtual memory and page
+// faults seen, and its live processes.
+type TaskStat struct {
+	Task      uint32        `json:"task"`
+	Pids      []int         `json:"pids,omitempty"`
+	UserCPU   time.Duration `json:"user_cpu"`
+	SystemCPU time.Duration `json:"system_cpu"`
+	RSS       uint64        `json:"rss"`
+	VMSize    uint64        `json:"vmsize"`
+	Pages     uint64        `json:"pages"`
+	DiskRead  uint64        `json:"disk_read"`
+	DiskWrite uint64        `json:"disk_write"`
+}
 
 // CreateRequest asks for a step in a running job.
 type CreateRequest struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/squeue"
 	"github.com/droverhq/drover/internal/cli/srun"
 	"github.com/droverhq/drover/internal/cli/sshare"
+	"github.com/droverhq/drover/internal/cli/sstat"
 )
 
 type shim = clienv.Command
@@ -35,6 +36,7 @@ var shims = map[string]shim{
 	"srun":     srun.Run,
 	"scontrol": scontrol.New(scontrol.Options{Requeue: connect.Requeue}),
 	"seff":     seff.Run,
+	"sstat":    sstat.Run,
 }
 
 // ShimNames lists the drop-in commands, sorted.

@@ -2,6 +2,8 @@ package sacct
 
 import (
 	"fmt"
+	"github.com/droverhq/drover/internal/cli/coltable"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,6 +50,7 @@ type row struct {
 	hasUsage                  bool
 	maxRSS, aveRSS            int64
 	maxDiskRead, maxDiskWrite int64
+	maxVMSize, maxPages       int64
 	maxRSSNode                string
 }
 
@@ -65,6 +68,7 @@ type cellCtx struct {
 	now        int64
 	timeFormat string
 	units      string
+	noConvert  bool
 }
 
 func (c *cellCtx) time(epoch int64) string {
@@ -139,29 +143,45 @@ func init() {
 		{"SystemCPU", 10, false, func(r *row, _ *cellCtx) string { return cpuTime(r.sysCPU) }},
 		{"TotalCPU", 10, false, func(r *row, _ *cellCtx) string { return cpuTime(r.totalCPU) }},
 		{"KillRequestUser", 10, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.killUser) }},
-		{"MaxRSS", 10, false, func(r *row, _ *cellCtx) string { return usage(r, r.maxRSS) }},
-		{"AveRSS", 10, false, func(r *row, _ *cellCtx) string { return usage(r, r.aveRSS) }},
+		{"MaxRSS", 10, false, func(r *row, c *cellCtx) string { return usage(r, c, r.maxRSS) }},
+		{"AveRSS", 10, false, func(r *row, c *cellCtx) string { return usage(r, c, r.aveRSS) }},
 		{"MaxRSSNode", 10, false, func(r *row, _ *cellCtx) string { return r.maxRSSNode }},
-		{"MaxDiskRead", 12, false, func(r *row, _ *cellCtx) string { return usage(r, r.maxDiskRead) }},
-		{"MaxDiskWrite", 12, false, func(r *row, _ *cellCtx) string { return usage(r, r.maxDiskWrite) }},
+		{"MaxDiskRead", 12, false, func(r *row, c *cellCtx) string { return usage(r, c, r.maxDiskRead) }},
+		{"MaxDiskWrite", 12, false, func(r *row, c *cellCtx) string { return usage(r, c, r.maxDiskWrite) }},
+		{"MaxVMSize", 10, false, func(r *row, c *cellCtx) string { return usage(r, c, r.maxVMSize) }},
+		{"MaxPages", 8, false, func(r *row, _ *cellCtx) string {
+			if !r.hasUsage {
+				return ""
+			}
+			return num(r.maxPages)
+		}},
 	} {
 		fields[strings.ToLower(f.name)] = f
 	}
 }
 
 // usage prints a step's byte count as sacct does (convert_num_unit:
-// divided by 1024 while it is 1024 or more, "5.01M"), empty on lines
-// without usage.
-func usage(r *row, bytes int64) string {
+// divided by 1024 while it is 1024 or more, "5.01M"; with --units, in
+// that unit; with --noconvert, as it is), empty on lines without usage.
+func usage(r *row, c *cellCtx, bytes int64) string {
 	if !r.hasUsage {
 		return ""
+	}
+	if c.noConvert {
+		return strconv.FormatInt(bytes, 10)
 	}
 	v := float64(bytes)
 	units := []string{"", "K", "M", "G", "T", "P"}
 	i := 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
+	if want := slices.Index(units, c.units); c.units != "" && want > 0 {
+		for ; i < want; i++ {
+			v /= 1024
+		}
+	} else {
+		for v >= 1024 && i < len(units)-1 {
+			v /= 1024
+			i++
+		}
 	}
 	if v == float64(int64(v)) {
 		return strconv.FormatInt(int64(v), 10) + units[i]
@@ -178,10 +198,7 @@ func stepBlank(r *row, v string) string {
 }
 
 // column is a field as -o asked for it.
-type column struct {
-	f     field
-	width int
-}
+type column = coltable.Spec[field]
 
 // defaultFormat is sacct's default columns.
 const defaultFormat = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode"
@@ -191,26 +208,8 @@ const briefFormat = "JobID,State,ExitCode"
 
 // parseFormat reads a -o list: names, each with an optional %WIDTH.
 func parseFormat(s string) ([]column, error) {
-	var out []column
-	for _, item := range strings.Split(s, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		name, width, hasWidth := strings.Cut(item, "%")
-		f, ok := fields[strings.ToLower(name)]
-		if !ok {
-			return nil, fmt.Errorf("Invalid field requested: \"%s\"", name)
-		}
-		c := column{f: f, width: f.width}
-		if hasWidth {
-			n, err := strconv.Atoi(width)
-			if err != nil {
-				return nil, fmt.Errorf("Invalid field requested: \"%s\"", item)
-			}
-			c.width = n
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	return coltable.ParseFormat(s, func(name string) (field, int, bool) {
+		f, ok := fields[name]
+		return f, f.width, ok
+	})
 }

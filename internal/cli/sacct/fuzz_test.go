@@ -18,8 +18,8 @@ func FuzzParseFormat(f *testing.F) {
 			return
 		}
 		for _, c := range cols {
-			if _, ok := fields[strings.ToLower(c.f.name)]; !ok {
-				t.Fatalf("%q: unknown field %q", s, c.f.name)
+			if _, ok := fields[strings.ToLower(c.Field.name)]; !ok {
+				t.Fatalf("%q: unknown field %q", s, c.Field.name)
 			}
 		}
 	})
@@ -53,21 +53,22 @@ func FuzzParseSelector(f *testing.F) {
 	})
 }
 
-func TestFit(t *testing.T) {
+func TestUsageUnits(t *testing.T) {
+	r := &row{hasUsage: true}
 	for _, tc := range []struct {
-		s    string
-		w    int
-		left bool
+		c    cellCtx
+		n    int64
 		want string
 	}{
-		{"completed_job", 10, false, "completed+"},
-		{"failed_job", 10, false, "failed_job"},
-		{"batch", 10, false, "     batch"},
-		{"125", 12, true, "125         "},
-		{"x", 0, false, ""},
+		{cellCtx{}, 5253120, "5.01M"},
+		{cellCtx{}, 2 << 20, "2M"},
+		{cellCtx{units: "K"}, 5253120, "5130K"},
+		{cellCtx{units: "G"}, 3 << 30, "3G"},
+		{cellCtx{units: "M"}, 1 << 19, "0.50M"},
+		{cellCtx{noConvert: true}, 5253120, "5253120"},
 	} {
-		if got := fit(tc.s, tc.w, tc.left); got != tc.want {
-			t.Errorf("fit(%q, %d, %v) = %q, want %q", tc.s, tc.w, tc.left, got, tc.want)
+		if got := usage(r, &tc.c, tc.n); got != tc.want {
+			t.Errorf("usage(%d, %+v) = %q, want %q", tc.n, tc.c, got, tc.want)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/coltable"
 	"github.com/droverhq/drover/internal/cli/getopt"
 	"github.com/droverhq/drover/internal/cli/slurmjson"
 	"github.com/droverhq/drover/internal/timefmt"
@@ -26,18 +27,22 @@ import (
 
 var longOptions = []string{"allusers", "accounts", "account", "allocations", "brief", "clusters", "cluster", "delimiter", "duplicates",
 	"endtime", "format", "helpformat", "help", "jobs", "job", "long", "allclusters", "name", "noheader", "parsable", "parsable2",
-	"partition", "qos", "state", "starttime", "units", "usage", "user", "uid", "version", "verbose", "json", "yaml", "array"}
+	"partition", "qos", "state", "starttime", "units", "noconvert", "usage", "user", "uid", "version", "verbose", "json", "yaml", "array"}
 
 type options struct {
 	all, allocations, duplicates, noHeader bool
-	parsable, parsable2                    bool
-	arrayExpand                            bool
-	delimiter                              string
-	users, accounts, partitions, qos       []string
-	names, states, clusters                []string
-	jobs                                   []selector
-	start, end                             time.Time
-	format                                 []column
+	// units is --units ("K".."P", "": as the value fits); noConvert
+	// --noconvert.
+	units                            string
+	noConvert                        bool
+	parsable, parsable2              bool
+	arrayExpand                      bool
+	delimiter                        string
+	users, accounts, partitions, qos []string
+	names, states, clusters          []string
+	jobs                             []selector
+	start, end                       time.Time
+	format                           []column
 	// json is --json; argv the command line, for its meta block.
 	json bool
 	argv []string
@@ -119,7 +124,7 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		return 1
 	}
 	rows := o.rows(jobs, now.Unix())
-	c := &cellCtx{now: now.Unix(), timeFormat: env.Getenv("SLURM_TIME_FORMAT")}
+	c := &cellCtx{now: now.Unix(), timeFormat: env.Getenv("SLURM_TIME_FORMAT"), units: o.units, noConvert: o.noConvert}
 	o.print(env.Stdout, rows, c)
 	return 0
 }
@@ -182,6 +187,7 @@ func parse(prog string, env *clienv.Env, args []string, now time.Time) (options,
 	fs.StringVarP(&state, "state", "s", "", "")
 	fs.StringVarP(&start, "starttime", "S", "", "")
 	fs.StringVar(&units, "units", "", "")
+	fs.BoolVar(&o.noConvert, "noconvert", false, "")
 	fs.StringVarP(&users, "user", "u", "", "")
 	fs.BoolVarP(&o.arrayExpand, "array", "T", false, "")
 	fs.CountVarP(&verbose, "verbose", "v", "")
@@ -232,6 +238,13 @@ func parse(prog string, env *clienv.Env, args []string, now time.Time) (options,
 		return fail("%s: error: YAML output is not supported", prog)
 	case jsonArg != "" && jsonArg != " " && jsonArg != "v0.0.44" && jsonArg != "data_parser/v0.0.44":
 		return fail("%s: error: JSON output is only available with data parser v0.0.44, not %s", prog, jsonArg)
+	}
+	if units != "" {
+		u := strings.ToUpper(units)
+		if len(u) != 1 || !strings.Contains("KMGTP", u) {
+			return fail("%s: error: Invalid unit type: %s", prog, units)
+		}
+		o.units = u
 	}
 	o.json, o.argv = jsonArg != "", args
 	o.delimiter = delimiter
@@ -568,6 +581,7 @@ func stepRow(s *v0044.V0044Step, job *row, now int64) row {
 	r.aveRSS = tresCount(in.Average, "mem")
 	r.maxDiskRead = tresCount(in.Max, "fs/disk")
 	r.maxDiskWrite = tresCount(out.Max, "fs/disk")
+	r.maxVMSize, r.maxPages = tresCount(in.Max, "vmem"), tresCount(in.Max, "pages")
 	if r.hasUsage {
 		r.maxRSSNode = r.nodes
 	}
@@ -637,63 +651,18 @@ func nowTime(epoch int64) time.Time { return time.Unix(epoch, 0) }
 
 // print writes the lines: fixed columns (values too long cut to one
 // character less and a '+'), or with -p/-P the values between
-// delimiters.
+// print writes the rows as -o, -p/-P, --delimiter and -n ask.
 func (o *options) print(w io.Writer, rows []row, c *cellCtx) {
-	var b strings.Builder
-	parsable := o.parsable || o.parsable2
-	line := func(cells []string) {
-		b.Reset()
-		for i, cell := range cells {
-			col := o.format[i]
-			if parsable {
-				b.WriteString(cell)
-				if i < len(cells)-1 || o.parsable {
-					b.WriteString(o.delimiter)
-				}
-				continue
-			}
-			b.WriteString(fit(cell, col.width, col.f.left))
-			b.WriteByte(' ')
-		}
-		b.WriteByte('\n')
-		io.WriteString(w, b.String())
+	cols := make([]coltable.Column, len(o.format))
+	for i, col := range o.format {
+		cols[i] = coltable.Column{Name: col.Field.name, Width: col.Width, Left: col.Field.left}
 	}
-	if !o.noHeader {
-		cells := make([]string, len(o.format))
-		for i, col := range o.format {
-			cells[i] = col.f.name
-		}
-		line(cells)
-		if !parsable {
-			for i, col := range o.format {
-				cells[i] = strings.Repeat("-", col.width)
-			}
-			b.Reset()
-			for _, cell := range cells {
-				b.WriteString(cell + " ")
-			}
-			io.WriteString(w, b.String()+"\n")
-		}
-	}
+	cells := make([][]string, len(rows))
 	for i := range rows {
-		cells := make([]string, len(o.format))
+		cells[i] = make([]string, len(o.format))
 		for k, col := range o.format {
-			cells[k] = col.f.cell(&rows[i], c)
+			cells[i][k] = col.Field.cell(&rows[i], c)
 		}
-		line(cells)
 	}
-}
-
-// fit pads or cuts a value to a column's width.
-func fit(s string, width int, left bool) string {
-	if len(s) > width {
-		if width <= 0 {
-			return ""
-		}
-		return s[:width-1] + "+"
-	}
-	if left {
-		return s + strings.Repeat(" ", width-len(s))
-	}
-	return strings.Repeat(" ", width-len(s)) + s
+	coltable.Print(w, cols, cells, coltable.Style{NoHeader: o.noHeader, Parsable: o.parsable, Parsable2: o.parsable2, Delimiter: o.delimiter})
 }
