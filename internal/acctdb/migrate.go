@@ -59,6 +59,10 @@ var migrations = [][]string{
 			PRIMARY KEY (cluster, job_id, run, step_id, node)
 		)`,
 	},
+	{
+		// sacct -u NAME: jobs_by_user is by uid.
+		`CREATE INDEX jobs_by_user_name ON jobs (cluster, user_name, end_time)`,
+	},
 }
 
 // SchemaVersion is the version this build writes.

@@ -263,7 +263,26 @@ func (s *Store) Jobs(ctx context.Context, f Filter) ([]Job, error) {
 		}
 	}
 	in("uid", len(f.UIDs), func(i int) any { return int64(f.UIDs[i]) })
-	in("user_name", len(f.Users), func(i int) any { return f.Users[i] })
+	if len(f.Users) > 0 {
+		// A user given by number (sacct -u 1000) is its uid, as
+		// Slurm's commands read it.
+		marks := strings.TrimSuffix(strings.Repeat("?,", len(f.Users)), ",")
+		cond := "user_name IN (" + marks + ")"
+		for _, u := range f.Users {
+			args = append(args, u)
+		}
+		var uids []string
+		for _, u := range f.Users {
+			if n, err := strconv.ParseUint(u, 10, 32); err == nil {
+				uids = append(uids, "?")
+				args = append(args, int64(n))
+			}
+		}
+		if len(uids) > 0 {
+			cond = "(" + cond + " OR uid IN (" + strings.Join(uids, ",") + "))"
+		}
+		where = append(where, cond)
+	}
 	in("account", len(f.Accounts), func(i int) any { return f.Accounts[i] })
 	in("part", len(f.Partitions), func(i int) any { return f.Partitions[i] })
 	in("qos", len(f.QOS), func(i int) any { return f.QOS[i] })

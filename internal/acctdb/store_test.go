@@ -115,6 +115,8 @@ func TestPutAndQuery(t *testing.T) {
 				"a job, all runs": {Filter{Clusters: []string{"a"}, JobIDs: []uint32{3}}, []string{"a/3.0", "a/3.1"}},
 				"an array by id":  {Filter{Clusters: []string{"a"}, JobIDs: []uint32{4}}, []string{"a/5.0"}},
 				"a user":          {Filter{Clusters: []string{"a"}, UIDs: []uint32{1001}}, []string{"a/2.0"}},
+				"a user by name":  {Filter{Clusters: []string{"a"}, Users: []string{"u1001"}}, []string{"a/2.0"}},
+				"a user by uid":   {Filter{Clusters: []string{"a"}, Users: []string{"1001", "nobody"}}, []string{"a/2.0"}},
 				"states":          {Filter{States: []string{"NODE_FAIL", "FAILED"}}, []string{"a/2.0", "a/3.0"}},
 				"ended before -S": {Filter{Clusters: []string{"a"}, Start: t0.Add(150 * time.Second)}, []string{"a/3.0", "a/3.1", "a/5.0"}},
 				"submitted by -E": {Filter{Clusters: []string{"a"}, End: t0.Add(30 * time.Second)}, []string{"a/1.0"}},

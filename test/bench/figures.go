@@ -29,6 +29,8 @@ type sizes struct {
 	Queue []int
 	// CommandRuns is how many times squeue is timed on each queue.
 	CommandRuns int
+	// AcctJobs is the number of job records sacct is timed over.
+	AcctJobs int
 	// SchedPending and SchedNodes size the scheduling-pass figure.
 	SchedPending int
 	SchedNodes   int

@@ -45,12 +45,13 @@ func run() error {
 	var (
 		drover      = flag.String("drover", "", "the drover binary to measure (default: build one from this checkout, as `make build` does)")
 		baseline    = flag.String("baseline", "", "another drover binary (an earlier commit's) measured as system drover-baseline, beside this one in the same run; its TCP clients send a bare X-SLURM-USER-NAME, as loopback was trusted before authentication")
-		figs        = flag.String("figures", "startup,rest,restread,sbatch,trivial,memory,queue,sched,sim,srun,plugins", "figures to measure, comma-separated")
+		figs        = flag.String("figures", "startup,rest,restread,sbatch,trivial,memory,queue,sched,sim,srun,plugins,acct", "figures to measure, comma-separated")
 		systems     = flag.String("systems", "drover,slurm", "systems to measure; slurm is skipped when real Slurm is not up")
 		quick       = flag.Bool("quick", false, "small sizes and two runs: a smoke test of the harness")
 		runs        = flag.Int("runs", 5, "runs of each figure (the median is quoted)")
 		slurmRuns   = flag.Int("slurm-runs", 3, "runs of each figure on real Slurm (slower)")
 		restJobs    = flag.Int("rest-jobs", 4000, "submissions per REST run")
+		acctJobs    = flag.Int("acct-jobs", 1_000_000, "job records in the accounting store sacct is timed over")
 		slurmREST   = flag.Int("slurm-rest-jobs", 1000, "submissions per REST run on real Slurm")
 		sbatchJobs  = flag.Int("sbatch-jobs", 1000, "length of the sbatch loop")
 		trivialJobs = flag.Int("trivial-jobs", 1000, "trivial jobs run to completion")
@@ -80,10 +81,10 @@ func run() error {
 		return err
 	}
 	sz := sizes{Runs: *runs, RESTJobs: *restJobs, Clients: 8, SbatchJobs: *sbatchJobs, TrivialJobs: *trivialJobs,
-		Queue: lengths, CommandRuns: 9, SchedPending: 50_000, SchedNodes: 5_000, ProfileDir: *profileDir}
+		Queue: lengths, CommandRuns: 9, SchedPending: 50_000, SchedNodes: 5_000, ProfileDir: *profileDir, AcctJobs: *acctJobs}
 	if *quick {
 		sz = sizes{Runs: 2, RESTJobs: 300, Clients: 8, SbatchJobs: 30, TrivialJobs: 100, Queue: []int{500, 2000}, CommandRuns: 3,
-			SchedPending: 2000, SchedNodes: 200}
+			SchedPending: 2000, SchedNodes: 200, AcctJobs: 20_000}
 		*slurmRuns, *slurmREST, slurmLengths = 2, 100, []int{500}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -218,6 +219,10 @@ func measureRound(ctx context.Context, targets []system, figs []string, sz sizes
 			case "sched":
 				if sys.Name() == "Drover" {
 					err = measureSched(ssz, rec)
+				}
+			case "acct":
+				if round == 0 {
+					err = measureAcct(ctx, sys, ssz, rec)
 				}
 			case "restread":
 				err = measureRESTRead(ctx, sys, ssz, rec)
