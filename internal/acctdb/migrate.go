@@ -62,6 +62,14 @@ var migrations = [][]string{
 	{
 		// sacct -u NAME: jobs_by_user is by uid.
 		`CREATE INDEX jobs_by_user_name ON jobs (cluster, user_name, end_time)`,
+		`CREATE TABLE events (
+			cluster TEXT NOT NULL,
+			node TEXT NOT NULL,
+			time_start BIGINT NOT NULL,
+			time_end BIGINT NOT NULL,
+			rec TEXT NOT NULL,
+			PRIMARY KEY (cluster, node, time_start)
+		)`,
 	},
 }
 

@@ -131,11 +131,25 @@ type NodeUsage struct {
 	Usage Usage `json:"usage"`
 }
 
+// Event is a period a node was out of service (DOWN or DRAIN), as
+// slurmdbd's event table keeps them: End is zero while it lasts. CPUs
+// is what the node had, for the time sreport counts as Down.
+type Event struct {
+	Cluster string    `json:"cluster"`
+	Node    string    `json:"node"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end,omitzero"`
+	State   string    `json:"state"`
+	Reason  string    `json:"reason,omitempty"`
+	CPUs    uint32    `json:"cpus"`
+}
+
 // Batch is what one write puts in the store.
 type Batch struct {
-	Jobs  []Job
-	Steps []Step
-	Usage []NodeUsage
+	Jobs   []Job
+	Steps  []Step
+	Usage  []NodeUsage
+	Events []Event
 }
 
 // TotalCPU is the user and system CPU time together.

@@ -136,6 +136,10 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (cluster, job_id, run, step_id) DO UPDATE SET state = excluded.state, start_time = excluded.start_time,
 	end_time = excluded.end_time, rec = excluded.rec`
 
+const upsertEvent = `INSERT INTO events (cluster, node, time_start, time_end, rec)
+VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (cluster, node, time_start) DO UPDATE SET time_end = excluded.time_end, rec = excluded.rec`
+
 const upsertUsage = `INSERT INTO step_usage (cluster, job_id, run, step_id, node, rec)
 VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (cluster, job_id, run, step_id, node) DO UPDATE SET rec = excluded.rec`
@@ -146,7 +150,7 @@ ON CONFLICT (cluster, job_id, run, step_id, node) DO UPDATE SET rec = excluded.r
 // writer retry after a failure.
 func (s *Store) Put(ctx context.Context, b Batch) error {
 	jobs, steps := b.Jobs, b.Steps
-	if len(jobs) == 0 && len(steps) == 0 && len(b.Usage) == 0 {
+	if len(jobs) == 0 && len(steps) == 0 && len(b.Usage) == 0 && len(b.Events) == 0 {
 		return nil
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -188,6 +192,23 @@ func (s *Store) Put(ctx context.Context, b Batch) error {
 			if _, err := st.ExecContext(ctx, p.Cluster, int64(p.JobID), int64(p.Run), int64(p.StepID), p.State,
 				unix(p.Start), unix(p.End), string(rec)); err != nil {
 				return fmt.Errorf("accounting store: write step %d.%d: %w", p.JobID, p.StepID, err)
+			}
+		}
+	}
+	if len(b.Events) > 0 {
+		st, err := tx.PrepareContext(ctx, s.rebind(upsertEvent))
+		if err != nil {
+			return fmt.Errorf("accounting store: prepare: %w", err)
+		}
+		defer st.Close()
+		for i := range b.Events {
+			e := &b.Events[i]
+			rec, err := json.Marshal(e)
+			if err != nil {
+				return fmt.Errorf("accounting store: encode event of %s: %w", e.Node, err)
+			}
+			if _, err := st.ExecContext(ctx, e.Cluster, e.Node, unix(e.Start), unix(e.End), string(rec)); err != nil {
+				return fmt.Errorf("accounting store: write event of %s: %w", e.Node, err)
 			}
 		}
 	}
@@ -541,6 +562,24 @@ func (l *Lazy) Steps(ctx context.Context, runs []Job) ([]Step, error) {
 		return nil, err
 	}
 	return s.Steps(ctx, runs)
+}
+
+// Usage is Store.Usage, once the store opens.
+func (l *Lazy) Usage(ctx context.Context, q UsageQuery) ([]ClusterUsage, error) {
+	s, err := l.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Usage(ctx, q)
+}
+
+// ClusterSize is Store.ClusterSize, once the store opens.
+func (l *Lazy) ClusterSize(ctx context.Context, cluster string) (uint32, time.Time, bool, error) {
+	s, err := l.store(ctx)
+	if err != nil {
+		return 0, time.Time{}, false, err
+	}
+	return s.ClusterSize(ctx, cluster)
 }
 
 // Close closes the store if it was opened.

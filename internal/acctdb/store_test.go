@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"os"
 	"path/filepath"
 	"slices"
@@ -236,6 +237,67 @@ func BenchmarkPut(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "jobs/s")
+		})
+	}
+}
+
+// TestUsage: sreport's figures from job records and events, per cluster,
+// clipped to the period.
+func TestUsage(t *testing.T) {
+	for kind, s := range stores(t) {
+		t.Run(string(kind), func(t *testing.T) {
+			ctx := context.Background()
+			h := func(n float64) time.Time { return t0.Add(time.Duration(n * float64(time.Hour))) }
+			j := func(id uint32, acct, user string, cpus uint32, elig, start, end float64) Job {
+				r := Job{Cluster: "u", JobID: id, ArrayTaskID: NoTask, Account: acct, User: user, UID: 1000 + id, AllocCPUs: cpus, ReqCPUs: cpus,
+					Submit: h(elig), Eligible: h(elig), State: "COMPLETED", KilledBy: -1}
+				if start >= 0 {
+					r.Start = h(start)
+				}
+				if end >= 0 {
+					r.End = h(end)
+				}
+				return r
+			}
+			b := Batch{
+				Jobs: []Job{
+					j(1, "phys", "ann", 4, 0, 1, 3),    // 1 h in the period (2..3)
+					j(2, "phys", "bob", 2, 2, 2.5, 10), // 1.5 h in it, waited 0.5 h
+					j(3, "chem", "ann", 8, 3, 3, 3.5),  // 0.5 h
+					j(4, "chem", "cat", 1, 5, 6, 7),    // after the period
+					j(5, "chem", "cat", 16, 3, -1, -1), // still waiting: 1 h eligible
+				},
+				Events: []Event{
+					{Cluster: "u", Node: "", Start: h(0), State: ClusterEvent, CPUs: 32},
+					{Cluster: "u", Node: "n3", Start: h(2), End: h(3), State: "DOWN", CPUs: 8},
+					{Cluster: "other", Node: "", Start: h(0), State: ClusterEvent, CPUs: 4},
+				},
+			}
+			if err := s.Put(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Usage(ctx, UsageQuery{Start: h(2), End: h(4), Now: h(4)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || got[0].Cluster != "other" || got[1].Cluster != "u" {
+				t.Fatalf("clusters: %+v", got)
+			}
+			u := got[1]
+			want := ClusterUsage{Cluster: "u", Reported: 32 * 7200, Allocated: (4*1 + 2*1.5 + 8*0.5) * 3600, Down: 8 * 3600,
+				Planned: (2*0.5 + 16*1) * 3600,
+				Assocs:  []AssocUsage{{"chem", "ann", 1003, 8 * 1800}, {"phys", "ann", 1001, 4 * 3600}, {"phys", "bob", 1002, 2 * 5400}},
+				Sizes:   []SizeUsage{{"chem", 8, 1, 8 * 1800}, {"phys", 2, 1, 2 * 5400}, {"phys", 4, 1, 4 * 3600}}}
+			if d := cmp.Diff(want, u); d != "" {
+				t.Fatalf("usage (-want +got):\n%s", d)
+			}
+			if idle := u.Idle(); idle != 32*7200-want.Allocated-want.Down-want.Planned {
+				t.Errorf("idle %v", idle)
+			}
+			cpus, _, ok, err := s.ClusterSize(ctx, "u")
+			if err != nil || !ok || cpus != 32 {
+				t.Errorf("ClusterSize = %d, %v, %v", cpus, ok, err)
+			}
 		})
 	}
 }

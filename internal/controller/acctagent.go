@@ -38,7 +38,11 @@ func (c *Controller) acctLoop() {
 			return
 		case <-time.After(wait):
 		}
-		n, err := c.flushAcct(context.Background())
+		err := c.recordClusterSize(context.Background())
+		n := 0
+		if err == nil {
+			n, err = c.flushAcct(context.Background())
+		}
 		switch {
 		case err != nil:
 			if !failing {
@@ -68,6 +72,7 @@ func (c *Controller) flushAcct(ctx context.Context) (int, error) {
 		job  *acctdb.Job
 		step *acctdb.Step
 		use  *acctdb.NodeUsage
+		ev   *acctdb.Event
 	}
 	c.mu.RLock()
 	o := &c.st.Outbox
@@ -83,6 +88,13 @@ func (c *Controller) flushAcct(ctx context.Context) (int, error) {
 	for _, e := range o.Usage {
 		r := e.Rec
 		entries = append(entries, entry{seq: e.Seq, use: &r})
+	}
+	for _, e := range o.Events {
+		r := e.Rec
+		if n := c.nodes[r.Node]; n != nil {
+			r.CPUs = n.CPUs
+		}
+		entries = append(entries, entry{seq: e.Seq, ev: &r})
 	}
 	c.mu.RUnlock()
 	if len(entries) == 0 {
@@ -103,6 +115,9 @@ func (c *Controller) flushAcct(ctx context.Context) (int, error) {
 		case e.step != nil:
 			e.step.Cluster = c.cfg.ClusterName
 			b.Steps = append(b.Steps, *e.step)
+		case e.ev != nil:
+			e.ev.Cluster = c.cfg.ClusterName
+			b.Events = append(b.Events, *e.ev)
 		default:
 			e.use.Cluster = c.cfg.ClusterName
 			b.Usage = append(b.Usage, *e.use)

@@ -45,6 +45,45 @@ type acctOutbox struct {
 	Jobs  map[string]*outboxJob  `json:"jobs,omitempty"`
 	Steps map[string]*outboxStep `json:"steps,omitempty"`
 	Usage map[string]*outboxUse  `json:"usage,omitempty"`
+	// Events are nodes' periods out of service, keyed NODE@START.
+	Events map[string]*outboxEvent `json:"events,omitempty"`
+}
+
+type outboxEvent struct {
+	Seq uint64       `json:"seq"`
+	Rec acctdb.Event `json:"rec"`
+}
+
+func (o *acctOutbox) putEvent(r acctdb.Event) {
+	if o.Events == nil {
+		o.Events = map[string]*outboxEvent{}
+	}
+	o.Seq++
+	o.Events[r.Node+"@"+strconv.FormatInt(r.Start.UnixNano(), 10)] = &outboxEvent{Seq: o.Seq, Rec: r}
+}
+
+// nodeEvent records a node's change of service: a node that goes DOWN or
+// DRAIN opens an event, one that returns closes it (slurmctld's
+// clusteracct_storage_g_node_down and node_up). Its CPUs are filled in
+// when the agent writes it, from the node's definition.
+func (s *fsm) nodeEvent(name string, a *nodeAdmin, wasOut bool, t time.Time) {
+	out := a.Down || a.Drain
+	if !s.acctOn || out == wasOut {
+		return
+	}
+	if out {
+		a.OutSince = t
+		state := "DRAIN"
+		if a.Down {
+			state = "DOWN"
+		}
+		s.Outbox.putEvent(acctdb.Event{Node: name, Start: t, State: state, Reason: a.Reason})
+		return
+	}
+	if !a.OutSince.IsZero() {
+		s.Outbox.putEvent(acctdb.Event{Node: name, Start: a.OutSince, End: t, State: "DOWN"})
+	}
+	a.OutSince = time.Time{}
 }
 
 type outboxUse struct {
@@ -63,7 +102,7 @@ type outboxStep struct {
 }
 
 // Len is the number of records waiting.
-func (o *acctOutbox) Len() int { return len(o.Jobs) + len(o.Steps) + len(o.Usage) }
+func (o *acctOutbox) Len() int { return len(o.Jobs) + len(o.Steps) + len(o.Usage) + len(o.Events) }
 
 func (o *acctOutbox) putUsage(r acctdb.NodeUsage) {
 	if o.Usage == nil {
@@ -118,6 +157,11 @@ func (o *acctOutbox) ack(seq uint64) {
 	for k, e := range o.Usage {
 		if e.Seq <= seq {
 			delete(o.Usage, k)
+		}
+	}
+	for k, e := range o.Events {
+		if e.Seq <= seq {
+			delete(o.Events, k)
 		}
 	}
 }

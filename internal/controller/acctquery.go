@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"slices"
+	"time"
 
 	"github.com/droverhq/drover/internal/acctdb"
 	"github.com/droverhq/drover/internal/slurmerr"
@@ -37,4 +39,76 @@ func (c *Controller) AccountingJobs(ctx context.Context, who Identity, f acctdb.
 		return nil, nil, err
 	}
 	return jobs, steps, nil
+}
+
+// UsageReader adds up usage over a period (acctdb.Lazy).
+type UsageReader interface {
+	Usage(ctx context.Context, q acctdb.UsageQuery) ([]acctdb.ClusterUsage, error)
+}
+
+// AccountingUsage is sreport's data: each cluster's usage over the
+// period, by account and user and by job size. Under PrivateData=usage a
+// user other than an operator sees only their own associations.
+func (c *Controller) AccountingUsage(ctx context.Context, who Identity, q acctdb.UsageQuery) ([]acctdb.ClusterUsage, error) {
+	r, ok := c.cfg.Accounting.(UsageReader)
+	if c.cfg.Accounting == nil || !ok {
+		return nil, slurmerr.New(slurmerr.Disabled, MsgAccountingDisabled)
+	}
+	// What has not reached the store yet belongs in the report.
+	if err := c.FlushAccounting(ctx); err != nil {
+		return nil, err
+	}
+	out, err := r.Usage(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if c.Hides("usage", who) {
+		for i := range out {
+			u := &out[i]
+			u.Assocs = slices.DeleteFunc(u.Assocs, func(a acctdb.AssocUsage) bool { return a.UID != who.UID })
+			u.Sizes = nil
+		}
+	}
+	return out, nil
+}
+
+// clusterSizer reads and keeps the cluster's size (acctdb.Lazy).
+type clusterSizer interface {
+	ClusterSize(ctx context.Context, cluster string) (uint32, time.Time, bool, error)
+}
+
+// recordClusterSize writes the cluster's CPU count when the store does
+// not have it yet or has another: the size sreport counts as Reported
+// from then on (slurmdbd's cluster TRES events).
+func (c *Controller) recordClusterSize(ctx context.Context) error {
+	sz, ok := c.cfg.Accounting.(clusterSizer)
+	if !ok {
+		return nil
+	}
+	c.mu.RLock()
+	var cpus uint32
+	for _, n := range c.nodes {
+		cpus += n.CPUs
+	}
+	c.mu.RUnlock()
+	if c.acctCPUs.Load() == int64(cpus) {
+		return nil
+	}
+	have, since, ok, err := sz.ClusterSize(ctx, c.cfg.ClusterName)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	var b acctdb.Batch
+	if ok && have != cpus {
+		b.Events = append(b.Events, acctdb.Event{Cluster: c.cfg.ClusterName, Start: since, End: now, State: acctdb.ClusterEvent, CPUs: have})
+	}
+	if !ok || have != cpus {
+		b.Events = append(b.Events, acctdb.Event{Cluster: c.cfg.ClusterName, Start: now, State: acctdb.ClusterEvent, CPUs: cpus})
+	}
+	if err := c.cfg.Accounting.Put(ctx, b); err != nil {
+		return err
+	}
+	c.acctCPUs.Store(int64(cpus))
+	return nil
 }

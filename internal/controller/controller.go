@@ -160,6 +160,9 @@ type Controller struct {
 	client *nodeproto.Client
 
 	log *state.Log
+	// acctCPUs is the cluster size last written to the accounting
+	// store (0: not yet).
+	acctCPUs atomic.Int64
 
 	mu        sync.RWMutex
 	st        *fsm

@@ -200,6 +200,9 @@ type nodeAdmin struct {
 	Reason     string    `json:"reason"`
 	ReasonUID  uint32    `json:"reason_uid"`
 	ReasonTime time.Time `json:"reason_time"`
+	// OutSince is when the node went out of service (DOWN or DRAIN),
+	// the start of its accounting event.
+	OutSince time.Time `json:"out_since,omitzero"`
 }
 
 // fsm is the controller's in-memory state. Every field is guarded by the
@@ -760,6 +763,8 @@ func (s *fsm) admin(name string) *nodeAdmin {
 func (s *fsm) applyNodeSet(c *command) applyResult {
 	n := c.NodeSet
 	a := s.admin(n.Name)
+	wasOut := a.Down || a.Drain
+	defer s.nodeEvent(n.Name, a, wasOut, c.Time)
 	if n.Drain != nil {
 		a.Drain = *n.Drain
 	}
@@ -780,6 +785,8 @@ func (s *fsm) applyNodeSet(c *command) applyResult {
 
 func (s *fsm) applyNodeFail(c *command) applyResult {
 	a := s.admin(c.NodeFail.Name)
+	wasOut := a.Down || a.Drain
+	defer s.nodeEvent(c.NodeFail.Name, a, wasOut, c.Time)
 	a.Down = true
 	a.Reason, a.ReasonUID, a.ReasonTime = c.NodeFail.Reason, 0, c.Time
 	s.LastNodeUpdate = c.Time

@@ -119,6 +119,7 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 	}
 	mux.Handle("POST /drover/v1/job/{job_id}/requeue", requeueHandler(ctl))
 	stepRoutes(mux, ctl)
+	reportRoutes(mux, ctl)
 	mux.Handle(nodePrefix, ctl.NodeHandler())
 	mux.HandleFunc("/", NotFound)
 	// Without these, ServeMux answers a subtree's name without its slash

@@ -26,6 +26,9 @@ type Style struct {
 	// between cells).
 	Parsable, Parsable2 bool
 	Delimiter           string
+	// CutHeaders cuts a title longer than its column without the "+"
+	// (sreport's "Allocate" for Allocated).
+	CutHeaders bool
 }
 
 // Print writes the header (unless NoHeader) and every row.
@@ -50,6 +53,9 @@ func Print(w io.Writer, cols []Column, rows [][]string, st Style) {
 		names := make([]string, len(cols))
 		for i, c := range cols {
 			names[i] = c.Name
+			if st.CutHeaders && !parsable && len(c.Name) > c.Width {
+				names[i] = c.Name[:max(c.Width, 0)]
+			}
 		}
 		line(names)
 		if !parsable {

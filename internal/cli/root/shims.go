@@ -15,6 +15,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/sinfo"
 	"github.com/droverhq/drover/internal/cli/sprio"
 	"github.com/droverhq/drover/internal/cli/squeue"
+	"github.com/droverhq/drover/internal/cli/sreport"
 	"github.com/droverhq/drover/internal/cli/srun"
 	"github.com/droverhq/drover/internal/cli/sshare"
 	"github.com/droverhq/drover/internal/cli/sstat"
@@ -37,6 +38,7 @@ var shims = map[string]shim{
 	"scontrol": scontrol.New(scontrol.Options{Requeue: connect.Requeue}),
 	"seff":     seff.Run,
 	"sstat":    sstat.Run,
+	"sreport":  sreport.Run,
 }
 
 // ShimNames lists the drop-in commands, sorted.
