@@ -34,7 +34,7 @@ func (s *Server) SlurmdbV0044GetJobs(ctx context.Context, p api.SlurmdbV0044GetJ
 	case slices.ContainsFunc(f.Clusters, func(c string) bool { return strings.EqualFold(c, "all") }):
 		f.Clusters = nil
 	}
-	return s.acctJobs(ctx, f)
+	return s.acctJobs(ctx, f, flagSet(p.SkipSteps))
 }
 
 // SlurmdbV0044GetJob implements GET /slurmdb/v0.0.44/job/{id}: every run
@@ -45,7 +45,7 @@ func (s *Server) SlurmdbV0044GetJob(ctx context.Context, p api.SlurmdbV0044GetJo
 	if err != nil {
 		return s.jobsFail(ctx, slurmerr.New(slurmerr.InvalidJobID, "")), nil
 	}
-	res, err := s.acctJobs(ctx, acctdb.Filter{Clusters: []string{s.ctl.ClusterName()}, JobIDs: []uint32{uint32(id)}})
+	res, err := s.acctJobs(ctx, acctdb.Filter{Clusters: []string{s.ctl.ClusterName()}, JobIDs: []uint32{uint32(id)}, Duplicates: true}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -57,10 +57,15 @@ func (s *Server) jobsFail(ctx context.Context, err error) *api.V0044OpenapiSlurm
 		Jobs: api.V0044JobList{}, Meta: s.dbMeta(ctx), Errors: dbErrors(err, "_dump_jobs"), Warnings: api.V0044OpenapiWarnings{}}}
 }
 
-func (s *Server) acctJobs(ctx context.Context, f acctdb.Filter) (api.SlurmdbV0044GetJobsRes, error) {
+// acctJobs answers a job query; skipSteps leaves the steps out
+// (skip_steps).
+func (s *Server) acctJobs(ctx context.Context, f acctdb.Filter, skipSteps bool) (api.SlurmdbV0044GetJobsRes, error) {
 	jobs, steps, err := s.ctl.AccountingJobs(ctx, caller(ctx), f)
 	if err != nil {
 		return s.jobsFail(ctx, err), nil
+	}
+	if skipSteps {
+		steps = nil
 	}
 	out := &api.V0044OpenapiSlurmdbdJobsResp{Jobs: make(api.V0044JobList, 0, len(jobs)), Meta: s.dbMeta(ctx),
 		Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}
@@ -123,6 +128,16 @@ func jobsFilter(p api.SlurmdbV0044GetJobsParams, now time.Time) (acctdb.Filter, 
 		}
 		f.JobIDs = append(f.JobIDs, uint32(n))
 	}
+	f.Groups, f.Reasons, f.Reservations, f.Nodes = list(p.Groups), list(p.Reason), list(p.Reservation), list(p.Node)
+	for _, c := range list(p.ExitCode) {
+		code, _, _ := strings.Cut(c, ":")
+		n, err := strconv.ParseInt(code, 10, 32)
+		if err != nil {
+			return f, slurmerr.New(slurmerr.InvalidQuery, "invalid exit_code %q", c)
+		}
+		f.ExitCodes = append(f.ExitCodes, int32(n))
+	}
+	f.Duplicates = flagSet(p.ShowDuplicates)
 	var err error
 	if f.Start, err = queryTime(p.StartTime, now); err != nil {
 		return f, err
@@ -355,33 +370,43 @@ func killerName(uid uint32) string {
 }
 
 // stepUsageTRES is a step's TRES as slurmdbd keeps them: allocated, and
-// its usage as TRES (TRESUsageIn* in "requested": memory and bytes read;
-// TRESUsageOut* in "consumed": bytes written).
+// its usage over its tasks as TRES (TRESUsageIn* in "requested": CPU time
+// in milliseconds, memory, bytes read, virtual memory, page faults;
+// TRESUsageOut* in "consumed": bytes written), each list its largest,
+// smallest, average and total task.
 func stepUsageTRES(st *acctdb.Step) api.V0044StepTres {
-	u := st.Usage
-	tres := func(typ, name string, id int32, n uint64) api.V0044Tres {
-		return api.V0044Tres{Type: typ, Name: api.NewOptString(name), ID: api.NewOptInt32(id), Count: api.NewOptInt64(int64(n))}
-	}
 	out := api.V0044StepTres{Allocated: tresOf(st.AllocTRES, nil),
 		Requested: api.NewOptV0044StepTresRequested(api.V0044StepTresRequested{Average: api.V0044TresList{}, Max: api.V0044StepTresReqMax{}, Min: api.V0044StepTresReqMin{}, Total: api.V0044TresList{}}),
 		Consumed:  api.NewOptV0044StepTresConsumed(api.V0044StepTresConsumed{Average: api.V0044TresList{}, Max: api.V0044StepTresUsageMax{}, Min: api.V0044StepTresUsageMin{}, Total: api.V0044TresList{}}),
 	}
-	if u == (acctdb.Usage{}) {
-		return out
+	u := st.Usage
+	stats := u.Stats
+	if stats.Tasks == 0 {
+		if u == (acctdb.Usage{}) {
+			return out
+		}
+		// A record from before the measures were kept: its sums as one
+		// task's.
+		stats.AddTask(job.Usage{UserCPU: u.UserCPU, SystemCPU: u.SystemCPU, MaxRSS: u.MaxRSS, MaxVMSize: u.MaxVMSize,
+			MaxPages: u.MaxPages, MaxDiskRead: u.MaxDiskRead, MaxDiskWrite: u.MaxDiskWrite}, u.MaxRSSNode, u.MaxRSSTask)
 	}
-	in := api.V0044StepTresRequested{
-		Max: api.V0044StepTresReqMax{tres("mem", "", 2, u.MaxRSS), tres("fs", "disk", 6, u.MaxDiskRead),
-			tres("vmem", "", 7, u.MaxVMSize), tres("pages", "", 8, u.MaxPages)},
-		Min:     api.V0044StepTresReqMin{tres("mem", "", 2, u.AveRSS), tres("fs", "disk", 6, u.MaxDiskRead)},
-		Average: api.V0044TresList{tres("mem", "", 2, u.AveRSS), tres("fs", "disk", 6, u.MaxDiskRead)},
-		Total:   api.V0044TresList{tres("mem", "", 2, u.MaxRSS), tres("fs", "disk", 6, u.MaxDiskRead)},
+	tres := func(typ, name string, id int32, n uint64) api.V0044Tres {
+		return api.V0044Tres{Type: typ, Name: api.NewOptString(name), ID: api.NewOptInt32(id), Count: api.NewOptInt64(int64(n))}
 	}
-	outT := api.V0044StepTresConsumed{
-		Max:     api.V0044StepTresUsageMax{tres("fs", "disk", 6, u.MaxDiskWrite)},
-		Min:     api.V0044StepTresUsageMin{tres("fs", "disk", 6, u.MaxDiskWrite)},
-		Average: api.V0044TresList{tres("fs", "disk", 6, u.MaxDiskWrite)},
-		Total:   api.V0044TresList{tres("fs", "disk", 6, u.MaxDiskWrite)},
+	ave := func(s job.UsageStat) uint64 { return s.Tot / uint64(stats.Tasks) }
+	in := func(get func(job.UsageStat) uint64) api.V0044TresList {
+		return api.V0044TresList{tres("cpu", "", 1, get(stats.CPU)), tres("mem", "", 2, get(stats.RSS)), tres("energy", "", 3, 0),
+			tres("fs", "disk", 6, get(stats.Read)), tres("vmem", "", 7, get(stats.VMSize)), tres("pages", "", 8, get(stats.Pages))}
 	}
-	out.Requested, out.Consumed = api.NewOptV0044StepTresRequested(in), api.NewOptV0044StepTresConsumed(outT)
+	outL := func(get func(job.UsageStat) uint64) api.V0044TresList {
+		return api.V0044TresList{tres("energy", "", 3, 0), tres("fs", "disk", 6, get(stats.Write))}
+	}
+	maxOf := func(s job.UsageStat) uint64 { return s.Max }
+	minOf := func(s job.UsageStat) uint64 { return s.Min }
+	totOf := func(s job.UsageStat) uint64 { return s.Tot }
+	out.Requested = api.NewOptV0044StepTresRequested(api.V0044StepTresRequested{
+		Max: api.V0044StepTresReqMax(in(maxOf)), Min: api.V0044StepTresReqMin(in(minOf)), Average: in(ave), Total: in(totOf)})
+	out.Consumed = api.NewOptV0044StepTresConsumed(api.V0044StepTresConsumed{
+		Max: api.V0044StepTresUsageMax(outL(maxOf)), Min: api.V0044StepTresUsageMin(outL(minOf)), Average: outL(ave), Total: outL(totOf)})
 	return out
 }

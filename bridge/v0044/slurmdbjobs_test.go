@@ -1,144 +1,41 @@
-package v0044_test
+package v0044
 
 import (
-	"context"
-	"fmt"
-	"net/http"
-	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/droverhq/drover/internal/controller"
-	"github.com/droverhq/drover/internal/job"
-	"github.com/droverhq/drover/internal/nodeproto"
+	"github.com/droverhq/drover/internal/acctdb"
+	api "github.com/droverhq/drover/openapi/v0044"
 )
 
-// TestSlurmdbJobAnswers: jobs that ran are found in slurmdbd's shape,
-// each with its batch step, compared with the captures of real
-// slurmdbd.
-func TestSlurmdbJobAnswers(t *testing.T) {
-	r := newREST(t)
-	completed := r.submitRaw("root", minimalDesc(""))
-	failed := r.submitRaw("root", minimalDesc(""))
-	cancelled := r.submitRaw("root", minimalDesc(""))
-	for _, id := range []job.ID{completed, failed, cancelled} {
-		r.waitState(id, job.Running)
+// TestJobsFilter: the query parameters of GET /slurmdb/v0.0.44/jobs the
+// store answers.
+func TestJobsFilter(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	p := api.SlurmdbV0044GetJobsParams{
+		Cluster: api.NewOptString("c1,c2"), Users: api.NewOptString("ann, 1001"), Account: api.NewOptString("phys"),
+		Partition: api.NewOptString("gpu"), Qos: api.NewOptString("normal"), JobName: api.NewOptString("train"),
+		State: api.NewOptString("completed,failed"), Step: api.NewOptString("12,13.batch,14_2"),
+		Groups: api.NewOptString("lab"), Reason: api.NewOptString("Dependency"), Reservation: api.NewOptString("maint"),
+		Node: api.NewOptString("n1,n2"), ExitCode: api.NewOptString("2,0:9"), ShowDuplicates: api.NewOptString("true"),
+		StartTime: api.NewOptString("1799990000"), EndTime: api.NewOptString("now"),
 	}
-	r.c.Finish(completed, nodeproto.EndExited, 0, 0)
-	r.c.Finish(failed, nodeproto.EndExited, 3, 0)
-	if a := r.do(http.MethodDelete, fmt.Sprintf("%s/job/%d", v44, cancelled), "root", nil); a.Status != 200 {
-		t.Fatalf("cancel: %d %s", a.Status, a.Body)
-	}
-	r.c.Finish(cancelled, nodeproto.EndCancelled, 0, 15)
-	if err := r.c.Ctl.FlushAccounting(context.Background()); err != nil {
+	got, err := jobsFilter(p, now)
+	if err != nil {
 		t.Fatal(err)
 	}
-	tests := map[string]struct {
-		id   job.ID
-		ref  string
-		same []string
-		// stepSame are fields of the batch step that must equal the
-		// reference's.
-		stepSame []string
-	}{
-		"completed": {completed, "slurmdb_job_completed.json", []string{"exit_code", "state", "derived_exit_code", "restart_cnt", "kill_request_user"}, []string{"exit_code", "state", "step/name"}},
-		"failed":    {failed, "slurmdb_job_failed.json", []string{"exit_code", "state"}, []string{"exit_code", "state"}},
-		"cancelled": {cancelled, "slurmdb_job_cancelled.json", []string{"exit_code", "state/current", "kill_request_user"}, []string{"exit_code", "state"}},
+	want := acctdb.Filter{Clusters: []string{"c1", "c2"}, Users: []string{"ann", "1001"}, Accounts: []string{"phys"},
+		Partitions: []string{"gpu"}, QOS: []string{"normal"}, Names: []string{"train"}, States: []string{"COMPLETED", "FAILED"},
+		JobIDs: []uint32{12, 13, 14}, Groups: []string{"lab"}, Reasons: []string{"Dependency"}, Reservations: []string{"maint"},
+		Nodes: []string{"n1", "n2"}, ExitCodes: []int32{2, 0}, Duplicates: true, Start: time.Unix(1_799_990_000, 0), End: now}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("filter (-want +got):\n%s", d)
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			a := r.do(http.MethodGet, fmt.Sprintf("%s/job/%d", db44, tc.id), "root", nil)
-			if a.Status != 200 {
-				t.Fatalf("HTTP %d %s", a.Status, a.Body)
-			}
-			jobs := asList(a.JSON(t)["jobs"])
-			if len(jobs) != 1 {
-				t.Fatalf("%d records", len(jobs))
-			}
-			ours, ref := jobs[0], path(referenceJSON(t, tc.ref), "jobs", 0)
-			for _, f := range tc.same {
-				if diff := cmp.Diff(pathOf(ref, f), pathOf(ours, f)); diff != "" {
-					t.Errorf("%s, compared with real slurmdbd (-real +ours):\n%s", f, diff)
-				}
-			}
-			if diff := cmp.Diff(keys(ref), keys(ours)); diff != "" {
-				t.Errorf("members (-real +ours):\n%s", diff)
-			}
-			if got := path(ours, "job_id"); got != float64(tc.id) {
-				t.Errorf("job_id %v", got)
-			}
-			steps := asList(path(ours, "steps"))
-			if len(steps) != 1 {
-				t.Fatalf("%d steps", len(steps))
-			}
-			refStep := path(ref, "steps", 0)
-			if got, want := path(steps[0], "step", "id"), fmt.Sprintf("%d.batch", tc.id); got != want {
-				t.Errorf("step id %v, want %s", got, want)
-			}
-			for _, f := range tc.stepSame {
-				if diff := cmp.Diff(pathOf(refStep, f), pathOf(steps[0], f)); diff != "" {
-					t.Errorf("step %s (-real +ours):\n%s", f, diff)
-				}
-			}
-			if diff := cmp.Diff(keys(refStep), keys(steps[0])); diff != "" {
-				t.Errorf("step members (-real +ours):\n%s", diff)
-			}
-			var tres []string
-			for _, x := range asList(path(ours, "tres", "allocated")) {
-				tres = append(tres, fmt.Sprint(path(x, "type")))
-			}
-			if !slices.Equal(tres, []string{"cpu", "mem", "node", "billing"}) {
-				t.Errorf("allocated TRES %v", tres)
-			}
-		})
-	}
-
-	// The list: filters, and a user who sees only their own under
-	// PrivateData=jobs.
-	for q, want := range map[string]int{
-		"":                            3,
-		"?state=FAILED":               1,
-		"?users=nobody":               0,
-		"?job_name=zzz":               0,
-		"?step=" + fmt.Sprint(failed): 1,
-	} {
-		a := r.do(http.MethodGet, db44+"/jobs/"+q, "root", nil)
-		if n := len(asList(a.JSON(t)["jobs"])); a.Status != 200 || n != want {
-			t.Errorf("jobs%s: HTTP %d, %d records, want %d", q, a.Status, n, want)
+	for _, bad := range []api.SlurmdbV0044GetJobsParams{{Step: api.NewOptString("x")}, {ExitCode: api.NewOptString("a")}, {StartTime: api.NewOptString("garbage")}} {
+		if _, err := jobsFilter(bad, now); err == nil {
+			t.Errorf("%+v accepted", bad)
 		}
 	}
-	if a := r.do(http.MethodGet, db44+"/jobs/?start_time=yesterday-ish", "root", nil); a.Status == 200 {
-		t.Errorf("a bad time: HTTP %d", a.Status)
-	}
-}
-
-// TestSlurmdbJobsPrivate: under PrivateData=jobs a user sees only their
-// own records.
-func TestSlurmdbJobsPrivate(t *testing.T) {
-	r := newREST(t, func(c *controller.Config) { c.PrivateData = []string{"jobs"} })
-	id := r.submitRaw("root", minimalDesc(""))
-	r.waitState(id, job.Running)
-	if err := r.c.Ctl.FlushAccounting(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for user, want := range map[string]int{"root": 1, "nobody": 0} {
-		a := r.do(http.MethodGet, db44+"/jobs/", user, nil)
-		if n := len(asList(a.JSON(t)["jobs"])); n != want {
-			t.Errorf("%s sees %d records, want %d", user, n, want)
-		}
-	}
-}
-
-// pathOf is path with the keys in one string ("state/current").
-func pathOf(v any, p string) any {
-	var ks []any
-	start := 0
-	for i := 0; i <= len(p); i++ {
-		if i == len(p) || p[i] == '/' {
-			ks = append(ks, p[start:i])
-			start = i + 1
-		}
-	}
-	return path(v, ks...)
 }

@@ -10,7 +10,11 @@
 // needs no migration.
 package acctdb
 
-import "time"
+import (
+	"time"
+
+	"github.com/droverhq/drover/internal/job"
+)
 
 // Step ids of the steps that are not srun's, as Slurm numbers them.
 const (
@@ -115,6 +119,9 @@ type Usage struct {
 	MaxDiskRead    uint64        `json:"max_disk_read,omitempty"`
 	MaxDiskWrite   uint64        `json:"max_disk_write,omitempty"`
 	ConsumedEnergy uint64        `json:"consumed_energy,omitempty"`
+	// Stats are the measures over the step's tasks (what the figures
+	// above sum up), with the nodes and tasks of the extremes.
+	Stats job.UsageStats `json:"stats,omitzero"`
 }
 
 // NodeUsage is what one node's tasks of a step used, as that node

@@ -1,6 +1,7 @@
 package acctdb
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -8,10 +9,13 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/droverhq/drover/internal/hostlist"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
@@ -96,6 +100,113 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// cond is an SQL condition with its arguments.
+type cond struct {
+	sql  string
+	args []any
+}
+
+func inCond[T any](col string, vals []T, conv func(T) any) cond {
+	c := cond{sql: col + " IN (" + strings.TrimSuffix(strings.Repeat("?,", len(vals)), ",") + ")"}
+	for _, v := range vals {
+		c.args = append(c.args, conv(v))
+	}
+	return c
+}
+
+// jobsQuery builds the query of f. A condition that may hold one way or
+// another (a job id that is the job's or its array's; a user by name or
+// by uid; a job still running or one that ended after -S) becomes a
+// UNION of one SELECT per way, each able to use its own index: SQLite
+// answers an OR within one SELECT by reading every record of the
+// cluster.
+func jobsQuery(f Filter) (string, []any) {
+	id := func(v uint32) any { return int64(v) }
+	str := func(v string) any { return v }
+	var all []cond
+	var ors [][]cond
+	if len(f.Clusters) > 0 {
+		all = append(all, inCond("cluster", f.Clusters, str))
+	}
+	if len(f.JobIDs) > 0 {
+		ors = append(ors, []cond{inCond("job_id", f.JobIDs, id), inCond("array_job_id", f.JobIDs, id)})
+	}
+	if len(f.UIDs) > 0 {
+		all = append(all, inCond("uid", f.UIDs, id))
+	}
+	if len(f.Users) > 0 {
+		// A user given by number (sacct -u 1000) is its uid, as
+		// Slurm's commands read it.
+		ways := []cond{inCond("user_name", f.Users, str)}
+		var uids []uint32
+		for _, u := range f.Users {
+			if n, err := strconv.ParseUint(u, 10, 32); err == nil {
+				uids = append(uids, uint32(n))
+			}
+		}
+		if len(uids) > 0 {
+			ways = append(ways, inCond("uid", uids, id))
+		}
+		ors = append(ors, ways)
+	}
+	for _, c := range []struct {
+		col  string
+		vals []string
+	}{{"account", f.Accounts}, {"part", f.Partitions}, {"qos", f.QOS}, {"name", f.Names}, {"state", f.States}} {
+		if len(c.vals) > 0 {
+			all = append(all, inCond(c.col, c.vals, str))
+		}
+	}
+	if !f.End.IsZero() {
+		all = append(all, cond{"submit_time <= ?", []any{f.End.Unix()}})
+	}
+	if !f.Start.IsZero() {
+		ors = append(ors, []cond{{"end_time = 0", nil}, {"end_time >= ?", []any{f.Start.Unix()}}})
+	}
+	// One branch per choice of a way from each group.
+	branches := [][]cond{nil}
+	for _, group := range ors {
+		var next [][]cond
+		for _, b := range branches {
+			for _, way := range group {
+				next = append(next, append(slices.Clone(b), way))
+			}
+		}
+		branches = next
+	}
+	var (
+		parts []string
+		args  []any
+	)
+	for _, b := range branches {
+		q := "SELECT cluster, job_id, run, rec FROM jobs"
+		var where []string
+		for _, c := range append(slices.Clone(all), b...) {
+			where = append(where, c.sql)
+			args = append(args, c.args...)
+		}
+		if len(where) > 0 {
+			q += " WHERE " + strings.Join(where, " AND ")
+		}
+		parts = append(parts, q)
+	}
+	q := strings.Join(parts, " UNION ALL ")
+	if len(parts) > 1 {
+		// A record may meet several branches' conditions; the caller
+		// drops the copies. A plain UNION would make SQLite merge the
+		// branches in order, which takes the order's index over the
+		// conditions'.
+		q = "SELECT DISTINCT cluster, job_id, run, rec FROM (" + q + ") AS branches"
+	}
+	if f.Limit > 0 {
+		// Which records a limit keeps depends on the order; without one
+		// the caller sorts, so that the planner may pick each branch's
+		// index for its conditions rather than for the order.
+		q += " ORDER BY 1, 2, 3 LIMIT " + strconv.Itoa(f.Limit)
+	}
+	return q, args
+}
 
 // rebind turns the ? placeholders of a query into PostgreSQL's $1, $2.
 func (s *Store) rebind(q string) string {
@@ -254,77 +365,45 @@ type Filter struct {
 	Start, End time.Time
 	// Limit caps the records returned (0: no cap).
 	Limit int
+	// These match what the records hold rather than columns: groups by
+	// name or gid, the reason a job waited, its reservation, a node it
+	// ran on, its exit code.
+	Groups       []string
+	Reasons      []string
+	Reservations []string
+	Nodes        []string
+	ExitCodes    []int32
+	// Duplicates keeps every run of a requeued job; without it only the
+	// newest, as slurmdbd answers without show_duplicates.
+	Duplicates bool
+}
+
+// keeps reports whether a job meets the conditions no column holds.
+func (f *Filter) keeps(j *Job) bool {
+	if len(f.Groups) > 0 && !slices.Contains(f.Groups, j.Group) && !slices.Contains(f.Groups, strconv.FormatUint(uint64(j.GID), 10)) {
+		return false
+	}
+	if len(f.Reasons) > 0 && !slices.ContainsFunc(f.Reasons, func(r string) bool { return strings.EqualFold(r, j.Reason) }) {
+		return false
+	}
+	if len(f.Reservations) > 0 && !slices.Contains(f.Reservations, j.Reservation) {
+		return false
+	}
+	if len(f.ExitCodes) > 0 && !slices.Contains(f.ExitCodes, j.ExitCode) {
+		return false
+	}
+	if len(f.Nodes) > 0 {
+		nodes, err := hostlist.Expand(j.Nodes)
+		if err != nil || !slices.ContainsFunc(nodes, func(n string) bool { return slices.Contains(f.Nodes, n) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // Jobs returns the job records the filter selects, by job id and run.
 func (s *Store) Jobs(ctx context.Context, f Filter) ([]Job, error) {
-	var (
-		where []string
-		args  []any
-	)
-	in := func(col string, n int, arg func(i int) any) {
-		if n == 0 {
-			return
-		}
-		marks := make([]string, n)
-		for i := range n {
-			marks[i] = "?"
-			args = append(args, arg(i))
-		}
-		where = append(where, col+" IN ("+strings.Join(marks, ",")+")")
-	}
-	in("cluster", len(f.Clusters), func(i int) any { return f.Clusters[i] })
-	if n := len(f.JobIDs); n > 0 {
-		marks := strings.TrimSuffix(strings.Repeat("?,", n), ",")
-		where = append(where, "(job_id IN ("+marks+") OR array_job_id IN ("+marks+"))")
-		for range 2 {
-			for _, id := range f.JobIDs {
-				args = append(args, int64(id))
-			}
-		}
-	}
-	in("uid", len(f.UIDs), func(i int) any { return int64(f.UIDs[i]) })
-	if len(f.Users) > 0 {
-		// A user given by number (sacct -u 1000) is its uid, as
-		// Slurm's commands read it.
-		marks := strings.TrimSuffix(strings.Repeat("?,", len(f.Users)), ",")
-		cond := "user_name IN (" + marks + ")"
-		for _, u := range f.Users {
-			args = append(args, u)
-		}
-		var uids []string
-		for _, u := range f.Users {
-			if n, err := strconv.ParseUint(u, 10, 32); err == nil {
-				uids = append(uids, "?")
-				args = append(args, int64(n))
-			}
-		}
-		if len(uids) > 0 {
-			cond = "(" + cond + " OR uid IN (" + strings.Join(uids, ",") + "))"
-		}
-		where = append(where, cond)
-	}
-	in("account", len(f.Accounts), func(i int) any { return f.Accounts[i] })
-	in("part", len(f.Partitions), func(i int) any { return f.Partitions[i] })
-	in("qos", len(f.QOS), func(i int) any { return f.QOS[i] })
-	in("name", len(f.Names), func(i int) any { return f.Names[i] })
-	in("state", len(f.States), func(i int) any { return f.States[i] })
-	if !f.End.IsZero() {
-		where = append(where, "submit_time <= ?")
-		args = append(args, f.End.Unix())
-	}
-	if !f.Start.IsZero() {
-		where = append(where, "(end_time = 0 OR end_time >= ?)")
-		args = append(args, f.Start.Unix())
-	}
-	q := "SELECT rec FROM jobs"
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY cluster, job_id, run"
-	if f.Limit > 0 {
-		q += " LIMIT " + strconv.Itoa(f.Limit)
-	}
+	q, args := jobsQuery(f)
 	rows, err := s.db.QueryContext(ctx, s.rebind(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("accounting store: query jobs: %w", err)
@@ -332,18 +411,36 @@ func (s *Store) Jobs(ctx context.Context, f Filter) ([]Job, error) {
 	defer rows.Close()
 	var out []Job
 	for rows.Next() {
-		var rec string
-		if err := rows.Scan(&rec); err != nil {
+		var (
+			cluster, rec string
+			id, run      int64
+		)
+		if err := rows.Scan(&cluster, &id, &run, &rec); err != nil {
 			return nil, fmt.Errorf("accounting store: read jobs: %w", err)
 		}
 		var j Job
 		if err := json.Unmarshal([]byte(rec), &j); err != nil {
 			return nil, fmt.Errorf("accounting store: decode a job record: %w", err)
 		}
-		out = append(out, j)
+		if f.keeps(&j) {
+			out = append(out, j)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("accounting store: read jobs: %w", err)
+	}
+	slices.SortFunc(out, func(a, b Job) int {
+		return cmp.Or(strings.Compare(a.Cluster, b.Cluster), cmp.Compare(a.JobID, b.JobID), cmp.Compare(a.Run, b.Run))
+	})
+	if !f.Duplicates {
+		kept := out[:0]
+		for i, j := range out {
+			if i+1 < len(out) && out[i+1].Cluster == j.Cluster && out[i+1].JobID == j.JobID {
+				continue // a newer run follows
+			}
+			kept = append(kept, j)
+		}
+		out = kept
 	}
 	return out, nil
 }
@@ -401,6 +498,7 @@ func combine(u Usage, nodes []NodeUsage) Usage {
 		u.MaxDiskRead = max(u.MaxDiskRead, n.Usage.MaxDiskRead)
 		u.MaxDiskWrite = max(u.MaxDiskWrite, n.Usage.MaxDiskWrite)
 		u.MaxVMSize = max(u.MaxVMSize, n.Usage.MaxVMSize)
+		u.Stats.Merge(n.Usage.Stats)
 		u.MaxPages = max(u.MaxPages, n.Usage.MaxPages)
 	}
 	if tasks > 0 {

@@ -83,6 +83,8 @@ func TestPutAndQuery(t *testing.T) {
 				sample("a", 3, 1, 1000, "RUNNING", 2*time.Minute, 0),
 				sample("b", 1, 0, 1000, "PENDING", 0, 0),
 			}
+			jobs[1].Group, jobs[1].GID = "g1001", 101
+			jobs[2].ExitCode = 3
 			arr := sample("a", 5, 0, 1000, "COMPLETED", time.Hour, time.Hour+time.Minute)
 			arr.ArrayJobID, arr.ArrayTaskID = 4, 1
 			jobs = append(jobs, arr)
@@ -122,7 +124,15 @@ func TestPutAndQuery(t *testing.T) {
 				"ended before -S": {Filter{Clusters: []string{"a"}, Start: t0.Add(150 * time.Second)}, []string{"a/3.0", "a/3.1", "a/5.0"}},
 				"submitted by -E": {Filter{Clusters: []string{"a"}, End: t0.Add(30 * time.Second)}, []string{"a/1.0"}},
 				"limit":           {Filter{Limit: 2}, []string{"a/1.0", "a/2.0"}},
+				"newest runs":     {Filter{Clusters: []string{"a"}}, []string{"a/1.0", "a/2.0", "a/3.1", "a/5.0"}},
+				"a node":          {Filter{Nodes: []string{"n1"}, Clusters: []string{"a"}}, []string{"a/1.0", "a/2.0", "a/3.0", "a/5.0"}},
+				"a group":         {Filter{Groups: []string{"g1001"}}, []string{"a/2.0"}},
+				"a gid":           {Filter{Groups: []string{"101"}}, []string{"a/2.0"}},
+				"an exit code":    {Filter{ExitCodes: []int32{3}}, []string{"a/3.0"}},
 			} {
+				if name != "newest runs" {
+					tc.f.Duplicates = true
+				}
 				got, err := s.Jobs(ctx, tc.f)
 				if err != nil {
 					t.Fatal(err)
@@ -131,7 +141,7 @@ func TestPutAndQuery(t *testing.T) {
 					t.Errorf("%s: %v, want %v", name, ids(got), tc.want)
 				}
 			}
-			got, _ := s.Jobs(ctx, Filter{Clusters: []string{"a"}, JobIDs: []uint32{3}})
+			got, _ := s.Jobs(ctx, Filter{Clusters: []string{"a"}, JobIDs: []uint32{3}, Duplicates: true})
 			if got[1].State != "COMPLETED" || !got[1].End.Equal(t0.Add(time.Hour)) || got[1].KilledBy != -1 {
 				t.Errorf("replaced record: %+v", got[1])
 			}
@@ -299,5 +309,46 @@ func TestUsage(t *testing.T) {
 				t.Errorf("ClusterSize = %d, %v, %v", cpus, ok, err)
 			}
 		})
+	}
+}
+
+// TestQueriesUseIndexes: sacct's usual questions are answered from an
+// index on more than the cluster, never by reading every record of it
+// (a million records take a second to read).
+func TestQueriesUseIndexes(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Config{Kind: SQLite, Path: filepath.Join(t.TempDir(), "acct.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for name, f := range map[string]Filter{
+		"a job":                {Clusters: []string{"a"}, JobIDs: []uint32{5}},
+		"a user's day":         {Clusters: []string{"a"}, Users: []string{"ann"}, Start: t0},
+		"a user by uid":        {Clusters: []string{"a"}, Users: []string{"1001"}, Start: t0, End: t0.Add(time.Hour)},
+		"a uid":                {Clusters: []string{"a"}, UIDs: []uint32{1001}},
+		"everyone's last hour": {Clusters: []string{"a"}, Start: t0},
+	} {
+		q, args := jobsQuery(f)
+		rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		for _, step := range plan {
+			if strings.HasPrefix(step, "SCAN jobs") || strings.HasSuffix(step, "(cluster=?)") {
+				t.Errorf("%s: reads the whole cluster: %q", name, plan)
+				break
+			}
+		}
 	}
 }

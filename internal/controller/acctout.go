@@ -122,7 +122,7 @@ func (s *fsm) applyStepUse(c *command) {
 	s.Outbox.putUsage(acctdb.NodeUsage{JobID: d.JobID, Run: c.StepUse.Run, StepID: d.StepID, Node: d.Node, Tasks: d.Tasks,
 		Usage: acctdb.Usage{UserCPU: d.Usage.UserCPU, SystemCPU: d.Usage.SystemCPU, MaxRSS: d.Usage.MaxRSS, MaxRSSNode: d.Node,
 			MaxRSSTask: d.MaxRSSTask, AveRSS: d.AveRSS, MaxDiskRead: d.Usage.MaxDiskRead, MaxDiskWrite: d.Usage.MaxDiskWrite,
-			MaxVMSize: d.Usage.MaxVMSize, MaxPages: d.Usage.MaxPages}})
+			MaxVMSize: d.Usage.MaxVMSize, MaxPages: d.Usage.MaxPages, Stats: d.Stats}})
 }
 
 func (o *acctOutbox) putJob(r acctdb.Job) {
@@ -232,6 +232,7 @@ func (s *fsm) putRun(j *job.Job, ended bool) {
 	if u := j.BatchUsage; u != nil {
 		st.Usage = acctdb.Usage{UserCPU: u.UserCPU, SystemCPU: u.SystemCPU, MaxRSS: u.MaxRSS, MaxRSSNode: j.BatchHost,
 			AveRSS: u.MaxRSS, MaxDiskRead: u.MaxDiskRead, MaxDiskWrite: u.MaxDiskWrite, MaxVMSize: u.MaxVMSize, MaxPages: u.MaxPages}
+		st.Usage.Stats.AddTask(*u, j.BatchHost, 0)
 	}
 	if j.Alloc != nil && len(j.Alloc.Nodes) > 0 {
 		na := j.Alloc.Nodes[0]

@@ -32,7 +32,7 @@ func (f *flaky) Put(ctx context.Context, b acctdb.Batch) error {
 
 func runs(t *testing.T, s *acctdb.Lazy, id job.ID) []string {
 	t.Helper()
-	js, err := s.Jobs(ctx, acctdb.Filter{JobIDs: []uint32{uint32(id)}})
+	js, err := s.Jobs(ctx, acctdb.Filter{JobIDs: []uint32{uint32(id)}, Duplicates: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,3 +64,71 @@ type Usage struct {
 	MaxVMSize uint64 `json:"max_vmsize,omitempty"`
 	MaxPages  uint64 `json:"max_pages,omitempty"`
 }
+
+// UsageStat is one measure over a step's tasks, as slurmdbd keeps a TRES
+// of TRESUsageIn/Out: the largest and the smallest task's value, with
+// the node and task that had them, and the sum over the tasks.
+type UsageStat struct {
+	Max     uint64 `json:"max"`
+	Min     uint64 `json:"min"`
+	Tot     uint64 `json:"tot"`
+	MaxNode string `json:"max_node,omitempty"`
+	MinNode string `json:"min_node,omitempty"`
+	MaxTask uint32 `json:"max_task"`
+	MinTask uint32 `json:"min_task"`
+}
+
+func (s *UsageStat) add(v uint64, node string, task uint32, first bool) {
+	s.merge(UsageStat{Max: v, Min: v, Tot: v, MaxNode: node, MinNode: node, MaxTask: task, MinTask: task}, first)
+}
+
+func (s *UsageStat) merge(o UsageStat, first bool) {
+	if first || o.Max > s.Max {
+		s.Max, s.MaxNode, s.MaxTask = o.Max, o.MaxNode, o.MaxTask
+	}
+	if first || o.Min < s.Min {
+		s.Min, s.MinNode, s.MinTask = o.Min, o.MinNode, o.MinTask
+	}
+	s.Tot += o.Tot
+}
+
+// UsageStats are a step's measures over its tasks: CPU time (user and
+// system, in milliseconds, as Slurm counts the cpu TRES), resident and
+// virtual memory and page faults (the largest each task showed), bytes
+// read and written.
+type UsageStats struct {
+	Tasks  uint32    `json:"tasks"`
+	CPU    UsageStat `json:"cpu"`
+	RSS    UsageStat `json:"rss"`
+	VMSize UsageStat `json:"vmsize"`
+	Pages  UsageStat `json:"pages"`
+	Read   UsageStat `json:"read"`
+	Write  UsageStat `json:"write"`
+}
+
+// AddTask counts one task's usage, on node as task.
+func (s *UsageStats) AddTask(u Usage, node string, task uint32) {
+	first := s.Tasks == 0
+	s.Tasks++
+	s.CPU.add(uint64((u.UserCPU + u.SystemCPU).Milliseconds()), node, task, first)
+	s.RSS.add(u.MaxRSS, node, task, first)
+	s.VMSize.add(u.MaxVMSize, node, task, first)
+	s.Pages.add(u.MaxPages, node, task, first)
+	s.Read.add(u.MaxDiskRead, node, task, first)
+	s.Write.add(u.MaxDiskWrite, node, task, first)
+}
+
+// Merge adds another set of tasks (another node's).
+func (s *UsageStats) Merge(o UsageStats) {
+	if o.Tasks == 0 {
+		return
+	}
+	first := s.Tasks == 0
+	s.Tasks += o.Tasks
+	s.CPU.merge(o.CPU, first)
+	s.RSS.merge(o.RSS, first)
+	s.VMSize.merge(o.VMSize, first)
+	s.Pages.merge(o.Pages, first)
+	s.Read.merge(o.Read, first)
+	s.Write.merge(o.Write, first)
+}

@@ -1297,6 +1297,7 @@ func (s *step) reportUsage() {
 			continue
 		}
 		u := t.usage
+		d.Stats.AddTask(*u, a.cfg.Name, uint32(t.id))
 		d.Tasks++
 		d.Usage.UserCPU += u.UserCPU
 		d.Usage.SystemCPU += u.SystemCPU

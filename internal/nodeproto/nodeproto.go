@@ -154,6 +154,8 @@ type StepDone struct {
 	Usage      job.Usage `json:"usage"`
 	MaxRSSTask uint32    `json:"max_rss_task"`
 	AveRSS     uint64    `json:"ave_rss"`
+	// Stats are the node's tasks' measures, task by task.
+	Stats job.UsageStats `json:"stats,omitzero"`
 }
 
 // StepStatRequest names the step PathStepStat asks about; StepID is

@@ -5,6 +5,8 @@
 // paths are; errors come back in slurmrestd's error envelope.
 package reportproto
 
+import "github.com/droverhq/drover/internal/job"
+
 // PathUsage answers GET with ?start=UNIX&end=UNIX (the period, end
 // excluded) and &clusters=a,b (default: the controller's own; "all":
 // every cluster of the store).
@@ -42,4 +44,23 @@ type Size struct {
 	CPUs       uint32  `json:"cpus"`
 	Jobs       int64   `json:"jobs"`
 	CPUSeconds float64 `json:"cpu_seconds"`
+}
+
+// PathStepUsage answers GET with ?jobs=1,2,3 (and &cluster=NAME, default
+// the controller's own) with the usage measures of those jobs' steps,
+// with the node and task of each extreme: sacct's *Node and *Task
+// fields, which slurmdbd's v0.0.44 step records do not carry.
+const PathStepUsage = "/drover/v1/accounting/step_usage"
+
+// StepUsages is PathStepUsage's answer.
+type StepUsages struct {
+	Steps []StepUsage `json:"steps"`
+}
+
+// StepUsage is one step of one run of a job.
+type StepUsage struct {
+	JobID  uint32         `json:"job_id"`
+	Run    uint32         `json:"run"`
+	StepID uint32         `json:"step_id"`
+	Stats  job.UsageStats `json:"stats"`
 }

@@ -13,8 +13,10 @@ import (
 	"github.com/droverhq/drover/internal/slurmerr"
 )
 
-// reportRoutes adds sreport's path (internal/reportproto) to mux.
+// reportRoutes adds sreport's and sacct's paths (internal/reportproto)
+// to mux.
 func reportRoutes(mux *http.ServeMux, ctl *controller.Controller) {
+	stepUsageRoute(mux, ctl)
 	mux.HandleFunc("GET "+reportproto.PathUsage, func(w http.ResponseWriter, r *http.Request) {
 		caller, _ := authctx.From(r.Context())
 		q, err := usageQuery(r, ctl.ClusterName())
@@ -37,6 +39,41 @@ func reportRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 				c.Sizes = append(c.Sizes, reportproto.Size{Account: z.Account, CPUs: z.CPUs, Jobs: z.Jobs, CPUSeconds: z.CPUSeconds})
 			}
 			out.Clusters = append(out.Clusters, c)
+		}
+		replyJSON(w, http.StatusOK, out)
+	})
+}
+
+// stepUsageRoute adds sacct's step usage path to mux.
+func stepUsageRoute(mux *http.ServeMux, ctl *controller.Controller) {
+	mux.HandleFunc("GET "+reportproto.PathStepUsage, func(w http.ResponseWriter, r *http.Request) {
+		caller, _ := authctx.From(r.Context())
+		f := acctdb.Filter{Clusters: []string{ctl.ClusterName()}, Duplicates: true}
+		if c := r.URL.Query().Get("cluster"); c != "" {
+			f.Clusters = []string{c}
+		}
+		for _, v := range strings.Split(r.URL.Query().Get("jobs"), ",") {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+			if err != nil || n == 0 {
+				replyError(w, slurmerr.New(slurmerr.InvalidJobID, "Invalid job id: %s", v), "step usage")
+				return
+			}
+			f.JobIDs = append(f.JobIDs, uint32(n))
+		}
+		if len(f.JobIDs) > 1000 {
+			replyError(w, slurmerr.New(slurmerr.InvalidQuery, "at most 1000 jobs at once"), "step usage")
+			return
+		}
+		_, steps, err := ctl.AccountingJobs(r.Context(), caller.Identity, f)
+		if err != nil {
+			replyError(w, err, "step usage")
+			return
+		}
+		out := reportproto.StepUsages{Steps: []reportproto.StepUsage{}}
+		for _, st := range steps {
+			if st.Usage.Stats.Tasks > 0 {
+				out.Steps = append(out.Steps, reportproto.StepUsage{JobID: st.JobID, Run: st.Run, StepID: st.StepID, Stats: st.Usage.Stats})
+			}
 		}
 		replyJSON(w, http.StatusOK, out)
 	})

@@ -68,6 +68,9 @@ func measureAcct(ctx context.Context, sys system, sz sizes, rec *recorder) error
 		note = fmt.Sprintf("%d records filled in %.0f s; SQLite store %.0f MiB", n, time.Since(began).Seconds(), mib(size))
 		rec.add(figure{Key: "acct-store-sqlite", Title: "Accounting store size per 1,000,000 jobs (SQLite, with batch steps)", Unit: "MiB"},
 			sys.Name(), []float64{mib(size) * 1e6 / float64(n)}, note)
+		if !sz.AcctPG {
+			break
+		}
 		if pgSize, err := pgStoreSize(ctx, n); err != nil {
 			rec.log("PostgreSQL store size not measured: %v", err)
 		} else {

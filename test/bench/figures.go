@@ -31,6 +31,8 @@ type sizes struct {
 	CommandRuns int
 	// AcctJobs is the number of job records sacct is timed over.
 	AcctJobs int
+	// AcctPG also measures a PostgreSQL store's size.
+	AcctPG bool
 	// SchedPending and SchedNodes size the scheduling-pass figure.
 	SchedPending int
 	SchedNodes   int

@@ -52,6 +52,7 @@ func run() error {
 		slurmRuns   = flag.Int("slurm-runs", 3, "runs of each figure on real Slurm (slower)")
 		restJobs    = flag.Int("rest-jobs", 4000, "submissions per REST run")
 		acctJobs    = flag.Int("acct-jobs", 1_000_000, "job records in the accounting store sacct is timed over")
+		acctPG      = flag.Bool("acct-pg", true, "also fill a PostgreSQL store of -acct-jobs records to read its size (minutes)")
 		slurmREST   = flag.Int("slurm-rest-jobs", 1000, "submissions per REST run on real Slurm")
 		sbatchJobs  = flag.Int("sbatch-jobs", 1000, "length of the sbatch loop")
 		trivialJobs = flag.Int("trivial-jobs", 1000, "trivial jobs run to completion")
@@ -81,10 +82,10 @@ func run() error {
 		return err
 	}
 	sz := sizes{Runs: *runs, RESTJobs: *restJobs, Clients: 8, SbatchJobs: *sbatchJobs, TrivialJobs: *trivialJobs,
-		Queue: lengths, CommandRuns: 9, SchedPending: 50_000, SchedNodes: 5_000, ProfileDir: *profileDir, AcctJobs: *acctJobs}
+		Queue: lengths, CommandRuns: 9, SchedPending: 50_000, SchedNodes: 5_000, ProfileDir: *profileDir, AcctJobs: *acctJobs, AcctPG: *acctPG}
 	if *quick {
 		sz = sizes{Runs: 2, RESTJobs: 300, Clients: 8, SbatchJobs: 30, TrivialJobs: 100, Queue: []int{500, 2000}, CommandRuns: 3,
-			SchedPending: 2000, SchedNodes: 200, AcctJobs: 20_000}
+			SchedPending: 2000, SchedNodes: 200, AcctJobs: 20_000, AcctPG: *acctPG}
 		*slurmRuns, *slurmREST, slurmLengths = 2, 100, []int{500}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

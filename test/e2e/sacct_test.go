@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"go.yaml.in/yaml/v3"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -117,6 +118,14 @@ func TestSacct(t *testing.T) {
 	}
 	if cmd := fmt.Sprint(doc["meta"].(map[string]any)["command"]); cmd != "[sacct --json -j]" {
 		t.Errorf("sacct --json meta.command %s", cmd)
+	}
+	// --yaml: the same document in YAML.
+	var ydoc map[string]any
+	yamlOut := c.MustRun("", "sacct", "--yaml", "-j", completed)
+	must(t, yaml.Unmarshal([]byte(yamlOut), &ydoc))
+	if yjobs, _ := ydoc["jobs"].([]any); !strings.HasPrefix(yamlOut, "---\n") || len(yjobs) != 1 ||
+		fmt.Sprint(yjobs[0].(map[string]any)["job_id"]) != completed || fmt.Sprint(yjobs[0].(map[string]any)["state"]) != fmt.Sprint(ours["state"]) {
+		t.Errorf("sacct --yaml:\n%s", yamlOut)
 	}
 	// A job that does not exist: the header alone, as Slurm's.
 	if got, want := c.MustRun("", "sacct", "-j", "999999"), sacctReference(t, "err_sacct_unknown_job", nil); got != want {

@@ -87,13 +87,18 @@ while time.time() - t < 120: pass
 	c.MustRun("", "scancel", id)
 	c.WaitState(id, "CANCELLED", 30*time.Second)
 	var rec string
+	fields = nil
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		rec = c.MustRun("", "sacct", "-n", "-P", "--noconvert", "-o", "JobID,MaxRSS,MaxVMSize", "-j", id+".0")
-		if f := strings.Split(strings.TrimSpace(rec), "|"); len(f) == 3 && f[1] != "" && f[2] != "" {
+		rec = c.MustRun("", "sacct", "-n", "-P", "--noconvert", "-o", "JobID,MaxRSS,MaxVMSize,NTasks,MaxRSSNode,MaxRSSTask,MinCPUNode,TRESUsageInMaxNode", "-j", id+".0")
+		if fields = strings.Split(strings.TrimSpace(rec), "|"); len(fields) == 8 && fields[1] != "" {
 			break
 		}
 	}
-	if f := strings.Split(strings.TrimSpace(rec), "|"); len(f) != 3 || f[1] == "" || f[2] == "" {
+	// The step's three tasks ran on two nodes: which node and task had
+	// the largest resident set comes from Drover's step usage request.
+	if len(fields) != 8 || !atLeast(fields[1], 40<<20) || !atLeast(fields[2], 40<<20) || fields[3] != "3" ||
+		(fields[4] != "n1" && fields[4] != "n2") || (fields[5] != "0" && fields[5] != "1" && fields[5] != "2") ||
+		fields[6] == "" || !strings.HasPrefix(fields[7], "cpu=n") {
 		t.Errorf("the step's record: %q", rec)
 	}
 }

@@ -3,7 +3,6 @@ package sacct
 import (
 	"fmt"
 	"github.com/droverhq/drover/internal/cli/coltable"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -46,12 +45,20 @@ type row struct {
 	userCPU, sysCPU   float64
 	totalCPU          float64
 	killUser          string
-	// Usage of a step, in bytes; hasUsage says its node reported it.
-	hasUsage                  bool
-	maxRSS, aveRSS            int64
-	maxDiskRead, maxDiskWrite int64
-	maxVMSize, maxPages       int64
-	maxRSSNode                string
+	// use is a step's usage; hasUsage says its nodes reported it.
+	hasUsage bool
+	use      stepUse
+	// batch marks a batch step's line; jobNum, run and stepNum name
+	// the record (the job's id as a number, JobIDRaw's).
+	batch   bool
+	jobNum  string
+	run     uint32
+	stepNum uint32
+	// What sacct's other fields show, as the record has them.
+	comment, constraints, container, extra, failedNode string
+	flags, licenses, qosReq, reservation, layout       string
+	stdout, stderr, stdin, wckey                       string
+	assocID, reservationID, reqNodes, suspended        int64
 }
 
 // field is a column -o can name, with sacct's default width; left says
@@ -132,9 +139,9 @@ func init() {
 		{"Timelimit", 10, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.timelimit) }},
 		{"TimelimitRaw", 10, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.timelimitRaw) }},
 		{"Priority", 10, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.priority) }},
-		{"Reason", 25, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.reason) }},
-		{"WorkDir", 15, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.workDir) }},
-		{"SubmitLine", 10, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.submitLine) }},
+		{"Reason", 22, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.reason) }},
+		{"WorkDir", 20, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.workDir) }},
+		{"SubmitLine", 20, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.submitLine) }},
 		{"AllocTRES", 10, false, func(r *row, _ *cellCtx) string { return r.allocTRES }},
 		{"ReqTRES", 10, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.reqTRES) }},
 		{"ReqMem", 10, false, func(r *row, _ *cellCtx) string { return r.reqMem }},
@@ -143,50 +150,107 @@ func init() {
 		{"SystemCPU", 10, false, func(r *row, _ *cellCtx) string { return cpuTime(r.sysCPU) }},
 		{"TotalCPU", 10, false, func(r *row, _ *cellCtx) string { return cpuTime(r.totalCPU) }},
 		{"KillRequestUser", 10, false, func(r *row, _ *cellCtx) string { return stepBlank(r, r.killUser) }},
-		{"MaxRSS", 10, false, func(r *row, c *cellCtx) string { return usage(r, c, r.maxRSS) }},
-		{"AveRSS", 10, false, func(r *row, c *cellCtx) string { return usage(r, c, r.aveRSS) }},
-		{"MaxRSSNode", 10, false, func(r *row, _ *cellCtx) string { return r.maxRSSNode }},
-		{"MaxDiskRead", 12, false, func(r *row, c *cellCtx) string { return usage(r, c, r.maxDiskRead) }},
-		{"MaxDiskWrite", 12, false, func(r *row, c *cellCtx) string { return usage(r, c, r.maxDiskWrite) }},
-		{"MaxVMSize", 10, false, func(r *row, c *cellCtx) string { return usage(r, c, r.maxVMSize) }},
-		{"MaxPages", 8, false, func(r *row, _ *cellCtx) string {
-			if !r.hasUsage {
-				return ""
-			}
-			return num(r.maxPages)
-		}},
 	} {
+		fields[strings.ToLower(f.name)] = f
+	}
+	for _, f := range append(usageFields(), otherFields()...) {
 		fields[strings.ToLower(f.name)] = f
 	}
 }
 
-// usage prints a step's byte count as sacct does (convert_num_unit:
-// divided by 1024 while it is 1024 or more, "5.01M"; with --units, in
-// that unit; with --noconvert, as it is), empty on lines without usage.
-func usage(r *row, c *cellCtx, bytes int64) string {
-	if !r.hasUsage {
+// otherFields are the rest of sacct -e's fields.
+func otherFields() []field {
+	str := func(get func(r *row) string) func(*row, *cellCtx) string {
+		return func(r *row, _ *cellCtx) string { return stepBlank(r, get(r)) }
+	}
+	// A step line shows 0 where its job's shows nothing, and the batch
+	// step 0 where srun's steps say Unknown (no --cpu-freq).
+	stepZero := func(r *row, _ *cellCtx) string {
+		if r.step {
+			return "0"
+		}
 		return ""
 	}
-	if c.noConvert {
-		return strconv.FormatInt(bytes, 10)
-	}
-	v := float64(bytes)
-	units := []string{"", "K", "M", "G", "T", "P"}
-	i := 0
-	if want := slices.Index(units, c.units); c.units != "" && want > 0 {
-		for ; i < want; i++ {
-			v /= 1024
+	freq := func(r *row, _ *cellCtx) string {
+		if r.batch {
+			return "0"
 		}
-	} else {
-		for v >= 1024 && i < len(units)-1 {
-			v /= 1024
-			i++
+		return "Unknown"
+	}
+	planned := func(r *row, c *cellCtx) int64 {
+		switch {
+		case r.eligible == 0:
+			return 0
+		case r.start != 0:
+			return max(r.start-r.eligible, 0)
+		case r.end != 0:
+			return max(r.end-r.eligible, 0)
 		}
+		return max(c.now-r.eligible, 0)
 	}
-	if v == float64(int64(v)) {
-		return strconv.FormatInt(int64(v), 10) + units[i]
+	plannedTime := func(r *row, c *cellCtx) string {
+		return stepBlank(r, timefmt.FormatDurationPadded(planned(r, c)))
 	}
-	return strconv.FormatFloat(v, 'f', 2, 64) + units[i]
+	plannedCPU := func(r *row, c *cellCtx) string {
+		return stepBlank(r, timefmt.FormatDurationPadded(planned(r, c)*r.reqCPUs))
+	}
+	plannedRaw := func(r *row, c *cellCtx) string { return stepBlank(r, num(planned(r, c)*r.reqCPUs)) }
+	return []field{
+		{"AdminComment", 15, false, str(func(*row) string { return "" })},
+		{"AllocNodes", 10, false, func(r *row, _ *cellCtx) string {
+			if !r.step && r.start == 0 {
+				return "0"
+			}
+			return num(r.nnodes)
+		}},
+		{"AssocID", 7, false, func(r *row, _ *cellCtx) string { return num(r.assocID) }},
+		{"AveCPUFreq", 10, false, stepZero},
+		{"BlockID", 16, false, str(func(*row) string { return "" })},
+		{"Comment", 14, false, str(func(r *row) string { return r.comment })},
+		{"Constraints", 19, false, str(func(r *row) string { return r.constraints })},
+		{"ConsumedEnergy", 14, false, stepZero},
+		{"ConsumedEnergyRaw", 17, false, stepZero},
+		{"Container", 19, false, str(func(r *row) string { return r.container })},
+		{"DBIndex", 10, false, func(r *row, _ *cellCtx) string { return r.rawID[:strings.IndexAny(r.rawID+".", ".")] }},
+		{"Extra", 20, false, str(func(r *row) string { return r.extra })},
+		{"FailedNode", 20, false, str(func(r *row) string { return r.failedNode })},
+		{"Flags", 19, false, str(func(r *row) string { return r.flags })},
+		{"Layout", 9, false, func(r *row, _ *cellCtx) string { return r.layout }},
+		{"Licenses", 20, false, str(func(r *row) string { return r.licenses })},
+		{"McsLabel", 12, false, str(func(*row) string { return "" })},
+		{"Planned", 10, false, plannedTime},
+		{"PlannedCPU", 10, false, plannedCPU},
+		{"PlannedCPURAW", 13, false, plannedRaw},
+		{"QOSRAW", 6, false, str(func(*row) string { return "" })},
+		{"QOSREQ", 10, false, str(func(r *row) string { return r.qosReq })},
+		{"ReqCPUFreq", 10, false, freq},
+		{"ReqCPUFreqGov", 13, false, freq},
+		{"ReqCPUFreqMax", 13, false, freq},
+		{"ReqCPUFreqMin", 13, false, freq},
+		{"ReqNodes", 8, false, func(r *row, _ *cellCtx) string {
+			if r.step {
+				return num(r.nnodes)
+			}
+			return num(r.reqNodes)
+		}},
+		{"Reservation", 20, false, str(func(r *row) string { return r.reservation })},
+		{"ReservationId", 8, false, str(func(r *row) string {
+			if r.reservation == "" {
+				return ""
+			}
+			return num(r.reservationID)
+		})},
+		{"Reserved", 10, false, plannedTime},
+		{"ResvCPU", 10, false, plannedCPU},
+		{"ResvCPURAW", 10, false, plannedRaw},
+		{"StdErr", 20, false, str(func(r *row) string { return r.stderr })},
+		{"StdIn", 20, false, str(func(r *row) string { return r.stdin })},
+		{"StdOut", 20, false, str(func(r *row) string { return r.stdout })},
+		{"Suspended", 10, false, func(r *row, _ *cellCtx) string { return timefmt.FormatDurationPadded(r.suspended) }},
+		{"SystemComment", 15, false, str(func(*row) string { return "" })},
+		{"WCKey", 10, false, str(func(r *row) string { return r.wckey })},
+		{"WCKeyID", 10, false, str(func(*row) string { return "0" })},
+	}
 }
 
 // stepBlank leaves a job-only field empty on a step's line.

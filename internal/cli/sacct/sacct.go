@@ -7,8 +7,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/droverhq/drover/internal/arrayspec"
 	"io"
 	"maps"
+	"math"
+	"net/url"
 	"os/user"
 	"slices"
 	"strconv"
@@ -21,6 +24,9 @@ import (
 	"github.com/droverhq/drover/internal/cli/coltable"
 	"github.com/droverhq/drover/internal/cli/getopt"
 	"github.com/droverhq/drover/internal/cli/slurmjson"
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/reportproto"
+	"github.com/droverhq/drover/internal/stepproto"
 	"github.com/droverhq/drover/internal/timefmt"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -43,16 +49,18 @@ type options struct {
 	jobs                             []selector
 	start, end                       time.Time
 	format                           []column
-	// json is --json; argv the command line, for its meta block.
-	json bool
-	argv []string
+	// json is --json (or --yaml, which yaml adds); argv the command
+	// line, for its meta block.
+	json, yaml bool
+	argv       []string
 }
 
 // selector is one -j item: a job (or array) id, maybe a task and a step.
 type selector struct {
-	id   uint32
-	task *uint32
-	step string
+	id uint32
+	// tasks are the array tasks asked for (nil: the whole job).
+	tasks []uint32
+	step  string
 }
 
 // stateNames are -s's abbreviations.
@@ -86,6 +94,9 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	set(&p.JobName, o.names)
 	set(&p.State, o.states)
 	set(&p.Cluster, o.clusters)
+	if o.duplicates {
+		p.ShowDuplicates = v0044.NewOptString("true")
+	}
 	var ids []string
 	for _, s := range o.jobs {
 		ids = append(ids, strconv.FormatUint(uint64(s.id), 10))
@@ -124,9 +135,71 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		return 1
 	}
 	rows := o.rows(jobs, now.Unix())
+	if o.wantsWhere() {
+		addWhere(ctx, env, rows)
+	}
 	c := &cellCtx{now: now.Unix(), timeFormat: env.Getenv("SLURM_TIME_FORMAT"), units: o.units, noConvert: o.noConvert}
 	o.print(env.Stdout, rows, c)
 	return 0
+}
+
+// wantsWhere says a column names the node or task of a step's extreme.
+func (o *options) wantsWhere() bool {
+	for _, c := range o.format {
+		if n := c.Field.name; strings.HasSuffix(n, "Node") || strings.HasSuffix(n, "Task") {
+			return true
+		}
+	}
+	return false
+}
+
+// addWhere fills in the nodes and tasks of the extremes of the steps
+// that ran several tasks, which slurmdbd's v0.0.44 step records do not
+// carry, from Drover's step usage request; without an answer they stay
+// empty.
+func addWhere(ctx context.Context, env *clienv.Env, rows []row) {
+	byCluster := map[string][]string{}
+	for i := range rows {
+		r := &rows[i]
+		if r.step && r.hasUsage && (r.nnodes > 1 || r.ntasks != "1") && !slices.Contains(byCluster[r.cluster], r.jobNum) {
+			byCluster[r.cluster] = append(byCluster[r.cluster], r.jobNum)
+		}
+	}
+	type key struct {
+		cluster, job string
+		run, step    uint32
+	}
+	found := map[key]job.UsageStats{}
+	for cluster, ids := range byCluster {
+		for len(ids) > 0 {
+			part := ids[:min(len(ids), 1000)]
+			ids = ids[len(part):]
+			v := url.Values{"jobs": {strings.Join(part, ",")}}
+			if cluster != "" {
+				v.Set("cluster", cluster)
+			}
+			var ans reportproto.StepUsages
+			if env.Call == nil || env.Call(ctx, "GET", reportproto.PathStepUsage+"?"+v.Encode(), nil, &ans) != nil {
+				continue
+			}
+			for _, s := range ans.Steps {
+				found[key{cluster, strconv.FormatUint(uint64(s.JobID), 10), s.Run, s.StepID}] = s.Stats
+			}
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		st, ok := found[key{r.cluster, r.jobNum, r.run, r.stepNum}]
+		if !r.step || !ok {
+			continue
+		}
+		for _, x := range []struct {
+			m *measure
+			s job.UsageStat
+		}{{&r.use.cpu, st.CPU}, {&r.use.mem, st.RSS}, {&r.use.read, st.Read}, {&r.use.vmem, st.VMSize}, {&r.use.pages, st.Pages}, {&r.use.write, st.Write}} {
+			x.m.maxNode, x.m.minNode, x.m.maxTask, x.m.minTask = x.s.MaxNode, x.s.MinNode, int64(x.s.MaxTask), int64(x.s.MinTask)
+		}
+	}
 }
 
 // printJSON writes the records -j selects as slurmdbd's v0.0.44 answer,
@@ -148,6 +221,9 @@ func (o *options) printJSON(env *clienv.Env, prog string, resp *v0044.V0044Opena
 	out.Meta = v0044.NewOptV0044OpenapiMeta(slurmjson.CLIMeta(prog, o.argv, env.User.Name, env.User.GID, clienv.SlurmVersion, resp.Meta))
 	out.Errors, out.Warnings = v0044.V0044OpenapiErrors{}, v0044.V0044OpenapiWarnings{}
 	text, err := slurmjson.Format(&out, slurmjson.SlurmdbdJobsResp)
+	if err == nil && o.yaml {
+		text, err = slurmjson.YAML(text)
+	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: error: %v\n", env.Prog, err)
 		return 1
@@ -234,11 +310,12 @@ func parse(prog string, env *clienv.Env, args []string, now time.Time) (options,
 			}
 		}
 		return o, 0, true
-	case yamlArg != "":
-		return fail("%s: error: YAML output is not supported", prog)
 	case jsonArg != "" && jsonArg != " " && jsonArg != "v0.0.44" && jsonArg != "data_parser/v0.0.44":
 		return fail("%s: error: JSON output is only available with data parser v0.0.44, not %s", prog, jsonArg)
+	case yamlArg != "" && yamlArg != " " && yamlArg != "v0.0.44" && yamlArg != "data_parser/v0.0.44":
+		return fail("%s: error: YAML output is only available with data parser v0.0.44, not %s", prog, yamlArg)
 	}
+	o.yaml = yamlArg != ""
 	if units != "" {
 		u := strings.ToUpper(units)
 		if len(u) != 1 || !strings.Contains("KMGTP", u) {
@@ -246,7 +323,7 @@ func parse(prog string, env *clienv.Env, args []string, now time.Time) (options,
 		}
 		o.units = u
 	}
-	o.json, o.argv = jsonArg != "", args
+	o.json, o.argv = jsonArg != "" || o.yaml, args
 	o.delimiter = delimiter
 	o.users, o.accounts, o.partitions = getopt.SplitList(users), getopt.SplitList(accounts), getopt.SplitList(partition)
 	o.qos, o.names, o.clusters = getopt.SplitList(qos), getopt.SplitList(name), getopt.SplitList(clusters)
@@ -263,7 +340,7 @@ func parse(prog string, env *clienv.Env, args []string, now time.Time) (options,
 		}
 		o.states = append(o.states, full)
 	}
-	for _, j := range getopt.SplitList(jobs) {
+	for _, j := range splitJobs(jobs) {
 		sel, err := parseSelector(j)
 		if err != nil {
 			return fail("%s: error: Invalid job id: %s", prog, j)
@@ -307,8 +384,42 @@ func parse(prog string, env *clienv.Env, args []string, now time.Time) (options,
 	return o, 0, false
 }
 
-// longFormat is -l's (the fields this sacct has of sacct's long list).
-const longFormat = "JobID,JobIDRaw,JobName,Partition,NTasks,AllocCPUS,Elapsed,State,ExitCode,ReqMem,ReqTRES,AllocTRES"
+// longFormat is -l's.
+const longFormat = "JobID,JobIDRaw,JobName,Partition,MaxVMSize,MaxVMSizeNode,MaxVMSizeTask,AveVMSize,MaxRSS,MaxRSSNode," +
+	"MaxRSSTask,AveRSS,MaxPages,MaxPagesNode,MaxPagesTask,AvePages,MinCPU,MinCPUNode,MinCPUTask,AveCPU,NTasks,AllocCPUS," +
+	"Elapsed,State,ExitCode,AveCPUFreq,ReqCPUFreqMin,ReqCPUFreqMax,ReqCPUFreqGov,ReqMem,ConsumedEnergy,MaxDiskRead," +
+	"MaxDiskReadNode,MaxDiskReadTask,AveDiskRead,MaxDiskWrite,MaxDiskWriteNode,MaxDiskWriteTask,AveDiskWrite,ReqTRES," +
+	"AllocTRES,TRESUsageInAve,TRESUsageInMax,TRESUsageInMaxNode,TRESUsageInMaxTask,TRESUsageInMin,TRESUsageInMinNode," +
+	"TRESUsageInMinTask,TRESUsageInTot,TRESUsageOutMax,TRESUsageOutMaxNode,TRESUsageOutMaxTask,TRESUsageOutAve,TRESUsageOutTot"
+
+// splitJobs splits -j's list at commas outside brackets ("131_[1,3],140").
+func splitJobs(s string) []string {
+	var out []string
+	depth, from := 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) {
+			switch s[i] {
+			case '[':
+				depth++
+				continue
+			case ']':
+				depth--
+				continue
+			case ',':
+				if depth > 0 {
+					continue
+				}
+			default:
+				continue
+			}
+		}
+		if item := strings.TrimSpace(s[from:i]); item != "" {
+			out = append(out, item)
+		}
+		from = i + 1
+	}
+	return out
+}
 
 // parseSelector reads a -j item: "125", "131_2", "125.batch", "131_2.0".
 func parseSelector(s string) (selector, error) {
@@ -327,12 +438,24 @@ func parseSelector(s string) (selector, error) {
 	}
 	sel.id = uint32(id)
 	if hasTask {
+		// "131_2", or a set of tasks: "131_[1-3,7]".
+		if inner, ok := strings.CutPrefix(taskPart, "["); ok {
+			inner, ok = strings.CutSuffix(inner, "]")
+			if !ok || strings.Contains(inner, "%") {
+				return sel, fmt.Errorf("bad task")
+			}
+			spec, err := arrayspec.Parse(inner, math.MaxUint32)
+			if err != nil {
+				return sel, fmt.Errorf("bad task: %w", err)
+			}
+			sel.tasks = spec.Tasks
+			return sel, nil
+		}
 		t, err := strconv.ParseUint(taskPart, 10, 32)
 		if err != nil {
 			return sel, fmt.Errorf("bad task")
 		}
-		tt := uint32(t)
-		sel.task = &tt
+		sel.tasks = []uint32{uint32(t)}
 	}
 	return sel, nil
 }
@@ -411,10 +534,10 @@ func (o *options) selected(id, arrayID uint32, task int64, taskSet bool) bool {
 		return true
 	}
 	for _, s := range o.jobs {
-		if s.id == id && (s.task == nil || arrayID == 0) {
+		if s.id == id && (s.tasks == nil || arrayID == 0) {
 			return true
 		}
-		if arrayID != 0 && s.id == arrayID && (s.task == nil || (taskSet && int64(*s.task) == task)) {
+		if arrayID != 0 && s.id == arrayID && (s.tasks == nil || (taskSet && task >= 0 && slices.Contains(s.tasks, uint32(task)))) {
 			return true
 		}
 	}
@@ -547,6 +670,26 @@ func jobRow(j *v0044.V0044Job, head string, now int64) row {
 	r.userCPU = cpuSecs(t.User.Or(v0044.V0044JobTimeUser{}).Seconds.Or(0), t.User.Or(v0044.V0044JobTimeUser{}).Microseconds.Or(0))
 	r.sysCPU = cpuSecs(t.System.Or(v0044.V0044JobTimeSystem{}).Seconds.Or(0), t.System.Or(v0044.V0044JobTimeSystem{}).Microseconds.Or(0))
 	r.totalCPU = r.userCPU + r.sysCPU
+	r.comment = j.Comment.Or(v0044.V0044JobComment{}).Job.Or("")
+	r.constraints, r.container, r.extra, r.failedNode = j.Constraints.Or(""), j.Container.Or(""), j.Extra.Or(""), j.FailedNode.Or("")
+	var flags []string
+	for _, f := range j.Flags {
+		flags = append(flags, string(f))
+	}
+	r.flags = strings.Join(flags, ",")
+	r.licenses, r.qosReq = j.Licenses.Or(""), j.Qosreq.Or("")
+	res := j.Reservation.Or(v0044.V0044JobReservation{})
+	r.reservation, r.reservationID = res.Name.Or(""), int64(res.ID.Or(0))
+	r.stdout, r.stderr, r.stdin = j.StdoutExpanded.Or(j.Stdout.Or("")), j.StderrExpanded.Or(j.Stderr.Or("")), j.StdinExpanded.Or(j.Stdin.Or(""))
+	r.wckey = j.Wckey.Or(v0044.V0044WckeyTagStruct{}).Wckey
+	r.assocID = int64(j.Association.Or(v0044.V0044AssocShort{}).ID.Or(0))
+	// slurmdbd's job record has no requested node count: the nodes it
+	// ran on, once it ran.
+	r.reqNodes = r.nnodes
+	r.jobNum, r.run = r.rawID, uint32(r.restarts)
+	if v, ok := t.Suspended.Get(); ok {
+		r.suspended = int64(v)
+	}
 	return r
 }
 
@@ -574,16 +717,27 @@ func stepRow(s *v0044.V0044Step, job *row, now int64) row {
 	if r.start != 0 && r.end == 0 {
 		r.elapsed = now - r.start
 	}
-	tr := s.Tres.Or(v0044.V0044StepTres{})
-	in := tr.Requested.Or(v0044.V0044StepTresRequested{})
-	out := tr.Consumed.Or(v0044.V0044StepTresConsumed{})
-	r.maxRSS, r.hasUsage = tresCount(in.Max, "mem"), len(in.Max) > 0
-	r.aveRSS = tresCount(in.Average, "mem")
-	r.maxDiskRead = tresCount(in.Max, "fs/disk")
-	r.maxDiskWrite = tresCount(out.Max, "fs/disk")
-	r.maxVMSize, r.maxPages = tresCount(in.Max, "vmem"), tresCount(in.Max, "pages")
-	if r.hasUsage {
-		r.maxRSSNode = r.nodes
+	var single string
+	if r.nnodes == 1 {
+		single = r.nodes
+	}
+	ntasks := int64(s.Tasks.Or(v0044.V0044StepTasks{}).Count.Or(0))
+	r.use, r.hasUsage = parseUse(s.Tres.Or(v0044.V0044StepTres{}), single, ntasks)
+	r.batch = suffix == "batch"
+	r.jobNum, r.run = job.jobNum, job.run
+	switch suffix {
+	case "batch":
+		r.stepNum = stepproto.BatchStep
+	case "extern":
+		r.stepNum = stepproto.BatchStep + 1
+	default:
+		n, _ := strconv.ParseUint(suffix, 10, 32)
+		r.stepNum = uint32(n)
+	}
+	r.layout = s.Task.Or(v0044.V0044StepTask{}).Distribution.Or("")
+	r.assocID = job.assocID
+	if v, ok := t.Suspended.Get(); ok {
+		r.suspended = int64(v)
 	}
 	r.userCPU = cpuSecs(t.User.Or(v0044.V0044StepTimeUser{}).Seconds.Or(0), int64(t.User.Or(v0044.V0044StepTimeUser{}).Microseconds.Or(0)))
 	r.sysCPU = cpuSecs(t.System.Or(v0044.V0044StepTimeSystem{}).Seconds.Or(0), int64(t.System.Or(v0044.V0044StepTimeSystem{}).Microseconds.Or(0)))
@@ -664,5 +818,5 @@ func (o *options) print(w io.Writer, rows []row, c *cellCtx) {
 			cells[i][k] = col.Field.cell(&rows[i], c)
 		}
 	}
-	coltable.Print(w, cols, cells, coltable.Style{NoHeader: o.noHeader, Parsable: o.parsable, Parsable2: o.parsable2, Delimiter: o.delimiter})
+	coltable.Print(w, cols, cells, coltable.Style{NoHeader: o.noHeader, Parsable: o.parsable, Parsable2: o.parsable2, Delimiter: o.delimiter, CutHeaders: true})
 }
