@@ -395,8 +395,14 @@ func stepUsageTRES(st *acctdb.Step) api.V0044StepTres {
 	}
 	ave := func(s job.UsageStat) uint64 { return s.Tot / uint64(stats.Tasks) }
 	in := func(get func(job.UsageStat) uint64) api.V0044TresList {
-		return api.V0044TresList{tres("cpu", "", 1, get(stats.CPU)), tres("mem", "", 2, get(stats.RSS)), tres("energy", "", 3, 0),
+		l := api.V0044TresList{tres("cpu", "", 1, get(stats.CPU)), tres("mem", "", 2, get(stats.RSS)), tres("energy", "", 3, 0),
 			tres("fs", "disk", 6, get(stats.Read)), tres("vmem", "", 7, get(stats.VMSize)), tres("pages", "", 8, get(stats.Pages))}
+		if stats.GPUs {
+			// slurmdbd numbers the gres TRES from 1001, as they are
+			// added: gres/gpu first, then its memory and utilization.
+			l = append(l, tres("gres", "gpumem", 1002, get(stats.GPUMem)), tres("gres", "gpuutil", 1003, get(stats.GPUUtil)))
+		}
+		return l
 	}
 	outL := func(get func(job.UsageStat) uint64) api.V0044TresList {
 		return api.V0044TresList{tres("energy", "", 3, 0), tres("fs", "disk", 6, get(stats.Write))}

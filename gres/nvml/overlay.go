@@ -28,7 +28,11 @@ import (
 //   - two NUMA nodes: GPUs 0-3 are near the first half of the CPUs and on
 //     NUMA node 0, GPUs 4-7 near the second half and on NUMA node 1;
 //   - XID events read from a file, so that a test in another process can
-//     inject them into a running plugin.
+//     inject them into a running plugin;
+//   - compute processes: a process of the machine whose environment has
+//     DROVER_MOCK_GPU_MEM=BYTES runs on the GPUs its SLURM_STEP_GPUS (or
+//     SLURM_JOB_GPUS) lists, holding BYTES of memory on each; a GPU with
+//     such a process is 100% busy, one without 0%.
 type MockOptions struct {
 	// CPUs is the machine's CPU count, split between the NUMA nodes;
 	// 0 means DefaultMockCPUs.
@@ -130,6 +134,15 @@ func overlay(s *server.Server, opts MockOptions) error {
 			}
 			es.register(i, types)
 			return gonvml.SUCCESS
+		}
+		d.GetComputeRunningProcessesFunc = func() ([]gonvml.ProcessInfo, gonvml.Return) {
+			return mockProcesses(procRoot, i), gonvml.SUCCESS
+		}
+		d.GetUtilizationRatesFunc = func() (gonvml.Utilization, gonvml.Return) {
+			if len(mockProcesses(procRoot, i)) > 0 {
+				return gonvml.Utilization{Gpu: 100, Memory: 100}, gonvml.SUCCESS
+			}
+			return gonvml.Utilization{}, gonvml.SUCCESS
 		}
 		if lost[i] {
 			loseDevice(d)
@@ -306,4 +319,66 @@ func (es *eventSet) read() {
 			es.pending = append(es.pending, ev)
 		}
 	}
+}
+
+// procRoot is where the mock looks for the processes it pretends run on
+// its GPUs.
+const procRoot = "/proc"
+
+// mockProcesses are the processes under root that say they run on GPU
+// gpu (see MockOptions).
+func mockProcesses(root string, gpu int) []gonvml.ProcessInfo {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	var out []gonvml.ProcessInfo
+	for _, e := range entries {
+		pid, err := strconv.ParseUint(e.Name(), 10, 32)
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(root + "/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		if mem, ok := mockGPUMemory(env, gpu); ok {
+			out = append(out, gonvml.ProcessInfo{Pid: uint32(pid), UsedGpuMemory: mem})
+		}
+	}
+	return out
+}
+
+// mockGPUMemory reads a process's environment (NUL-separated): the
+// memory it says it holds on gpu, if it says so.
+func mockGPUMemory(environ []byte, gpu int) (uint64, bool) {
+	var mem uint64
+	var gpus string
+	haveMem := false
+	for _, kv := range strings.Split(string(environ), "\x00") {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "DROVER_MOCK_GPU_MEM":
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return 0, false
+			}
+			mem, haveMem = n, true
+		case "SLURM_STEP_GPUS":
+			gpus = v
+		case "SLURM_JOB_GPUS":
+			if gpus == "" {
+				gpus = v
+			}
+		}
+	}
+	if !haveMem {
+		return 0, false
+	}
+	for _, g := range strings.Split(gpus, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(g)); err == nil && n == gpu {
+			return mem, true
+		}
+	}
+	return 0, false
 }

@@ -134,7 +134,7 @@ type Plugin struct {
 // NewPlugin returns the plugin, ready for sdk.ServeGres(p.Gres()).
 func NewPlugin() *Plugin {
 	p := &Plugin{}
-	p.sdk = &sdk.Gres{Init: p.init, Discover: p.discover, Prepare: p.prepare, Health: p.health}
+	p.sdk = &sdk.Gres{Init: p.init, Discover: p.discover, Prepare: p.prepare, Health: p.health, Usage: p.usage}
 	return p
 }
 

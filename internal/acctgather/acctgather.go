@@ -47,6 +47,11 @@ type Sample struct {
 	DiskRead, DiskWrite uint64
 	// Pids are the task's live processes, sorted (sstat -i).
 	Pids []int
+	// GPUMem is the device memory its processes hold (bytes), GPUUtil
+	// the sum of the busy percentages of the GPUs they run on (Slurm's
+	// gres/gpumem and gres/gpuutil); the GPU plugin measures them.
+	GPUMem  uint64
+	GPUUtil uint64
 }
 
 // Task is one task of a step on this node: its id in the step and the pid
@@ -269,6 +274,8 @@ func (p *Peaks) Add(id int, s Sample) Sample {
 	m.Pages = max(m.Pages, s.Pages)
 	m.DiskRead = max(m.DiskRead, s.DiskRead)
 	m.DiskWrite = max(m.DiskWrite, s.DiskWrite)
+	m.GPUMem = max(m.GPUMem, s.GPUMem)
+	m.GPUUtil = max(m.GPUUtil, s.GPUUtil)
 	m.Pids = s.Pids
 	p.tasks[id] = m
 	return m

@@ -63,6 +63,10 @@ type Usage struct {
 	// samples taken while the processes ran.
 	MaxVMSize uint64 `json:"max_vmsize,omitempty"`
 	MaxPages  uint64 `json:"max_pages,omitempty"`
+	// MaxGPUMem and MaxGPUUtil are the most GPU memory (bytes) and
+	// utilization (percent, summed over the GPUs) the samples saw.
+	MaxGPUMem  uint64 `json:"max_gpu_mem,omitempty"`
+	MaxGPUUtil uint64 `json:"max_gpu_util,omitempty"`
 }
 
 // UsageStat is one measure over a step's tasks, as slurmdbd keeps a TRES
@@ -104,6 +108,10 @@ type UsageStats struct {
 	Pages  UsageStat `json:"pages"`
 	Read   UsageStat `json:"read"`
 	Write  UsageStat `json:"write"`
+	// GPUMem and GPUUtil are kept for steps that had GPUs.
+	GPUMem  UsageStat `json:"gpu_mem,omitzero"`
+	GPUUtil UsageStat `json:"gpu_util,omitzero"`
+	GPUs    bool      `json:"gpus,omitempty"`
 }
 
 // AddTask counts one task's usage, on node as task.
@@ -116,6 +124,9 @@ func (s *UsageStats) AddTask(u Usage, node string, task uint32) {
 	s.Pages.add(u.MaxPages, node, task, first)
 	s.Read.add(u.MaxDiskRead, node, task, first)
 	s.Write.add(u.MaxDiskWrite, node, task, first)
+	s.GPUMem.add(u.MaxGPUMem, node, task, first)
+	s.GPUUtil.add(u.MaxGPUUtil, node, task, first)
+	s.GPUs = s.GPUs || u.MaxGPUMem > 0 || u.MaxGPUUtil > 0
 }
 
 // Merge adds another set of tasks (another node's).
@@ -131,4 +142,7 @@ func (s *UsageStats) Merge(o UsageStats) {
 	s.Pages.merge(o.Pages, first)
 	s.Read.merge(o.Read, first)
 	s.Write.merge(o.Write, first)
+	s.GPUMem.merge(o.GPUMem, first)
+	s.GPUUtil.merge(o.GPUUtil, first)
+	s.GPUs = s.GPUs || o.GPUs
 }

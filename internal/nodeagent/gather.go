@@ -2,6 +2,7 @@ package nodeagent
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"github.com/droverhq/drover/internal/stepproto"
 	"net/http"
@@ -34,15 +35,20 @@ type gatherer struct {
 	agent *Agent
 	// tasks lists the live tasks and the step's process group.
 	tasks func() ([]acctgather.Task, *proctrack.Group)
+	// gpus are the GPUs the tasks hold on this node, measured by the
+	// GPU plugin when there is one.
+	gpus  []int
 	peaks acctgather.Peaks
+	// gpuErr is set once the plugin could not measure (logged once).
+	gpuErr sync.Once
 
 	stop     chan struct{}
 	stopOnce sync.Once
 }
 
 // newGatherer starts sampling, unless the node gathers nothing.
-func (a *Agent) newGatherer(tasks func() ([]acctgather.Task, *proctrack.Group)) *gatherer {
-	g := &gatherer{agent: a, tasks: tasks, stop: make(chan struct{})}
+func (a *Agent) newGatherer(tasks func() ([]acctgather.Task, *proctrack.Group), gpus []int) *gatherer {
+	g := &gatherer{agent: a, tasks: tasks, gpus: gpus, stop: make(chan struct{})}
 	if a.cfg.AcctGather != GatherNone && a.cfg.AcctGatherFreq > 0 {
 		go g.loop(a.cfg.AcctGatherFreq)
 	}
@@ -97,11 +103,69 @@ func (g *gatherer) sample() map[int]acctgather.Sample {
 			now[tasks[0].ID] = t
 		}
 	}
+	g.measureGPUs(now)
 	out := make(map[int]acctgather.Sample, len(now))
 	for id, s := range now {
 		out[id] = g.peaks.Add(id, s)
 	}
 	return out
+}
+
+// measuresGPUs says the tasks' GPU usage is measured.
+func (g *gatherer) measuresGPUs() bool {
+	return g != nil && len(g.gpus) > 0 && g.agent.cfg.Gres != nil
+}
+
+// measureGPUs adds what each task's processes use on the GPUs: the
+// device memory they hold, and the busy percentages of the GPUs they run
+// on, summed.
+func (g *gatherer) measureGPUs(now map[int]acctgather.Sample) {
+	if !g.measuresGPUs() {
+		return
+	}
+	owner := map[int]int{}
+	var pids []int
+	for id, s := range now {
+		for _, p := range s.Pids {
+			owner[p] = id
+			pids = append(pids, p)
+		}
+	}
+	if len(pids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rep, err := g.agent.cfg.Gres.Usage(ctx, g.gpus, pids)
+	if err != nil {
+		g.gpuErr.Do(func() { g.agent.logger.Warn("GPU usage not measured", "err", err) })
+		return
+	}
+	util := map[int]uint32{}
+	for _, d := range rep.Devices {
+		util[d.Index] = d.Utilization
+	}
+	on := map[int]map[int]bool{} // task -> devices
+	for _, p := range rep.Processes {
+		id, ok := owner[p.Pid]
+		if !ok {
+			continue
+		}
+		s := now[id]
+		s.GPUMem += p.Memory
+		now[id] = s
+		if on[id] == nil {
+			on[id] = map[int]bool{}
+		}
+		on[id][p.Device] = true
+	}
+	for id, devs := range on {
+		s := now[id]
+		for d := range devs {
+			s.GPUUtil += uint64(util[d])
+		}
+		now[id] = s
+	}
 }
 
 // final completes a task's usage from the kernel (getrusage when it was
@@ -119,6 +183,8 @@ func (g *gatherer) final(id int, u *job.Usage, only bool, group *proctrack.Group
 	u.MaxPages = max(u.MaxPages, p.Pages)
 	u.MaxDiskRead = max(u.MaxDiskRead, p.DiskRead)
 	u.MaxDiskWrite = max(u.MaxDiskWrite, p.DiskWrite)
+	u.MaxGPUMem = max(u.MaxGPUMem, p.GPUMem)
+	u.MaxGPUUtil = max(u.MaxGPUUtil, p.GPUUtil)
 	if only && group != nil && g.agent.cfg.AcctGather != GatherNone {
 		if usr, sys, ok := group.CPUTimes(); ok {
 			u.UserCPU, u.SystemCPU = max(u.UserCPU, usr), max(u.SystemCPU, sys)
@@ -127,7 +193,7 @@ func (g *gatherer) final(id int, u *job.Usage, only bool, group *proctrack.Group
 }
 
 // taskStats is a sample in the protocol's terms.
-func taskStats(samples map[int]acctgather.Sample) []stepproto.TaskStat {
+func taskStats(samples map[int]acctgather.Sample, gpus bool) []stepproto.TaskStat {
 	out := make([]stepproto.TaskStat, 0, len(samples))
 	for id, s := range samples {
 		out = append(out, stepproto.TaskStat{
@@ -135,6 +201,7 @@ func taskStats(samples map[int]acctgather.Sample) []stepproto.TaskStat {
 			UserCPU: s.UserCPU, SystemCPU: s.SystemCPU,
 			RSS: s.RSS, VMSize: s.VMSize, Pages: s.Pages,
 			DiskRead: s.DiskRead, DiskWrite: s.DiskWrite,
+			GPUMem: s.GPUMem, GPUUtil: s.GPUUtil, GPUs: gpus,
 		})
 	}
 	slices.SortFunc(out, func(a, b stepproto.TaskStat) int { return cmp.Compare(a.Task, b.Task) })
@@ -164,7 +231,7 @@ func (a *Agent) handleStepStat(w http.ResponseWriter, r *http.Request) {
 		nodeproto.Fail(w, http.StatusNotFound, fmt.Errorf("StepId=%d.%s is not running here", req.JobID, stepName(req.StepID)))
 		return
 	}
-	nodeproto.Reply(w, http.StatusOK, nodeproto.StepStat{Node: a.cfg.Name, Tasks: taskStats(g.sample())})
+	nodeproto.Reply(w, http.StatusOK, nodeproto.StepStat{Node: a.cfg.Name, Tasks: taskStats(g.sample(), g.measuresGPUs())})
 }
 
 func stepName(id uint32) string {

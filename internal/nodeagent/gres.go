@@ -20,6 +20,8 @@ import (
 type GresPlugin interface {
 	Prepare(ctx context.Context, req protocol.PrepareRequest) (*protocol.PrepareReply, error)
 	Health(ctx context.Context) (*protocol.HealthReply, error)
+	// Usage measures what processes use on GPUs (job accounting).
+	Usage(ctx context.Context, devices, pids []int) (*protocol.UsageReply, error)
 	Close()
 }
 

@@ -740,7 +740,7 @@ func (s *step) startTasks() {
 		}
 		s.started(p, cmds[i], err)
 	}
-	gather := s.agent.newGatherer(s.liveTasks)
+	gather := s.agent.newGatherer(s.liveTasks, s.l.GPUs)
 	s.mu.Lock()
 	s.gather = gather
 	s.mu.Unlock()
@@ -1290,6 +1290,7 @@ func (a *Agent) gpuCores() map[int][]int {
 func (s *step) reportUsage() {
 	a := s.agent
 	d := nodeproto.StepDone{Node: a.cfg.Name, JobID: s.key.job, StepID: s.key.step}
+	gpus := s.gatherer().measuresGPUs()
 	s.mu.Lock()
 	var rssSum uint64
 	for _, t := range s.tasks {
@@ -1298,6 +1299,7 @@ func (s *step) reportUsage() {
 		}
 		u := t.usage
 		d.Stats.AddTask(*u, a.cfg.Name, uint32(t.id))
+		d.Stats.GPUs = d.Stats.GPUs || gpus
 		d.Tasks++
 		d.Usage.UserCPU += u.UserCPU
 		d.Usage.SystemCPU += u.SystemCPU

@@ -62,6 +62,11 @@ type TaskStat struct {
 	Pages     uint64        `json:"pages"`
 	DiskRead  uint64        `json:"disk_read"`
 	DiskWrite uint64        `json:"disk_write"`
+	// GPUMem and GPUUtil are what its processes use on the step's GPUs
+	// (none without GPUs or a GPU plugin that measures them).
+	GPUMem  uint64 `json:"gpu_mem,omitempty"`
+	GPUUtil uint64 `json:"gpu_util,omitempty"`
+	GPUs    bool   `json:"gpus,omitempty"`
 }
 
 // CreateRequest asks for a step in a running job.

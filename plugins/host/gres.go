@@ -66,3 +66,13 @@ func (g *Gres) Health(ctx context.Context) (*protocol.HealthReply, error) {
 	}
 	return &out, nil
 }
+
+// Usage asks what the processes pids use on the devices now.
+func (g *Gres) Usage(ctx context.Context, devices, pids []int) (*protocol.UsageReply, error) {
+	var out protocol.UsageReply
+	req := protocol.UsageRequest{GresRequest: g.common(), Devices: devices, Pids: pids}
+	if err := g.Call(ctx, protocol.GresMethodUsage, &req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -23,10 +23,16 @@ const (
 	// GresMethodHealth returns the critical events seen since the last
 	// call (HealthRequest, HealthReply).
 	GresMethodHealth = "Health"
+	// GresMethodUsage measures what processes use on devices
+	// (UsageRequest, UsageReply), for job accounting's gres/gpumem and
+	// gres/gpuutil (Slurm's acct_gather_gpu). Added within version 1: a
+	// plugin without it answers with an unknown-method error, and the
+	// node daemon then records no GPU usage.
+	GresMethodUsage = "Usage"
 )
 
 // GresMethods lists them, for the service description.
-var GresMethods = []string{GresMethodDiscover, GresMethodPrepare, GresMethodHealth}
+var GresMethods = []string{GresMethodDiscover, GresMethodPrepare, GresMethodHealth, GresMethodUsage}
 
 // GresRequest is what every gres call carries.
 type GresRequest struct {
@@ -89,6 +95,35 @@ type PrepareReply struct {
 	Deny []string `json:"deny,omitempty"`
 	// Error fails the step with the plugin's message.
 	Error string `json:"error,omitempty"`
+}
+
+// UsageRequest asks what the processes Pids use on the devices Devices
+// (indices) now.
+type UsageRequest struct {
+	GresRequest
+	Devices []int `json:"devices"`
+	Pids    []int `json:"pids"`
+}
+
+// UsageReply is each of the processes' memory on each device it uses,
+// and how busy each device is.
+type UsageReply struct {
+	Processes []ProcessUsage `json:"processes,omitempty"`
+	Devices   []DeviceUsage  `json:"devices,omitempty"`
+}
+
+// ProcessUsage is one process on one device: its device memory (bytes).
+type ProcessUsage struct {
+	Device int    `json:"device"`
+	Pid    int    `json:"pid"`
+	Memory uint64 `json:"memory"`
+}
+
+// DeviceUsage is how busy a device is: the percentage of the last sample
+// period in which a kernel ran (NVML's utilization rate).
+type DeviceUsage struct {
+	Index       int    `json:"index"`
+	Utilization uint32 `json:"utilization"`
 }
 
 // HealthRequest asks for news of the devices.

@@ -30,6 +30,9 @@ type Gres struct {
 	// Health returns the critical events since the last call; nil: none
 	// ever.
 	Health func(req *protocol.HealthRequest) (*protocol.HealthReply, error)
+	// Usage measures what processes use on devices; nil: nothing is
+	// measured (no GPU usage in the job records).
+	Usage func(req *protocol.UsageRequest) (*protocol.UsageReply, error)
 
 	mu      sync.Mutex
 	inited  bool
@@ -87,6 +90,15 @@ func (g *Gres) handle(_ context.Context, method string, req json.RawMessage) (an
 			return g.Prepare(&in)
 		}
 		return g.defaultPrepare(&in)
+	case protocol.GresMethodUsage:
+		var in protocol.UsageRequest
+		if err := json.Unmarshal(req, &in); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", method, err)
+		}
+		if g.Usage == nil {
+			return &protocol.UsageReply{}, nil
+		}
+		return g.Usage(&in)
 	case protocol.GresMethodHealth:
 		var in protocol.HealthRequest
 		if err := json.Unmarshal(req, &in); err != nil {

@@ -196,7 +196,8 @@ func addWhere(ctx context.Context, env *clienv.Env, rows []row) {
 		for _, x := range []struct {
 			m *measure
 			s job.UsageStat
-		}{{&r.use.cpu, st.CPU}, {&r.use.mem, st.RSS}, {&r.use.read, st.Read}, {&r.use.vmem, st.VMSize}, {&r.use.pages, st.Pages}, {&r.use.write, st.Write}} {
+		}{{&r.use.cpu, st.CPU}, {&r.use.mem, st.RSS}, {&r.use.read, st.Read}, {&r.use.vmem, st.VMSize}, {&r.use.pages, st.Pages}, {&r.use.write, st.Write},
+			{&r.use.gpuMem, st.GPUMem}, {&r.use.gpuUtil, st.GPUUtil}} {
 			x.m.maxNode, x.m.minNode, x.m.maxTask, x.m.minTask = x.s.MaxNode, x.s.MinNode, int64(x.s.MaxTask), int64(x.s.MinTask)
 		}
 	}

@@ -19,8 +19,11 @@ type measure struct {
 
 // stepUse is a step line's usage.
 type stepUse struct {
-	// cpu is in milliseconds; the others in bytes or pages.
+	// cpu is in milliseconds; the others in bytes, pages or percent.
 	cpu, mem, read, vmem, pages, write measure
+	gpuMem, gpuUtil                    measure
+	// gpus says the step's GPU use was measured.
+	gpus bool
 }
 
 // measures lists the TRESUsageIn measures in the order sacct prints
@@ -32,7 +35,7 @@ func (u *stepUse) in() []struct {
 	return []struct {
 		name string
 		m    *measure
-	}{{"cpu", &u.cpu}, {"fs/disk", &u.read}, {"mem", &u.mem}, {"pages", &u.pages}, {"vmem", &u.vmem}}
+	}{{"cpu", &u.cpu}, {"fs/disk", &u.read}, {"gres/gpumem", &u.gpuMem}, {"gres/gpuutil", &u.gpuUtil}, {"mem", &u.mem}, {"pages", &u.pages}, {"vmem", &u.vmem}}
 }
 
 // parseUse reads a step's TRES usage lists. A step that ran on one node
@@ -55,8 +58,11 @@ func parseUse(tr v0044.V0044StepTres, node string, ntasks int64) (stepUse, bool)
 	for _, x := range []struct {
 		m    *measure
 		name string
-	}{{&u.cpu, "cpu"}, {&u.mem, "mem"}, {&u.read, "fs/disk"}, {&u.vmem, "vmem"}, {&u.pages, "pages"}} {
+	}{{&u.cpu, "cpu"}, {&u.mem, "mem"}, {&u.read, "fs/disk"}, {&u.vmem, "vmem"}, {&u.pages, "pages"}, {&u.gpuMem, "gres/gpumem"}, {&u.gpuUtil, "gres/gpuutil"}} {
 		set(x.m, x.name, in.Max, in.Min, in.Average, in.Total)
+	}
+	for _, t := range in.Max {
+		u.gpus = u.gpus || (t.Type == "gres" && t.Name.Or("") == "gpumem")
 	}
 	set(&u.write, "fs/disk", out.Max, out.Min, out.Average, out.Total)
 	return u, true
@@ -120,8 +126,11 @@ func taskOf(t int64) string {
 // tresIn is a TRESUsageIn string of one of max, min, ave, tot
 // ("cpu=00:00:27,energy=0,fs/disk=1685835,mem=64535K,pages=1,vmem=142876K").
 func (c *cellCtx) tresIn(u *stepUse, get func(*measure) float64) string {
-	return "cpu=" + msTime(get(&u.cpu)) + ",energy=0,fs/disk=" + count(get(&u.read)) + ",mem=" + c.memory(get(&u.mem)) +
-		",pages=" + count(get(&u.pages)) + ",vmem=" + c.memory(get(&u.vmem))
+	s := "cpu=" + msTime(get(&u.cpu)) + ",energy=0,fs/disk=" + count(get(&u.read))
+	if u.gpus {
+		s += ",gres/gpumem=" + c.memory(get(&u.gpuMem)) + ",gres/gpuutil=" + count(get(&u.gpuUtil))
+	}
+	return s + ",mem=" + c.memory(get(&u.mem)) + ",pages=" + count(get(&u.pages)) + ",vmem=" + c.memory(get(&u.vmem))
 }
 
 // tresWhere is a TRESUsageIn string of the nodes or tasks of max or min;
@@ -138,7 +147,9 @@ func tresWhere(u *stepUse, max, nodes bool) string {
 		}
 		parts = append(parts, "cpu="+n(&u.cpu), "energy="+n(&u.read))
 		for _, x := range u.in()[1:] {
-			parts = append(parts, x.name+"="+n(x.m))
+			if u.gpus || !strings.HasPrefix(x.name, "gres/") {
+				parts = append(parts, x.name+"="+n(x.m))
+			}
 		}
 		return strings.Join(parts, ",")
 	}
@@ -147,6 +158,9 @@ func tresWhere(u *stepUse, max, nodes bool) string {
 		t = func(m *measure) int64 { return m.maxTask }
 	}
 	for _, x := range u.in() {
+		if !u.gpus && strings.HasPrefix(x.name, "gres/") {
+			continue
+		}
 		if t(x.m) < 0 {
 			return ""
 		}

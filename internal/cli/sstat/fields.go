@@ -88,27 +88,27 @@ func init() {
 		{"ReqCPUFreqMin", 13, freq},
 		{"ReqCPUFreqMax", 13, freq},
 		{"ReqCPUFreqGov", 13, freq},
-		{"TRESUsageInAve", 14, func(s *stepStat, f format) string { return f.tresIn(s.ave) }},
+		{"TRESUsageInAve", 14, func(s *stepStat, f format) string { return f.tresIn(s.ave, s.gpus) }},
 		{"TRESUsageInMax", 14, func(s *stepStat, f format) string {
-			return f.tresIn(func(k metric) float64 { return s.m[k].max })
+			return f.tresIn(func(k metric) float64 { return s.m[k].max }, s.gpus)
 		}},
 		{"TRESUsageInMaxNode", 18, func(s *stepStat, _ format) string {
-			return tresInWhere(func(k metric) string { return s.m[k].maxNode }, nil)
+			return tresInWhere(func(k metric) string { return s.m[k].maxNode }, nil, s.gpus)
 		}},
 		{"TRESUsageInMaxTask", 18, func(s *stepStat, _ format) string {
-			return tresInWhere(nil, func(k metric) uint32 { return s.m[k].maxTask })
+			return tresInWhere(nil, func(k metric) uint32 { return s.m[k].maxTask }, s.gpus)
 		}},
 		{"TRESUsageInMin", 14, func(s *stepStat, f format) string {
-			return f.tresIn(func(k metric) float64 { return s.m[k].min })
+			return f.tresIn(func(k metric) float64 { return s.m[k].min }, s.gpus)
 		}},
 		{"TRESUsageInMinNode", 18, func(s *stepStat, _ format) string {
-			return tresInWhere(func(k metric) string { return s.m[k].minNode }, nil)
+			return tresInWhere(func(k metric) string { return s.m[k].minNode }, nil, s.gpus)
 		}},
 		{"TRESUsageInMinTask", 18, func(s *stepStat, _ format) string {
-			return tresInWhere(nil, func(k metric) uint32 { return s.m[k].minTask })
+			return tresInWhere(nil, func(k metric) uint32 { return s.m[k].minTask }, s.gpus)
 		}},
 		{"TRESUsageInTot", 14, func(s *stepStat, f format) string {
-			return f.tresIn(func(k metric) float64 { return s.m[k].tot })
+			return f.tresIn(func(k metric) float64 { return s.m[k].tot }, s.gpus)
 		}},
 		{"TRESUsageOutAve", 15, func(s *stepStat, _ format) string { return tresOut("0", count(s.ave(mDiskWrite))) }},
 		{"TRESUsageOutMax", 15, func(s *stepStat, _ format) string { return tresOut("0", count(s.m[mDiskWrite].max)) }},

@@ -138,3 +138,20 @@ func FuzzParseFormat(f *testing.F) {
 		parseFormat(s)
 	})
 }
+
+// TestGPUMeasures: a step whose GPUs were measured shows gres/gpumem and
+// gres/gpuutil in its TRES strings, in Slurm's order.
+func TestGPUMeasures(t *testing.T) {
+	st := stepproto.StepStat{JobID: 7, StepID: 0}
+	nodes := []stepproto.NodeStat{{Node: "g1", Tasks: []stepproto.TaskStat{
+		{Task: 0, GPUs: true, GPUMem: 2 << 30, GPUUtil: 200, RSS: 1 << 20},
+		{Task: 1, GPUs: true, GPUMem: 1 << 30, GPUUtil: 100, RSS: 1 << 20},
+	}}}
+	s := newStepStat(&st, nodes)
+	if got, want := fields["tresusageinmax"].cell(&s, format{}), "cpu=00:00:00,energy=0,fs/disk=0,gres/gpumem=2G,gres/gpuutil=200,mem=1M,pages=0,vmem=0K"; got != want {
+		t.Errorf("TRESUsageInMax = %q, want %q", got, want)
+	}
+	if got, want := fields["tresusageinmintask"].cell(&s, format{}), "cpu=00:00:00,fs/disk=0,gres/gpumem=1,gres/gpuutil=1,mem=0,pages=0,vmem=0"; got != want {
+		t.Errorf("TRESUsageInMinTask = %q, want %q", got, want)
+	}
+}

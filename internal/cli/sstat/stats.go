@@ -20,6 +20,8 @@ const (
 	mPages
 	mVMem
 	mDiskWrite
+	mGPUMem
+	mGPUUtil
 	nMetrics
 )
 
@@ -52,6 +54,9 @@ type stepStat struct {
 	pids   []int
 	ntasks int
 	m      [nMetrics]agg
+	// gpus says the step's GPU use was measured (gres/gpumem and
+	// gres/gpuutil in the TRES strings).
+	gpus bool
 }
 
 // newStepStat folds a step's answer (or, for -i, one node's part).
@@ -69,7 +74,10 @@ func newStepStat(s *stepproto.StepStat, nodes []stepproto.NodeStat) stepStat {
 				mPages:     float64(t.Pages),
 				mVMem:      float64(t.VMSize),
 				mDiskWrite: float64(t.DiskWrite),
+				mGPUMem:    float64(t.GPUMem),
+				mGPUUtil:   float64(t.GPUUtil),
 			}
+			st.gpus = st.gpus || t.GPUs
 			for k, v := range vals {
 				st.m[k].add(v, n.Node, t.Task)
 			}
@@ -136,22 +144,32 @@ func cpu(secs float64) string { return timefmt.FormatDurationPadded(int64(secs))
 
 // tresIn is a TRESUsageIn string of value v of each metric ("cpu=00:00:13,
 // energy=0,fs/disk=1685835,mem=64577K,pages=1,vmem=67772K").
-func (f format) tresIn(v func(metric) float64) string {
-	return "cpu=" + cpu(v(mCPU)) + ",energy=" + count(v(mEnergy)) + ",fs/disk=" + count(v(mDiskRead)) +
-		",mem=" + f.mem(v(mMem)) + ",pages=" + count(v(mPages)) + ",vmem=" + f.mem(v(mVMem))
+func (f format) tresIn(v func(metric) float64, gpus bool) string {
+	s := "cpu=" + cpu(v(mCPU)) + ",energy=" + count(v(mEnergy)) + ",fs/disk=" + count(v(mDiskRead))
+	if gpus {
+		s += ",gres/gpumem=" + f.mem(v(mGPUMem)) + ",gres/gpuutil=" + count(v(mGPUUtil))
+	}
+	return s + ",mem=" + f.mem(v(mMem)) + ",pages=" + count(v(mPages)) + ",vmem=" + f.mem(v(mVMem))
 }
 
 // tresInWhere is a TRESUsageIn string of nodes or tasks: node names, or
 // task ids printed the way each TRES prints its values, as Slurm does:
 // the CPU's as a time in milliseconds (task 3 is "00:00:00"); tasks
 // have no energy.
-func tresInWhere(node func(metric) string, task func(metric) uint32) string {
+func tresInWhere(node func(metric) string, task func(metric) uint32, gpus bool) string {
 	if node != nil {
-		return "cpu=" + node(mCPU) + ",energy=" + node(mEnergy) + ",fs/disk=" + node(mDiskRead) +
-			",mem=" + node(mMem) + ",pages=" + node(mPages) + ",vmem=" + node(mVMem)
+		s := "cpu=" + node(mCPU) + ",energy=" + node(mEnergy) + ",fs/disk=" + node(mDiskRead)
+		if gpus {
+			s += ",gres/gpumem=" + node(mGPUMem) + ",gres/gpuutil=" + node(mGPUUtil)
+		}
+		return s + ",mem=" + node(mMem) + ",pages=" + node(mPages) + ",vmem=" + node(mVMem)
 	}
 	n := func(k metric) string { return strconv.FormatUint(uint64(task(k)), 10) }
-	return "cpu=" + cpu(float64(task(mCPU))/1000) + ",fs/disk=" + n(mDiskRead) + ",mem=" + n(mMem) + ",pages=" + n(mPages) + ",vmem=" + n(mVMem)
+	s := "cpu=" + cpu(float64(task(mCPU))/1000) + ",fs/disk=" + n(mDiskRead)
+	if gpus {
+		s += ",gres/gpumem=" + n(mGPUMem) + ",gres/gpuutil=" + n(mGPUUtil)
+	}
+	return s + ",mem=" + n(mMem) + ",pages=" + n(mPages) + ",vmem=" + n(mVMem)
 }
 
 // tresOut is a TRESUsageOut string (what was written).
