@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/droverhq/drover/bridge/v0044/limitwire"
 	"github.com/droverhq/drover/internal/assoc"
 	"github.com/droverhq/drover/internal/slurmerr"
 	api "github.com/droverhq/drover/openapi/v0044"
@@ -93,6 +94,7 @@ func (s *Server) assocToWire(m *assoc.Model, a assoc.Association, raw bool) api.
 	w.Qos = api.V0044QosStringIDList(append([]string{}, qos...))
 	w.SharesRaw = api.NewOptInt32(int32(a.Shares))
 	w.User = a.User
+	limitwire.AssocToWire(a.Limits, &w)
 	return w
 }
 
@@ -335,6 +337,7 @@ func assocFromWire(w *api.V0044Assoc, old assoc.Association, exists bool) (assoc
 			a.DefaultQOS = q
 		}
 	}
+	a.Limits = limitwire.AssocFromWire(w, a.Limits)
 	return a, nil
 }
 

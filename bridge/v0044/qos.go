@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/droverhq/drover/bridge/v0044/limitwire"
 	"github.com/droverhq/drover/internal/assoc"
 	"github.com/droverhq/drover/internal/slurmerr"
 	api "github.com/droverhq/drover/openapi/v0044"
@@ -25,6 +26,7 @@ func qosToWire(q assoc.QOS) api.V0044Qos {
 	w.UsageFactor = api.NewOptV0044Float64NoValStruct(f64(q.UsageFactor))
 	limits := w.Limits.Value
 	limits.GraceTime = api.NewOptInt32(int32(q.GraceTime))
+	limitwire.QOSToWire(q.Limits, &limits)
 	w.Limits = api.NewOptV0044QosLimits(limits)
 	preempt := w.Preempt.Value
 	preempt.List = api.V0044QosPreemptList(append([]string{}, q.Preempt...))
@@ -72,6 +74,7 @@ func qosFromWire(w *api.V0044Qos, old assoc.QOS) (assoc.QOS, error) {
 		if g, ok := l.GraceTime.Get(); ok {
 			q.GraceTime = uint32(max(g, 0))
 		}
+		q.Limits = limitwire.QOSFromWire(l, q.Limits)
 	}
 	if p, ok := w.Preempt.Get(); ok {
 		if p.List != nil {

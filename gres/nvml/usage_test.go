@@ -42,7 +42,7 @@ func TestMockGPUMemory(t *testing.T) {
 		"A=1\x00DROVER_MOCK_GPU_MEM=5\x00SLURM_JOB_GPUS=1,4": 5,
 		"DROVER_MOCK_GPU_MEM=5\x00SLURM_JOB_GPUS=1":          0,
 		"DROVER_MOCK_GPU_MEM=x\x00SLURM_STEP_GPUS=4":         0,
-		"SLURM_STEP_GPUS=4":                                   0,
+		"SLURM_STEP_GPUS=4":                                  0,
 	} {
 		got, ok := mockGPUMemory([]byte(env), 4)
 		if got != want || ok != (want > 0) {

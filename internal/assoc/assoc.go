@@ -61,6 +61,7 @@ type QOS struct {
 	PreemptMode string   `json:"preempt_mode,omitempty"` // "" (cluster's PreemptMode), "OFF", "CANCEL", "REQUEUE", "SUSPEND"
 	UsageFactor float64  `json:"usage_factor"`           // 1 by default
 	GraceTime   uint32   `json:"grace_time,omitempty"`   // seconds
+	Limits      Limits   `json:"limits,omitzero"`
 }
 
 // Account is an account record (sacctmgr show account).
@@ -91,6 +92,7 @@ type Association struct {
 	PrioritySet   bool     `json:"priority_set,omitempty"` // false: inherited from the parent
 	QOS           []string `json:"qos,omitempty"`          // empty: inherited
 	DefaultQOS    string   `json:"default_qos,omitempty"`  // "": inherited
+	Limits        Limits   `json:"limits,omitzero"`
 }
 
 // String names the association the way slurmdbd's error lists do
@@ -198,11 +200,13 @@ func (m *Model) Clone() *Model {
 
 func cloneQOS(q QOS) QOS {
 	q.Preempt = slices.Clone(q.Preempt)
+	q.Limits = q.Limits.Clone()
 	return q
 }
 
 func cloneAssoc(a Association) Association {
 	a.QOS = slices.Clone(a.QOS)
+	a.Limits = a.Limits.Clone()
 	return a
 }
 

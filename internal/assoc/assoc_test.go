@@ -3,6 +3,7 @@ package assoc
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -660,4 +661,84 @@ func TestApplyAtomic(t *testing.T) {
 	if q, _ := m.QOS("hi"); q.Preempt[0] != "lo" {
 		t.Errorf("QOS returned the model's own slice")
 	}
+}
+
+func TestParseTRES(t *testing.T) {
+	got, err := ParseTRES("CPU=4, mem=10G,gres/gpu=2,node=-1,mem=1500K")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := TRES{"cpu": 4, "mem": 2, "gres/gpu": 2, "node": Unset}
+	if !maps.Equal(got, want) {
+		t.Fatalf("ParseTRES = %v, want %v", got, want)
+	}
+	if s := (TRES{"cpu": 8, "mem": 16384, "gres/gpu": 2}).String(); s != "cpu=8,gres/gpu=2,mem=16G" {
+		t.Errorf("String = %q", s)
+	}
+	if s := (TRES{"mem": 1000}).String(); s != "mem=1000M" {
+		t.Errorf("String = %q", s)
+	}
+	for _, bad := range []string{"cpu", "cpu=x", "bogus=1", "gres/=1", "=4", "mem=1Q"} {
+		if _, err := ParseTRES(bad); err == nil {
+			t.Errorf("ParseTRES(%q) succeeded", bad)
+		}
+	}
+	merged := (TRES{"cpu": 4, "mem": 100}).Merge(TRES{"mem": Unset, "node": 2})
+	if !maps.Equal(merged, TRES{"cpu": 4, "node": 2}) {
+		t.Errorf("Merge = %v", merged)
+	}
+	if (TRES{"cpu": 1}).Merge(TRES{"cpu": Unset}) != nil {
+		t.Error("an emptied list is not nil")
+	}
+}
+
+// TestLimitsKept: limits survive the model's JSON (the controller's
+// state) and a clone is independent.
+func TestLimitsKept(t *testing.T) {
+	m := New()
+	q, _ := m.QOS("normal")
+	q.Limits = Limits{MaxJobs: Count(2), GrpTRES: TRES{"cpu": 8}}
+	m2, err := m.Apply(Change{{Kind: KindQOS, QOS: &q}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := New()
+	if err := json.Unmarshal(data, back); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := back.QOS("normal")
+	if got.Limits.MaxJobs == nil || *got.Limits.MaxJobs != 2 || got.Limits.GrpTRES["cpu"] != 8 || !back.HasLimits() {
+		t.Fatalf("limits after JSON: %+v", got.Limits)
+	}
+	c := back.Clone()
+	cq, _ := c.QOS("normal")
+	cq.Limits.GrpTRES["cpu"] = 1
+	if again, _ := back.QOS("normal"); again.Limits.GrpTRES["cpu"] != 8 {
+		t.Error("a clone shares its limits")
+	}
+}
+
+func FuzzParseTRES(f *testing.F) {
+	for _, s := range []string{"cpu=4,mem=10G", "gres/gpu:a100=2", "node=-1", "mem=5K", "x="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tres, err := ParseTRES(s)
+		if err != nil {
+			return
+		}
+		for name, v := range tres {
+			if v == Unset {
+				delete(tres, name)
+			}
+		}
+		back, err := ParseTRES(tres.String())
+		if err != nil || !maps.Equal(back, tres) && len(tres) > 0 {
+			t.Fatalf("%q -> %q -> %v, %v", s, tres.String(), back, err)
+		}
+	})
 }

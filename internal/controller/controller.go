@@ -695,6 +695,7 @@ func (c *Controller) snapshot() (*sched.Snapshot, map[job.ID]string) {
 			}
 		}
 	}
+	s.Policy = c.policyLocked(s.Pending)
 	return s, texts
 }
 

@@ -101,6 +101,10 @@ type submitCmd struct {
 	ScriptKey string      `json:"script_key,omitempty"`
 	Hold      job.Hold    `json:"hold"`
 	Priority  uint32      `json:"priority"`
+	// Limits says AccountingStorageEnforce=limits held the submission
+	// to the submit limits (decided when the command was made, so that
+	// replaying it decides the same).
+	Limits bool `json:"limits,omitempty"`
 }
 
 type startCmd struct {
@@ -394,6 +398,15 @@ func (s *fsm) insert(j *job.Job) {
 }
 
 func (s *fsm) applySubmit(c *command) applyResult {
+	if c.Submit.Limits {
+		if err := s.submitLimitErr(&c.Submit.Req); err != nil {
+			res := applyResult{Err: err}
+			if c.Submit.ScriptKey != "" && !s.scriptInUse(c.Submit.ScriptKey) {
+				res.Unreferenced = []string{c.Submit.ScriptKey}
+			}
+			return res
+		}
+	}
 	id := s.NextJobID
 	s.NextJobID++
 	s.SubmitSeq++

@@ -175,8 +175,14 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	// the record (and the in-memory state): see state.Blob.
 	key, blobs := scriptBlobs(r.Script, r.Environment)
 	r.Script, r.Environment = "", nil
-	res, err := c.proposeWithBlobs(ctx, &command{Op: opSubmit, Submit: &submitCmd{Req: r, Hold: hold, Priority: prio, ScriptKey: key}}, blobs)
+	res, err := c.proposeWithBlobs(ctx, &command{Op: opSubmit, Submit: &submitCmd{Req: r, Hold: hold, Priority: prio, ScriptKey: key,
+		Limits: c.cfg.Enforce.Limits}}, blobs)
 	if err != nil {
+		if len(res.Unreferenced) > 0 {
+			if derr := c.deleteScripts(res.Unreferenced); derr != nil {
+				c.logger.Warn("delete a refused job's script", "err", derr)
+			}
+		}
 		return SubmitResult{}, err
 	}
 	c.mu.Lock()

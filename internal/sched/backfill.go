@@ -223,6 +223,10 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 				}
 				break
 			}
+			if r := p.policy.Runnable(j); r != "" {
+				plan.Reasons[j.ID] = r
+				break
+			}
 			t, alloc, ok := bf.earliest(j, part, &sh, d)
 			if !ok {
 				break
@@ -251,6 +255,10 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 				if bf.agg != nil && !bf.anyMayStart(p.order[at+1:], maxTest-tested) {
 					return
 				}
+				break
+			}
+			if r := p.policy.Fits(j, alloc); r != "" {
+				plan.Reasons[j.ID] = r
 				break
 			}
 			p.start(j, task, cloneAlloc(alloc))

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"github.com/droverhq/drover/internal/acctpolicy"
 	"math/bits"
 	"slices"
 	"time"
@@ -54,6 +55,8 @@ type pass struct {
 	partNodes map[string][]int
 	// preempted are the running jobs this cycle chose to preempt.
 	preempted map[job.ID]bool
+	// policy is the snapshot's limits (nil: none).
+	policy *acctpolicy.Policy
 }
 
 // orderKey is what the pass orders pending jobs by.
@@ -126,6 +129,7 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 		arrayRunning: make(map[job.ID]uint32, len(s.ArrayRunning)),
 		started:      map[job.ID]int{},
 		partNodes:    map[string][]int{},
+		policy:       s.Policy,
 	}
 	// The sort keys are read once a job, not once a comparison.
 	keys := slices.Grow(sc.keys[:0], len(s.Pending))
@@ -184,6 +188,11 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 			plan.Reasons[j.ID] = r
 			continue
 		}
+		if r := p.policy.Runnable(j); r != "" {
+			// Held by a limit: the jobs behind it go on.
+			plan.Reasons[j.ID] = r
+			continue
+		}
 		if blocked[part.Name] {
 			if !p.quiet {
 				plan.Reasons[j.ID] = job.ReasonPriority
@@ -216,10 +225,23 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 				}
 				break
 			}
+			if p.started[j.ID] > 0 {
+				// The array's tasks started in this pass count too.
+				if r := p.policy.Runnable(j); r != "" {
+					plan.Reasons[j.ID] = r
+					break
+				}
+			}
 			var alloc *job.Allocation
 			ok := fitsInAll(cands, &j.Req)
 			if ok {
 				alloc, ok = sh.place(cands, required)
+			}
+			if ok {
+				if r := p.policy.Fits(j, alloc); r != "" {
+					plan.Reasons[j.ID] = r
+					break
+				}
 			}
 			if ok && waitsForSwitches(s.Topology, j, alloc, s.Now) {
 				// Holding out for fewer switches: the job waits, the rest of
@@ -266,6 +288,7 @@ func (p *pass) nextTask(j *job.Job) (task uint32, reason job.Reason, more bool) 
 
 // start records a start in the plan and takes its resources.
 func (p *pass) start(j *job.Job, task uint32, alloc *job.Allocation) {
+	p.policy.Started(j, alloc)
 	consume(p, alloc)
 	p.plan.Starts = append(p.plan.Starts, Start{JobID: j.ID, Task: task, Alloc: *alloc})
 	p.started[j.ID]++

@@ -6,6 +6,7 @@
 package sched
 
 import (
+	"github.com/droverhq/drover/internal/acctpolicy"
 	"time"
 
 	"github.com/droverhq/drover/internal/job"
@@ -61,6 +62,9 @@ type Snapshot struct {
 	// simulator): the backfill pass may stop planning once it has shown
 	// that no job left to test can start now.
 	StartsOnly bool
+	// Policy holds jobs to their associations' and QOS's limits (nil:
+	// none); the pass tells it of the jobs it starts.
+	Policy *acctpolicy.Policy
 }
 
 // Running is a job holding resources until End at the latest (zero: no

@@ -30,6 +30,7 @@ const (
 	InvalidNodeName                Code = 2018
 	TransitionStateNoUpdate        Code = 2020
 	AlreadyDone                    Code = 2021
+	AccountingPolicy               Code = 2050
 	InvalidTimeLimit               Code = 2051
 	NotSupported                   Code = 2036
 	Disabled                       Code = 2037
@@ -95,6 +96,7 @@ var messages = map[Code]string{
 	InvalidNodeName:                "Invalid node name specified",
 	TransitionStateNoUpdate:        "Job can not be altered now, try again later",
 	AlreadyDone:                    "Job/step already completing or completed",
+	AccountingPolicy:               "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)",
 	InvalidTimeLimit:               "Requested time limit is invalid (missing or exceeds some limit)",
 	Disabled:                       "Requested operation is presently disabled",
 	InvalidTimeValue:               "Invalid time specified",

@@ -92,10 +92,11 @@ type assocChange struct {
 	qos         []string
 	hasQOS      bool
 	defQOS      *string
+	limits      limitChange
 }
 
 func (ch *assocChange) any() bool {
-	return ch.shares != nil || ch.prio != nil || ch.parent != nil || ch.hasQOS || ch.defQOS != nil
+	return ch.shares != nil || ch.prio != nil || ch.parent != nil || ch.hasQOS || ch.defQOS != nil || ch.limits.any()
 }
 
 // assocOptions are sacctmgr_set_assoc_rec's options in its order; kind ""
@@ -174,6 +175,9 @@ func (c *cmd) setAssoc(ch *assocChange, o option, allow *bool) (set, handled boo
 			ch.qos, ch.hasQOS = list, true
 			return true, true
 		}
+		if k, ok := assocLimitOptions[opt.name]; ok {
+			return c.setLimit(&ch.limits, k, o), true
+		}
 		c.notSupported(o.word)
 		return false, true
 	}
@@ -208,6 +212,7 @@ func (ch *assocChange) apply(a *assocRec, effective []string) {
 	if ch.defQOS != nil {
 		a.defQOS = *ch.defQOS
 	}
+	ch.limits.apply(&a.limits)
 }
 
 // recSet is the association options of an add request.
@@ -370,6 +375,8 @@ func assocCell(a assocRec, f field) cell {
 		return strOrNull(strings.Join(a.qos, ","))
 	case fUser:
 		return strOrNull(a.user)
+	case fLimit:
+		return limitCell(a.limits, f)
 	}
 	return unset()
 }

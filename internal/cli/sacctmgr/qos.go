@@ -34,6 +34,7 @@ type qosChange struct {
 	// preempt is the Preempt= list: names, "+name" or "-name".
 	preempt []string
 	hasPre  bool
+	limits  limitChange
 }
 
 // notSupported refuses an option Slurm has and Drover does not keep (QOS
@@ -155,6 +156,9 @@ func (c *cmd) setQOS(ch *qosChange, o option, allow *bool) bool {
 			}
 			ch.usageFactor = &f
 			return true
+		}
+		if k, ok := qosLimitOptions[opt.name]; ok {
+			return c.setLimit(&ch.limits, k, o)
 		}
 		*allow = true
 		c.notSupported(o.word)
@@ -298,6 +302,7 @@ func (ch *qosChange) apply(q *qosRec) {
 	if ch.hasPre {
 		q.preempt = applyList(q.preempt, ch.preempt)
 	}
+	ch.limits.apply(&q.limits)
 }
 
 // qosCondWords reads condition words (sacctmgr qos _set_cond) from
@@ -502,6 +507,8 @@ func qosCell(q qosRec, f field) cell {
 		return num(uint64(q.prio))
 	case fUsageFactor:
 		return dbl(q.usageFactor)
+	case fLimit:
+		return limitCell(q.limits, f)
 	}
 	return unset()
 }

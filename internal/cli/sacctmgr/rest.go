@@ -2,6 +2,8 @@ package sacctmgr
 
 import (
 	"fmt"
+	"github.com/droverhq/drover/bridge/v0044/limitwire"
+	"github.com/droverhq/drover/internal/assoc"
 	"slices"
 	"strings"
 
@@ -18,6 +20,7 @@ type qosRec struct {
 	mode        string   // "", "CANCEL", "REQUEUE", "SUSPEND"
 	usageFactor float64
 	grace       uint32 // seconds
+	limits      assoc.Limits
 }
 
 type acctRec struct {
@@ -39,6 +42,7 @@ type assocRec struct {
 	defQOS                            string
 	isDefault                         bool
 	lineage                           string
+	limits                            assoc.Limits
 }
 
 // restError is a refusal from the controller: Slurm's error number, its
@@ -95,6 +99,7 @@ func (c *cmd) getQOS() ([]qosRec, error) {
 			prio: uint32(w.Priority.Value.Number.Or(0)), usageFactor: w.UsageFactor.Value.Number.Or(1),
 		}
 		if l, ok := w.Limits.Get(); ok {
+			q.limits = limitwire.QOSFromWire(l, assoc.Limits{})
 			q.grace = uint32(l.GraceTime.Or(0))
 		}
 		if p, ok := w.Preempt.Get(); ok {
@@ -117,12 +122,14 @@ func qosToWire(q qosRec) v0044.V0044Qos {
 	if q.mode != "" {
 		mode = v0044.V0044QosPreemptModeItem(q.mode)
 	}
+	limits := v0044.V0044QosLimits{GraceTime: v0044.NewOptInt32(int32(q.grace))}
+	limitwire.QOSToWire(q.limits, &limits)
 	return v0044.V0044Qos{
 		Name:        v0044.NewOptString(q.name),
 		Description: v0044.NewOptString(q.desc),
 		Priority:    v0044.NewOptV0044Uint32NoValStruct(u32(q.prio)),
 		UsageFactor: v0044.NewOptV0044Float64NoValStruct(v0044.V0044Float64NoValStruct{Set: v0044.NewOptBool(true), Number: v0044.NewOptFloat64(q.usageFactor)}),
-		Limits:      v0044.NewOptV0044QosLimits(v0044.V0044QosLimits{GraceTime: v0044.NewOptInt32(int32(q.grace))}),
+		Limits:      v0044.NewOptV0044QosLimits(limits),
 		Preempt: v0044.NewOptV0044QosPreempt(v0044.V0044QosPreempt{
 			List: v0044.V0044QosPreemptList(append([]string{}, q.preempt...)),
 			Mode: []v0044.V0044QosPreemptModeItem{mode},
@@ -308,6 +315,7 @@ func (c *cmd) getAssocs(raw bool) ([]assocRec, error) {
 		if d, ok := w.Default.Get(); ok {
 			a.defQOS = d.Qos.Or("")
 		}
+		a.limits = limitwire.AssocFromWire(&w, assoc.Limits{})
 		slices.Sort(a.qos)
 		out = append(out, a)
 	}
@@ -319,7 +327,7 @@ func assocToWire(a assocRec) v0044.V0044Assoc {
 	if a.prioSet {
 		prio = u32(a.prio)
 	}
-	return v0044.V0044Assoc{
+	w := v0044.V0044Assoc{
 		Account: v0044.NewOptString(a.account), User: a.user, Partition: v0044.NewOptString(a.partition),
 		ParentAccount: v0044.NewOptString(a.parent), SharesRaw: v0044.NewOptInt32(int32(a.shares)),
 		Priority:   v0044.NewOptV0044Uint32NoValStruct(prio),
@@ -327,6 +335,8 @@ func assocToWire(a assocRec) v0044.V0044Assoc {
 		Default:    v0044.NewOptV0044AssocDefault(v0044.V0044AssocDefault{Qos: v0044.NewOptString(a.defQOS)}),
 		Accounting: v0044.V0044AccountingList{}, Flags: []v0044.V0044AssocFlagsItem{},
 	}
+	limitwire.AssocToWire(a.limits, &w)
+	return w
 }
 
 func (c *cmd) postAssocs(list []assocRec) error {

@@ -127,7 +127,12 @@ func TestSession(t *testing.T) {
 		{args: "-i modify qos where name=high set Bogus=1", want: failed(" Unknown option: Bogus=1\n Use keyword 'where' to modify condition\n")},
 		{args: "-i modify qos where bogus=high set priority=1", want: refused(" Unknown condition: bogus=high\n Use keyword 'set' to modify SLURM_PRINT_VALUE\n")},
 		{args: "-i modify qos where name=high set Preempt=nosuch", want: refused("sacctmgr: error: You gave a bad qos 'nosuch'. Valid QOS's are normal,high,low\n")},
-		{args: "-i modify qos high set MaxWall=60", want: refused("sacctmgr: error: MaxWall=60 is not supported by Drover's accounting\n")},
+		{args: "-i modify qos high set MaxWall=60 GrpTRES=cpu=8,mem=16G MaxJobsPU=2", want: out(" Modified qos...\n  high\n")},
+		{args: "show qos high format=name,maxwall,grptres,maxjobspu,grpjobs -P", want: out("Name|MaxWall|GrpTRES|MaxJobsPU|GrpJobs\nhigh|01:00:00|cpu=8,mem=16G|2|\n")},
+		{args: "-i modify qos high set MaxWall=-1 GrpTRES=mem=-1 MaxJobsPU=-1", want: out(" Modified qos...\n  high\n")},
+		{args: "show qos high format=name,maxwall,grptres,maxjobspu -P", want: out("Name|MaxWall|GrpTRES|MaxJobsPU\nhigh||cpu=8|\n")},
+		{args: "-i modify qos high set GrpTRESMins=cpu=10", want: refused("sacctmgr: error: GrpTRESMins=cpu=10 is not supported by Drover's accounting\n")},
+		{args: "-i modify qos high set GrpTRES=cpu=-1", want: out(" Modified qos...\n  high\n")},
 		{args: "show qos format=name,priority,preempt", want: out("      Name   Priority    Preempt \n---------- ---------- ---------- \n" +
 			"    normal          0            \n      high        200 low,normal \n       low          0            \n")},
 

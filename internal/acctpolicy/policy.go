@@ -1,0 +1,333 @@
+// Package acctpolicy holds jobs to their associations' and QOS's limits
+// (AccountingStorageEnforce=limits), as Slurm's acct_policy does: whether
+// a job may be submitted at all (the submit-count limits), and whether a
+// pending job may start now (running-job counts, wall time, TRES), with
+// the reason it waits (AssocGrpCpuLimit, QOSMaxJobsPerUserLimit...). It is
+// pure: the controller resolves each job's limits from the association
+// model and counts what running jobs hold; the scheduler asks and tells
+// it of the jobs it starts.
+package acctpolicy
+
+import (
+	"slices"
+
+	"github.com/droverhq/drover/internal/assoc"
+	"github.com/droverhq/drover/internal/job"
+)
+
+// Scope names whose limit it is, for the reasons: "Assoc" or "QOS".
+type Scope string
+
+// Scopes.
+const (
+	ScopeAssoc Scope = "Assoc"
+	ScopeQOS   Scope = "QOS"
+)
+
+// Counter is a limit on what a group of jobs holds together: the jobs of
+// an association and its children, of a QOS, of a user or an account
+// under a QOS. Key names the group; the limit applies to the group's
+// running jobs (Jobs, TRES).
+type Counter struct {
+	Key   string
+	Scope Scope
+	// Kind says which limits these are, for the reasons' names.
+	Kind Kind
+	Jobs *uint32
+	TRES assoc.TRES
+}
+
+// Kind is the kind of a group limit.
+type Kind int
+
+// Kinds: an association's or QOS's Grp limits; an association's Max
+// limits (its own jobs); a QOS's per-user and per-account limits.
+const (
+	Grp Kind = iota
+	Max
+	PerUser
+	PerAccount
+)
+
+// Job is what a job is held to.
+type Job struct {
+	// Counters are the groups the job counts in while it runs, with
+	// their limits (nil limits: counted only).
+	Counters []Counter
+	// Per-job limits: the time limit (minutes) and TRES at most, the
+	// TRES at least, and the TRES on each node at most, each with its
+	// scope.
+	MaxWall        []ScopedCount
+	MaxTRESPerJob  []ScopedTRES
+	MinTRESPerJob  []ScopedTRES
+	MaxTRESPerNode []ScopedTRES
+}
+
+// ScopedCount is a count limit and whose it is.
+type ScopedCount struct {
+	Scope Scope
+	Limit uint32
+}
+
+// ScopedTRES is a TRES limit and whose it is.
+type ScopedTRES struct {
+	Scope Scope
+	Limit assoc.TRES
+}
+
+// Use is what a group's running jobs hold.
+type Use struct {
+	Jobs uint32
+	TRES map[string]uint64
+}
+
+// Policy is the limits of the pending jobs and what running jobs hold,
+// for one scheduling pass.
+type Policy struct {
+	Jobs map[job.ID]*Job
+	Use  map[string]*Use
+}
+
+// Add counts a running job's TRES in its groups.
+func (p *Policy) Add(jl *Job, t job.TRES) {
+	if p.Use == nil {
+		p.Use = map[string]*Use{}
+	}
+	for _, c := range jl.Counters {
+		u := p.Use[c.Key]
+		if u == nil {
+			u = &Use{TRES: map[string]uint64{}}
+			p.Use[c.Key] = u
+		}
+		u.Jobs++
+		for _, name := range tresNames {
+			u.TRES[name] += t.Count(name)
+		}
+	}
+}
+
+// tresNames are the TRES a job's size is counted in.
+var tresNames = []string{"cpu", "mem", "node", "gres/gpu", "billing"}
+
+// Runnable is the reason a pending job may not start now for a limit
+// that does not depend on where it would run (the running-job counts,
+// its time limit, its size against per-job limits), "" if none: what
+// Slurm's acct_policy_job_runnable_pre_select checks.
+func (p *Policy) Runnable(j *job.Job) job.Reason {
+	if p == nil {
+		return ""
+	}
+	jl := p.Jobs[j.ID]
+	if jl == nil {
+		return ""
+	}
+	// QOS limits first, as Slurm checks them.
+	for _, scope := range []Scope{ScopeQOS, ScopeAssoc} {
+		for _, c := range jl.Counters {
+			if c.Scope != scope || c.Jobs == nil {
+				continue
+			}
+			if u := p.Use[c.Key]; *c.Jobs == 0 || (u != nil && u.Jobs >= *c.Jobs) {
+				return jobsReason(c)
+			}
+		}
+		for _, w := range jl.MaxWall {
+			if w.Scope == scope && (j.Req.TimeLimit == job.Infinite || j.Req.TimeLimit > w.Limit) {
+				return job.Reason(string(scope) + "MaxWallDurationPerJobLimit")
+			}
+		}
+	}
+	req := j.ReqTRES()
+	for _, l := range jl.MaxTRESPerJob {
+		if name, over := exceeds(req, l.Limit); over {
+			return tresReason(l.Scope, "Max", name, "PerJob")
+		}
+	}
+	for _, l := range jl.MinTRESPerJob {
+		for name, min := range l.Limit {
+			if req.Count(name) < min && counted(name) {
+				return minReason(name)
+			}
+		}
+	}
+	return ""
+}
+
+// Fits is the reason a job placed on alloc may not start for a limit on
+// what running jobs hold (GrpTRES, MaxTRESPerUser) or on each node's
+// share (MaxTRESPerNode), "" if none: Slurm's
+// acct_policy_job_runnable_post_select.
+func (p *Policy) Fits(j *job.Job, alloc *job.Allocation) job.Reason {
+	if p == nil {
+		return ""
+	}
+	jl := p.Jobs[j.ID]
+	if jl == nil {
+		return ""
+	}
+	t := allocTRES(alloc)
+	for _, scope := range []Scope{ScopeQOS, ScopeAssoc} {
+		for _, c := range jl.Counters {
+			if c.Scope != scope || len(c.TRES) == 0 {
+				continue
+			}
+			var used map[string]uint64
+			if u := p.Use[c.Key]; u != nil {
+				used = u.TRES
+			}
+			for _, name := range slices.Sorted(mapsKeys(c.TRES)) {
+				if !counted(name) {
+					continue
+				}
+				if used[name]+t.Count(name) > c.TRES[name] {
+					if c.Kind == PerUser {
+						return tresReason(scope, "Max", name, "PerUser")
+					}
+					return tresReason(scope, "Grp", name, "")
+				}
+			}
+		}
+		for _, l := range jl.MaxTRESPerNode {
+			if l.Scope != scope {
+				continue
+			}
+			for _, na := range alloc.Nodes {
+				n := job.TRES{CPUs: na.CPUs, MemMB: na.MemMB, Nodes: 1, GPUs: uint64(len(na.GPUs))}
+				if name, over := exceeds(n, l.Limit); over {
+					return tresReason(scope, "Max", name, "PerNode")
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// Started counts a job the pass starts, so that the jobs after it see
+// what it holds.
+func (p *Policy) Started(j *job.Job, alloc *job.Allocation) {
+	if p == nil {
+		return
+	}
+	if jl := p.Jobs[j.ID]; jl != nil {
+		p.Add(jl, allocTRES(alloc))
+	}
+}
+
+func allocTRES(a *job.Allocation) job.TRES {
+	t := job.TRES{CPUs: a.TotalCPUs(), Nodes: uint32(len(a.Nodes)), GPUs: uint64(a.TotalGPUs())}
+	for _, na := range a.Nodes {
+		t.MemMB += na.MemMB
+	}
+	return t
+}
+
+// exceeds names the first TRES (by name) of t over its limit.
+func exceeds(t job.TRES, limit assoc.TRES) (string, bool) {
+	for _, name := range slices.Sorted(mapsKeys(limit)) {
+		if counted(name) && t.Count(name) > limit[name] {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// counted says a TRES is one a job's size is counted in here (a typed
+// GPU, gres/gpu:a100, is not yet).
+func counted(name string) bool { return slices.Contains(tresNames, name) }
+
+func mapsKeys(t assoc.TRES) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range t {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func jobsReason(c Counter) job.Reason {
+	switch c.Kind {
+	case PerUser:
+		return job.Reason(string(c.Scope) + "MaxJobsPerUserLimit")
+	case PerAccount:
+		return job.Reason(string(c.Scope) + "MaxJobsPerAccountLimit")
+	case Max:
+		return job.Reason(string(c.Scope) + "MaxJobsLimit")
+	}
+	return job.Reason(string(c.Scope) + "GrpJobsLimit")
+}
+
+// tresReason is Slurm's reason for a TRES limit: kind Grp or Max, per
+// "" (a group), PerJob, PerNode or PerUser.
+func tresReason(scope Scope, kind, name, per string) job.Reason {
+	s := string(scope)
+	if kind == "Grp" {
+		switch name {
+		case "cpu":
+			return job.Reason(s + "GrpCpuLimit")
+		case "mem":
+			return job.Reason(s + "GrpMemLimit")
+		case "node":
+			return job.Reason(s + "GrpNodeLimit")
+		case "billing":
+			return job.Reason(s + "GrpBilling")
+		}
+		return job.Reason(s + "GrpGRES")
+	}
+	switch per {
+	case "PerJob":
+		switch name {
+		case "cpu":
+			return job.Reason(s + "MaxCpuPerJobLimit")
+		case "mem":
+			if scope == ScopeQOS {
+				return "QOSMaxMemoryPerJob"
+			}
+			return "AssocMaxMemPerJob"
+		case "node":
+			return job.Reason(s + "MaxNodePerJobLimit")
+		case "billing":
+			return job.Reason(s + "MaxBillingPerJob")
+		}
+		return job.Reason(s + "MaxGRESPerJob")
+	case "PerNode":
+		switch name {
+		case "cpu":
+			return job.Reason(s + "MaxCpuPerNode")
+		case "mem":
+			if scope == ScopeQOS {
+				return "QOSMaxMemoryPerNode"
+			}
+			return "AssocMaxMemPerNode"
+		case "billing":
+			return job.Reason(s + "MaxBillingPerNode")
+		}
+		return job.Reason(s + "MaxGRESPerNode")
+	}
+	// PerUser (QOS).
+	switch name {
+	case "cpu":
+		return "QOSMaxCpuPerUserLimit"
+	case "mem":
+		return "QOSMaxMemoryPerUser"
+	case "node":
+		return "QOSMaxNodePerUserLimit"
+	case "billing":
+		return "QOSMaxBillingPerUser"
+	}
+	return "QOSMaxGRESPerUser"
+}
+
+func minReason(name string) job.Reason {
+	switch name {
+	case "cpu":
+		return "QOSMinCpuNotSatisfied"
+	case "mem":
+		return "QOSMinMemory"
+	case "node":
+		return "QOSMinNode"
+	case "billing":
+		return "QOSMinBilling"
+	}
+	return "QOSMinGRES"
+}

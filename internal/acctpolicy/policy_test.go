@@ -1,0 +1,79 @@
+package acctpolicy
+
+import (
+	"testing"
+
+	"github.com/droverhq/drover/internal/assoc"
+	"github.com/droverhq/drover/internal/job"
+)
+
+func alloc(nodes, cpus int, mem uint64, gpus int) *job.Allocation {
+	a := &job.Allocation{}
+	for i := range nodes {
+		na := job.NodeAlloc{Node: "n" + string(rune('1'+i)), CPUs: uint32(cpus), MemMB: mem}
+		for g := range gpus {
+			na.GPUs = append(na.GPUs, g)
+		}
+		a.Nodes = append(a.Nodes, na)
+	}
+	return a
+}
+
+// TestPolicy: each limit holds a job with Slurm's reason, and the jobs a
+// pass starts count for the next.
+func TestPolicy(t *testing.T) {
+	j := func(id job.ID, cpus, timeLimit uint32) *job.Job {
+		return &job.Job{ID: id, Req: job.Request{NumTasks: cpus, CPUsPerTask: 1, MinNodes: 1, TimeLimit: timeLimit, UserName: "ann"}}
+	}
+	group := Counter{Key: "assoc:1", Scope: ScopeAssoc, Kind: Grp, Jobs: assoc.Count(2), TRES: assoc.TRES{"cpu": 8}}
+	perUser := Counter{Key: "qos:normal/user:ann", Scope: ScopeQOS, Kind: PerUser, Jobs: assoc.Count(1)}
+	for name, tc := range map[string]struct {
+		limits  Job
+		use     map[string]*Use
+		j       *job.Job
+		a       *job.Allocation
+		runWant job.Reason
+		fitWant job.Reason
+	}{
+		"nothing held":           {Job{Counters: []Counter{group}}, nil, j(1, 4, 60), alloc(1, 4, 0, 0), "", ""},
+		"group jobs":             {Job{Counters: []Counter{group}}, map[string]*Use{"assoc:1": {Jobs: 2}}, j(1, 1, 60), nil, "AssocGrpJobsLimit", ""},
+		"per user jobs":          {Job{Counters: []Counter{perUser}}, map[string]*Use{"qos:normal/user:ann": {Jobs: 1}}, j(1, 1, 60), nil, "QOSMaxJobsPerUserLimit", ""},
+		"max jobs":               {Job{Counters: []Counter{{Key: "assocmax:1", Scope: ScopeAssoc, Kind: Max, Jobs: assoc.Count(0)}}}, nil, j(1, 1, 60), nil, "AssocMaxJobsLimit", ""},
+		"wall, QOS first":        {Job{MaxWall: []ScopedCount{{ScopeAssoc, 30}, {ScopeQOS, 30}}}, nil, j(1, 1, 60), nil, "QOSMaxWallDurationPerJobLimit", ""},
+		"wall, unlimited job":    {Job{MaxWall: []ScopedCount{{ScopeAssoc, 30}}}, nil, j(1, 1, job.Infinite), nil, "AssocMaxWallDurationPerJobLimit", ""},
+		"cpus per job":           {Job{MaxTRESPerJob: []ScopedTRES{{ScopeAssoc, assoc.TRES{"cpu": 2}}}}, nil, j(1, 4, 60), nil, "AssocMaxCpuPerJobLimit", ""},
+		"min cpus":               {Job{MinTRESPerJob: []ScopedTRES{{ScopeQOS, assoc.TRES{"cpu": 8}}}}, nil, j(1, 4, 60), nil, "QOSMinCpuNotSatisfied", ""},
+		"group cpus":             {Job{Counters: []Counter{group}}, map[string]*Use{"assoc:1": {Jobs: 1, TRES: map[string]uint64{"cpu": 6}}}, j(1, 4, 60), alloc(1, 4, 0, 0), "", "AssocGrpCpuLimit"},
+		"group gpus":             {Job{Counters: []Counter{{Key: "qos:g", Scope: ScopeQOS, TRES: assoc.TRES{"gres/gpu": 2}}}}, nil, j(1, 1, 60), alloc(1, 1, 0, 4), "", "QOSGrpGRES"},
+		"per user memory":        {Job{Counters: []Counter{{Key: "u", Scope: ScopeQOS, Kind: PerUser, TRES: assoc.TRES{"mem": 1000}}}}, nil, j(1, 1, 60), alloc(1, 1, 2000, 0), "", "QOSMaxMemoryPerUser"},
+		"cpus per node":          {Job{MaxTRESPerNode: []ScopedTRES{{ScopeQOS, assoc.TRES{"cpu": 2}}}}, nil, j(1, 6, 60), alloc(2, 3, 0, 0), "", "QOSMaxCpuPerNode"},
+		"typed GPUs not counted": {Job{MaxTRESPerJob: []ScopedTRES{{ScopeAssoc, assoc.TRES{"gres/gpu:a100": 0}}}}, nil, j(1, 1, 60), alloc(1, 1, 0, 1), "", ""},
+	} {
+		p := &Policy{Jobs: map[job.ID]*Job{tc.j.ID: &tc.limits}, Use: tc.use}
+		if got := p.Runnable(tc.j); got != tc.runWant {
+			t.Errorf("%s: Runnable = %q, want %q", name, got, tc.runWant)
+		}
+		if tc.a != nil {
+			if got := p.Fits(tc.j, tc.a); got != tc.fitWant {
+				t.Errorf("%s: Fits = %q, want %q", name, got, tc.fitWant)
+			}
+		}
+	}
+	// Starts count for the jobs after them.
+	limits := &Job{Counters: []Counter{group}}
+	p := &Policy{Jobs: map[job.ID]*Job{1: limits, 2: limits, 3: limits}}
+	for id := job.ID(1); id <= 2; id++ {
+		if r := p.Runnable(j(id, 2, 60)); r != "" {
+			t.Fatalf("job %d: %s", id, r)
+		}
+		p.Started(j(id, 2, 60), alloc(1, 2, 0, 0))
+	}
+	if r := p.Runnable(j(3, 2, 60)); r != "AssocGrpJobsLimit" {
+		t.Errorf("third job: %q", r)
+	}
+	var none *Policy
+	if none.Runnable(j(1, 1, 1)) != "" || none.Fits(j(1, 1, 1), alloc(1, 1, 0, 0)) != "" {
+		t.Error("a nil policy holds jobs")
+	}
+	none.Started(j(1, 1, 1), alloc(1, 1, 0, 0))
+}

@@ -1,0 +1,207 @@
+package controller
+
+import (
+	"strconv"
+
+	"github.com/droverhq/drover/internal/acctpolicy"
+	"github.com/droverhq/drover/internal/assoc"
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/slurmerr"
+)
+
+// jobLimitsLocked is what a job is held to: the groups it counts in
+// (its association and every one above it, its QOS, its user and
+// account under the QOS) with their limits, and its per-job limits, each
+// association limit the nearest one up the tree sets. nil when limits
+// are not enforced.
+func (c *Controller) jobLimitsLocked(j *job.Job) *acctpolicy.Job {
+	if !c.cfg.Enforce.Limits {
+		return nil
+	}
+	m := c.st.Acct
+	out := &acctpolicy.Job{}
+	if a, ok := m.Resolve(j.Req.UserName, j.Req.Account, j.Req.Partition); ok {
+		chain := m.Ancestry(a)
+		for _, level := range chain {
+			out.Counters = append(out.Counters, acctpolicy.Counter{Key: assocKey(level),
+				Scope: acctpolicy.ScopeAssoc, Kind: acctpolicy.Grp, Jobs: level.Limits.GrpJobs, TRES: level.Limits.GrpTRES})
+		}
+		var maxJobs, maxWall *uint32
+		perJob, perNode := assoc.TRES{}, assoc.TRES{}
+		for _, level := range chain {
+			maxJobs = firstSet(maxJobs, level.Limits.MaxJobs)
+			maxWall = firstSet(maxWall, level.Limits.MaxWall)
+			inherit(perJob, level.Limits.MaxTRESPerJob)
+			inherit(perNode, level.Limits.MaxTRESPerNode)
+		}
+		out.Counters = append(out.Counters, acctpolicy.Counter{Key: "assocmax:" + assocKey(a),
+			Scope: acctpolicy.ScopeAssoc, Kind: acctpolicy.Max, Jobs: maxJobs})
+		if maxWall != nil {
+			out.MaxWall = append(out.MaxWall, acctpolicy.ScopedCount{Scope: acctpolicy.ScopeAssoc, Limit: *maxWall})
+		}
+		if len(perJob) > 0 {
+			out.MaxTRESPerJob = append(out.MaxTRESPerJob, acctpolicy.ScopedTRES{Scope: acctpolicy.ScopeAssoc, Limit: perJob})
+		}
+		if len(perNode) > 0 {
+			out.MaxTRESPerNode = append(out.MaxTRESPerNode, acctpolicy.ScopedTRES{Scope: acctpolicy.ScopeAssoc, Limit: perNode})
+		}
+	}
+	if q, ok := m.QOS(j.Req.QOS); ok && j.Req.QOS != "" {
+		l := q.Limits
+		key := "qos:" + q.Name
+		out.Counters = append(out.Counters,
+			acctpolicy.Counter{Key: key, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.Grp, Jobs: l.GrpJobs, TRES: l.GrpTRES},
+			acctpolicy.Counter{Key: key + "/user:" + j.Req.UserName, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.PerUser, Jobs: l.MaxJobs, TRES: l.MaxTRESPerUser},
+			acctpolicy.Counter{Key: key + "/account:" + j.Req.Account, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.PerAccount, Jobs: l.MaxJobsPerAccount})
+		if l.MaxWall != nil {
+			out.MaxWall = append(out.MaxWall, acctpolicy.ScopedCount{Scope: acctpolicy.ScopeQOS, Limit: *l.MaxWall})
+		}
+		if len(l.MaxTRESPerJob) > 0 {
+			out.MaxTRESPerJob = append(out.MaxTRESPerJob, acctpolicy.ScopedTRES{Scope: acctpolicy.ScopeQOS, Limit: l.MaxTRESPerJob})
+		}
+		if len(l.MinTRESPerJob) > 0 {
+			out.MinTRESPerJob = append(out.MinTRESPerJob, acctpolicy.ScopedTRES{Scope: acctpolicy.ScopeQOS, Limit: l.MinTRESPerJob})
+		}
+		if len(l.MaxTRESPerNode) > 0 {
+			out.MaxTRESPerNode = append(out.MaxTRESPerNode, acctpolicy.ScopedTRES{Scope: acctpolicy.ScopeQOS, Limit: l.MaxTRESPerNode})
+		}
+	}
+	return out
+}
+
+func firstSet(have, next *uint32) *uint32 {
+	if have != nil {
+		return have
+	}
+	return next
+}
+
+// inherit adds to dst the TRES of src it does not have yet: a child's
+// limit on a TRES overrides its parent's on that TRES only.
+func inherit(dst, src assoc.TRES) {
+	for n, v := range src {
+		if _, ok := dst[n]; !ok {
+			dst[n] = v
+		}
+	}
+}
+
+// policyLocked is the limits of the pending jobs and what running jobs
+// hold, for a scheduling pass; nil when no limit is set.
+func (c *Controller) policyLocked(pending []*job.Job) *acctpolicy.Policy {
+	if !c.cfg.Enforce.Limits || !c.st.Acct.HasLimits() {
+		return nil
+	}
+	p := &acctpolicy.Policy{Jobs: make(map[job.ID]*acctpolicy.Job, len(pending))}
+	for _, j := range pending {
+		p.Jobs[j.ID] = c.jobLimitsLocked(j)
+	}
+	for _, id := range c.st.order {
+		j := c.st.Jobs[id]
+		if j.Alloc != nil && (j.State == job.Running || j.Completing) {
+			if jl := c.jobLimitsLocked(j); jl != nil {
+				p.Add(jl, j.AllocTRES())
+			}
+		}
+	}
+	return p
+}
+
+// submitLimitErr refuses a job that its association or QOS may not take
+// more of (GrpSubmitJobs, MaxSubmitJobs, MaxSubmitJobsPerUser,
+// MaxSubmitJobsPerAccount: pending and running jobs together), as
+// slurmctld refuses it with ESLURM_ACCOUNTING_POLICY. An array counts
+// each of its tasks. It runs as the submission is applied, so that
+// concurrent submissions are counted one after the other; the command
+// says whether limits were enforced when it was made, so that replaying
+// the log decides the same.
+func (s *fsm) submitLimitErr(r *job.Request) error {
+	m := s.Acct
+	if m == nil || !m.HasLimits() {
+		return nil
+	}
+	type limit struct {
+		key string
+		max uint32
+	}
+	var limits []limit
+	if a, ok := m.Resolve(r.UserName, r.Account, r.Partition); ok {
+		var maxSubmit *uint32
+		for _, level := range m.Ancestry(a) {
+			if level.Limits.GrpSubmitJobs != nil {
+				limits = append(limits, limit{assocKey(level), *level.Limits.GrpSubmitJobs})
+			}
+			maxSubmit = firstSet(maxSubmit, level.Limits.MaxSubmitJobs)
+		}
+		if maxSubmit != nil {
+			limits = append(limits, limit{"assocmax:" + assocKey(a), *maxSubmit})
+		}
+	}
+	if q, ok := m.QOS(r.QOS); ok && r.QOS != "" {
+		key := "qos:" + q.Name
+		for k, v := range map[string]*uint32{key: q.Limits.GrpSubmitJobs, key + "/user:" + r.UserName: q.Limits.MaxSubmitJobs,
+			key + "/account:" + r.Account: q.Limits.MaxSubmitJobsPerAccount} {
+			if v != nil {
+				limits = append(limits, limit{k, *v})
+			}
+		}
+	}
+	if len(limits) == 0 {
+		return nil
+	}
+	count := map[string]uint32{}
+	for _, l := range limits {
+		count[l.key] = 0
+	}
+	for _, id := range s.order {
+		x := s.Jobs[id]
+		if x.State.Terminal() {
+			continue
+		}
+		n := uint32(1)
+		if x.IsArrayMeta() {
+			n = uint32(len(x.PendingTasks))
+		}
+		for _, k := range submitKeys(m, &x.Req) {
+			if _, ok := count[k]; ok {
+				count[k] += n
+			}
+		}
+	}
+	tasks := uint32(max(len(r.Array.Tasks), 1))
+	for _, l := range limits {
+		if count[l.key]+tasks > l.max {
+			return slurmerr.New(slurmerr.AccountingPolicy, "")
+		}
+	}
+	return nil
+}
+
+// assocKey names an association's group of jobs.
+func assocKey(a assoc.Association) string { return "assoc:" + strconv.FormatUint(uint64(a.ID), 10) }
+
+// submitKeys are the groups a job counts in for the submit limits.
+func submitKeys(m *assoc.Model, r *job.Request) []string {
+	var out []string
+	if a, ok := m.Resolve(r.UserName, r.Account, r.Partition); ok {
+		for _, level := range m.Ancestry(a) {
+			out = append(out, assocKey(level))
+		}
+		out = append(out, "assocmax:"+assocKey(a))
+	}
+	if r.QOS != "" {
+		out = append(out, "qos:"+r.QOS, "qos:"+r.QOS+"/user:"+r.UserName, "qos:"+r.QOS+"/account:"+r.Account)
+	}
+	return out
+}
+
+// scriptInUse says a job refers to a script key (jobs with the same
+// script share it).
+func (s *fsm) scriptInUse(key string) bool {
+	for _, j := range s.Jobs {
+		if j.ScriptKey == key {
+			return true
+		}
+	}
+	return false
+}
