@@ -35,6 +35,10 @@ type Counter struct {
 	Kind Kind
 	Jobs *uint32
 	TRES assoc.TRES
+	// Mins and RunMins are the group's TRES-minute limits: what its
+	// jobs have used (GrpTRESMins), what its running jobs hold until
+	// their time limits (GrpTRESRunMins).
+	Mins, RunMins assoc.TRES
 }
 
 // Kind is the kind of a group limit.
@@ -61,6 +65,8 @@ type Job struct {
 	MaxTRESPerJob  []ScopedTRES
 	MinTRESPerJob  []ScopedTRES
 	MaxTRESPerNode []ScopedTRES
+	// MaxTRESMinsPerJob caps the TRES times the time limit.
+	MaxTRESMinsPerJob []ScopedTRES
 }
 
 // ScopedCount is a count limit and whose it is.
@@ -79,6 +85,11 @@ type ScopedTRES struct {
 type Use struct {
 	Jobs uint32
 	TRES map[string]uint64
+	// RunMins is the TRES-minutes running jobs hold until their time
+	// limits; Mins what the group's jobs have used (from the
+	// controller's usage: cpu and billing).
+	RunMins map[string]uint64
+	Mins    map[string]uint64
 }
 
 // Policy is the limits of the pending jobs and what running jobs hold,
@@ -88,22 +99,45 @@ type Policy struct {
 	Use  map[string]*Use
 }
 
-// Add counts a running job's TRES in its groups.
-func (p *Policy) Add(jl *Job, t job.TRES) {
-	if p.Use == nil {
-		p.Use = map[string]*Use{}
-	}
+// Add counts a running job's TRES in its groups; mins is what is left
+// of its time limit.
+func (p *Policy) Add(jl *Job, t job.TRES, mins uint64) {
 	for _, c := range jl.Counters {
-		u := p.Use[c.Key]
-		if u == nil {
-			u = &Use{TRES: map[string]uint64{}}
-			p.Use[c.Key] = u
-		}
+		u := p.use(c.Key)
 		u.Jobs++
 		for _, name := range tresNames {
 			u.TRES[name] += t.Count(name)
+			u.RunMins[name] += t.Count(name) * mins
 		}
 	}
+}
+
+// SetUsed records what a group's jobs have used, in TRES-minutes.
+func (p *Policy) SetUsed(key, name string, mins uint64) {
+	p.use(key).Mins[name] = mins
+}
+
+func (p *Policy) use(key string) *Use {
+	if p.Use == nil {
+		p.Use = map[string]*Use{}
+	}
+	u := p.Use[key]
+	if u == nil {
+		u = &Use{TRES: map[string]uint64{}, RunMins: map[string]uint64{}, Mins: map[string]uint64{}}
+		p.Use[key] = u
+	}
+	return u
+}
+
+// Unlimited stands for the minutes of a job without a time limit.
+const Unlimited = uint64(1) << 40
+
+// limitMins is a job's time limit in minutes.
+func limitMins(j *job.Job) uint64 {
+	if j.Req.TimeLimit == job.Infinite {
+		return Unlimited
+	}
+	return uint64(j.Req.TimeLimit)
 }
 
 // tresNames are the TRES a job's size is counted in.
@@ -136,11 +170,32 @@ func (p *Policy) Runnable(j *job.Job) job.Reason {
 				return job.Reason(string(scope) + "MaxWallDurationPerJobLimit")
 			}
 		}
+		for _, c := range jl.Counters {
+			if c.Scope != scope || len(c.Mins) == 0 {
+				continue
+			}
+			var used map[string]uint64
+			if u := p.Use[c.Key]; u != nil {
+				used = u.Mins
+			}
+			for _, name := range slices.Sorted(mapsKeys(c.Mins)) {
+				if counted(name) && used[name] >= c.Mins[name] {
+					return minutesReason(scope, name, "")
+				}
+			}
+		}
 	}
 	req := j.ReqTRES()
 	for _, l := range jl.MaxTRESPerJob {
 		if name, over := exceeds(req, l.Limit); over {
 			return tresReason(l.Scope, "Max", name, "PerJob")
+		}
+	}
+	for _, l := range jl.MaxTRESMinsPerJob {
+		for _, name := range slices.Sorted(mapsKeys(l.Limit)) {
+			if counted(name) && req.Count(name)*limitMins(j) > l.Limit[name] {
+				return minutesReason(l.Scope, name, "PerJob")
+			}
 		}
 	}
 	for _, l := range jl.MinTRESPerJob {
@@ -187,6 +242,20 @@ func (p *Policy) Fits(j *job.Job, alloc *job.Allocation) job.Reason {
 				}
 			}
 		}
+		for _, c := range jl.Counters {
+			if c.Scope != scope || len(c.RunMins) == 0 {
+				continue
+			}
+			var held map[string]uint64
+			if u := p.Use[c.Key]; u != nil {
+				held = u.RunMins
+			}
+			for _, name := range slices.Sorted(mapsKeys(c.RunMins)) {
+				if counted(name) && held[name]+t.Count(name)*limitMins(j) > c.RunMins[name] {
+					return minutesReason(scope, name, "Run")
+				}
+			}
+		}
 		for _, l := range jl.MaxTRESPerNode {
 			if l.Scope != scope {
 				continue
@@ -209,7 +278,7 @@ func (p *Policy) Started(j *job.Job, alloc *job.Allocation) {
 		return
 	}
 	if jl := p.Jobs[j.ID]; jl != nil {
-		p.Add(jl, allocTRES(alloc))
+		p.Add(jl, allocTRES(alloc), limitMins(j))
 	}
 }
 
@@ -330,4 +399,34 @@ func minReason(name string) job.Reason {
 		return "QOSMinBilling"
 	}
 	return "QOSMinGRES"
+}
+
+// minutesReason is Slurm's reason for a TRES-minute limit: kind "" the
+// group's usage (GrpTRESMins), "Run" what its running jobs hold
+// (GrpTRESRunMins), "PerJob" one job's (MaxTRESMinsPerJob).
+func minutesReason(scope Scope, name, kind string) job.Reason {
+	s := string(scope)
+	tres := map[string]string{"cpu": "CPU", "mem": "Mem", "node": "Node", "billing": "Billing"}[name]
+	if tres == "" {
+		tres = "GRES"
+	}
+	if scope == ScopeQOS && name == "mem" {
+		tres = "Memory"
+	}
+	switch kind {
+	case "Run":
+		if name == "cpu" {
+			return job.Reason(s + "GrpCPURunMinutesLimit")
+		}
+		return job.Reason(s + "Grp" + tres + "RunMinutes")
+	case "PerJob":
+		if name == "cpu" {
+			return job.Reason(s + "MaxCpuMinutesPerJobLimit")
+		}
+		return job.Reason(s + "Max" + tres + "MinutesPerJob")
+	}
+	if name == "cpu" {
+		return job.Reason(s + "GrpCPUMinutesLimit")
+	}
+	return job.Reason(s + "Grp" + tres + "Minutes")
 }

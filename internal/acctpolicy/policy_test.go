@@ -77,3 +77,35 @@ func TestPolicy(t *testing.T) {
 	}
 	none.Started(j(1, 1, 1), alloc(1, 1, 0, 0))
 }
+
+// TestMinuteLimits: TRES-minutes used, held by running jobs until their
+// time limits, and asked by one job.
+func TestMinuteLimits(t *testing.T) {
+	j := &job.Job{ID: 1, Req: job.Request{NumTasks: 4, CPUsPerTask: 1, MinNodes: 1, TimeLimit: 60}}
+	used := Counter{Key: "assoc:1", Scope: ScopeAssoc, Mins: assoc.TRES{"cpu": 1000}}
+	run := Counter{Key: "qos:q", Scope: ScopeQOS, RunMins: assoc.TRES{"cpu": 300}}
+	p := &Policy{Jobs: map[job.ID]*Job{1: {Counters: []Counter{used}}}}
+	p.SetUsed("assoc:1", "cpu", 999)
+	if r := p.Runnable(j); r != "" {
+		t.Errorf("under GrpTRESMins: %q", r)
+	}
+	p.SetUsed("assoc:1", "cpu", 1000)
+	if r := p.Runnable(j); r != "AssocGrpCPUMinutesLimit" {
+		t.Errorf("at GrpTRESMins: %q", r)
+	}
+	p = &Policy{Jobs: map[job.ID]*Job{1: {Counters: []Counter{run}}}}
+	if r := p.Fits(j, alloc(1, 4, 0, 0)); r != "" { // 240 CPU-minutes
+		t.Errorf("under GrpTRESRunMins: %q", r)
+	}
+	p.Add(&Job{Counters: []Counter{run}}, job.TRES{CPUs: 1}, 61)
+	if r := p.Fits(j, alloc(1, 4, 0, 0)); r != "QOSGrpCPURunMinutesLimit" {
+		t.Errorf("over GrpTRESRunMins: %q", r)
+	}
+	p = &Policy{Jobs: map[job.ID]*Job{1: {MaxTRESMinsPerJob: []ScopedTRES{{ScopeAssoc, assoc.TRES{"cpu": 200}}}}}}
+	if r := p.Runnable(j); r != "AssocMaxCpuMinutesPerJobLimit" {
+		t.Errorf("over MaxTRESMinsPerJob: %q", r)
+	}
+	if r := minutesReason(ScopeQOS, "mem", "Run"); r != "QOSGrpMemoryRunMinutes" {
+		t.Errorf("reason %q", r)
+	}
+}

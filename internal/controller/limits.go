@@ -2,6 +2,8 @@ package controller
 
 import (
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/droverhq/drover/internal/acctpolicy"
 	"github.com/droverhq/drover/internal/assoc"
@@ -24,15 +26,20 @@ func (c *Controller) jobLimitsLocked(j *job.Job) *acctpolicy.Job {
 		chain := m.Ancestry(a)
 		for _, level := range chain {
 			out.Counters = append(out.Counters, acctpolicy.Counter{Key: assocKey(level),
-				Scope: acctpolicy.ScopeAssoc, Kind: acctpolicy.Grp, Jobs: level.Limits.GrpJobs, TRES: level.Limits.GrpTRES})
+				Scope: acctpolicy.ScopeAssoc, Kind: acctpolicy.Grp, Jobs: level.Limits.GrpJobs, TRES: level.Limits.GrpTRES,
+				Mins: level.Limits.GrpTRESMins, RunMins: level.Limits.GrpTRESRunMins})
 		}
 		var maxJobs, maxWall *uint32
-		perJob, perNode := assoc.TRES{}, assoc.TRES{}
+		perJob, perNode, minsPerJob := assoc.TRES{}, assoc.TRES{}, assoc.TRES{}
 		for _, level := range chain {
 			maxJobs = firstSet(maxJobs, level.Limits.MaxJobs)
 			maxWall = firstSet(maxWall, level.Limits.MaxWall)
 			inherit(perJob, level.Limits.MaxTRESPerJob)
 			inherit(perNode, level.Limits.MaxTRESPerNode)
+			inherit(minsPerJob, level.Limits.MaxTRESMinsPerJob)
+		}
+		if len(minsPerJob) > 0 {
+			out.MaxTRESMinsPerJob = append(out.MaxTRESMinsPerJob, acctpolicy.ScopedTRES{Scope: acctpolicy.ScopeAssoc, Limit: minsPerJob})
 		}
 		out.Counters = append(out.Counters, acctpolicy.Counter{Key: "assocmax:" + assocKey(a),
 			Scope: acctpolicy.ScopeAssoc, Kind: acctpolicy.Max, Jobs: maxJobs})
@@ -50,7 +57,7 @@ func (c *Controller) jobLimitsLocked(j *job.Job) *acctpolicy.Job {
 		l := q.Limits
 		key := "qos:" + q.Name
 		out.Counters = append(out.Counters,
-			acctpolicy.Counter{Key: key, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.Grp, Jobs: l.GrpJobs, TRES: l.GrpTRES},
+			acctpolicy.Counter{Key: key, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.Grp, Jobs: l.GrpJobs, TRES: l.GrpTRES, RunMins: l.GrpTRESRunMins},
 			acctpolicy.Counter{Key: key + "/user:" + j.Req.UserName, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.PerUser, Jobs: l.MaxJobs, TRES: l.MaxTRESPerUser},
 			acctpolicy.Counter{Key: key + "/account:" + j.Req.Account, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.PerAccount, Jobs: l.MaxJobsPerAccount})
 		if l.MaxWall != nil {
@@ -58,6 +65,9 @@ func (c *Controller) jobLimitsLocked(j *job.Job) *acctpolicy.Job {
 		}
 		if len(l.MaxTRESPerJob) > 0 {
 			out.MaxTRESPerJob = append(out.MaxTRESPerJob, acctpolicy.ScopedTRES{Scope: acctpolicy.ScopeQOS, Limit: l.MaxTRESPerJob})
+		}
+		if len(l.MaxTRESMinsPerJob) > 0 {
+			out.MaxTRESMinsPerJob = append(out.MaxTRESMinsPerJob, acctpolicy.ScopedTRES{Scope: acctpolicy.ScopeQOS, Limit: l.MaxTRESMinsPerJob})
 		}
 		if len(l.MinTRESPerJob) > 0 {
 			out.MinTRESPerJob = append(out.MinTRESPerJob, acctpolicy.ScopedTRES{Scope: acctpolicy.ScopeQOS, Limit: l.MinTRESPerJob})
@@ -96,15 +106,60 @@ func (c *Controller) policyLocked(pending []*job.Job) *acctpolicy.Policy {
 	for _, j := range pending {
 		p.Jobs[j.ID] = c.jobLimitsLocked(j)
 	}
+	now := c.now()
 	for _, id := range c.st.order {
 		j := c.st.Jobs[id]
 		if j.Alloc != nil && (j.State == job.Running || j.Completing) {
 			if jl := c.jobLimitsLocked(j); jl != nil {
-				p.Add(jl, j.AllocTRES())
+				p.Add(jl, j.AllocTRES(), remainingMins(j, now))
 			}
 		}
 	}
+	c.usedMinsLocked(p)
 	return p
+}
+
+// remainingMins is what is left of a running job's time limit, in
+// minutes (GrpTRESRunMins counts it).
+func remainingMins(j *job.Job, now time.Time) uint64 {
+	if j.Req.TimeLimit == job.Infinite || j.EndTime.IsZero() {
+		return acctpolicy.Unlimited
+	}
+	left := j.EndTime.Sub(now)
+	if left <= 0 {
+		return 0
+	}
+	return uint64((left + time.Minute - 1) / time.Minute)
+}
+
+// usedMinsLocked gives each association that has a GrpTRESMins limit
+// what its jobs have used: the fair-share usage (CPU-seconds, decayed by
+// PriorityDecayHalfLife, as Slurm's usage_raw) of it and every
+// association below it, as CPU- and billing-minutes.
+func (c *Controller) usedMinsLocked(p *acctpolicy.Policy) {
+	m := c.st.Acct
+	for _, a := range m.Associations() {
+		if len(a.Limits.GrpTRESMins) == 0 {
+			continue
+		}
+		var secs float64
+		for key, v := range c.st.Usage {
+			account, user, _ := strings.Cut(key, "/")
+			u, ok := m.Resolve(user, account, "")
+			if !ok {
+				continue
+			}
+			for _, level := range m.Ancestry(u) {
+				if level.ID == a.ID {
+					secs += v
+					break
+				}
+			}
+		}
+		mins := uint64(secs / 60)
+		p.SetUsed(assocKey(a), "cpu", mins)
+		p.SetUsed(assocKey(a), "billing", mins)
+	}
 }
 
 // submitLimitErr refuses a job that its association or QOS may not take

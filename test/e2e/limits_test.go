@@ -57,6 +57,16 @@ func TestLimits(t *testing.T) {
 		t.Errorf("show assoc: %q", out)
 	}
 
+	// A job asking more CPU-minutes than one job may have waits.
+	c.MustRun("", "sacctmgr", "-i", "modify", "user", "root", "where", "account=lab", "set", "MaxTRESMinsPerJob=cpu=100")
+	greedy := c.Submit("", "-A", "lab", "-c", "2", "-t", "60", "--wrap", "true")
+	reason(greedy, "PENDING|AssocMaxCpuMinutesPerJobLimit")
+	if out := c.MustRun("", "sacctmgr", "-n", "-P", "show", "assoc", "where", "account=lab", "user=root", "format=user,maxtresmins"); out != "root|cpu=100\n" {
+		t.Errorf("show assoc MaxTRESMins: %q", out)
+	}
+	c.MustRun("", "scancel", greedy)
+	c.MustRun("", "sacctmgr", "-i", "modify", "user", "root", "where", "account=lab", "set", "MaxTRESMinsPerJob=cpu=-1")
+
 	// A time limit over the QOS's MaxWall waits for ever, with its reason.
 	c.MustRun("", "sacctmgr", "-i", "modify", "qos", "normal", "set", "MaxWall=10")
 	long := c.Submit("", "-A", "lab", "-t", "30", "--wrap", "true")

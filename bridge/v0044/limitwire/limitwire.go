@@ -92,6 +92,14 @@ func AssocToWire(l assoc.Limits, w *api.V0044Assoc) {
 	tper := tres.Per.Or(api.V0044AssocMaxTresPer{})
 	tper.Job, tper.Node = tresWire(l.MaxTRESPerJob), tresWire(l.MaxTRESPerNode)
 	tres.Per = api.NewOptV0044AssocMaxTresPer(tper)
+	group := tres.Group.Or(api.V0044AssocMaxTresGroup{})
+	group.Minutes, group.Active = tresWire(l.GrpTRESMins), tresWire(l.GrpTRESRunMins)
+	tres.Group = api.NewOptV0044AssocMaxTresGroup(group)
+	mins := tres.Minutes.Or(api.V0044AssocMaxTresMinutes{})
+	mper := mins.Per.Or(api.V0044AssocMaxTresMinutesPer{})
+	mper.Job = tresWire(l.MaxTRESMinsPerJob)
+	mins.Per = api.NewOptV0044AssocMaxTresMinutesPer(mper)
+	tres.Minutes = api.NewOptV0044AssocMaxTresMinutes(mins)
 	max.Tres = api.NewOptV0044AssocMaxTres(tres)
 	w.Max = api.NewOptV0044AssocMax(max)
 }
@@ -119,6 +127,15 @@ func AssocFromWire(w *api.V0044Assoc, old assoc.Limits) assoc.Limits {
 			l.MaxTRESPerJob = tresRead(per.Job, l.MaxTRESPerJob)
 			l.MaxTRESPerNode = tresRead(per.Node, l.MaxTRESPerNode)
 		}
+		if g, ok := tres.Group.Get(); ok {
+			l.GrpTRESMins = tresRead(g.Minutes, l.GrpTRESMins)
+			l.GrpTRESRunMins = tresRead(g.Active, l.GrpTRESRunMins)
+		}
+		if m, ok := tres.Minutes.Get(); ok {
+			if per, ok := m.Per.Get(); ok {
+				l.MaxTRESMinsPerJob = tresRead(per.Job, l.MaxTRESMinsPerJob)
+			}
+		}
 	}
 	return l
 }
@@ -145,6 +162,12 @@ func QOSToWire(l assoc.Limits, lim *api.V0044QosLimits) {
 	tper := tres.Per.Or(api.V0044QosLimitsMaxTresPer{})
 	tper.Job, tper.Node, tper.User = tresWire(l.MaxTRESPerJob), tresWire(l.MaxTRESPerNode), tresWire(l.MaxTRESPerUser)
 	tres.Per = api.NewOptV0044QosLimitsMaxTresPer(tper)
+	tmins := tres.Minutes.Or(api.V0044QosLimitsMaxTresMinutes{})
+	tmins.Total = tresWire(l.GrpTRESMins)
+	tmper := tmins.Per.Or(api.V0044QosLimitsMaxTresMinutesPer{})
+	tmper.Qos, tmper.Job = tresWire(l.GrpTRESRunMins), tresWire(l.MaxTRESMinsPerJob)
+	tmins.Per = api.NewOptV0044QosLimitsMaxTresMinutesPer(tmper)
+	tres.Minutes = api.NewOptV0044QosLimitsMaxTresMinutes(tmins)
 	max.Tres = api.NewOptV0044QosLimitsMaxTres(tres)
 	wall := max.WallClock.Or(api.V0044QosLimitsMaxWallClock{})
 	wper := wall.Per.Or(api.V0044QosLimitsMaxWallClockPer{})
@@ -187,6 +210,14 @@ func QOSFromWire(lim api.V0044QosLimits, old assoc.Limits) assoc.Limits {
 				l.MaxTRESPerJob = tresRead(per.Job, l.MaxTRESPerJob)
 				l.MaxTRESPerNode = tresRead(per.Node, l.MaxTRESPerNode)
 				l.MaxTRESPerUser = tresRead(per.User, l.MaxTRESPerUser)
+			}
+			if m, ok := tres.Minutes.Get(); ok {
+				// minutes.total (GrpTRESMins) needs the QOS's own usage,
+				// which is not kept: it is not taken.
+				if per, ok := m.Per.Get(); ok {
+					l.GrpTRESRunMins = tresRead(per.Qos, l.GrpTRESRunMins)
+					l.MaxTRESMinsPerJob = tresRead(per.Job, l.MaxTRESMinsPerJob)
+				}
 			}
 		}
 		if wall, ok := max.WallClock.Get(); ok {

@@ -9,8 +9,9 @@ import (
 
 // The limits sacctmgr sets and shows on associations and QOS
 // (sacctmgr_set_assoc_rec's and sacctmgr_set_qos_rec's Grp*, Max* and
-// Min* options). The TRES-minute, accrue and priority-threshold limits
-// are not kept yet: setting one is refused.
+// Min* options). The accrue, GrpWall, per-account TRES and
+// priority-threshold limits, and a QOS's GrpTRESMins, are not kept yet:
+// setting one is refused.
 
 // limitKind is what an option sets.
 type limitKind struct {
@@ -34,6 +35,9 @@ var (
 	maxTRESPN   = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MaxTRESPerNode }}
 	maxTRESPU   = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MaxTRESPerUser }}
 	minTRES     = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MinTRESPerJob }}
+	grpMins     = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.GrpTRESMins }}
+	grpRunMins  = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.GrpTRESRunMins }}
+	maxMinsPJ   = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MaxTRESMinsPerJob }}
 )
 
 func single(k limitKind, tres string) limitKind { k.one = tres; return k }
@@ -45,6 +49,9 @@ var assocLimitOptions = map[string]limitKind{
 	"MaxCpusPerJob": single(maxTRESPJ, "cpu"), "MaxJobs": maxJobs, "MaxNodesPerJob": single(maxTRESPJ, "node"),
 	"MaxSubmitJobs": maxSubmit, "MaxTRES": maxTRESPJ, "MaxTRESPJ": maxTRESPJ, "MaxTRESPerJob": maxTRESPJ,
 	"MaxTRESPerNode": maxTRESPN, "MaxTRESPN": maxTRESPN, "MaxWallDurationPerJob": maxWall,
+	"GrpCPUMins": single(grpMins, "cpu"), "GrpCPURunMins": single(grpRunMins, "cpu"), "GrpTRESMins": grpMins,
+	"GrpTRESRunMins": grpRunMins, "MaxCPUMinsPerJob": single(maxMinsPJ, "cpu"), "MaxTRESMinsPerJob": maxMinsPJ,
+	"MaxTRESMinsPJ": maxMinsPJ,
 }
 
 // qosLimitOptions are the QOS options that set a limit.
@@ -58,6 +65,10 @@ var qosLimitOptions = map[string]limitKind{
 	"MaxSubmitJobsPU": maxSubmit, "MaxTRES": maxTRESPJ, "MaxTRESPJ": maxTRESPJ, "MaxTRESPerJob": maxTRESPJ,
 	"MaxTRESPerNode": maxTRESPN, "MaxTRESPN": maxTRESPN, "MaxTRESPerUser": maxTRESPU, "MaxTRESPU": maxTRESPU,
 	"MaxWallDurationPerJob": maxWall, "MinCPUsPerJob": single(minTRES, "cpu"), "MinTRESPerJob": minTRES,
+	// A QOS's GrpTRESMins needs the QOS's own usage, which is not kept:
+	// refused rather than set and not held to.
+	"GrpCPURunMins": single(grpRunMins, "cpu"), "GrpTRESRunMins": grpRunMins,
+	"MaxCPUMinsPerJob": single(maxMinsPJ, "cpu"), "MaxTRESMinsPerJob": maxMinsPJ, "MaxTRESMinsPJ": maxMinsPJ,
 }
 
 // limitChange is the limits an option line sets: counts (nil inside:
@@ -202,6 +213,18 @@ func limitCell(l assoc.Limits, f field) cell {
 		return one(l.MaxTRESPerUser, "node")
 	case "MinCPUs":
 		return one(l.MinTRESPerJob, "cpu")
+	case "GrpTRESMins":
+		return tres(l.GrpTRESMins)
+	case "GrpTRESRunMins":
+		return tres(l.GrpTRESRunMins)
+	case "MaxTRESMins":
+		return tres(l.MaxTRESMinsPerJob)
+	case "GrpCPUMins":
+		return one(l.GrpTRESMins, "cpu")
+	case "GrpCPURunMins":
+		return one(l.GrpTRESRunMins, "cpu")
+	case "MaxCPUMins":
+		return one(l.MaxTRESMinsPerJob, "cpu")
 	}
 	if f.kind == pTRES {
 		return cell{}
