@@ -283,7 +283,7 @@ func (p *Policy) Started(j *job.Job, alloc *job.Allocation) {
 }
 
 func allocTRES(a *job.Allocation) job.TRES {
-	t := job.TRES{CPUs: a.TotalCPUs(), Nodes: uint32(len(a.Nodes)), GPUs: uint64(a.TotalGPUs())}
+	t := job.TRES{CPUs: a.TotalCPUs(), Nodes: uint32(len(a.Nodes)), GPUs: uint64(a.TotalGPUs()), Billing: a.Billing}
 	for _, na := range a.Nodes {
 		t.MemMB += na.MemMB
 	}

@@ -174,6 +174,13 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 			}
 			pt.PreemptMode = m
 		}
+		if p.TRESBillingWeights != "" {
+			w, err := partition.ParseBillingWeights(p.TRESBillingWeights)
+			if err != nil {
+				return Config{}, fmt.Errorf("%s:%d: partition %s: %w", p.File, p.Line, p.Name, err)
+			}
+			pt.BillingWeights, pt.BillingWeightsText = w, p.TRESBillingWeights
+		}
 		pt.MaxMemPerNode = p.MaxMemPerNode
 		if pt.MaxMemPerNode == 0 {
 			pt.MaxMemPerNode = sc.MaxMemPerNode

@@ -111,7 +111,7 @@ func (c *Controller) updateUsage(ctx context.Context) {
 			to = j.EndTime
 		}
 		if to.After(from) {
-			usage[jobAssocKey(c.st.Acct, j)] += float64(j.Alloc.TotalCPUs()) * to.Sub(from).Seconds() * c.usageFactorLocked(j)
+			usage[jobAssocKey(c.st.Acct, j)] += float64(j.AllocTRES().Count("billing")) * to.Sub(from).Seconds() * c.usageFactorLocked(j)
 		}
 	}
 	c.mu.RUnlock()

@@ -117,6 +117,9 @@ const (
 // Allocation is what the scheduler granted, node by node.
 type Allocation struct {
 	Nodes []NodeAlloc
+	// Billing is the billing TRES its partition's TRESBillingWeights
+	// give it (0: its CPU count).
+	Billing uint64 `json:",omitempty"`
 }
 
 // NodeAlloc is the share of one node a job holds.

@@ -7,13 +7,27 @@ import (
 )
 
 // TRES are the trackable resources slurmctld counts for a job or a
-// partition: CPUs, memory, nodes and GPUs (billing is the CPU count: no
-// TRESBillingWeights).
+// partition: CPUs, memory, nodes and GPUs, and billing (the CPU count
+// unless the partition's TRESBillingWeights gave another: Billing).
 type TRES struct {
-	CPUs  uint32
-	MemMB uint64
-	Nodes uint32
-	GPUs  uint64
+	CPUs    uint32
+	MemMB   uint64
+	Nodes   uint32
+	GPUs    uint64
+	Billing uint64
+}
+
+// billing is the billing TRES.
+func (t TRES) billing() uint64 {
+	if t.Billing > 0 {
+		return t.Billing
+	}
+	return uint64(t.CPUs)
+}
+
+// Counts are the TRES by Slurm's names, for TRESBillingWeights.
+func (t TRES) Counts() map[string]uint64 {
+	return map[string]uint64{"cpu": uint64(t.CPUs), "mem": t.MemMB, "node": uint64(t.Nodes), "gres/gpu": t.GPUs}
 }
 
 // TaskCount is the job's tasks: asked for, laid out, or one a node.
@@ -72,7 +86,7 @@ func (j *Job) AllocTRES() TRES {
 	if j.Alloc == nil {
 		return TRES{}
 	}
-	t := TRES{CPUs: j.Alloc.TotalCPUs(), Nodes: uint32(len(j.Alloc.Nodes)), GPUs: uint64(j.Alloc.TotalGPUs())}
+	t := TRES{CPUs: j.Alloc.TotalCPUs(), Nodes: uint32(len(j.Alloc.Nodes)), GPUs: uint64(j.Alloc.TotalGPUs()), Billing: j.Alloc.Billing}
 	for _, na := range j.Alloc.Nodes {
 		t.MemMB += na.MemMB
 	}
@@ -83,8 +97,10 @@ func (j *Job) AllocTRES() TRES {
 // 0 for a TRES not counted here).
 func (t TRES) Count(name string) uint64 {
 	switch name {
-	case "cpu", "billing":
+	case "cpu":
 		return uint64(t.CPUs)
+	case "billing":
+		return t.billing()
 	case "mem":
 		return t.MemMB
 	case "node":
@@ -103,7 +119,7 @@ func (t TRES) String() string {
 	if t.MemMB > 0 {
 		b.WriteString(",mem=" + FormatMemMB(t.MemMB))
 	}
-	fmt.Fprintf(&b, ",node=%d,billing=%d", t.Nodes, t.CPUs)
+	fmt.Fprintf(&b, ",node=%d,billing=%d", t.Nodes, t.billing())
 	if t.GPUs > 0 {
 		fmt.Fprintf(&b, ",gres/gpu=%d", t.GPUs)
 	}

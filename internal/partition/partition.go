@@ -55,9 +55,13 @@ type Partition struct {
 	DefMemPerCPU  uint64
 	DefMemPerNode uint64
 	MaxMemPerNode uint64
-	Hidden        bool
-	OverSubscribe string
-	ExclusiveUser bool
+	// BillingWeights are TRESBillingWeights (nil: billing is the CPUs),
+	// as slurm.conf wrote them in BillingWeightsText.
+	BillingWeights     BillingWeights
+	BillingWeightsText string
+	Hidden             bool
+	OverSubscribe      string
+	ExclusiveUser      bool
 	// PreemptMode is what happens to this partition's jobs when a job of
 	// a higher PriorityTier preempts them (the partition's PreemptMode, or
 	// the cluster's): PreemptOff, PreemptCancel or PreemptRequeue.

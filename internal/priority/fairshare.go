@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Usage is each user's decayed usage: CPU-seconds, halved every
+// Usage is each user's decayed usage: billing-seconds (CPU-seconds
+// unless TRESBillingWeights say otherwise), halved every
 // PriorityDecayHalfLife.
 type Usage map[string]float64
 

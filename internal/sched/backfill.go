@@ -257,6 +257,7 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 				}
 				break
 			}
+			bill(part, alloc)
 			if r := p.policy.Fits(j, alloc); r != "" {
 				plan.Reasons[j.ID] = r
 				break
@@ -336,7 +337,7 @@ func (bf *bfPass) anyFitsNow(s *Snapshot, budget int) bool {
 
 // cloneAlloc copies an allocation out of the pass's scratch.
 func cloneAlloc(a *job.Allocation) *job.Allocation {
-	out := &job.Allocation{Nodes: slices.Clone(a.Nodes)}
+	out := &job.Allocation{Nodes: slices.Clone(a.Nodes), Billing: a.Billing}
 	for i := range out.Nodes {
 		if len(out.Nodes[i].GPUs) == 0 {
 			out.Nodes[i].GPUs = nil

@@ -238,6 +238,7 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 				alloc, ok = sh.place(cands, required)
 			}
 			if ok {
+				bill(part, alloc)
 				if r := p.policy.Fits(j, alloc); r != "" {
 					plan.Reasons[j.ID] = r
 					break
@@ -284,6 +285,19 @@ func (p *pass) nextTask(j *job.Job) (task uint32, reason job.Reason, more bool) 
 		return 0, job.ReasonArrayTaskLimit, false
 	}
 	return job.NoTask, "", true
+}
+
+// bill gives an allocation its billing TRES from its partition's
+// TRESBillingWeights.
+func bill(part *partition.Partition, alloc *job.Allocation) {
+	if part == nil || len(part.BillingWeights) == 0 {
+		return
+	}
+	t := job.TRES{CPUs: alloc.TotalCPUs(), Nodes: uint32(len(alloc.Nodes)), GPUs: uint64(alloc.TotalGPUs())}
+	for _, na := range alloc.Nodes {
+		t.MemMB += na.MemMB
+	}
+	alloc.Billing = part.BillingWeights.Billing(t.Counts(), false)
 }
 
 // start records a start in the plan and takes its resources.

@@ -12,7 +12,8 @@ import (
 // with Slurm's error.
 func TestLimits(t *testing.T) {
 	t.Parallel()
-	c := NewCluster(t, ClusterOptions{Nodes: 1, CPUs: 8, Extra: "AccountingStorageEnforce=associations,limits,qos\n"})
+	c := NewCluster(t, ClusterOptions{Nodes: 1, CPUs: 8, Extra: "AccountingStorageEnforce=associations,limits,qos\n" +
+		"PartitionName=billed Nodes=ALL TRESBillingWeights=CPU=2.0\n"})
 	c.MustRun("", "sacctmgr", "-i", "add", "account", "lab")
 	c.MustRun("", "sacctmgr", "-i", "add", "user", "root", "account=lab")
 	reason := func(id, want string) {
@@ -71,6 +72,17 @@ func TestLimits(t *testing.T) {
 	c.MustRun("", "sacctmgr", "-i", "modify", "qos", "normal", "set", "MaxWall=10")
 	long := c.Submit("", "-A", "lab", "-t", "30", "--wrap", "true")
 	reason(long, "PENDING|QOSMaxWallDurationPerJobLimit")
+
+	// A partition's TRESBillingWeights make a job's billing TRES, which
+	// limits on billing count.
+	c.MustRun("", "sacctmgr", "-i", "modify", "user", "root", "where", "account=lab", "set", "GrpTRES=billing=3")
+	billed := c.Submit("", "-A", "lab", "-p", "billed", "-c", "2", "-t", "5", "--wrap", "true")
+	reason(billed, "PENDING|AssocGrpBilling")
+	c.MustRun("", "sacctmgr", "-i", "modify", "user", "root", "where", "account=lab", "set", "GrpTRES=billing=-1")
+	c.MustRun("", "scancel", billed)
+	if out := c.MustRun("", "scontrol", "show", "partition", "billed"); !strings.Contains(out, "TRESBillingWeights=CPU=2.0") {
+		t.Errorf("scontrol show partition billed:\n%s", out)
+	}
 
 	// Freed CPUs let the wide job start once the limits allow it.
 	c.MustRun("", "scancel", first, second)
