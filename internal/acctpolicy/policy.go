@@ -39,6 +39,8 @@ type Counter struct {
 	// jobs have used (GrpTRESMins), what its running jobs hold until
 	// their time limits (GrpTRESRunMins).
 	Mins, RunMins assoc.TRES
+	// Wall is the group's GrpWall: the minutes its jobs may have run.
+	Wall *uint32
 }
 
 // Kind is the kind of a group limit.
@@ -90,6 +92,8 @@ type Use struct {
 	// controller's usage: cpu and billing).
 	RunMins map[string]uint64
 	Mins    map[string]uint64
+	// WallMins is the minutes the group's jobs have run (decayed).
+	WallMins uint64
 }
 
 // Policy is the limits of the pending jobs and what running jobs hold,
@@ -115,6 +119,11 @@ func (p *Policy) Add(jl *Job, t job.TRES, mins uint64) {
 // SetUsed records what a group's jobs have used, in TRES-minutes.
 func (p *Policy) SetUsed(key, name string, mins uint64) {
 	p.use(key).Mins[name] = mins
+}
+
+// SetWall records the minutes a group's jobs have run.
+func (p *Policy) SetWall(key string, mins uint64) {
+	p.use(key).WallMins = mins
 }
 
 func (p *Policy) use(key string) *Use {
@@ -168,6 +177,14 @@ func (p *Policy) Runnable(j *job.Job) job.Reason {
 		for _, w := range jl.MaxWall {
 			if w.Scope == scope && (j.Req.TimeLimit == job.Infinite || j.Req.TimeLimit > w.Limit) {
 				return job.Reason(string(scope) + "MaxWallDurationPerJobLimit")
+			}
+		}
+		for _, c := range jl.Counters {
+			if c.Scope != scope || c.Wall == nil {
+				continue
+			}
+			if u := p.Use[c.Key]; *c.Wall == 0 || (u != nil && u.WallMins >= uint64(*c.Wall)) {
+				return job.Reason(string(scope) + "GrpWallLimit")
 			}
 		}
 		for _, c := range jl.Counters {

@@ -109,3 +109,17 @@ func TestMinuteLimits(t *testing.T) {
 		t.Errorf("reason %q", r)
 	}
 }
+
+func TestGrpWall(t *testing.T) {
+	j := &job.Job{ID: 1, Req: job.Request{NumTasks: 1, CPUsPerTask: 1, MinNodes: 1, TimeLimit: 60}}
+	c := Counter{Key: "qos:q", Scope: ScopeQOS, Wall: assoc.Count(120)}
+	p := &Policy{Jobs: map[job.ID]*Job{1: {Counters: []Counter{c}}}}
+	p.SetWall("qos:q", 119)
+	if r := p.Runnable(j); r != "" {
+		t.Errorf("under GrpWall: %q", r)
+	}
+	p.SetWall("qos:q", 120)
+	if r := p.Runnable(j); r != "QOSGrpWallLimit" {
+		t.Errorf("at GrpWall: %q", r)
+	}
+}

@@ -25,8 +25,11 @@ type Limits struct {
 	MaxSubmitJobs           *uint32 `json:"max_submit_jobs,omitempty"`
 	MaxJobsPerAccount       *uint32 `json:"max_jobs_per_account,omitempty"`
 	MaxSubmitJobsPerAccount *uint32 `json:"max_submit_jobs_per_account,omitempty"`
-	// MaxWall is each job's time limit at most, in minutes.
+	// MaxWall is each job's time limit at most, in minutes; GrpWall the
+	// wall time (minutes, decayed as usage is) the group's jobs may have
+	// run together.
 	MaxWall *uint32 `json:"max_wall,omitempty"`
+	GrpWall *uint32 `json:"grp_wall,omitempty"`
 	// TRES limits: what running jobs hold together (GrpTRES), one job
 	// (MaxTRESPerJob, MinTRESPerJob), one node of a job (MaxTRESPerNode),
 	// one user's running jobs (MaxTRESPerUser, QOS only).
@@ -47,7 +50,7 @@ type Limits struct {
 // IsZero says no limit is set.
 func (l Limits) IsZero() bool {
 	return l.GrpJobs == nil && l.GrpSubmitJobs == nil && l.MaxJobs == nil && l.MaxSubmitJobs == nil &&
-		l.MaxJobsPerAccount == nil && l.MaxSubmitJobsPerAccount == nil && l.MaxWall == nil &&
+		l.MaxJobsPerAccount == nil && l.MaxSubmitJobsPerAccount == nil && l.MaxWall == nil && l.GrpWall == nil &&
 		len(l.GrpTRES) == 0 && len(l.MaxTRESPerJob) == 0 && len(l.MaxTRESPerNode) == 0 &&
 		len(l.MaxTRESPerUser) == 0 && len(l.MinTRESPerJob) == 0 &&
 		len(l.GrpTRESMins) == 0 && len(l.GrpTRESRunMins) == 0 && len(l.MaxTRESMinsPerJob) == 0

@@ -89,6 +89,9 @@ type resvSetCmd struct {
 // usageCmd sets every user's fair-share usage as of its time.
 type usageCmd struct {
 	Usage priority.Usage `json:"usage"`
+	// Limits is the usage the limits read besides fair-share's
+	// (fsm.LimitUsage).
+	Limits priority.Usage `json:"limits,omitempty"`
 }
 
 // resvDelCmd removes a reservation.
@@ -221,6 +224,10 @@ type fsm struct {
 	// priority.AssocKey, as of UsageTime.
 	Usage     priority.Usage `json:"usage"`
 	UsageTime time.Time      `json:"usage_time"`
+	// LimitUsage is what limits read besides fair-share usage, decayed
+	// alike: "wall:ACCOUNT/USER" job-seconds (GrpWall), "qos:NAME"
+	// billing-seconds (a QOS's GrpTRESMins), "qoswall:NAME" job-seconds.
+	LimitUsage priority.Usage `json:"limit_usage"`
 	// SubmitSeq orders submissions for priority/basic style priorities.
 	SubmitSeq uint64 `json:"submit_seq"`
 	// LastUpdate is the time of the last change to any job.
@@ -339,7 +346,7 @@ func (s *fsm) applyOp(c *command) applyResult {
 	case opSplit:
 		return s.applySplit(c)
 	case opUsage:
-		s.Usage, s.UsageTime = upgradeUsage(c.Usage.Usage), c.Time
+		s.Usage, s.UsageTime, s.LimitUsage = upgradeUsage(c.Usage.Usage), c.Time, c.Usage.Limits
 		return applyResult{}
 	case opAcct:
 		return s.applyAcct(c)
@@ -941,6 +948,7 @@ const (
 	snapResvs          = "reservations"
 	snapUsage          = "usage"
 	snapUsageTime      = "usage_time"
+	snapLimitUsage     = "limit_usage"
 	snapAcct           = "accounting"
 	snapSteps          = "steps"
 	snapNextStep       = "next_step"
@@ -985,6 +993,8 @@ func (s *fsm) snapshot(w io.Writer) error {
 	sw.member(snapUsage, s.Usage)
 	sw.raw(",")
 	sw.member(snapUsageTime, s.UsageTime)
+	sw.raw(",")
+	sw.member(snapLimitUsage, s.LimitUsage)
 	sw.raw(",")
 	sw.member(snapAcct, s.Acct)
 	sw.raw(",")
@@ -1090,6 +1100,8 @@ func (s *fsm) restore(r io.Reader) error {
 			err = dec.Decode(&n.Usage)
 		case snapUsageTime:
 			err = dec.Decode(&n.UsageTime)
+		case snapLimitUsage:
+			err = dec.Decode(&n.LimitUsage)
 		case snapSteps:
 			err = dec.Decode(&n.Steps)
 		case snapNextStep:

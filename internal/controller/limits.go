@@ -27,7 +27,7 @@ func (c *Controller) jobLimitsLocked(j *job.Job) *acctpolicy.Job {
 		for _, level := range chain {
 			out.Counters = append(out.Counters, acctpolicy.Counter{Key: assocKey(level),
 				Scope: acctpolicy.ScopeAssoc, Kind: acctpolicy.Grp, Jobs: level.Limits.GrpJobs, TRES: level.Limits.GrpTRES,
-				Mins: level.Limits.GrpTRESMins, RunMins: level.Limits.GrpTRESRunMins})
+				Mins: level.Limits.GrpTRESMins, RunMins: level.Limits.GrpTRESRunMins, Wall: level.Limits.GrpWall})
 		}
 		var maxJobs, maxWall *uint32
 		perJob, perNode, minsPerJob := assoc.TRES{}, assoc.TRES{}, assoc.TRES{}
@@ -57,7 +57,8 @@ func (c *Controller) jobLimitsLocked(j *job.Job) *acctpolicy.Job {
 		l := q.Limits
 		key := "qos:" + q.Name
 		out.Counters = append(out.Counters,
-			acctpolicy.Counter{Key: key, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.Grp, Jobs: l.GrpJobs, TRES: l.GrpTRES, RunMins: l.GrpTRESRunMins},
+			acctpolicy.Counter{Key: key, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.Grp, Jobs: l.GrpJobs, TRES: l.GrpTRES,
+				Mins: l.GrpTRESMins, RunMins: l.GrpTRESRunMins, Wall: l.GrpWall},
 			acctpolicy.Counter{Key: key + "/user:" + j.Req.UserName, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.PerUser, Jobs: l.MaxJobs, TRES: l.MaxTRESPerUser},
 			acctpolicy.Counter{Key: key + "/account:" + j.Req.Account, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.PerAccount, Jobs: l.MaxJobsPerAccount})
 		if l.MaxWall != nil {
@@ -132,34 +133,58 @@ func remainingMins(j *job.Job, now time.Time) uint64 {
 	return uint64((left + time.Minute - 1) / time.Minute)
 }
 
-// usedMinsLocked gives each association that has a GrpTRESMins limit
-// what its jobs have used: the fair-share usage (CPU-seconds, decayed by
-// PriorityDecayHalfLife, as Slurm's usage_raw) of it and every
-// association below it, as CPU- and billing-minutes.
+// usedMinsLocked gives each association and QOS that has a GrpTRESMins
+// or GrpWall limit what its jobs have used: the usage (decayed by
+// PriorityDecayHalfLife, as Slurm's usage_raw and grp_used_wall) of the
+// association and every association below it, or of the QOS, as CPU- and
+// billing-minutes and wall minutes.
 func (c *Controller) usedMinsLocked(p *acctpolicy.Policy) {
 	m := c.st.Acct
 	for _, a := range m.Associations() {
-		if len(a.Limits.GrpTRESMins) == 0 {
+		if len(a.Limits.GrpTRESMins) == 0 && a.Limits.GrpWall == nil {
 			continue
 		}
-		var secs float64
+		var billed, wall float64
 		for key, v := range c.st.Usage {
-			account, user, _ := strings.Cut(key, "/")
-			u, ok := m.Resolve(user, account, "")
-			if !ok {
-				continue
-			}
-			for _, level := range m.Ancestry(u) {
-				if level.ID == a.ID {
-					secs += v
-					break
-				}
+			if c.assocUnder(key, a) {
+				billed += v
 			}
 		}
-		mins := uint64(secs / 60)
-		p.SetUsed(assocKey(a), "cpu", mins)
-		p.SetUsed(assocKey(a), "billing", mins)
+		for key, v := range c.st.LimitUsage {
+			if k, ok := strings.CutPrefix(key, "wall:"); ok && c.assocUnder(k, a) {
+				wall += v
+			}
+		}
+		p.SetUsed(assocKey(a), "cpu", uint64(billed/60))
+		p.SetUsed(assocKey(a), "billing", uint64(billed/60))
+		p.SetWall(assocKey(a), uint64(wall/60))
 	}
+	for _, q := range m.QOSList() {
+		if len(q.Limits.GrpTRESMins) == 0 && q.Limits.GrpWall == nil {
+			continue
+		}
+		key := "qos:" + q.Name
+		p.SetUsed(key, "cpu", uint64(c.st.LimitUsage["qos:"+q.Name]/60))
+		p.SetUsed(key, "billing", uint64(c.st.LimitUsage["qos:"+q.Name]/60))
+		p.SetWall(key, uint64(c.st.LimitUsage["qoswall:"+q.Name]/60))
+	}
+}
+
+// assocUnder says the usage key ("ACCOUNT/USER") is of association a or
+// one below it.
+func (c *Controller) assocUnder(key string, a assoc.Association) bool {
+	m := c.st.Acct
+	account, user, _ := strings.Cut(key, "/")
+	u, ok := m.Resolve(user, account, "")
+	if !ok {
+		return false
+	}
+	for _, level := range m.Ancestry(u) {
+		if level.ID == a.ID {
+			return true
+		}
+	}
+	return false
 }
 
 // submitLimitErr refuses a job that its association or QOS may not take

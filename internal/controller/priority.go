@@ -88,15 +88,19 @@ func (c *Controller) updateUsage(ctx context.Context) {
 		c.mu.RUnlock()
 		return
 	}
-	usage := priority.Usage{}
+	usage, lim := priority.Usage{}, priority.Usage{}
 	for u, v := range c.st.Usage {
 		usage[u] = v
 	}
+	for u, v := range c.st.LimitUsage {
+		lim[u] = v
+	}
 	reset := priority.ResetDue(pc.ResetPeriod, last, now) || (pc.ResetPeriod == "NOW" && !c.usageReset)
 	if reset {
-		usage = priority.Usage{}
+		usage, lim = priority.Usage{}, priority.Usage{}
 	} else {
 		usage.Decay(now.Sub(last), pc.DecayHalfLife)
+		lim.Decay(now.Sub(last), pc.DecayHalfLife)
 	}
 	for _, id := range c.st.order {
 		j := c.st.Jobs[id]
@@ -111,11 +115,19 @@ func (c *Controller) updateUsage(ctx context.Context) {
 			to = j.EndTime
 		}
 		if to.After(from) {
-			usage[jobAssocKey(c.st.Acct, j)] += float64(j.AllocTRES().Count("billing")) * to.Sub(from).Seconds() * c.usageFactorLocked(j)
+			secs := to.Sub(from).Seconds()
+			billed := float64(j.AllocTRES().Count("billing")) * secs * c.usageFactorLocked(j)
+			key := jobAssocKey(c.st.Acct, j)
+			usage[key] += billed
+			lim["wall:"+key] += secs
+			if j.Req.QOS != "" {
+				lim["qos:"+j.Req.QOS] += billed
+				lim["qoswall:"+j.Req.QOS] += secs
+			}
 		}
 	}
 	c.mu.RUnlock()
-	if _, err := c.propose(ctx, &command{Op: opUsage, Time: now, Usage: &usageCmd{Usage: usage}}); err != nil {
+	if _, err := c.propose(ctx, &command{Op: opUsage, Time: now, Usage: &usageCmd{Usage: usage, Limits: lim}}); err != nil {
 		c.logger.Error("update fair-share usage", "err", err)
 		return
 	}

@@ -101,6 +101,11 @@ func AssocToWire(l assoc.Limits, w *api.V0044Assoc) {
 	mins.Per = api.NewOptV0044AssocMaxTresMinutesPer(mper)
 	tres.Minutes = api.NewOptV0044AssocMaxTresMinutes(mins)
 	max.Tres = api.NewOptV0044AssocMaxTres(tres)
+	aper := max.Per.Or(api.V0044AssocMaxPer{})
+	acct := aper.Account.Or(api.V0044AssocMaxPerAccount{})
+	acct.WallClock = limitWire(l.GrpWall)
+	aper.Account = api.NewOptV0044AssocMaxPerAccount(acct)
+	max.Per = api.NewOptV0044AssocMaxPer(aper)
 	w.Max = api.NewOptV0044AssocMax(max)
 }
 
@@ -137,6 +142,11 @@ func AssocFromWire(w *api.V0044Assoc, old assoc.Limits) assoc.Limits {
 			}
 		}
 	}
+	if per, ok := max.Per.Get(); ok {
+		if acct, ok := per.Account.Get(); ok {
+			l.GrpWall = limitRead(acct.WallClock, l.GrpWall)
+		}
+	}
 	return l
 }
 
@@ -171,7 +181,7 @@ func QOSToWire(l assoc.Limits, lim *api.V0044QosLimits) {
 	max.Tres = api.NewOptV0044QosLimitsMaxTres(tres)
 	wall := max.WallClock.Or(api.V0044QosLimitsMaxWallClock{})
 	wper := wall.Per.Or(api.V0044QosLimitsMaxWallClockPer{})
-	wper.Job = limitWire(l.MaxWall)
+	wper.Job, wper.Qos = limitWire(l.MaxWall), limitWire(l.GrpWall)
 	wall.Per = api.NewOptV0044QosLimitsMaxWallClockPer(wper)
 	max.WallClock = api.NewOptV0044QosLimitsMaxWallClock(wall)
 	lim.Max = api.NewOptV0044QosLimitsMax(max)
@@ -212,8 +222,7 @@ func QOSFromWire(lim api.V0044QosLimits, old assoc.Limits) assoc.Limits {
 				l.MaxTRESPerUser = tresRead(per.User, l.MaxTRESPerUser)
 			}
 			if m, ok := tres.Minutes.Get(); ok {
-				// minutes.total (GrpTRESMins) needs the QOS's own usage,
-				// which is not kept: it is not taken.
+				l.GrpTRESMins = tresRead(m.Total, l.GrpTRESMins)
 				if per, ok := m.Per.Get(); ok {
 					l.GrpTRESRunMins = tresRead(per.Qos, l.GrpTRESRunMins)
 					l.MaxTRESMinsPerJob = tresRead(per.Job, l.MaxTRESMinsPerJob)
@@ -223,6 +232,7 @@ func QOSFromWire(lim api.V0044QosLimits, old assoc.Limits) assoc.Limits {
 		if wall, ok := max.WallClock.Get(); ok {
 			if per, ok := wall.Per.Get(); ok {
 				l.MaxWall = limitRead(per.Job, l.MaxWall)
+				l.GrpWall = limitRead(per.Qos, l.GrpWall)
 			}
 		}
 	}

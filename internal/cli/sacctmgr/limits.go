@@ -9,9 +9,8 @@ import (
 
 // The limits sacctmgr sets and shows on associations and QOS
 // (sacctmgr_set_assoc_rec's and sacctmgr_set_qos_rec's Grp*, Max* and
-// Min* options). The accrue, GrpWall, per-account TRES and
-// priority-threshold limits, and a QOS's GrpTRESMins, are not kept yet:
-// setting one is refused.
+// Min* options). The accrue, per-account TRES and priority-threshold
+// limits are not kept yet: setting one is refused.
 
 // limitKind is what an option sets.
 type limitKind struct {
@@ -30,6 +29,7 @@ var (
 	maxJobsPA   = limitKind{count: func(l *assoc.Limits) **uint32 { return &l.MaxJobsPerAccount }}
 	maxSubmitPA = limitKind{count: func(l *assoc.Limits) **uint32 { return &l.MaxSubmitJobsPerAccount }}
 	maxWall     = limitKind{count: func(l *assoc.Limits) **uint32 { return &l.MaxWall }, wall: true}
+	grpWall     = limitKind{count: func(l *assoc.Limits) **uint32 { return &l.GrpWall }, wall: true}
 	grpTRES     = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.GrpTRES }}
 	maxTRESPJ   = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MaxTRESPerJob }}
 	maxTRESPN   = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MaxTRESPerNode }}
@@ -51,7 +51,7 @@ var assocLimitOptions = map[string]limitKind{
 	"MaxTRESPerNode": maxTRESPN, "MaxTRESPN": maxTRESPN, "MaxWallDurationPerJob": maxWall,
 	"GrpCPUMins": single(grpMins, "cpu"), "GrpCPURunMins": single(grpRunMins, "cpu"), "GrpTRESMins": grpMins,
 	"GrpTRESRunMins": grpRunMins, "MaxCPUMinsPerJob": single(maxMinsPJ, "cpu"), "MaxTRESMinsPerJob": maxMinsPJ,
-	"MaxTRESMinsPJ": maxMinsPJ,
+	"MaxTRESMinsPJ": maxMinsPJ, "GrpWall": grpWall,
 }
 
 // qosLimitOptions are the QOS options that set a limit.
@@ -65,8 +65,7 @@ var qosLimitOptions = map[string]limitKind{
 	"MaxSubmitJobsPU": maxSubmit, "MaxTRES": maxTRESPJ, "MaxTRESPJ": maxTRESPJ, "MaxTRESPerJob": maxTRESPJ,
 	"MaxTRESPerNode": maxTRESPN, "MaxTRESPN": maxTRESPN, "MaxTRESPerUser": maxTRESPU, "MaxTRESPU": maxTRESPU,
 	"MaxWallDurationPerJob": maxWall, "MinCPUsPerJob": single(minTRES, "cpu"), "MinTRESPerJob": minTRES,
-	// A QOS's GrpTRESMins needs the QOS's own usage, which is not kept:
-	// refused rather than set and not held to.
+	"GrpCPUMins": single(grpMins, "cpu"), "GrpTRESMins": grpMins, "GrpWall": grpWall,
 	"GrpCPURunMins": single(grpRunMins, "cpu"), "GrpTRESRunMins": grpRunMins,
 	"MaxCPUMinsPerJob": single(maxMinsPJ, "cpu"), "MaxTRESMinsPerJob": maxMinsPJ, "MaxTRESMinsPJ": maxMinsPJ,
 }
@@ -187,6 +186,8 @@ func limitCell(l assoc.Limits, f field) cell {
 		return count(l.MaxSubmitJobsPerAccount)
 	case "MaxWall":
 		return count(l.MaxWall)
+	case "GrpWall":
+		return count(l.GrpWall)
 	case "GrpTRES":
 		return tres(l.GrpTRES)
 	case "MaxTRES":

@@ -131,7 +131,9 @@ func TestSession(t *testing.T) {
 		{args: "show qos high format=name,maxwall,grptres,maxjobspu,grpjobs -P", want: out("Name|MaxWall|GrpTRES|MaxJobsPU|GrpJobs\nhigh|01:00:00|cpu=8,mem=16G|2|\n")},
 		{args: "-i modify qos high set MaxWall=-1 GrpTRES=mem=-1 MaxJobsPU=-1", want: out(" Modified qos...\n  high\n")},
 		{args: "show qos high format=name,maxwall,grptres,maxjobspu -P", want: out("Name|MaxWall|GrpTRES|MaxJobsPU\nhigh||cpu=8|\n")},
-		{args: "-i modify qos high set GrpTRESMins=cpu=10", want: refused("sacctmgr: error: GrpTRESMins=cpu=10 is not supported by Drover's accounting\n")},
+		{args: "-i modify qos high set GrpTRESMins=cpu=10 GrpWall=2-0", want: out(" Modified qos...\n  high\n")},
+		{args: "show qos high format=name,grptresmins,grpwall -P", want: out("Name|GrpTRESMins|GrpWall\nhigh|cpu=10|2-00:00:00\n")},
+		{args: "-i modify qos high set GrpJobsAccrue=3", want: refused("sacctmgr: error: GrpJobsAccrue=3 is not supported by Drover's accounting\n")},
 		{args: "-i modify qos high set GrpTRES=cpu=-1", want: out(" Modified qos...\n  high\n")},
 		{args: "show qos format=name,priority,preempt", want: out("      Name   Priority    Preempt \n---------- ---------- ---------- \n" +
 			"    normal          0            \n      high        200 low,normal \n       low          0            \n")},

@@ -1,0 +1,54 @@
+package controller_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/internal/assoc"
+	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/controller/ctltest"
+	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/priority"
+)
+
+// TestUsageLimits: a QOS's GrpWall and GrpTRESMins hold jobs once the
+// QOS's jobs have run that long, from the usage the controller keeps
+// (decayed as fair-share usage, surviving a restart).
+func TestUsageLimits(t *testing.T) {
+	c := ctltest.New(t, func(cfg *controller.Config) {
+		cfg.Priority = &priority.Config{WeightFairshare: 1000, MaxAge: time.Hour, DecayHalfLife: 7 * 24 * time.Hour, CalcPeriod: 5 * time.Minute}
+		cfg.Enforce = assoc.Enforce{Associations: false, Limits: true}
+	})
+	c.RegisterAll()
+	q := assoc.QOS{Name: "normal", UsageFactor: 1, Limits: assoc.Limits{GrpWall: assoc.Count(90), GrpTRESMins: assoc.TRES{"cpu": 1000}}}
+	if err := c.Ctl.ChangeAccounting(ctx, ctltest.Root, assoc.Change{{Kind: assoc.KindQOS, QOS: &q}}); err != nil {
+		t.Fatal(err)
+	}
+	withQOS := func(r *job.Request) { r.QOS = "normal" }
+	ran := c.Submit(ctltest.Alice, ctltest.Request(withQOS))
+	c.Ctl.UpdateUsage(ctx)
+	schedule(t, c)
+	if st := c.Job(ran).State; st != job.Running {
+		t.Fatalf("first job %s", st)
+	}
+	c.Clock.Advance(time.Hour)
+	c.Finish(ran, "exited", 0, 0)
+	c.Clock.Advance(5 * time.Minute)
+	c.Ctl.UpdateUsage(ctx)
+	next := c.Submit(ctltest.Alice, ctltest.Request(withQOS))
+	schedule(t, c)
+	// 60 minutes of 90, 60 CPU-minutes of 1000: nothing holds it.
+	if j := c.Job(next); j.State != job.Running {
+		t.Fatalf("second job: %s %s", j.State, j.Reason)
+	}
+	c.Clock.Advance(40 * time.Minute)
+	c.Finish(next, "exited", 0, 0)
+	c.Clock.Advance(5 * time.Minute)
+	c.Ctl.UpdateUsage(ctx)
+	c.Restart()
+	third := c.Submit(ctltest.Alice, ctltest.Request(withQOS))
+	schedule(t, c)
+	if j := c.Job(third); j.State != job.Pending || j.Reason != "QOSGrpWallLimit" {
+		t.Errorf("after 100 minutes of the QOS's 90: %s %s", j.State, j.Reason)
+	}
+}
