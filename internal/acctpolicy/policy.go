@@ -252,8 +252,11 @@ func (p *Policy) Fits(j *job.Job, alloc *job.Allocation) job.Reason {
 					continue
 				}
 				if used[name]+t.Count(name) > c.TRES[name] {
-					if c.Kind == PerUser {
+					switch c.Kind {
+					case PerUser:
 						return tresReason(scope, "Max", name, "PerUser")
+					case PerAccount:
+						return tresReason(scope, "Max", name, "PerAccount")
 					}
 					return tresReason(scope, "Grp", name, "")
 				}
@@ -389,6 +392,19 @@ func tresReason(scope Scope, kind, name, per string) job.Reason {
 			return job.Reason(s + "MaxBillingPerNode")
 		}
 		return job.Reason(s + "MaxGRESPerNode")
+	}
+	if per == "PerAccount" {
+		switch name {
+		case "cpu":
+			return "QOSMaxCpuPerAccount"
+		case "mem":
+			return "QOSMaxMemoryPerAccount"
+		case "node":
+			return "QOSMaxNodePerAccount"
+		case "billing":
+			return "QOSMaxBillingPerAccount"
+		}
+		return "QOSMaxGRESPerAccount"
 	}
 	// PerUser (QOS).
 	switch name {

@@ -123,3 +123,13 @@ func TestGrpWall(t *testing.T) {
 		t.Errorf("at GrpWall: %q", r)
 	}
 }
+
+func TestPerAccountTRES(t *testing.T) {
+	j := &job.Job{ID: 1, Req: job.Request{NumTasks: 2, CPUsPerTask: 1, MinNodes: 1, TimeLimit: 60}}
+	c := Counter{Key: "qos:q/account:lab", Scope: ScopeQOS, Kind: PerAccount, TRES: assoc.TRES{"cpu": 3}}
+	p := &Policy{Jobs: map[job.ID]*Job{1: {Counters: []Counter{c}}}}
+	p.Add(&Job{Counters: []Counter{c}}, job.TRES{CPUs: 2}, 10)
+	if r := p.Fits(j, alloc(1, 2, 0, 0)); r != "QOSMaxCpuPerAccount" {
+		t.Errorf("over MaxTRESPerAccount: %q", r)
+	}
+}

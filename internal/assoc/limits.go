@@ -37,7 +37,9 @@ type Limits struct {
 	MaxTRESPerJob  TRES `json:"max_tres_per_job,omitempty"`
 	MaxTRESPerNode TRES `json:"max_tres_per_node,omitempty"`
 	MaxTRESPerUser TRES `json:"max_tres_per_user,omitempty"`
-	MinTRESPerJob  TRES `json:"min_tres_per_job,omitempty"`
+	// MaxTRESPerAccount is one account's running jobs' (QOS only).
+	MaxTRESPerAccount TRES `json:"max_tres_per_account,omitempty"`
+	MinTRESPerJob     TRES `json:"min_tres_per_job,omitempty"`
 	// TRES-minute limits: what jobs may have used (GrpTRESMins, against
 	// the decayed usage), what running jobs hold until their time limits
 	// (GrpTRESRunMins), what one job may use in its time limit
@@ -52,14 +54,14 @@ func (l Limits) IsZero() bool {
 	return l.GrpJobs == nil && l.GrpSubmitJobs == nil && l.MaxJobs == nil && l.MaxSubmitJobs == nil &&
 		l.MaxJobsPerAccount == nil && l.MaxSubmitJobsPerAccount == nil && l.MaxWall == nil && l.GrpWall == nil &&
 		len(l.GrpTRES) == 0 && len(l.MaxTRESPerJob) == 0 && len(l.MaxTRESPerNode) == 0 &&
-		len(l.MaxTRESPerUser) == 0 && len(l.MinTRESPerJob) == 0 &&
+		len(l.MaxTRESPerUser) == 0 && len(l.MinTRESPerJob) == 0 && len(l.MaxTRESPerAccount) == 0 &&
 		len(l.GrpTRESMins) == 0 && len(l.GrpTRESRunMins) == 0 && len(l.MaxTRESMinsPerJob) == 0
 }
 
 // Clone copies the limits.
 func (l Limits) Clone() Limits {
 	c := l
-	for _, p := range []*TRES{&c.GrpTRES, &c.MaxTRESPerJob, &c.MaxTRESPerNode, &c.MaxTRESPerUser, &c.MinTRESPerJob,
+	for _, p := range []*TRES{&c.GrpTRES, &c.MaxTRESPerJob, &c.MaxTRESPerNode, &c.MaxTRESPerUser, &c.MinTRESPerJob, &c.MaxTRESPerAccount,
 		&c.GrpTRESMins, &c.GrpTRESRunMins, &c.MaxTRESMinsPerJob} {
 		*p = maps.Clone(*p)
 	}

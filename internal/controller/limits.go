@@ -60,7 +60,8 @@ func (c *Controller) jobLimitsLocked(j *job.Job) *acctpolicy.Job {
 			acctpolicy.Counter{Key: key, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.Grp, Jobs: l.GrpJobs, TRES: l.GrpTRES,
 				Mins: l.GrpTRESMins, RunMins: l.GrpTRESRunMins, Wall: l.GrpWall},
 			acctpolicy.Counter{Key: key + "/user:" + j.Req.UserName, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.PerUser, Jobs: l.MaxJobs, TRES: l.MaxTRESPerUser},
-			acctpolicy.Counter{Key: key + "/account:" + j.Req.Account, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.PerAccount, Jobs: l.MaxJobsPerAccount})
+			acctpolicy.Counter{Key: key + "/account:" + j.Req.Account, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.PerAccount, Jobs: l.MaxJobsPerAccount,
+				TRES: l.MaxTRESPerAccount})
 		if l.MaxWall != nil {
 			out.MaxWall = append(out.MaxWall, acctpolicy.ScopedCount{Scope: acctpolicy.ScopeQOS, Limit: *l.MaxWall})
 		}

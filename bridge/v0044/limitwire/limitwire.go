@@ -171,6 +171,7 @@ func QOSToWire(l assoc.Limits, lim *api.V0044QosLimits) {
 	tres.Total = tresWire(l.GrpTRES)
 	tper := tres.Per.Or(api.V0044QosLimitsMaxTresPer{})
 	tper.Job, tper.Node, tper.User = tresWire(l.MaxTRESPerJob), tresWire(l.MaxTRESPerNode), tresWire(l.MaxTRESPerUser)
+	tper.Account = tresWire(l.MaxTRESPerAccount)
 	tres.Per = api.NewOptV0044QosLimitsMaxTresPer(tper)
 	tmins := tres.Minutes.Or(api.V0044QosLimitsMaxTresMinutes{})
 	tmins.Total = tresWire(l.GrpTRESMins)
@@ -220,6 +221,7 @@ func QOSFromWire(lim api.V0044QosLimits, old assoc.Limits) assoc.Limits {
 				l.MaxTRESPerJob = tresRead(per.Job, l.MaxTRESPerJob)
 				l.MaxTRESPerNode = tresRead(per.Node, l.MaxTRESPerNode)
 				l.MaxTRESPerUser = tresRead(per.User, l.MaxTRESPerUser)
+				l.MaxTRESPerAccount = tresRead(per.Account, l.MaxTRESPerAccount)
 			}
 			if m, ok := tres.Minutes.Get(); ok {
 				l.GrpTRESMins = tresRead(m.Total, l.GrpTRESMins)

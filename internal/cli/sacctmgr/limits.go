@@ -9,8 +9,8 @@ import (
 
 // The limits sacctmgr sets and shows on associations and QOS
 // (sacctmgr_set_assoc_rec's and sacctmgr_set_qos_rec's Grp*, Max* and
-// Min* options). The accrue, per-account TRES and priority-threshold
-// limits are not kept yet: setting one is refused.
+// Min* options). The accrue, per-user and per-account run-minute and
+// priority-threshold limits are not kept yet: setting one is refused.
 
 // limitKind is what an option sets.
 type limitKind struct {
@@ -34,6 +34,7 @@ var (
 	maxTRESPJ   = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MaxTRESPerJob }}
 	maxTRESPN   = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MaxTRESPerNode }}
 	maxTRESPU   = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MaxTRESPerUser }}
+	maxTRESPA   = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MaxTRESPerAccount }}
 	minTRES     = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MinTRESPerJob }}
 	grpMins     = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.GrpTRESMins }}
 	grpRunMins  = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.GrpTRESRunMins }}
@@ -66,6 +67,7 @@ var qosLimitOptions = map[string]limitKind{
 	"MaxTRESPerNode": maxTRESPN, "MaxTRESPN": maxTRESPN, "MaxTRESPerUser": maxTRESPU, "MaxTRESPU": maxTRESPU,
 	"MaxWallDurationPerJob": maxWall, "MinCPUsPerJob": single(minTRES, "cpu"), "MinTRESPerJob": minTRES,
 	"GrpCPUMins": single(grpMins, "cpu"), "GrpTRESMins": grpMins, "GrpWall": grpWall,
+	"MaxTRESPerAccount": maxTRESPA, "MaxTRESPA": maxTRESPA,
 	"GrpCPURunMins": single(grpRunMins, "cpu"), "GrpTRESRunMins": grpRunMins,
 	"MaxCPUMinsPerJob": single(maxMinsPJ, "cpu"), "MaxTRESMinsPerJob": maxMinsPJ, "MaxTRESMinsPJ": maxMinsPJ,
 }
@@ -196,6 +198,8 @@ func limitCell(l assoc.Limits, f field) cell {
 		return tres(l.MaxTRESPerNode)
 	case "MaxTRESPU":
 		return tres(l.MaxTRESPerUser)
+	case "MaxTRESPA":
+		return tres(l.MaxTRESPerAccount)
 	case "MinTRES":
 		return tres(l.MinTRESPerJob)
 	case "GrpCPUs":
