@@ -12,6 +12,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -58,6 +59,7 @@ func StartPostgres() (*Postgres, error) {
 	if err != nil {
 		return nil, err
 	}
+	removeStalePostgres()
 	dir, err := os.MkdirTemp("", "drover-pg-")
 	if err != nil {
 		return nil, err
@@ -168,4 +170,26 @@ func (p *Postgres) Stop() {
 		}
 	}
 	os.RemoveAll(p.dir)
+}
+
+// removeStalePostgres deletes the folders of servers a test binary left
+// when it died before Stop (a panic skips TestMain's cleanup; the
+// server itself dies with it, Pdeathsig): those over an hour old whose
+// server no longer runs, so that a server another test starts now is
+// never touched.
+func removeStalePostgres() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "drover-pg-*"))
+	for _, d := range dirs {
+		st, err := os.Stat(d)
+		if err != nil || time.Since(st.ModTime()) < time.Hour {
+			continue
+		}
+		if pid, err := os.ReadFile(filepath.Join(d, "data", "postmaster.pid")); err == nil {
+			first, _, _ := strings.Cut(string(pid), "\n")
+			if n, err := strconv.Atoi(strings.TrimSpace(first)); err == nil && syscall.Kill(n, 0) == nil {
+				continue // still running
+			}
+		}
+		os.RemoveAll(d)
+	}
 }
