@@ -117,3 +117,17 @@ func ParseFormat[F any](s string, lookup func(name string) (F, int, bool)) ([]Sp
 	}
 	return out, nil
 }
+
+// ExactSize prints a size in bytes as sacct and sstat print memory: in
+// KiB, moved to a larger unit only while the value divides exactly
+// (convert_num_unit with CONVERT_NUM_UNIT_EXACT): "64592K", "2M".
+func ExactSize(bytes float64) string {
+	v := int64(bytes/1024 + 0.5)
+	units := "KMGTPE"
+	i := 0
+	for v >= 1024 && v%1024 == 0 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	return strconv.FormatInt(v, 10) + units[i:i+1]
+}

@@ -1,6 +1,7 @@
 package sacct
 
 import (
+	"github.com/droverhq/drover/internal/cli/coltable"
 	"strconv"
 	"strings"
 
@@ -78,14 +79,7 @@ func (c *cellCtx) memory(bytes float64) string {
 	if c.units != "" {
 		return c.inUnit(bytes)
 	}
-	v := int64(bytes/1024 + 0.5)
-	units := "KMGTPE"
-	i := 0
-	for v >= 1024 && v%1024 == 0 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return strconv.FormatInt(v, 10) + units[i:i+1]
+	return coltable.ExactSize(bytes)
 }
 
 // disk prints bytes read or written as sacct does: in MiB with two

@@ -1,6 +1,7 @@
 package sstat
 
 import (
+	"github.com/droverhq/drover/internal/cli/coltable"
 	"strconv"
 	"strings"
 
@@ -126,14 +127,7 @@ func (f format) mem(bytes float64) string {
 	if f.noConvert {
 		return strconv.FormatInt(int64(bytes+0.5), 10)
 	}
-	v := int64(bytes/1024 + 0.5)
-	units := "KMGTPE"
-	i := 0
-	for v >= 1024 && v%1024 == 0 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return strconv.FormatInt(v, 10) + units[i:i+1]
+	return coltable.ExactSize(bytes)
 }
 
 // count prints a plain number, rounded.
