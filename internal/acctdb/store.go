@@ -199,12 +199,9 @@ func jobsQuery(f Filter) (string, []any) {
 		// conditions'.
 		q = "SELECT DISTINCT cluster, job_id, run, rec FROM (" + q + ") AS branches"
 	}
-	if f.Limit > 0 {
-		// Which records a limit keeps depends on the order; without one
-		// the caller sorts, so that the planner may pick each branch's
-		// index for its conditions rather than for the order.
-		q += " ORDER BY 1, 2, 3 LIMIT " + strconv.Itoa(f.Limit)
-	}
+	// No ORDER BY: the caller sorts, so that the planner picks each
+	// branch's index for its conditions rather than for the order (and
+	// applies Limit after the conditions no column holds).
 	return q, args
 }
 
@@ -441,6 +438,9 @@ func (s *Store) Jobs(ctx context.Context, f Filter) ([]Job, error) {
 			kept = append(kept, j)
 		}
 		out = kept
+	}
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
 	}
 	return out, nil
 }

@@ -339,7 +339,7 @@ func jobsReason(c Counter) job.Reason {
 	case PerUser:
 		return job.Reason(string(c.Scope) + "MaxJobsPerUserLimit")
 	case PerAccount:
-		return job.Reason(string(c.Scope) + "MaxJobsPerAccountLimit")
+		return "MaxJobsPerAccount"
 	case Max:
 		return job.Reason(string(c.Scope) + "MaxJobsLimit")
 	}
@@ -394,17 +394,18 @@ func tresReason(scope Scope, kind, name, per string) job.Reason {
 		return job.Reason(s + "MaxGRESPerNode")
 	}
 	if per == "PerAccount" {
+		// Slurm names the per-account reasons without the QOS prefix.
 		switch name {
 		case "cpu":
-			return "QOSMaxCpuPerAccount"
+			return "MaxCpuPerAccount"
 		case "mem":
-			return "QOSMaxMemoryPerAccount"
+			return "MaxMemoryPerAccount"
 		case "node":
-			return "QOSMaxNodePerAccount"
+			return "MaxNodePerAccount"
 		case "billing":
-			return "QOSMaxBillingPerAccount"
+			return "MaxBillingPerAccount"
 		}
-		return "QOSMaxGRESPerAccount"
+		return "MaxGRESPerAccount"
 	}
 	// PerUser (QOS).
 	switch name {

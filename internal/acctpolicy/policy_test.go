@@ -129,7 +129,7 @@ func TestPerAccountTRES(t *testing.T) {
 	c := Counter{Key: "qos:q/account:lab", Scope: ScopeQOS, Kind: PerAccount, TRES: assoc.TRES{"cpu": 3}}
 	p := &Policy{Jobs: map[job.ID]*Job{1: {Counters: []Counter{c}}}}
 	p.Add(&Job{Counters: []Counter{c}}, job.TRES{CPUs: 2}, 10)
-	if r := p.Fits(j, alloc(1, 2, 0, 0)); r != "QOSMaxCpuPerAccount" {
+	if r := p.Fits(j, alloc(1, 2, 0, 0)); r != "MaxCpuPerAccount" {
 		t.Errorf("over MaxTRESPerAccount: %q", r)
 	}
 }

@@ -72,18 +72,18 @@ func (s *fsm) nodeEvent(name string, a *nodeAdmin, wasOut bool, t time.Time) {
 		return
 	}
 	if out {
-		a.OutSince = t
 		state := "DRAIN"
 		if a.Down {
 			state = "DOWN"
 		}
+		a.OutSince, a.OutState, a.OutReason = t, state, a.Reason
 		s.Outbox.putEvent(acctdb.Event{Node: name, Start: t, State: state, Reason: a.Reason})
 		return
 	}
 	if !a.OutSince.IsZero() {
-		s.Outbox.putEvent(acctdb.Event{Node: name, Start: a.OutSince, End: t, State: "DOWN"})
+		s.Outbox.putEvent(acctdb.Event{Node: name, Start: a.OutSince, End: t, State: a.OutState, Reason: a.OutReason})
 	}
-	a.OutSince = time.Time{}
+	a.OutSince, a.OutState, a.OutReason = time.Time{}, "", ""
 }
 
 type outboxUse struct {

@@ -210,6 +210,10 @@ type nodeAdmin struct {
 	// OutSince is when the node went out of service (DOWN or DRAIN),
 	// the start of its accounting event.
 	OutSince time.Time `json:"out_since,omitzero"`
+	// OutState and OutReason are the state and reason the period began
+	// with, for the event that closes it.
+	OutState  string `json:"out_state,omitempty"`
+	OutReason string `json:"out_reason,omitempty"`
 }
 
 // fsm is the controller's in-memory state. Every field is guarded by the

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/droverhq/drover/internal/acctgather"
@@ -39,16 +40,21 @@ type gatherer struct {
 	// GPU plugin when there is one.
 	gpus  []int
 	peaks acctgather.Peaks
-	// gpuErr is set once the plugin could not measure (logged once).
-	gpuErr sync.Once
+	// gpuErr is set once the plugin could not measure (logged once);
+	// gpuMeasured once it answered with devices.
+	gpuErr      sync.Once
+	gpuMeasured atomic.Bool
+	// only says the node runs one task of the step: the step's cgroup
+	// then counts that task's CPU.
+	only bool
 
 	stop     chan struct{}
 	stopOnce sync.Once
 }
 
 // newGatherer starts sampling, unless the node gathers nothing.
-func (a *Agent) newGatherer(tasks func() ([]acctgather.Task, *proctrack.Group), gpus []int) *gatherer {
-	g := &gatherer{agent: a, tasks: tasks, gpus: gpus, stop: make(chan struct{})}
+func (a *Agent) newGatherer(tasks func() ([]acctgather.Task, *proctrack.Group), gpus []int, only bool) *gatherer {
+	g := &gatherer{agent: a, tasks: tasks, gpus: gpus, only: only, stop: make(chan struct{})}
 	if a.cfg.AcctGather != GatherNone && a.cfg.AcctGatherFreq > 0 {
 		go g.loop(a.cfg.AcctGatherFreq)
 	}
@@ -94,7 +100,7 @@ func (g *gatherer) sample() map[int]acctgather.Sample {
 		g.agent.logger.Debug("measure step tasks", "err", err)
 		return nil
 	}
-	if len(tasks) == 1 && group != nil {
+	if g.only && len(tasks) == 1 && group != nil {
 		// The cgroup counts everything the node's only task ran,
 		// processes that escaped its tree included.
 		if u, s, ok := group.CPUTimes(); ok {
@@ -111,16 +117,17 @@ func (g *gatherer) sample() map[int]acctgather.Sample {
 	return out
 }
 
-// measuresGPUs says the tasks' GPU usage is measured.
+// measuresGPUs says the tasks' GPU usage is measured: the step has GPUs
+// here and the GPU plugin answered for them.
 func (g *gatherer) measuresGPUs() bool {
-	return g != nil && len(g.gpus) > 0 && g.agent.cfg.Gres != nil
+	return g != nil && len(g.gpus) > 0 && g.agent.cfg.Gres != nil && g.gpuMeasured.Load()
 }
 
 // measureGPUs adds what each task's processes use on the GPUs: the
 // device memory they hold, and the busy percentages of the GPUs they run
 // on, summed.
 func (g *gatherer) measureGPUs(now map[int]acctgather.Sample) {
-	if !g.measuresGPUs() {
+	if g == nil || len(g.gpus) == 0 || g.agent.cfg.Gres == nil {
 		return
 	}
 	owner := map[int]int{}
@@ -140,6 +147,9 @@ func (g *gatherer) measureGPUs(now map[int]acctgather.Sample) {
 	if err != nil {
 		g.gpuErr.Do(func() { g.agent.logger.Warn("GPU usage not measured", "err", err) })
 		return
+	}
+	if len(rep.Devices) > 0 {
+		g.gpuMeasured.Store(true)
 	}
 	util := map[int]uint32{}
 	for _, d := range rep.Devices {

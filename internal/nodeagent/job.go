@@ -188,7 +188,7 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 		return fmt.Errorf("start batch script: %w", err)
 	}
 
-	gather := a.newGatherer(j.liveTasks, l.GPUs)
+	gather := a.newGatherer(j.liveTasks, l.GPUs, true)
 	j.mu.Lock()
 	j.group = g
 	j.gather = gather

@@ -740,7 +740,7 @@ func (s *step) startTasks() {
 		}
 		s.started(p, cmds[i], err)
 	}
-	gather := s.agent.newGatherer(s.liveTasks, s.l.GPUs)
+	gather := s.agent.newGatherer(s.liveTasks, s.l.GPUs, len(s.tasks) == 1)
 	s.mu.Lock()
 	s.gather = gather
 	s.mu.Unlock()

@@ -231,6 +231,15 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 			if !ok {
 				break
 			}
+			if t == 0 {
+				// Held by a limit, it must not take the nodes it would
+				// have started on from the jobs after it.
+				bill(part, alloc)
+				if r := p.policy.Fits(j, alloc); r != "" {
+					plan.Reasons[j.ID] = r
+					break
+				}
+			}
 			end := int64(forever)
 			if d != forever {
 				end = t + d
@@ -255,11 +264,6 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 				if bf.agg != nil && !bf.anyMayStart(p.order[at+1:], maxTest-tested) {
 					return
 				}
-				break
-			}
-			bill(part, alloc)
-			if r := p.policy.Fits(j, alloc); r != "" {
-				plan.Reasons[j.ID] = r
 				break
 			}
 			p.start(j, task, cloneAlloc(alloc))

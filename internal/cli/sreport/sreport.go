@@ -254,6 +254,9 @@ func parseRequest(words []string, now time.Time) (*request, error) {
 				}
 				r.grouping = append(r.grouping, uint32(n))
 			}
+			if len(r.grouping) == 0 {
+				return nil, fmt.Errorf("Invalid Grouping value: %s", v)
+			}
 		case prefixOf(k, "printjobcount", 2):
 			r.printJobCount = true
 		case prefixOf(k, "flatview", 2):
@@ -264,7 +267,10 @@ func parseRequest(words []string, now time.Time) (*request, error) {
 			return nil, fmt.Errorf(" Unknown condition: %s\n Use keyword set to modify value", w)
 		}
 	}
-	hour := func(t time.Time) time.Time { return t.Truncate(time.Hour) }
+	// Whole hours of the local clock (time.Truncate counts from UTC).
+	hour := func(t time.Time) time.Time {
+		return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), 0, 0, 0, t.Location())
+	}
 	y, m, d := now.Date()
 	midnight := time.Date(y, m, d, 0, 0, 0, 0, now.Location())
 	r.end = midnight

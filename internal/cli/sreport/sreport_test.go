@@ -28,7 +28,7 @@ func TestParseRequestPeriod(t *testing.T) {
 	if r.seconds() != 507600 {
 		t.Errorf("seconds %d, want 507600 (real sreport's)", r.seconds())
 	}
-	for _, bad := range [][]string{{"start=garbage"}, {"bogus=1"}, {"TopCount=0"}, {"Grouping=50,20"}} {
+	for _, bad := range [][]string{{"start=garbage"}, {"bogus=1"}, {"TopCount=0"}, {"Grouping=50,20"}, {"Grouping="}} {
 		if _, err := parseRequest(bad, now); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
