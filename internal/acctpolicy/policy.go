@@ -196,7 +196,8 @@ func (p *Policy) Runnable(j *job.Job) job.Reason {
 				used = u.Mins
 			}
 			for _, name := range slices.Sorted(mapsKeys(c.Mins)) {
-				if counted(name) && used[name] >= c.Mins[name] {
+				// Usage is kept for CPUs and billing only.
+				if (name == "cpu" || name == "billing") && used[name] >= c.Mins[name] {
 					return minutesReason(scope, name, "")
 				}
 			}
@@ -238,6 +239,20 @@ func (p *Policy) Fits(j *job.Job, alloc *job.Allocation) job.Reason {
 		return ""
 	}
 	t := allocTRES(alloc)
+	// The per-job limits again, on what the job holds (its memory, nodes
+	// and billing are known only now).
+	for _, l := range jl.MaxTRESPerJob {
+		if name, over := exceeds(t, l.Limit); over {
+			return tresReason(l.Scope, "Max", name, "PerJob")
+		}
+	}
+	for _, l := range jl.MaxTRESMinsPerJob {
+		for _, name := range slices.Sorted(mapsKeys(l.Limit)) {
+			if counted(name) && t.Count(name)*limitMins(j) > l.Limit[name] {
+				return minutesReason(l.Scope, name, "PerJob")
+			}
+		}
+	}
 	for _, scope := range []Scope{ScopeQOS, ScopeAssoc} {
 		for _, c := range jl.Counters {
 			if c.Scope != scope || len(c.TRES) == 0 {

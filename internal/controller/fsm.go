@@ -229,8 +229,9 @@ type fsm struct {
 	Usage     priority.Usage `json:"usage"`
 	UsageTime time.Time      `json:"usage_time"`
 	// LimitUsage is what limits read besides fair-share usage, decayed
-	// alike: "wall:ACCOUNT/USER" job-seconds (GrpWall), "qos:NAME"
-	// billing-seconds (a QOS's GrpTRESMins), "qoswall:NAME" job-seconds.
+	// alike: "wall:ACCOUNT/USER" job-seconds (GrpWall), "cpu:ACCOUNT/USER"
+	// CPU-seconds (GrpTRESMins=cpu), "qos:NAME" billing-seconds,
+	// "qoscpu:NAME" CPU-seconds and "qoswall:NAME" job-seconds.
 	LimitUsage priority.Usage `json:"limit_usage"`
 	// SubmitSeq orders submissions for priority/basic style priorities.
 	SubmitSeq uint64 `json:"submit_seq"`
@@ -411,11 +412,10 @@ func (s *fsm) insert(j *job.Job) {
 func (s *fsm) applySubmit(c *command) applyResult {
 	if c.Submit.Limits {
 		if err := s.submitLimitErr(&c.Submit.Req); err != nil {
-			res := applyResult{Err: err}
-			if c.Submit.ScriptKey != "" && !s.scriptInUse(c.Submit.ScriptKey) {
-				res.Unreferenced = []string{c.Submit.ScriptKey}
-			}
-			return res
+			// Its script stays in the store: a submission with the same
+			// script may be on its way, and the controller refuses most
+			// before they store one.
+			return applyResult{Err: err}
 		}
 	}
 	id := s.NextJobID

@@ -167,7 +167,16 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	}
 	c.mu.RLock()
 	prio := basePriority(c.st.SubmitSeq + 1)
+	var limitErr error
+	if c.cfg.Enforce.Limits {
+		// Refused before its script is stored; the apply checks again,
+		// one submission after the other.
+		limitErr = c.st.submitLimitErr(&r)
+	}
 	c.mu.RUnlock()
+	if limitErr != nil {
+		return SubmitResult{}, limitErr
+	}
 	if r.Nice != 0 {
 		prio = uint32(max(int64(prio)-int64(r.Nice), 1))
 	}
@@ -178,11 +187,6 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	res, err := c.proposeWithBlobs(ctx, &command{Op: opSubmit, Submit: &submitCmd{Req: r, Hold: hold, Priority: prio, ScriptKey: key,
 		Limits: c.cfg.Enforce.Limits}}, blobs)
 	if err != nil {
-		if len(res.Unreferenced) > 0 {
-			if derr := c.deleteScripts(res.Unreferenced); derr != nil {
-				c.logger.Warn("delete a refused job's script", "err", derr)
-			}
-		}
 		return SubmitResult{}, err
 	}
 	c.mu.Lock()

@@ -14,20 +14,34 @@ import (
 // jobLimitsLocked is what a job is held to: the groups it counts in
 // (its association and every one above it, its QOS, its user and
 // account under the QOS) with their limits, and its per-job limits, each
-// association limit the nearest one up the tree sets. nil when limits
-// are not enforced.
+// association limit the nearest one up the tree sets. A limit the
+// job's QOS sets overrides the associations' of the same kind (for TRES,
+// of the same TRES), as Slurm's hierarchy has it. nil when limits are
+// not enforced.
 func (c *Controller) jobLimitsLocked(j *job.Job) *acctpolicy.Job {
 	if !c.cfg.Enforce.Limits {
 		return nil
 	}
 	m := c.st.Acct
 	out := &acctpolicy.Job{}
+	var ql assoc.Limits
+	if q, ok := m.QOS(j.Req.QOS); ok && j.Req.QOS != "" {
+		ql = q.Limits
+	}
+	unlessQOS := func(assocLimit, qosLimit *uint32) *uint32 {
+		if qosLimit != nil {
+			return nil
+		}
+		return assocLimit
+	}
 	if a, ok := m.Resolve(j.Req.UserName, j.Req.Account, j.Req.Partition); ok {
 		chain := m.Ancestry(a)
 		for _, level := range chain {
+			l := level.Limits
 			out.Counters = append(out.Counters, acctpolicy.Counter{Key: assocKey(level),
-				Scope: acctpolicy.ScopeAssoc, Kind: acctpolicy.Grp, Jobs: level.Limits.GrpJobs, TRES: level.Limits.GrpTRES,
-				Mins: level.Limits.GrpTRESMins, RunMins: level.Limits.GrpTRESRunMins, Wall: level.Limits.GrpWall})
+				Scope: acctpolicy.ScopeAssoc, Kind: acctpolicy.Grp, Jobs: unlessQOS(l.GrpJobs, ql.GrpJobs),
+				TRES: without(l.GrpTRES, ql.GrpTRES), Mins: without(l.GrpTRESMins, ql.GrpTRESMins),
+				RunMins: without(l.GrpTRESRunMins, ql.GrpTRESRunMins), Wall: unlessQOS(l.GrpWall, ql.GrpWall)})
 		}
 		var maxJobs, maxWall *uint32
 		perJob, perNode, minsPerJob := assoc.TRES{}, assoc.TRES{}, assoc.TRES{}
@@ -38,6 +52,9 @@ func (c *Controller) jobLimitsLocked(j *job.Job) *acctpolicy.Job {
 			inherit(perNode, level.Limits.MaxTRESPerNode)
 			inherit(minsPerJob, level.Limits.MaxTRESMinsPerJob)
 		}
+		maxJobs, maxWall = unlessQOS(maxJobs, ql.MaxJobs), unlessQOS(maxWall, ql.MaxWall)
+		perJob, perNode, minsPerJob = without(perJob, ql.MaxTRESPerJob), without(perNode, ql.MaxTRESPerNode),
+			without(minsPerJob, ql.MaxTRESMinsPerJob)
 		if len(minsPerJob) > 0 {
 			out.MaxTRESMinsPerJob = append(out.MaxTRESMinsPerJob, acctpolicy.ScopedTRES{Scope: acctpolicy.ScopeAssoc, Limit: minsPerJob})
 		}
@@ -76,6 +93,20 @@ func (c *Controller) jobLimitsLocked(j *job.Job) *acctpolicy.Job {
 		}
 		if len(l.MaxTRESPerNode) > 0 {
 			out.MaxTRESPerNode = append(out.MaxTRESPerNode, acctpolicy.ScopedTRES{Scope: acctpolicy.ScopeQOS, Limit: l.MaxTRESPerNode})
+		}
+	}
+	return out
+}
+
+// without is t less the TRES o limits.
+func without(t, o assoc.TRES) assoc.TRES {
+	if len(o) == 0 || len(t) == 0 {
+		return t
+	}
+	out := assoc.TRES{}
+	for n, v := range t {
+		if _, ok := o[n]; !ok {
+			out[n] = v
 		}
 	}
 	return out
@@ -145,7 +176,7 @@ func (c *Controller) usedMinsLocked(p *acctpolicy.Policy) {
 		if len(a.Limits.GrpTRESMins) == 0 && a.Limits.GrpWall == nil {
 			continue
 		}
-		var billed, wall float64
+		var billed, cpus, wall float64
 		for key, v := range c.st.Usage {
 			if c.assocUnder(key, a) {
 				billed += v
@@ -155,8 +186,11 @@ func (c *Controller) usedMinsLocked(p *acctpolicy.Policy) {
 			if k, ok := strings.CutPrefix(key, "wall:"); ok && c.assocUnder(k, a) {
 				wall += v
 			}
+			if k, ok := strings.CutPrefix(key, "cpu:"); ok && c.assocUnder(k, a) {
+				cpus += v
+			}
 		}
-		p.SetUsed(assocKey(a), "cpu", uint64(billed/60))
+		p.SetUsed(assocKey(a), "cpu", uint64(cpus/60))
 		p.SetUsed(assocKey(a), "billing", uint64(billed/60))
 		p.SetWall(assocKey(a), uint64(wall/60))
 	}
@@ -165,7 +199,7 @@ func (c *Controller) usedMinsLocked(p *acctpolicy.Policy) {
 			continue
 		}
 		key := "qos:" + q.Name
-		p.SetUsed(key, "cpu", uint64(c.st.LimitUsage["qos:"+q.Name]/60))
+		p.SetUsed(key, "cpu", uint64(c.st.LimitUsage["qoscpu:"+q.Name]/60))
 		p.SetUsed(key, "billing", uint64(c.st.LimitUsage["qos:"+q.Name]/60))
 		p.SetWall(key, uint64(c.st.LimitUsage["qoswall:"+q.Name]/60))
 	}
@@ -206,15 +240,19 @@ func (s *fsm) submitLimitErr(r *job.Request) error {
 		max uint32
 	}
 	var limits []limit
+	var ql assoc.Limits
+	if q, ok := m.QOS(r.QOS); ok && r.QOS != "" {
+		ql = q.Limits
+	}
 	if a, ok := m.Resolve(r.UserName, r.Account, r.Partition); ok {
 		var maxSubmit *uint32
 		for _, level := range m.Ancestry(a) {
-			if level.Limits.GrpSubmitJobs != nil {
+			if level.Limits.GrpSubmitJobs != nil && ql.GrpSubmitJobs == nil {
 				limits = append(limits, limit{assocKey(level), *level.Limits.GrpSubmitJobs})
 			}
 			maxSubmit = firstSet(maxSubmit, level.Limits.MaxSubmitJobs)
 		}
-		if maxSubmit != nil {
+		if maxSubmit != nil && ql.MaxSubmitJobs == nil {
 			limits = append(limits, limit{"assocmax:" + assocKey(a), *maxSubmit})
 		}
 	}
@@ -274,15 +312,4 @@ func submitKeys(m *assoc.Model, r *job.Request) []string {
 		out = append(out, "qos:"+r.QOS, "qos:"+r.QOS+"/user:"+r.UserName, "qos:"+r.QOS+"/account:"+r.Account)
 	}
 	return out
-}
-
-// scriptInUse says a job refers to a script key (jobs with the same
-// script share it).
-func (s *fsm) scriptInUse(key string) bool {
-	for _, j := range s.Jobs {
-		if j.ScriptKey == key {
-			return true
-		}
-	}
-	return false
 }

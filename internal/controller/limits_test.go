@@ -52,3 +52,31 @@ func TestUsageLimits(t *testing.T) {
 		t.Errorf("after 100 minutes of the QOS's 90: %s %s", j.State, j.Reason)
 	}
 }
+
+// TestQOSOverridesAssociation: a limit the job's QOS sets overrides the
+// association's of the same kind (Slurm's example: QOS MaxJobs=2 over a
+// user's MaxJobs=1 lets two run).
+func TestQOSOverridesAssociation(t *testing.T) {
+	c := ctltest.New(t, func(cfg *controller.Config) { cfg.Enforce = assoc.Enforce{Limits: true} })
+	c.RegisterAll()
+	q := assoc.QOS{Name: "normal", UsageFactor: 1, Limits: assoc.Limits{MaxJobs: assoc.Count(2)}}
+	ch := assoc.Change{
+		{Kind: assoc.KindQOS, QOS: &q},
+		{Kind: assoc.KindAccount, Account: &assoc.Account{Name: "lab"}},
+		{Kind: assoc.KindAssoc, Assoc: &assoc.Association{Account: "lab", ParentAccount: "root", Shares: 1}},
+		{Kind: assoc.KindUser, User: &assoc.User{Name: "alice", DefaultAccount: "lab"}},
+		{Kind: assoc.KindAssoc, Assoc: &assoc.Association{Account: "lab", User: "alice", Shares: 1, Limits: assoc.Limits{MaxJobs: assoc.Count(1)}}},
+	}
+	if err := c.Ctl.ChangeAccounting(ctx, ctltest.Root, ch); err != nil {
+		t.Fatal(err)
+	}
+	var ids []job.ID
+	for range 3 {
+		ids = append(ids, c.Submit(ctltest.Alice, ctltest.Request(func(r *job.Request) { r.Account, r.QOS = "lab", "normal" })))
+	}
+	schedule(t, c)
+	if a, b, third := c.Job(ids[0]), c.Job(ids[1]), c.Job(ids[2]); a.State != job.Running || b.State != job.Running ||
+		third.State != job.Pending || third.Reason != "QOSMaxJobsPerUserLimit" {
+		t.Errorf("jobs: %s, %s, %s %s", a.State, b.State, third.State, third.Reason)
+	}
+}

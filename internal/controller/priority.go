@@ -119,9 +119,12 @@ func (c *Controller) updateUsage(ctx context.Context) {
 			billed := float64(j.AllocTRES().Count("billing")) * secs * c.usageFactorLocked(j)
 			key := jobAssocKey(c.st.Acct, j)
 			usage[key] += billed
+			cpus := float64(j.Alloc.TotalCPUs()) * secs * c.usageFactorLocked(j)
 			lim["wall:"+key] += secs
+			lim["cpu:"+key] += cpus
 			if j.Req.QOS != "" {
 				lim["qos:"+j.Req.QOS] += billed
+				lim["qoscpu:"+j.Req.QOS] += cpus
 				lim["qoswall:"+j.Req.QOS] += secs
 			}
 		}

@@ -19,6 +19,9 @@ type limitKind struct {
 	// one is the TRES an old single-TRES option sets (GrpCPUs: cpu).
 	one  string
 	wall bool
+	// usage says the limit is on usage, which is kept for cpu and
+	// billing only.
+	usage bool
 }
 
 var (
@@ -36,7 +39,7 @@ var (
 	maxTRESPU   = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MaxTRESPerUser }}
 	maxTRESPA   = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MaxTRESPerAccount }}
 	minTRES     = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MinTRESPerJob }}
-	grpMins     = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.GrpTRESMins }}
+	grpMins     = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.GrpTRESMins }, usage: true}
 	grpRunMins  = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.GrpTRESRunMins }}
 	maxMinsPJ   = limitKind{tres: func(l *assoc.Limits) *assoc.TRES { return &l.MaxTRESMinsPerJob }}
 )
@@ -136,6 +139,15 @@ func (c *cmd) setLimit(ch *limitChange, k limitKind, o option) bool {
 		c.fail()
 		c.errf(" %v\n", err)
 		return false
+	}
+	if k.usage {
+		for name := range change {
+			if name != "cpu" && name != "billing" {
+				c.fail()
+				c.slurmError("%s: only cpu and billing usage is kept by Drover's accounting", o.word)
+				return false
+			}
+		}
 	}
 	ch.sets = append(ch.sets, func(l *assoc.Limits) { *k.tres(l) = k.tres(l).Merge(change) })
 	return true
