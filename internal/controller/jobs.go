@@ -93,6 +93,10 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	given := r.Partition
 	r.Partition = partName
 	acctErr := c.resolveAccountLocked(&r)
+	var maxWall uint32
+	if acctErr == nil && r.TimeLimit == 0 {
+		maxWall = c.maxWallLocked(&r)
+	}
 	r.Partition = given
 	resvErr := c.checkReservationLocked(who, &r)
 	c.mu.RUnlock()
@@ -119,6 +123,12 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 		}
 		if r.TimeLimit == 0 {
 			r.TimeLimit = job.Infinite
+		}
+		// No time limit asked: the partition's, cut to the QOS's or
+		// association's MaxWall as slurmctld's acct_policy_validate
+		// does, so the job does not wait for ever on its own limit.
+		if maxWall > 0 && (r.TimeLimit == job.Infinite || r.TimeLimit > maxWall) {
+			r.TimeLimit = maxWall
 		}
 	}
 	if r.Name == "" {

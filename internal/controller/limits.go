@@ -313,3 +313,24 @@ func submitKeys(m *assoc.Model, r *job.Request) []string {
 	}
 	return out
 }
+
+// maxWallLocked is the MaxWall a job without a time limit gets: its QOS's,
+// else the nearest association's up the tree (0: none, or limits not
+// enforced).
+func (c *Controller) maxWallLocked(r *job.Request) uint32 {
+	if !c.cfg.Enforce.Limits {
+		return 0
+	}
+	m := c.st.Acct
+	if q, ok := m.QOS(r.QOS); ok && r.QOS != "" && q.Limits.MaxWall != nil {
+		return *q.Limits.MaxWall
+	}
+	if a, ok := m.Resolve(r.UserName, r.Account, r.Partition); ok {
+		for _, level := range m.Ancestry(a) {
+			if level.Limits.MaxWall != nil {
+				return *level.Limits.MaxWall
+			}
+		}
+	}
+	return 0
+}

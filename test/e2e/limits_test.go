@@ -72,6 +72,12 @@ func TestLimits(t *testing.T) {
 	c.MustRun("", "sacctmgr", "-i", "modify", "qos", "normal", "set", "MaxWall=10")
 	long := c.Submit("", "-A", "lab", "-t", "30", "--wrap", "true")
 	reason(long, "PENDING|QOSMaxWallDurationPerJobLimit")
+	// A job that asks no time limit gets the QOS's MaxWall, and runs.
+	unasked := c.Submit("", "-A", "lab", "--wrap", "true")
+	c.WaitState(unasked, "COMPLETED", 30*time.Second)
+	if j := c.Job(unasked); j.TimeLimit.Value.Number.Value != 10 {
+		t.Errorf("time limit of a job that asked none: %+v", j.TimeLimit)
+	}
 
 	// A partition's TRESBillingWeights make a job's billing TRES, which
 	// limits on billing count.
