@@ -101,6 +101,9 @@ type Use struct {
 type Policy struct {
 	Jobs map[job.ID]*Job
 	Use  map[string]*Use
+	// Safe is AccountingStorageEnforce=safe: a job starts under a
+	// GrpTRESMins limit only if it can run to its time limit within it.
+	Safe bool
 }
 
 // Add counts a running job's TRES in its groups; mins is what is left
@@ -291,6 +294,11 @@ func (p *Policy) Fits(j *job.Job, alloc *job.Allocation) job.Reason {
 				}
 			}
 		}
+		if p.Safe {
+			if r := p.unsafe(jl, scope, t, limitMins(j)); r != "" {
+				return r
+			}
+		}
 		for _, l := range jl.MaxTRESPerNode {
 			if l.Scope != scope {
 				continue
@@ -299,6 +307,71 @@ func (p *Policy) Fits(j *job.Job, alloc *job.Allocation) job.Reason {
 				n := job.TRES{CPUs: na.CPUs, MemMB: na.MemMB, Nodes: 1, GPUs: uint64(len(na.GPUs))}
 				if name, over := exceeds(n, l.Limit); over {
 					return tresReason(scope, "Max", name, "PerNode")
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// unsafe is the reason a job of size t running mins minutes would take
+// its group past a GrpTRESMins limit (usage kept for cpu and billing).
+func (p *Policy) unsafe(jl *Job, scope Scope, t job.TRES, mins uint64) job.Reason {
+	for _, c := range jl.Counters {
+		if c.Scope != scope || len(c.Mins) == 0 {
+			continue
+		}
+		var used map[string]uint64
+		if u := p.Use[c.Key]; u != nil {
+			used = u.Mins
+		}
+		for _, name := range slices.Sorted(mapsKeys(c.Mins)) {
+			if (name == "cpu" || name == "billing") && used[name]+t.Count(name)*mins > c.Mins[name] {
+				return minutesReason(scope, name, "")
+			}
+		}
+	}
+	return ""
+}
+
+// TimedOut says which limit a running job that holds t and has run
+// ranMins minutes has reached, "" if none: its groups' TRES-minutes
+// (GrpTRESMins, from the usage that includes running jobs) and wall
+// minutes (GrpWall), its own TRES-minutes (MaxTRESMinsPerJob). Slurm's
+// acct_policy_job_time_out ends such a job as timed out.
+func (p *Policy) TimedOut(j *job.Job, t job.TRES, ranMins uint64) string {
+	if p == nil {
+		return ""
+	}
+	jl := p.Jobs[j.ID]
+	if jl == nil {
+		return ""
+	}
+	for _, scope := range []Scope{ScopeQOS, ScopeAssoc} {
+		for _, c := range jl.Counters {
+			if c.Scope != scope {
+				continue
+			}
+			u := p.Use[c.Key]
+			if u == nil {
+				u = &Use{}
+			}
+			for _, name := range slices.Sorted(mapsKeys(c.Mins)) {
+				if (name == "cpu" || name == "billing") && u.Mins[name] >= c.Mins[name] {
+					return string(scope) + " group max tres(" + name + ") minutes"
+				}
+			}
+			if c.Wall != nil && u.WallMins >= uint64(*c.Wall) {
+				return string(scope) + " group wall limit"
+			}
+		}
+		for _, l := range jl.MaxTRESMinsPerJob {
+			if l.Scope != scope {
+				continue
+			}
+			for _, name := range slices.Sorted(mapsKeys(l.Limit)) {
+				if counted(name) && t.Count(name)*ranMins >= l.Limit[name] && l.Limit[name] > 0 {
+					return string(scope) + " max tres(" + name + ") minutes per job"
 				}
 			}
 		}

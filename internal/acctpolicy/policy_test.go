@@ -133,3 +133,53 @@ func TestPerAccountTRES(t *testing.T) {
 		t.Errorf("over MaxTRESPerAccount: %q", r)
 	}
 }
+
+// TestTimedOut: a running job ends once its groups used their
+// TRES-minutes or wall minutes, or it used its own TRES-minutes.
+func TestTimedOut(t *testing.T) {
+	j := &job.Job{ID: 1, Req: job.Request{NumTasks: 4, CPUsPerTask: 1, MinNodes: 1, TimeLimit: 60}}
+	held := job.TRES{CPUs: 4, Nodes: 1}
+	mins := Counter{Key: "assoc:1", Scope: ScopeAssoc, Mins: assoc.TRES{"cpu": 100}}
+	wall := Counter{Key: "qos:q", Scope: ScopeQOS, Wall: assoc.Count(30)}
+	perJob := ScopedTRES{ScopeQOS, assoc.TRES{"cpu": 200}}
+	p := &Policy{Jobs: map[job.ID]*Job{1: {Counters: []Counter{mins, wall}, MaxTRESMinsPerJob: []ScopedTRES{perJob}}}}
+	p.SetUsed("assoc:1", "cpu", 99)
+	p.SetWall("qos:q", 29)
+	if r := p.TimedOut(j, held, 49); r != "" {
+		t.Errorf("under every limit: %q", r)
+	}
+	if r := p.TimedOut(j, held, 50); r != "QOS max tres(cpu) minutes per job" {
+		t.Errorf("at 200 CPU-minutes of the job's 200: %q", r)
+	}
+	p.SetWall("qos:q", 30)
+	if r := p.TimedOut(j, held, 1); r != "QOS group wall limit" {
+		t.Errorf("at the QOS's GrpWall: %q", r)
+	}
+	p.SetWall("qos:q", 0)
+	p.SetUsed("assoc:1", "cpu", 100)
+	if r := p.TimedOut(j, held, 1); r != "Assoc group max tres(cpu) minutes" {
+		t.Errorf("at the association's GrpTRESMins: %q", r)
+	}
+	var none *Policy
+	if none.TimedOut(j, held, 1000) != "" {
+		t.Error("a nil policy times jobs out")
+	}
+}
+
+// TestSafe: under AccountingStorageEnforce=safe a job starts only if its
+// time limit fits in what is left of a GrpTRESMins.
+func TestSafe(t *testing.T) {
+	j := &job.Job{ID: 1, Req: job.Request{NumTasks: 2, CPUsPerTask: 1, MinNodes: 1, TimeLimit: 60}}
+	c := Counter{Key: "assoc:1", Scope: ScopeAssoc, Mins: assoc.TRES{"cpu": 200}}
+	for _, tc := range []struct {
+		safe bool
+		used uint64
+		want job.Reason
+	}{{false, 100, ""}, {true, 80, ""}, {true, 81, "AssocGrpCPUMinutesLimit"}} {
+		p := &Policy{Jobs: map[job.ID]*Job{1: {Counters: []Counter{c}}}, Safe: tc.safe}
+		p.SetUsed("assoc:1", "cpu", tc.used)
+		if r := p.Fits(j, alloc(1, 2, 0, 0)); r != tc.want {
+			t.Errorf("safe %v, %d used: %q, want %q", tc.safe, tc.used, r, tc.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -747,7 +748,7 @@ func (c *Controller) housekeepingLoop() {
 	defer c.wg.Done()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	lastPurge := c.now()
+	lastPurge, lastLimits := c.now(), time.Time{}
 	for {
 		select {
 		case <-c.stop:
@@ -759,7 +760,10 @@ func (c *Controller) housekeepingLoop() {
 		c.enforceTimeLimits(ctx)
 		c.checkNodes(ctx)
 		c.maintainReservations(ctx)
-		c.updateUsage(ctx)
+		if c.updateUsage(ctx) || c.now().Sub(lastLimits) >= limitCheckPeriod {
+			lastLimits = c.now()
+			c.enforceUsageLimits(ctx)
+		}
 		if now := c.now(); now.Sub(lastPurge) >= 30*time.Second {
 			lastPurge = now
 			if err := c.purge(ctx, now); err != nil {
@@ -794,6 +798,29 @@ func (c *Controller) enforceTimeLimits(ctx context.Context) {
 	c.mu.RUnlock()
 	for _, id := range due {
 		c.logger.Info("time limit reached", "job", id)
+		if _, err := c.propose(ctx, &command{Op: opCancel, Cancel: &cancelCmd{JobIDs: []job.ID{id}, State: job.Timeout, Reason: job.ReasonTimeLimit}}); err != nil {
+			c.logger.Error("time out job", "job", id, "err", err)
+			continue
+		}
+		c.terminate(id, nodeproto.EndTimeout)
+	}
+}
+
+// limitCheckPeriod is how often running jobs are checked against the
+// limits on what they may use, besides after each usage update: slurmctld's
+// PERIODIC_TIMEOUT.
+const limitCheckPeriod = 30 * time.Second
+
+// enforceUsageLimits ends with TIMEOUT the running jobs that reached a
+// limit on what they may use, as slurmctld's job_time_limit does with
+// acct_policy_job_time_out.
+func (c *Controller) enforceUsageLimits(ctx context.Context) {
+	now := c.now()
+	c.mu.RLock()
+	due := c.limitTimeoutsLocked(now)
+	c.mu.RUnlock()
+	for _, id := range slices.Sorted(maps.Keys(due)) {
+		c.logger.Info("job reached an accounting limit", "job", id, "limit", due[id])
 		if _, err := c.propose(ctx, &command{Op: opCancel, Cancel: &cancelCmd{JobIDs: []job.ID{id}, State: job.Timeout, Reason: job.ReasonTimeLimit}}); err != nil {
 			c.logger.Error("time out job", "job", id, "err", err)
 			continue

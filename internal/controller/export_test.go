@@ -16,7 +16,8 @@ func (c *Controller) ScheduleOnce(ctx context.Context) error { return c.schedule
 func (c *Controller) CheckNodes(ctx context.Context) { c.checkNodes(ctx) }
 
 // EnforceTimeLimits ends jobs past their time limit.
-func (c *Controller) EnforceTimeLimits(ctx context.Context) { c.enforceTimeLimits(ctx) }
+func (c *Controller) EnforceTimeLimits(ctx context.Context)  { c.enforceTimeLimits(ctx) }
+func (c *Controller) EnforceUsageLimits(ctx context.Context) { c.enforceUsageLimits(ctx) }
 
 // Purge forgets jobs that ended more than MinJobAge ago.
 func (c *Controller) Purge(ctx context.Context) error { return c.purge(ctx, c.now()) }

@@ -135,7 +135,7 @@ func (c *Controller) policyLocked(pending []*job.Job) *acctpolicy.Policy {
 	if !c.cfg.Enforce.Limits || !c.st.Acct.HasLimits() {
 		return nil
 	}
-	p := &acctpolicy.Policy{Jobs: make(map[job.ID]*acctpolicy.Job, len(pending))}
+	p := &acctpolicy.Policy{Jobs: make(map[job.ID]*acctpolicy.Job, len(pending)), Safe: c.cfg.Enforce.Safe}
 	for _, j := range pending {
 		p.Jobs[j.ID] = c.jobLimitsLocked(j)
 	}
@@ -333,4 +333,52 @@ func (c *Controller) maxWallLocked(r *job.Request) uint32 {
 		}
 	}
 	return 0
+}
+
+// limitTimeoutsLocked is the running jobs that reached a limit on what
+// they may use (their groups' GrpTRESMins or GrpWall, their own
+// MaxTRESMinsPerJob), with the limit: slurmctld ends them as timed out.
+func (c *Controller) limitTimeoutsLocked(now time.Time) map[job.ID]string {
+	if !c.cfg.Enforce.Limits || !c.hasUsageLimitsLocked() {
+		return nil
+	}
+	p := &acctpolicy.Policy{Jobs: map[job.ID]*acctpolicy.Job{}}
+	c.usedMinsLocked(p)
+	var out map[job.ID]string
+	for _, id := range c.st.order {
+		j := c.st.Jobs[id]
+		if j.State != job.Running || j.Alloc == nil || j.StartTime.IsZero() {
+			continue
+		}
+		jl := c.jobLimitsLocked(j)
+		if jl == nil {
+			continue
+		}
+		p.Jobs[id] = jl
+		ran := uint64(max(now.Sub(j.StartTime), 0) / time.Minute)
+		if what := p.TimedOut(j, j.AllocTRES(), ran); what != "" {
+			if out == nil {
+				out = map[job.ID]string{}
+			}
+			out[id] = what
+		}
+	}
+	return out
+}
+
+// hasUsageLimitsLocked says some association or QOS limits what its jobs
+// may use over time (GrpTRESMins, GrpWall, MaxTRESMinsPerJob).
+func (c *Controller) hasUsageLimitsLocked() bool {
+	m := c.st.Acct
+	for _, a := range m.Associations() {
+		if len(a.Limits.GrpTRESMins) > 0 || a.Limits.GrpWall != nil || len(a.Limits.MaxTRESMinsPerJob) > 0 {
+			return true
+		}
+	}
+	for _, q := range m.QOSList() {
+		if len(q.Limits.GrpTRESMins) > 0 || q.Limits.GrpWall != nil || len(q.Limits.MaxTRESMinsPerJob) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -80,3 +80,55 @@ func TestQOSOverridesAssociation(t *testing.T) {
 		t.Errorf("jobs: %s, %s, %s %s", a.State, b.State, third.State, third.Reason)
 	}
 }
+
+// TestUsageLimitsEndRunningJobs: a running job whose QOS reaches its
+// GrpTRESMins ends as timed out (slurmctld's acct_policy_job_time_out);
+// under AccountingStorageEnforce=safe a job starts only if it can run to
+// its time limit within what is left.
+func TestUsageLimitsEndRunningJobs(t *testing.T) {
+	for _, safe := range []bool{false, true} {
+		c := ctltest.New(t, func(cfg *controller.Config) {
+			cfg.Priority = &priority.Config{WeightFairshare: 1000, MaxAge: time.Hour, DecayHalfLife: 7 * 24 * time.Hour, CalcPeriod: 5 * time.Minute}
+			cfg.Enforce = assoc.Enforce{Limits: true, Safe: safe}
+		})
+		c.RegisterAll()
+		q := assoc.QOS{Name: "normal", UsageFactor: 1, Limits: assoc.Limits{GrpTRESMins: assoc.TRES{"cpu": 30}}}
+		if err := c.Ctl.ChangeAccounting(ctx, ctltest.Root, assoc.Change{{Kind: assoc.KindQOS, QOS: &q}}); err != nil {
+			t.Fatal(err)
+		}
+		limit := func(mins uint32) func(*job.Request) {
+			return func(r *job.Request) { r.QOS, r.TimeLimit = "normal", mins }
+		}
+		long := c.Submit(ctltest.Alice, ctltest.Request(limit(120)))
+		c.Ctl.UpdateUsage(ctx)
+		schedule(t, c)
+		if safe {
+			// 120 CPU-minutes could not fit in 30: it waits, and a job
+			// that fits runs.
+			if j := c.Job(long); j.State != job.Pending || j.Reason != "QOSGrpCPUMinutesLimit" {
+				t.Fatalf("safe, job over the limit: %s %s", j.State, j.Reason)
+			}
+			short := c.Submit(ctltest.Alice, ctltest.Request(limit(20)))
+			schedule(t, c)
+			if j := c.Job(short); j.State != job.Running {
+				t.Fatalf("safe, job within the limit: %s %s", j.State, j.Reason)
+			}
+			continue
+		}
+		if j := c.Job(long); j.State != job.Running {
+			t.Fatalf("job: %s %s", j.State, j.Reason)
+		}
+		c.Clock.Advance(20 * time.Minute)
+		c.Ctl.UpdateUsage(ctx)
+		c.Ctl.EnforceUsageLimits(ctx)
+		if j := c.Job(long); j.State != job.Running {
+			t.Fatalf("after 20 CPU-minutes of 30: %s", j.State)
+		}
+		c.Clock.Advance(11 * time.Minute)
+		c.Ctl.UpdateUsage(ctx)
+		c.Ctl.EnforceUsageLimits(ctx)
+		if j := c.Job(long); j.State != job.Timeout || j.Reason != job.ReasonTimeLimit {
+			t.Errorf("after 31 CPU-minutes of 30: %s %s", j.State, j.Reason)
+		}
+	}
+}

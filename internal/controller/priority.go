@@ -76,17 +76,17 @@ func (c *Controller) priorityLocked(j *job.Job, now time.Time) uint32 {
 // as MinJobAge keeps them), or starts again from nothing when
 // PriorityUsageResetPeriod says so. The result is a command, so usage
 // survives a restart.
-func (c *Controller) updateUsage(ctx context.Context) {
+func (c *Controller) updateUsage(ctx context.Context) bool {
 	pc := c.cfg.Priority
 	if pc == nil {
-		return
+		return false
 	}
 	now := c.now()
 	c.mu.RLock()
 	last := c.st.UsageTime
 	if !last.IsZero() && now.Sub(last) < pc.CalcPeriod {
 		c.mu.RUnlock()
-		return
+		return false
 	}
 	usage, lim := priority.Usage{}, priority.Usage{}
 	for u, v := range c.st.Usage {
@@ -132,12 +132,13 @@ func (c *Controller) updateUsage(ctx context.Context) {
 	c.mu.RUnlock()
 	if _, err := c.propose(ctx, &command{Op: opUsage, Time: now, Usage: &usageCmd{Usage: usage, Limits: lim}}); err != nil {
 		c.logger.Error("update fair-share usage", "err", err)
-		return
+		return false
 	}
 	c.mu.Lock()
 	c.usageReset = true
 	c.fairShareLocked()
 	c.mu.Unlock()
+	return true
 }
 
 // usageFactorLocked is the QOS UsageFactor a job's usage is multiplied
