@@ -454,10 +454,15 @@ func TestProcessGroupFallback(t *testing.T) {
 	script := fmt.Sprintf(`sleep 300 & echo $! > %s.tmp; mv %s.tmp %s; wait`, pidFile, pidFile, pidFile)
 	g := startGroup(t, tr, exec.Command("/bin/sh", "-c", script), "job_pg", Limits{MemoryBytes: 1 << 30})
 	bg := readPid(t, pidFile)
-	pids, err := g.Pids()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The mv that wrote the file may not have exited yet.
+	var pids []int
+	waitFor(t, "the group to hold the shell and the sleep", func() bool {
+		var err error
+		if pids, err = g.Pids(); err != nil {
+			t.Fatal(err)
+		}
+		return len(pids) == 2
+	})
 	if diff := cmp.Diff([]int{g.Pid(), bg}, pids); diff != "" {
 		t.Errorf("Pids (-want +got):\n%s", diff)
 	}
