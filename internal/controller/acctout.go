@@ -167,11 +167,10 @@ func (o *acctOutbox) ack(seq uint64) {
 }
 
 // markAcct notes that a job changed in the command being applied; its
-// record is taken once the command is done with it (recordAcct).
+// record is taken once the command is done with it (recordAcct), and the
+// submit tally counts it again (tallyTouched).
 func (s *fsm) markAcct(id job.ID) {
-	if s.acctOn {
-		s.touched = append(s.touched, id)
-	}
+	s.touched = append(s.touched, id)
 }
 
 // recordAcct puts into the outbox the records of what the command just
@@ -179,6 +178,7 @@ func (s *fsm) markAcct(id job.ID) {
 // them) and the jobs it touched, as they are now.
 func (s *fsm) recordAcct(res *applyResult) {
 	if !s.acctOn || (len(s.touched) == 0 && len(res.Runs) == 0) {
+		s.touched = s.touched[:0]
 		return
 	}
 	for i := range res.Runs {

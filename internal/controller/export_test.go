@@ -3,6 +3,8 @@ package controller
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"maps"
 )
 
 // Hooks for the external tests: each runs one step of a background loop
@@ -50,3 +52,27 @@ func (c *Controller) MaintainReservations(ctx context.Context) { c.maintainReser
 // UpdateUsage brings fair-share usage up to date.
 func (c *Controller) UpdateUsage(ctx context.Context)  { c.updateUsage(ctx) }
 func (c *Controller) SendWarnings(ctx context.Context) { c.sendWarnings(ctx) }
+
+// CheckSubmitTally says whether the submit limits' running count of jobs
+// matches a count of every job.
+func (c *Controller) CheckSubmitTally() error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	kept := c.st.tally
+	kept.mu.Lock()
+	defer kept.mu.Unlock()
+	if !kept.built {
+		return fmt.Errorf("no tally kept")
+	}
+	var fresh submitTally
+	fresh.build(c.st)
+	if !maps.Equal(fresh.byGroup, kept.byGroup) {
+		return fmt.Errorf("tally %v, counted %v", kept.byGroup, fresh.byGroup)
+	}
+	kept.count(c.st.Acct, map[string]uint32{})
+	fresh.count(c.st.Acct, map[string]uint32{})
+	if !maps.Equal(fresh.byKey, kept.byKey) {
+		return fmt.Errorf("limit groups %v, counted %v", kept.byKey, fresh.byKey)
+	}
+	return nil
+}

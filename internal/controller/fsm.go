@@ -266,6 +266,8 @@ type fsm struct {
 	// being applied changed.
 	acctOn  bool
 	touched []job.ID
+	// tally counts the jobs the submit limits read (submittally.go).
+	tally *submitTally
 
 	// byID keeps job ids sorted for stable listing.
 	order []job.ID
@@ -285,7 +287,7 @@ type counters struct {
 func newFSM(firstJobID job.ID) *fsm {
 	return &fsm{NextJobID: firstJobID, Jobs: map[job.ID]*job.Job{}, Nodes: map[string]*nodeAdmin{}, Resvs: map[string]*reservation.Reservation{}, Acct: assoc.New(),
 		Steps: map[job.ID][]*job.Step{}, NextStep: map[job.ID]uint32{}, DynNodes: map[string]*node.Node{},
-		Parts: map[string]*partition.Partition{}, PartsGone: map[string]bool{}}
+		Parts: map[string]*partition.Partition{}, PartsGone: map[string]bool{}, tally: &submitTally{}}
 }
 
 // applyResult is what a proposer gets back.
@@ -316,6 +318,7 @@ func (s *fsm) apply(c *command) applyResult {
 		s.NextJobID = c.MinJobID
 	}
 	res := s.applyOp(c)
+	s.tallyTouched()
 	s.recordAcct(&res)
 	return res
 }

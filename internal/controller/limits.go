@@ -136,20 +136,40 @@ func (c *Controller) policyLocked(pending []*job.Job) *acctpolicy.Policy {
 		return nil
 	}
 	p := &acctpolicy.Policy{Jobs: make(map[job.ID]*acctpolicy.Job, len(pending)), Safe: c.cfg.Enforce.Safe}
+	limits := c.limitsMemo()
 	for _, j := range pending {
-		p.Jobs[j.ID] = c.jobLimitsLocked(j)
+		p.Jobs[j.ID] = limits(j)
 	}
 	now := c.now()
 	for _, id := range c.st.order {
 		j := c.st.Jobs[id]
 		if j.Alloc != nil && (j.State == job.Running || j.Completing) {
-			if jl := c.jobLimitsLocked(j); jl != nil {
+			if jl := limits(j); jl != nil {
 				p.Add(jl, j.AllocTRES(), remainingMins(j, now))
 			}
 		}
 	}
 	c.usedMinsLocked(p)
 	return p
+}
+
+// limitsKey is what a job's limits depend on.
+type limitsKey struct{ user, account, partition, qos string }
+
+// limitsMemo is jobLimitsLocked for the jobs of one pass: jobs of the
+// same user, account, partition and QOS share one answer (a site has
+// thousands of those against tens of thousands of jobs).
+func (c *Controller) limitsMemo() func(*job.Job) *acctpolicy.Job {
+	memo := map[limitsKey]*acctpolicy.Job{}
+	return func(j *job.Job) *acctpolicy.Job {
+		k := limitsKey{j.Req.UserName, j.Req.Account, j.Req.Partition, j.Req.QOS}
+		jl, ok := memo[k]
+		if !ok {
+			jl = c.jobLimitsLocked(j)
+			memo[k] = jl
+		}
+		return jl
+	}
 }
 
 // remainingMins is what is left of a running job's time limit, in
@@ -172,27 +192,37 @@ func remainingMins(j *job.Job, now time.Time) uint64 {
 // billing-minutes and wall minutes.
 func (c *Controller) usedMinsLocked(p *acctpolicy.Policy) {
 	m := c.st.Acct
+	limited := map[uint32]bool{}
 	for _, a := range m.Associations() {
-		if len(a.Limits.GrpTRESMins) == 0 && a.Limits.GrpWall == nil {
-			continue
+		if len(a.Limits.GrpTRESMins) > 0 || a.Limits.GrpWall != nil {
+			limited[a.ID] = true
 		}
-		var billed, cpus, wall float64
-		for key, v := range c.st.Usage {
-			if c.assocUnder(key, a) {
-				billed += v
+	}
+	if len(limited) > 0 {
+		billed, cpus, wall := map[uint32]float64{}, map[uint32]float64{}, map[uint32]float64{}
+		// Each usage key adds to the limited associations it is under.
+		add := func(sums map[uint32]float64, key string, v float64) {
+			for _, id := range c.limitedAbove(key, limited) {
+				sums[id] += v
 			}
+		}
+		for key, v := range c.st.Usage {
+			add(billed, key, v)
 		}
 		for key, v := range c.st.LimitUsage {
-			if k, ok := strings.CutPrefix(key, "wall:"); ok && c.assocUnder(k, a) {
-				wall += v
-			}
-			if k, ok := strings.CutPrefix(key, "cpu:"); ok && c.assocUnder(k, a) {
-				cpus += v
+			if k, ok := strings.CutPrefix(key, "wall:"); ok {
+				add(wall, k, v)
+			} else if k, ok := strings.CutPrefix(key, "cpu:"); ok {
+				add(cpus, k, v)
 			}
 		}
-		p.SetUsed(assocKey(a), "cpu", uint64(cpus/60))
-		p.SetUsed(assocKey(a), "billing", uint64(billed/60))
-		p.SetWall(assocKey(a), uint64(wall/60))
+		for _, a := range m.Associations() {
+			if limited[a.ID] {
+				p.SetUsed(assocKey(a), "cpu", uint64(cpus[a.ID]/60))
+				p.SetUsed(assocKey(a), "billing", uint64(billed[a.ID]/60))
+				p.SetWall(assocKey(a), uint64(wall[a.ID]/60))
+			}
+		}
 	}
 	for _, q := range m.QOSList() {
 		if len(q.Limits.GrpTRESMins) == 0 && q.Limits.GrpWall == nil {
@@ -205,21 +235,22 @@ func (c *Controller) usedMinsLocked(p *acctpolicy.Policy) {
 	}
 }
 
-// assocUnder says the usage key ("ACCOUNT/USER") is of association a or
-// one below it.
-func (c *Controller) assocUnder(key string, a assoc.Association) bool {
+// limitedAbove is the associations in limited that the usage key
+// ("ACCOUNT/USER") is of or below.
+func (c *Controller) limitedAbove(key string, limited map[uint32]bool) []uint32 {
 	m := c.st.Acct
 	account, user, _ := strings.Cut(key, "/")
 	u, ok := m.Resolve(user, account, "")
 	if !ok {
-		return false
+		return nil
 	}
+	var out []uint32
 	for _, level := range m.Ancestry(u) {
-		if level.ID == a.ID {
-			return true
+		if limited[level.ID] {
+			out = append(out, level.ID)
 		}
 	}
-	return false
+	return out
 }
 
 // submitLimitErr refuses a job that its association or QOS may not take
@@ -272,21 +303,7 @@ func (s *fsm) submitLimitErr(r *job.Request) error {
 	for _, l := range limits {
 		count[l.key] = 0
 	}
-	for _, id := range s.order {
-		x := s.Jobs[id]
-		if x.State.Terminal() {
-			continue
-		}
-		n := uint32(1)
-		if x.IsArrayMeta() {
-			n = uint32(len(x.PendingTasks))
-		}
-		for _, k := range submitKeys(m, &x.Req) {
-			if _, ok := count[k]; ok {
-				count[k] += n
-			}
-		}
-	}
+	s.limitCounts(count)
 	tasks := uint32(max(len(r.Array.Tasks), 1))
 	for _, l := range limits {
 		if count[l.key]+tasks > l.max {

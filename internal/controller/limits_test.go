@@ -132,3 +132,85 @@ func TestUsageLimitsEndRunningJobs(t *testing.T) {
 		}
 	}
 }
+
+// TestSubmitTally: the count the submit limits read stays the count of
+// every job not ended through submissions, arrays, starts, ends,
+// cancels, requeues, moves, accounting changes, purges and a restart,
+// and refuses the submission one over the limit.
+func TestSubmitTally(t *testing.T) {
+	c := ctltest.New(t, func(cfg *controller.Config) { cfg.Enforce = assoc.Enforce{Limits: true} })
+	c.RegisterAll()
+	q := assoc.QOS{Name: "normal", UsageFactor: 1, Limits: assoc.Limits{GrpSubmitJobs: assoc.Count(1000)}}
+	if err := c.Ctl.ChangeAccounting(ctx, ctltest.Root, assoc.Change{{Kind: assoc.KindQOS, QOS: &q}}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(step string) {
+		t.Helper()
+		if err := c.Ctl.CheckSubmitTally(); err != nil {
+			t.Fatalf("after %s: %v", step, err)
+		}
+	}
+	withQOS := func(r *job.Request) { r.QOS = "normal" }
+	var plain []job.ID
+	for range 6 {
+		plain = append(plain, c.Submit(ctltest.Alice, ctltest.Request(withQOS, wholeNode)))
+	}
+	arr := c.Submit(ctltest.Alice, ctltest.Request(withQOS, array(2, 1, 2, 3, 4, 5)))
+	check("submissions")
+	schedule(t, c)
+	check("starts")
+	c.Finish(plain[0], "exited", 0, 0)
+	check("an end")
+	if err := c.Ctl.Cancel(ctx, ctltest.Alice, controller.CancelRequest{Sel: controller.JobSelector{ID: arr, Tasks: []uint32{5}}}); err != nil {
+		t.Fatal(err)
+	}
+	check("an array task cancelled")
+	if err := c.Ctl.Cancel(ctx, ctltest.Alice, controller.CancelRequest{Sel: controller.JobSelector{ID: plain[5]}}); err != nil {
+		t.Fatal(err)
+	}
+	check("a cancel")
+	if err := c.Ctl.Requeue(ctx, ctltest.Alice, controller.JobSelector{ID: plain[1]}, false); err != nil {
+		t.Fatal(err)
+	}
+	check("a requeue")
+	short := "short"
+	if err := c.Ctl.Update(ctx, ctltest.Alice, controller.JobSelector{ID: plain[4]}, controller.JobUpdate{Partition: &short}); err != nil {
+		t.Fatal(err)
+	}
+	check("a move")
+	q.Limits.MaxSubmitJobs = assoc.Count(1000)
+	if err := c.Ctl.ChangeAccounting(ctx, ctltest.Root, assoc.Change{{Kind: assoc.KindQOS, QOS: &q}}); err != nil {
+		t.Fatal(err)
+	}
+	check("an accounting change")
+	c.Clock.Advance(time.Hour)
+	if err := c.Ctl.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("a purge")
+	c.Restart()
+	c.Submit(ctltest.Alice, ctltest.Request(withQOS))
+	check("a restart")
+
+	// The count is exact: the limit takes one more job, and refuses the
+	// next.
+	var live uint32
+	for _, j := range c.Ctl.Jobs(controller.JobFilter{}) {
+		switch {
+		case j.State.Terminal():
+		case j.IsArrayMeta():
+			live += uint32(len(j.PendingTasks))
+		default:
+			live++
+		}
+	}
+	q.Limits.MaxSubmitJobs = assoc.Count(live + 1)
+	if err := c.Ctl.ChangeAccounting(ctx, ctltest.Root, assoc.Change{{Kind: assoc.KindQOS, QOS: &q}}); err != nil {
+		t.Fatal(err)
+	}
+	c.Submit(ctltest.Alice, ctltest.Request(withQOS))
+	if _, err := c.Ctl.Submit(ctx, ctltest.Alice, controller.Submission{Req: ctltest.Request(withQOS)}); err == nil {
+		t.Errorf("a submission over MaxSubmitJobs=%d was taken", live+1)
+	}
+	check("the last submissions")
+}

@@ -1,0 +1,126 @@
+package controller
+
+import (
+	"sync"
+
+	"github.com/droverhq/drover/internal/assoc"
+	"github.com/droverhq/drover/internal/job"
+)
+
+// submitTally counts the jobs that have not ended (an array's pending
+// tasks each), by user, account, partition and QOS, so that the submit
+// limits read a few thousand groups instead of every job. It is derived
+// state: built from the jobs on first use, kept up to date from the jobs
+// each command touched, never saved. Its own lock lets submissions read
+// it under the controller's read lock.
+type submitTally struct {
+	mu      sync.Mutex
+	built   bool
+	byJob   map[job.ID]tallyEntry
+	byGroup map[limitsKey]uint32
+	// byKey counts the jobs of each limit group (submitKeys) under
+	// model, keys holds each group of jobs' limit groups; a new model (a
+	// sacctmgr change) counts them again.
+	model *assoc.Model
+	keys  map[limitsKey][]string
+	byKey map[string]uint32
+}
+
+type tallyEntry struct {
+	k limitsKey
+	n uint32
+}
+
+// build counts every job of s.
+func (t *submitTally) build(s *fsm) {
+	t.built, t.model, t.keys, t.byKey = true, nil, nil, nil
+	t.byJob, t.byGroup = map[job.ID]tallyEntry{}, map[limitsKey]uint32{}
+	for _, id := range s.order {
+		t.update(id, s.Jobs[id])
+	}
+}
+
+// limitCounts sets the jobs of s that count against each of the limit
+// groups wanted, under s's accounting model.
+func (s *fsm) limitCounts(wanted map[string]uint32) {
+	t := s.tally
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.built {
+		t.build(s)
+	}
+	t.count(s.Acct, wanted)
+}
+
+// update counts job id as it is now (nil: gone).
+func (t *submitTally) update(id job.ID, j *job.Job) {
+	if old, ok := t.byJob[id]; ok {
+		if t.byGroup[old.k] -= old.n; t.byGroup[old.k] == 0 {
+			delete(t.byGroup, old.k)
+		}
+		delete(t.byJob, id)
+		t.addKeys(old.k, -int64(old.n))
+	}
+	if j == nil || j.State.Terminal() {
+		return
+	}
+	n := uint32(1)
+	if j.IsArrayMeta() {
+		n = uint32(len(j.PendingTasks))
+	}
+	if n == 0 {
+		return
+	}
+	k := limitsKey{j.Req.UserName, j.Req.Account, j.Req.Partition, j.Req.QOS}
+	t.byJob[id] = tallyEntry{k, n}
+	t.byGroup[k] += n
+	t.addKeys(k, int64(n))
+}
+
+// addKeys adds n jobs of group k to its limit groups' counts, once
+// they are counted under a model.
+func (t *submitTally) addKeys(k limitsKey, n int64) {
+	if t.model == nil {
+		return
+	}
+	keys, ok := t.keys[k]
+	if !ok {
+		keys = submitKeys(t.model, &job.Request{UserName: k.user, Account: k.account, Partition: k.partition, QOS: k.qos})
+		t.keys[k] = keys
+	}
+	for _, key := range keys {
+		if v := int64(t.byKey[key]) + n; v > 0 {
+			t.byKey[key] = uint32(v)
+		} else {
+			delete(t.byKey, key)
+		}
+	}
+}
+
+// count sets the jobs that count against each of the limit groups
+// wanted, under model m.
+func (t *submitTally) count(m *assoc.Model, wanted map[string]uint32) {
+	if t.model != m {
+		t.model, t.keys, t.byKey = m, map[limitsKey][]string{}, map[string]uint32{}
+		for k, n := range t.byGroup {
+			t.addKeys(k, int64(n))
+		}
+	}
+	for key := range wanted {
+		wanted[key] = t.byKey[key]
+	}
+}
+
+// tallyTouched brings the submit tally up to date with the jobs the
+// command just applied changed.
+func (s *fsm) tallyTouched() {
+	t := s.tally
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.built {
+		return
+	}
+	for _, id := range s.touched {
+		t.update(id, s.Jobs[id])
+	}
+}
