@@ -21,7 +21,7 @@ func qosToWire(q assoc.QOS) api.V0044Qos {
 	w.ID = api.NewOptInt32(int32(q.ID))
 	w.Name = api.NewOptString(q.Name)
 	w.Description = api.NewOptString(q.Description)
-	w.Flags = []api.V0044QosFlagsItem{}
+	w.Flags = limitwire.QOSFlagsToWire(q.Flags)
 	w.Priority = api.NewOptV0044Uint32NoValStruct(u32(q.Priority))
 	w.UsageFactor = api.NewOptV0044Float64NoValStruct(f64(q.UsageFactor))
 	limits := w.Limits.Value
@@ -70,6 +70,7 @@ func qosFromWire(w *api.V0044Qos, old assoc.QOS) (assoc.QOS, error) {
 	case noValClear:
 		q.UsageFactor = 1
 	}
+	q.Flags = limitwire.QOSFlagsFromWire(w.Flags, old.Flags)
 	if l, ok := w.Limits.Get(); ok {
 		if g, ok := l.GraceTime.Get(); ok {
 			q.GraceTime = uint32(max(g, 0))

@@ -229,6 +229,88 @@ func (p *Policy) Runnable(j *job.Job) job.Reason {
 	return ""
 }
 
+// Denied is the reason a job could never run alone under its limits, ""
+// if none: what a QOS with DenyOnLimit refuses at submission instead of
+// holding the job (slurmctld's acct_policy_validate with strict
+// checking). Each group limit is taken as a limit on the job alone; the
+// job-count limits are not checked.
+func Denied(j *job.Job, jl *Job) job.Reason {
+	if jl == nil {
+		return ""
+	}
+	req := j.ReqTRES()
+	mins := limitMins(j)
+	perNode := req
+	if nodes := uint64(max(j.Req.MinNodes, 1)); nodes > 1 {
+		perNode = job.TRES{CPUs: req.CPUs / uint32(nodes), MemMB: req.MemMB / nodes, Nodes: 1, GPUs: req.GPUs / nodes, Billing: req.Billing / nodes}
+	}
+	for _, scope := range []Scope{ScopeQOS, ScopeAssoc} {
+		for _, w := range jl.MaxWall {
+			if w.Scope == scope && mins > uint64(w.Limit) {
+				return job.Reason(string(scope) + "MaxWallDurationPerJobLimit")
+			}
+		}
+		for _, c := range jl.Counters {
+			if c.Scope != scope {
+				continue
+			}
+			if name, over := exceeds(req, c.TRES); over {
+				switch c.Kind {
+				case PerUser:
+					return tresReason(scope, "Max", name, "PerUser")
+				case PerAccount:
+					return tresReason(scope, "Max", name, "PerAccount")
+				}
+				return tresReason(scope, "Grp", name, "")
+			}
+			for _, name := range slices.Sorted(mapsKeys(c.RunMins)) {
+				if counted(name) && req.Count(name)*mins > c.RunMins[name] {
+					return minutesReason(scope, name, "Run")
+				}
+			}
+			for _, name := range slices.Sorted(mapsKeys(c.Mins)) {
+				if counted(name) && req.Count(name)*mins > c.Mins[name] {
+					return minutesReason(scope, name, "")
+				}
+			}
+			if c.Wall != nil && mins > uint64(*c.Wall) {
+				return job.Reason(string(scope) + "GrpWallLimit")
+			}
+		}
+		for _, l := range jl.MaxTRESPerJob {
+			if name, over := exceeds(req, l.Limit); over && l.Scope == scope {
+				return tresReason(scope, "Max", name, "PerJob")
+			}
+		}
+		for _, l := range jl.MaxTRESPerNode {
+			if name, over := exceeds(perNode, l.Limit); over && l.Scope == scope {
+				return tresReason(scope, "Max", name, "PerNode")
+			}
+		}
+		for _, l := range jl.MaxTRESMinsPerJob {
+			if l.Scope != scope {
+				continue
+			}
+			for _, name := range slices.Sorted(mapsKeys(l.Limit)) {
+				if counted(name) && req.Count(name)*mins > l.Limit[name] {
+					return minutesReason(scope, name, "PerJob")
+				}
+			}
+		}
+		for _, l := range jl.MinTRESPerJob {
+			if l.Scope != scope {
+				continue
+			}
+			for _, name := range slices.Sorted(mapsKeys(l.Limit)) {
+				if counted(name) && req.Count(name) < l.Limit[name] {
+					return minReason(name)
+				}
+			}
+		}
+	}
+	return ""
+}
+
 // Fits is the reason a job placed on alloc may not start for a limit on
 // what running jobs hold (GrpTRES, MaxTRESPerUser) or on each node's
 // share (MaxTRESPerNode), "" if none: Slurm's

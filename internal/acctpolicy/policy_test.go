@@ -183,3 +183,42 @@ func TestSafe(t *testing.T) {
 		}
 	}
 }
+
+// TestDenied: what a QOS with DenyOnLimit refuses, with the reasons real
+// Slurm 22.05 printed for the same limits and requests.
+func TestDenied(t *testing.T) {
+	j := func(cpus, nodes, timeLimit uint32) *job.Job {
+		return &job.Job{ID: 1, Req: job.Request{NumTasks: cpus, CPUsPerTask: 1, MinNodes: nodes, TimeLimit: timeLimit}}
+	}
+	q := func(c Counter) Job { c.Key, c.Scope = "qos:q", ScopeQOS; return Job{Counters: []Counter{c}} }
+	for name, tc := range map[string]struct {
+		limits Job
+		j      *job.Job
+		want   job.Reason
+	}{
+		"within":              {Job{MaxWall: []ScopedCount{{ScopeQOS, 10}}}, j(1, 1, 5), ""},
+		"max wall":            {Job{MaxWall: []ScopedCount{{ScopeQOS, 10}}}, j(1, 1, 20), "QOSMaxWallDurationPerJobLimit"},
+		"no time limit":       {Job{MaxWall: []ScopedCount{{ScopeAssoc, 10}}}, j(1, 1, job.Infinite), "AssocMaxWallDurationPerJobLimit"},
+		"cpus per job":        {Job{MaxTRESPerJob: []ScopedTRES{{ScopeQOS, assoc.TRES{"cpu": 2}}}}, j(4, 1, 5), "QOSMaxCpuPerJobLimit"},
+		"group cpus, alone":   {q(Counter{TRES: assoc.TRES{"cpu": 2}}), j(3, 1, 5), "QOSGrpCpuLimit"},
+		"per user cpus":       {q(Counter{Kind: PerUser, TRES: assoc.TRES{"cpu": 1}}), j(2, 1, 5), "QOSMaxCpuPerUserLimit"},
+		"per account cpus":    {q(Counter{Kind: PerAccount, TRES: assoc.TRES{"cpu": 1}}), j(2, 1, 5), "MaxCpuPerAccount"},
+		"cpus per node":       {Job{MaxTRESPerNode: []ScopedTRES{{ScopeQOS, assoc.TRES{"cpu": 1}}}}, j(2, 1, 5), "QOSMaxCpuPerNode"},
+		"cpus per node, wide": {Job{MaxTRESPerNode: []ScopedTRES{{ScopeQOS, assoc.TRES{"cpu": 1}}}}, j(2, 2, 5), ""},
+		"min cpus":            {Job{MinTRESPerJob: []ScopedTRES{{ScopeQOS, assoc.TRES{"cpu": 4}}}}, j(2, 1, 5), "QOSMinCpuNotSatisfied"},
+		"cpu-minutes per job": {Job{MaxTRESMinsPerJob: []ScopedTRES{{ScopeQOS, assoc.TRES{"cpu": 10}}}}, j(1, 1, 20), "QOSMaxCpuMinutesPerJobLimit"},
+		"run minutes":         {q(Counter{RunMins: assoc.TRES{"cpu": 10}}), j(1, 1, 20), "QOSGrpCPURunMinutesLimit"},
+		"group minutes":       {q(Counter{Mins: assoc.TRES{"cpu": 10}}), j(1, 1, 20), "QOSGrpCPUMinutesLimit"},
+		"group wall":          {q(Counter{Wall: assoc.Count(0)}), j(2, 1, job.Infinite), "QOSGrpWallLimit"},
+		"job counts":          {q(Counter{Jobs: assoc.Count(0)}), j(1, 1, 5), ""},
+		"QOS before assoc": {Job{MaxWall: []ScopedCount{{ScopeAssoc, 1}},
+			MaxTRESPerJob: []ScopedTRES{{ScopeQOS, assoc.TRES{"cpu": 1}}}}, j(2, 1, 5), "QOSMaxCpuPerJobLimit"},
+	} {
+		if got := Denied(tc.j, &tc.limits); got != tc.want {
+			t.Errorf("%s: %q, want %q", name, got, tc.want)
+		}
+	}
+	if Denied(j(100, 1, job.Infinite), nil) != "" {
+		t.Error("no limits denied a job")
+	}
+}

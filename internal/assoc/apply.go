@@ -151,6 +151,22 @@ func normQOS(q QOS) (QOS, error) {
 	if q.UsageFactor < 0 || math.IsNaN(q.UsageFactor) || math.IsInf(q.UsageFactor, 0) {
 		return q, fmt.Errorf("qos %s: invalid UsageFactor %v: must be 0 or more", q.Name, q.UsageFactor)
 	}
+	var flags []string
+	for _, name := range QOSFlagNames {
+		if slices.ContainsFunc(q.Flags, func(f string) bool { return strings.EqualFold(f, name) }) {
+			flags = append(flags, name)
+		}
+	}
+	for _, f := range q.Flags {
+		i := slices.IndexFunc(QOSFlagNames, func(name string) bool { return strings.EqualFold(f, name) })
+		switch {
+		case i < 0:
+			return q, slurmerr.New(slurmerr.InvalidQOS, "qos %s: unknown QOS flag %q", q.Name, f)
+		case !QOSFlagKept(QOSFlagNames[i]):
+			return q, slurmerr.New(slurmerr.InvalidQOS, "qos %s: QOS flag %s is not supported", q.Name, QOSFlagNames[i])
+		}
+	}
+	q.Flags = flags
 	return q, nil
 }
 

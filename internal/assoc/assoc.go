@@ -62,7 +62,35 @@ type QOS struct {
 	UsageFactor float64  `json:"usage_factor"`           // 1 by default
 	GraceTime   uint32   `json:"grace_time,omitempty"`   // seconds
 	Limits      Limits   `json:"limits,omitzero"`
+	// Flags are the QOS's flags by sacctmgr's names, in QOSFlagNames'
+	// order.
+	Flags []string `json:"flags,omitempty"`
 }
+
+// QOS flags Drover acts on.
+const (
+	// FlagDenyOnLimit refuses at submission a job that breaks a limit of
+	// its QOS or association as a job alone, instead of holding it.
+	FlagDenyOnLimit = "DenyOnLimit"
+	// FlagNoDecay keeps the QOS's usage (GrpTRESMins, GrpWall) from
+	// decaying or being reset.
+	FlagNoDecay = "NoDecay"
+	// FlagOverPartQOS lets the job's QOS's limits override its
+	// partition's QOS's.
+	FlagOverPartQOS = "OverPartQOS"
+)
+
+// QOSFlagNames are Slurm's QOS flags in the order sacctmgr prints them.
+var QOSFlagNames = []string{FlagDenyOnLimit, "EnforceUsageThreshold", "NoReserve", "PartitionMaxNodes",
+	"PartitionMinNodes", FlagOverPartQOS, "PartitionTimeLimit", "RequiresReservation", FlagNoDecay, "UsageFactorSafe"}
+
+// QOSFlagKept says Drover acts on a QOS flag; the others are refused.
+func QOSFlagKept(name string) bool {
+	return name == FlagDenyOnLimit || name == FlagNoDecay || name == FlagOverPartQOS
+}
+
+// HasFlag says the QOS has a flag.
+func (q QOS) HasFlag(name string) bool { return slices.Contains(q.Flags, name) }
 
 // Account is an account record (sacctmgr show account).
 type Account struct {
@@ -200,6 +228,7 @@ func (m *Model) Clone() *Model {
 
 func cloneQOS(q QOS) QOS {
 	q.Preempt = slices.Clone(q.Preempt)
+	q.Flags = slices.Clone(q.Flags)
 	q.Limits = q.Limits.Clone()
 	return q
 }

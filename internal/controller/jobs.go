@@ -182,6 +182,9 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 		// Refused before its script is stored; the apply checks again,
 		// one submission after the other.
 		limitErr = c.st.submitLimitErr(&r)
+		if limitErr == nil {
+			limitErr = c.denyOnLimitLocked(&r)
+		}
 	}
 	c.mu.RUnlock()
 	if limitErr != nil {

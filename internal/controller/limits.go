@@ -267,33 +267,37 @@ func (s *fsm) submitLimitErr(r *job.Request) error {
 		return nil
 	}
 	type limit struct {
-		key string
-		max uint32
+		key    string
+		max    uint32
+		reason string
 	}
 	var limits []limit
+	add := func(key string, n *uint32, reason string) {
+		if n != nil {
+			limits = append(limits, limit{key, *n, reason})
+		}
+	}
+	// The QOS's first, in the order slurmctld checks them, for the
+	// reason it names; then the association's a QOS limit does not
+	// override.
 	var ql assoc.Limits
 	if q, ok := m.QOS(r.QOS); ok && r.QOS != "" {
 		ql = q.Limits
+		key := "qos:" + q.Name
+		add(key, ql.GrpSubmitJobs, "QOSGrpSubmitJobsLimit")
+		add(key+"/user:"+r.UserName, ql.MaxSubmitJobs, "QOSMaxSubmitJobPerUserLimit")
+		add(key+"/account:"+r.Account, ql.MaxSubmitJobsPerAccount, "MaxSubmitJobsPerAccount")
 	}
 	if a, ok := m.Resolve(r.UserName, r.Account, r.Partition); ok {
 		var maxSubmit *uint32
 		for _, level := range m.Ancestry(a) {
-			if level.Limits.GrpSubmitJobs != nil && ql.GrpSubmitJobs == nil {
-				limits = append(limits, limit{assocKey(level), *level.Limits.GrpSubmitJobs})
+			if ql.GrpSubmitJobs == nil {
+				add(assocKey(level), level.Limits.GrpSubmitJobs, "AssocGrpSubmitJobsLimit")
 			}
 			maxSubmit = firstSet(maxSubmit, level.Limits.MaxSubmitJobs)
 		}
-		if maxSubmit != nil && ql.MaxSubmitJobs == nil {
-			limits = append(limits, limit{"assocmax:" + assocKey(a), *maxSubmit})
-		}
-	}
-	if q, ok := m.QOS(r.QOS); ok && r.QOS != "" {
-		key := "qos:" + q.Name
-		for k, v := range map[string]*uint32{key: q.Limits.GrpSubmitJobs, key + "/user:" + r.UserName: q.Limits.MaxSubmitJobs,
-			key + "/account:" + r.Account: q.Limits.MaxSubmitJobsPerAccount} {
-			if v != nil {
-				limits = append(limits, limit{k, *v})
-			}
+		if ql.MaxSubmitJobs == nil {
+			add("assocmax:"+assocKey(a), maxSubmit, "AssocMaxSubmitJobLimit")
 		}
 	}
 	if len(limits) == 0 {
@@ -307,7 +311,7 @@ func (s *fsm) submitLimitErr(r *job.Request) error {
 	tasks := uint32(max(len(r.Array.Tasks), 1))
 	for _, l := range limits {
 		if count[l.key]+tasks > l.max {
-			return slurmerr.New(slurmerr.AccountingPolicy, "")
+			return slurmerr.New(slurmerr.AccountingPolicy, "%s", l.reason)
 		}
 	}
 	return nil
@@ -398,4 +402,19 @@ func (c *Controller) hasUsageLimitsLocked() bool {
 		}
 	}
 	return false
+}
+
+// denyOnLimitLocked refuses a job whose QOS has DenyOnLimit and that
+// breaks a limit of the QOS or its association as a job alone, with the
+// limit's reason, as slurmctld refuses it with ESLURM_ACCOUNTING_POLICY.
+func (c *Controller) denyOnLimitLocked(r *job.Request) error {
+	q, ok := c.st.Acct.QOS(r.QOS)
+	if !ok || r.QOS == "" || !q.HasFlag(assoc.FlagDenyOnLimit) {
+		return nil
+	}
+	j := &job.Job{Req: *r}
+	if reason := acctpolicy.Denied(j, c.jobLimitsLocked(j)); reason != "" {
+		return slurmerr.New(slurmerr.AccountingPolicy, "%s", reason)
+	}
+	return nil
 }

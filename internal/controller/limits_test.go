@@ -214,3 +214,42 @@ func TestSubmitTally(t *testing.T) {
 	}
 	check("the last submissions")
 }
+
+// TestNoDecay: a QOS with NoDecay keeps the usage its GrpWall reads
+// through the half-life; without the flag the usage decays and the
+// next job runs.
+func TestNoDecay(t *testing.T) {
+	for _, noDecay := range []bool{false, true} {
+		c := ctltest.New(t, func(cfg *controller.Config) {
+			cfg.Priority = &priority.Config{WeightFairshare: 1000, MaxAge: time.Hour, DecayHalfLife: time.Hour, CalcPeriod: 5 * time.Minute}
+			cfg.Enforce = assoc.Enforce{Limits: true}
+		})
+		c.RegisterAll()
+		q := assoc.QOS{Name: "normal", UsageFactor: 1, Limits: assoc.Limits{GrpWall: assoc.Count(50)}}
+		if noDecay {
+			q.Flags = []string{assoc.FlagNoDecay}
+		}
+		if err := c.Ctl.ChangeAccounting(ctx, ctltest.Root, assoc.Change{{Kind: assoc.KindQOS, QOS: &q}}); err != nil {
+			t.Fatal(err)
+		}
+		withQOS := func(r *job.Request) { r.QOS = "normal" }
+		ran := c.Submit(ctltest.Alice, ctltest.Request(withQOS))
+		c.Ctl.UpdateUsage(ctx)
+		schedule(t, c)
+		c.Clock.Advance(time.Hour)
+		c.Finish(ran, "exited", 0, 0)
+		for range 12 { // ten hours: ten half-lives
+			c.Clock.Advance(50 * time.Minute)
+			c.Ctl.UpdateUsage(ctx)
+		}
+		next := c.Submit(ctltest.Alice, ctltest.Request(withQOS))
+		schedule(t, c)
+		j := c.Job(next)
+		if noDecay && (j.State != job.Pending || j.Reason != "QOSGrpWallLimit") {
+			t.Errorf("NoDecay, 60 minutes of 50 ten half-lives ago: %s %s", j.State, j.Reason)
+		}
+		if !noDecay && j.State != job.Running {
+			t.Errorf("decayed usage: %s %s", j.State, j.Reason)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/droverhq/drover/internal/assoc"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/priority"
 )
@@ -95,12 +96,26 @@ func (c *Controller) updateUsage(ctx context.Context) bool {
 	for u, v := range c.st.LimitUsage {
 		lim[u] = v
 	}
+	// A QOS with NoDecay keeps its usage whole through decay and resets.
+	kept := priority.Usage{}
+	for _, q := range c.st.Acct.QOSList() {
+		if q.HasFlag(assoc.FlagNoDecay) {
+			for _, k := range []string{"qos:", "qoscpu:", "qoswall:"} {
+				if v, ok := lim[k+q.Name]; ok {
+					kept[k+q.Name] = v
+				}
+			}
+		}
+	}
 	reset := priority.ResetDue(pc.ResetPeriod, last, now) || (pc.ResetPeriod == "NOW" && !c.usageReset)
 	if reset {
 		usage, lim = priority.Usage{}, priority.Usage{}
 	} else {
 		usage.Decay(now.Sub(last), pc.DecayHalfLife)
 		lim.Decay(now.Sub(last), pc.DecayHalfLife)
+	}
+	for k, v := range kept {
+		lim[k] = v
 	}
 	for _, id := range c.st.order {
 		j := c.st.Jobs[id]

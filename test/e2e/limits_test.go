@@ -41,7 +41,7 @@ func TestLimits(t *testing.T) {
 	// third is refused at submission.
 	c.MustRun("", "sacctmgr", "-i", "modify", "user", "root", "where", "account=lab", "set", "MaxSubmitJobs=2")
 	r := c.Run("", "sbatch", "-A", "lab", "--wrap", "true")
-	if r.Code != 1 || r.Stderr != "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)\n" {
+	if r.Code != 1 || r.Stderr != "sbatch: error: AssocMaxSubmitJobLimit\nsbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)\n" {
 		t.Errorf("a third submission: %+v", r)
 	}
 	c.MustRun("", "sacctmgr", "-i", "modify", "user", "root", "where", "account=lab", "set", "MaxSubmitJobs=-1")
@@ -78,6 +78,14 @@ func TestLimits(t *testing.T) {
 	if j := c.Job(unasked); j.TimeLimit.Value.Number.Value != 10 {
 		t.Errorf("time limit of a job that asked none: %+v", j.TimeLimit)
 	}
+	// With DenyOnLimit the QOS refuses such a job at submission, naming
+	// the limit, as Slurm 22.05 does.
+	c.MustRun("", "sacctmgr", "-i", "modify", "qos", "normal", "set", "Flags=DenyOnLimit")
+	if r := c.Run("", "sbatch", "-A", "lab", "-t", "30", "--wrap", "true"); r.Code != 1 || r.Stderr != "sbatch: error: QOSMaxWallDurationPerJobLimit\n"+
+		"sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)\n" {
+		t.Errorf("a job over a DenyOnLimit QOS's MaxWall: %+v", r)
+	}
+	c.MustRun("", "sacctmgr", "-i", "modify", "qos", "normal", "set", "Flags=-1")
 
 	// A partition's TRESBillingWeights make a job's billing TRES, which
 	// limits on billing count.

@@ -6,6 +6,7 @@
 package limitwire
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/droverhq/drover/internal/assoc"
@@ -281,3 +282,72 @@ const (
 	clear
 	number
 )
+
+// qosFlagWire names each QOS flag as slurmrestd's flags enum does.
+var qosFlagWire = map[string]api.V0044QosFlagsItem{
+	assoc.FlagDenyOnLimit:   api.V0044QosFlagsItemDENYLIMIT,
+	"EnforceUsageThreshold": api.V0044QosFlagsItemENFORCEUSAGETHRESHOLD,
+	"NoReserve":             api.V0044QosFlagsItemNORESERVE,
+	"PartitionMaxNodes":     api.V0044QosFlagsItemPARTITIONMAXIMUMNODE,
+	"PartitionMinNodes":     api.V0044QosFlagsItemPARTITIONMINIMUMNODE,
+	assoc.FlagOverPartQOS:   api.V0044QosFlagsItemOVERRIDEPARTITIONQOS,
+	"PartitionTimeLimit":    api.V0044QosFlagsItemPARTITIONTIMELIMIT,
+	"RequiresReservation":   api.V0044QosFlagsItemREQUIREDRESERVATION,
+	assoc.FlagNoDecay:       api.V0044QosFlagsItemNODECAY,
+	"UsageFactorSafe":       api.V0044QosFlagsItemUSAGEFACTORSAFE,
+}
+
+// QOSFlagsToWire writes a QOS's flags in slurmrestd's names.
+func QOSFlagsToWire(flags []string) []api.V0044QosFlagsItem {
+	out := []api.V0044QosFlagsItem{}
+	for _, f := range flags {
+		if w, ok := qosFlagWire[f]; ok {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// QOSFlagsFromWire reads posted flags over the old ones: none (or only
+// NOT_SET) keeps them; a list replaces them, or, with ADD or REMOVE among them, adds or
+// removes its members. A flag with no sacctmgr name (PARTITION_QOS,
+// RELATIVE...) is returned as it is, for the model to refuse.
+func QOSFlagsFromWire(w []api.V0044QosFlagsItem, old []string) []string {
+	if len(w) == 0 {
+		return old
+	}
+	mode := api.V0044QosFlagsItemNOTSET
+	var named []string
+	for _, item := range w {
+		switch item {
+		case api.V0044QosFlagsItemADD, api.V0044QosFlagsItemREMOVE:
+			mode = item
+			continue
+		case api.V0044QosFlagsItemNOTSET:
+			continue
+		}
+		name := string(item)
+		for n, wire := range qosFlagWire {
+			if wire == item {
+				name = n
+			}
+		}
+		named = append(named, name)
+	}
+	switch mode {
+	case api.V0044QosFlagsItemADD:
+		out := append([]string{}, old...)
+		for _, n := range named {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+		return out
+	case api.V0044QosFlagsItemREMOVE:
+		return slices.DeleteFunc(append([]string{}, old...), func(f string) bool { return slices.Contains(named, f) })
+	}
+	if named == nil {
+		return old
+	}
+	return named
+}

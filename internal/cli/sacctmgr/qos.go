@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/droverhq/drover/internal/assoc"
 )
 
 // qosCond is a QOS condition (sacctmgr's slurmdb_qos_cond_t): names, ids,
@@ -35,6 +37,11 @@ type qosChange struct {
 	preempt []string
 	hasPre  bool
 	limits  limitChange
+	// flags is the Flags= list, flagOp '+' or '-' to add or remove it,
+	// hasFlags that it was given.
+	flags    []string
+	flagOp   byte
+	hasFlags bool
 }
 
 // notSupported refuses an option Slurm has and Drover does not keep (QOS
@@ -51,7 +58,7 @@ var qosOptions = []struct {
 	min  int
 	kind string
 }{
-	{"Description", 1, "desc"}, {"Flags", 2, ""}, {"GraceTime", 3, "grace"},
+	{"Description", 1, "desc"}, {"Flags", 2, "flags"}, {"GraceTime", 3, "grace"},
 	{"GrpCPUMins", 7, ""}, {"GrpCPURunMins", 7, ""}, {"GrpCPUs", 7, ""}, {"GrpJobs", 4, ""},
 	{"GrpJobsAccrue", 8, ""}, {"GrpMemory", 4, ""}, {"GrpNodes", 4, ""}, {"GrpSubmitJobs", 4, ""},
 	{"GrpTRES", 7, ""}, {"GrpTRESMins", 8, ""}, {"GrpTRESRunMins", 8, ""}, {"GrpWall", 4, ""},
@@ -120,6 +127,9 @@ func (c *cmd) setQOS(ch *qosChange, o option, allow *bool) bool {
 			}
 			ch.grace, ch.graceClear = &n, clear
 			return true
+		case "flags":
+			*allow = true
+			return c.setQOSFlags(ch, o)
 		case "mode":
 			m, ok := parsePreemptMode(o.value)
 			if !ok {
@@ -168,6 +178,54 @@ func (c *cmd) setQOS(ch *qosChange, o option, allow *bool) bool {
 	c.fail()
 	c.out(" Unknown option: %s\n Use keyword 'where' to modify condition\n", o.word)
 	return false
+}
+
+// setQOSFlags reads Flags= as str_2_qos_flags does: names in any case,
+// -1 for none; +=, -= or a leading + or - add or remove them. A flag
+// Slurm has and Drover does not act on is refused.
+func (c *cmd) setQOSFlags(ch *qosChange, o option) bool {
+	v, op := o.value, o.op
+	if v == "-1" {
+		ch.flags, ch.flagOp, ch.hasFlags = nil, 0, true
+		return true
+	}
+	if op == 0 && v != "" && (v[0] == '+' || v[0] == '-') {
+		op, v = v[0], v[1:]
+	}
+	var flags []string
+	for _, f := range strings.Split(v, ",") {
+		i := slices.IndexFunc(assoc.QOSFlagNames, func(name string) bool { return strings.EqualFold(name, f) })
+		if i < 0 {
+			c.fail()
+			c.out(" Unknown QOS flag used in:\n  '%s'\n Valid QOS flags are\n  '%s'\n", o.value, strings.Join(assoc.QOSFlagNames, ","))
+			return false
+		}
+		if !assoc.QOSFlagKept(assoc.QOSFlagNames[i]) {
+			c.notSupported("Flags=" + assoc.QOSFlagNames[i])
+			return false
+		}
+		flags = append(flags, assoc.QOSFlagNames[i])
+	}
+	ch.flags, ch.flagOp, ch.hasFlags = flags, op, true
+	return true
+}
+
+// applyFlags gives cur what a Flags= change sets, in sacctmgr's order.
+func (ch *qosChange) applyFlags(cur []string) []string {
+	var out []string
+	for _, name := range assoc.QOSFlagNames {
+		had, named := slices.Contains(cur, name), slices.Contains(ch.flags, name)
+		switch ch.flagOp {
+		case '+':
+			named = had || named
+		case '-':
+			named = had && !named
+		}
+		if named {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // qosList reads a list of QOS names as slurmdb_addto_qos_char_list does:
@@ -301,6 +359,9 @@ func (ch *qosChange) apply(q *qosRec) {
 	}
 	if ch.hasPre {
 		q.preempt = applyList(q.preempt, ch.preempt)
+	}
+	if ch.hasFlags {
+		q.flags = ch.applyFlags(q.flags)
 	}
 	ch.limits.apply(&q.limits)
 }
@@ -447,6 +508,9 @@ func (c *cmd) addQOS(argv []string) {
 
 // printQOSLimits prints what an add sets, as sacctmgr_print_qos_limits.
 func (c *cmd) printQOSLimits(ch *qosChange) {
+	if ch.hasFlags && ch.flagOp == 0 && len(ch.flags) > 0 {
+		c.out("  Flags                    = %s\n", strings.Join(ch.applyFlags(nil), ","))
+	}
 	c.outLimit("GraceTime                ", ch.grace, ch.graceClear)
 	if ch.hasPre {
 		c.outSorted("Preempt                  ", ch.preempt)
@@ -492,7 +556,7 @@ func qosCell(q qosRec, f field) cell {
 	case fDesc:
 		return str(q.desc)
 	case fFlags:
-		return nullStr()
+		return strOrNull(strings.Join(q.flags, ","))
 	case fGrace:
 		return num(uint64(q.grace))
 	case fID:

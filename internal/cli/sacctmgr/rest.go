@@ -21,6 +21,7 @@ type qosRec struct {
 	usageFactor float64
 	grace       uint32 // seconds
 	limits      assoc.Limits
+	flags       []string // sacctmgr's names, in its order
 }
 
 type acctRec struct {
@@ -98,6 +99,7 @@ func (c *cmd) getQOS() ([]qosRec, error) {
 			id: uint32(w.ID.Or(0)), name: w.Name.Or(""), desc: w.Description.Or(""),
 			prio: uint32(w.Priority.Value.Number.Or(0)), usageFactor: w.UsageFactor.Value.Number.Or(1),
 		}
+		q.flags = limitwire.QOSFlagsFromWire(w.Flags, nil)
 		if l, ok := w.Limits.Get(); ok {
 			q.limits = limitwire.QOSFromWire(l, assoc.Limits{})
 			q.grace = uint32(l.GraceTime.Or(0))
@@ -124,8 +126,15 @@ func qosToWire(q qosRec) v0044.V0044Qos {
 	}
 	limits := v0044.V0044QosLimits{GraceTime: v0044.NewOptInt32(int32(q.grace))}
 	limitwire.QOSToWire(q.limits, &limits)
+	flags := limitwire.QOSFlagsToWire(q.flags)
+	if len(flags) == 0 {
+		// An empty list would keep the flags the QOS has: remove them.
+		kept := slices.DeleteFunc(slices.Clone(assoc.QOSFlagNames), func(f string) bool { return !assoc.QOSFlagKept(f) })
+		flags = append([]v0044.V0044QosFlagsItem{v0044.V0044QosFlagsItemREMOVE}, limitwire.QOSFlagsToWire(kept)...)
+	}
 	return v0044.V0044Qos{
 		Name:        v0044.NewOptString(q.name),
+		Flags:       flags,
 		Description: v0044.NewOptString(q.desc),
 		Priority:    v0044.NewOptV0044Uint32NoValStruct(u32(q.prio)),
 		UsageFactor: v0044.NewOptV0044Float64NoValStruct(v0044.V0044Float64NoValStruct{Set: v0044.NewOptBool(true), Number: v0044.NewOptFloat64(q.usageFactor)}),

@@ -135,6 +135,19 @@ func TestSession(t *testing.T) {
 		{args: "show qos high format=name,grptresmins,grpwall -P", want: out("Name|GrpTRESMins|GrpWall\nhigh|cpu=10|2-00:00:00\n")},
 		{args: "-i modify qos high set GrpJobsAccrue=3", want: refused("sacctmgr: error: GrpJobsAccrue=3 is not supported by Drover's accounting\n")},
 		{args: "-i modify qos high set GrpTRES=cpu=-1", want: out(" Modified qos...\n  high\n")},
+		// Flags, as sacctmgr 22.05 reads and prints them.
+		{args: "-i add qos flagged Flags=nodecay,DenyOnLimit", want: out(" Adding QOS(s)\n  flagged\n Settings\n  Description    = flagged\n" +
+			"  Flags                    = DenyOnLimit,NoDecay\n")},
+		{args: "-i modify qos flagged set Flags+=OverPartQOS", want: out(" Modified qos...\n  flagged\n")},
+		{args: "show qos flagged format=name,flags%40 -P", want: out("Name|Flags\nflagged|DenyOnLimit,OverPartQOS,NoDecay\n")},
+		{args: "-i modify qos flagged set Flags=-NoDecay", want: out(" Modified qos...\n  flagged\n")},
+		{args: "show qos flagged format=flags -P -n", want: out("DenyOnLimit,OverPartQOS\n")},
+		{args: "-i modify qos flagged set Flags=bogus", want: failed(" Unknown QOS flag used in:\n  'bogus'\n Valid QOS flags are\n" +
+			"  'DenyOnLimit,EnforceUsageThreshold,NoReserve,PartitionMaxNodes,PartitionMinNodes,OverPartQOS,PartitionTimeLimit,RequiresReservation,NoDecay,UsageFactorSafe'\n")},
+		{args: "-i modify qos flagged set Flags=NoReserve", want: refused("sacctmgr: error: Flags=NoReserve is not supported by Drover's accounting\n")},
+		{args: "-i modify qos flagged set Flags=-1", want: out(" Modified qos...\n  flagged\n")},
+		{args: "show qos flagged format=flags -P -n", want: out("\n")},
+		{args: "-i delete qos flagged", want: out(" Deleting QOS(s)...\n  flagged\n")},
 		{args: "show qos format=name,priority,preempt", want: out("      Name   Priority    Preempt \n---------- ---------- ---------- \n" +
 			"    normal          0            \n      high        200 low,normal \n       low          0            \n")},
 
