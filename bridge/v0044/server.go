@@ -489,7 +489,7 @@ func (s *Server) partitionToWire(pi controller.PartitionInfo) api.V0044Partition
 	})
 	w.Accounts = api.NewOptV0044PartitionInfoAccounts(api.V0044PartitionInfoAccounts{Allowed: api.NewOptString(""), Deny: api.NewOptString("")})
 	w.Groups = api.NewOptV0044PartitionInfoGroups(api.V0044PartitionInfoGroups{Allowed: api.NewOptString("")})
-	w.Qos = api.NewOptV0044PartitionInfoQos(api.V0044PartitionInfoQos{Allowed: api.NewOptString(""), Deny: api.NewOptString(""), Assigned: api.NewOptString("")})
+	w.Qos = api.NewOptV0044PartitionInfoQos(api.V0044PartitionInfoQos{Allowed: api.NewOptString(""), Deny: api.NewOptString(""), Assigned: api.NewOptString(p.QOS)})
 	w.Alternate = api.NewOptString("")
 	w.Tres = api.NewOptV0044PartitionInfoTres(api.V0044PartitionInfoTres{BillingWeights: api.NewOptString(p.BillingWeightsText), Configured: api.NewOptString(partitionTRES(pi))})
 	w.Timeouts = api.NewOptV0044PartitionInfoTimeouts(api.V0044PartitionInfoTimeouts{

@@ -122,6 +122,11 @@ func partitionChange(p api.V0045PartitionInfo) (controller.PartitionChange, erro
 			ch.JobFactor = &n
 		}
 	}
+	if q, ok := p.Qos.Get(); ok {
+		if v, ok := q.Assigned.Get(); ok {
+			ch.QOS = &v
+		}
+	}
 	if v, ok := p.GraceTime.Get(); ok {
 		d := time.Duration(v) * time.Second
 		ch.GraceTime = &d

@@ -742,3 +742,24 @@ func FuzzParseTRES(f *testing.F) {
 		}
 	})
 }
+
+// TestLimitsPrecedence: Under drops what the higher limits set, per
+// count and per TRES; Over fills what the higher leave unset.
+func TestLimitsPrecedence(t *testing.T) {
+	hi := Limits{MaxWall: Count(60), GrpTRES: TRES{"cpu": 8}}
+	lo := Limits{MaxWall: Count(120), GrpJobs: Count(3), GrpTRES: TRES{"cpu": 16, "gres/gpu": 4}}
+	under := lo.Under(hi)
+	if under.MaxWall != nil || under.GrpJobs == nil || *under.GrpJobs != 3 || len(under.GrpTRES) != 1 || under.GrpTRES["gres/gpu"] != 4 {
+		t.Errorf("Under: %+v", under)
+	}
+	if lo.MaxWall == nil || lo.GrpTRES["cpu"] != 16 {
+		t.Errorf("Under changed its receiver: %+v", lo)
+	}
+	over := hi.Over(lo)
+	if *over.MaxWall != 60 || *over.GrpJobs != 3 || over.GrpTRES["cpu"] != 8 || over.GrpTRES["gres/gpu"] != 4 {
+		t.Errorf("Over: %+v", over)
+	}
+	if hi.GrpJobs != nil || len(hi.GrpTRES) != 1 {
+		t.Errorf("Over changed its receiver: %+v", hi)
+	}
+}

@@ -68,6 +68,60 @@ func (l Limits) Clone() Limits {
 	return c
 }
 
+// fields lists the limits' members, counts and TRES lists, for the
+// functions that take them one by one.
+func (l *Limits) fields() ([]**uint32, []*TRES) {
+	return []**uint32{&l.GrpJobs, &l.GrpSubmitJobs, &l.MaxJobs, &l.MaxSubmitJobs, &l.MaxJobsPerAccount,
+			&l.MaxSubmitJobsPerAccount, &l.MaxWall, &l.GrpWall},
+		[]*TRES{&l.GrpTRES, &l.MaxTRESPerJob, &l.MaxTRESPerNode, &l.MaxTRESPerUser, &l.MaxTRESPerAccount,
+			&l.MinTRESPerJob, &l.GrpTRESMins, &l.GrpTRESRunMins, &l.MaxTRESMinsPerJob}
+}
+
+// Under is l less what hi sets (a count, or a TRES of a list): the limits
+// of a QOS that another QOS overrides, as a partition's QOS overrides the
+// job's (or, with OverPartQOS, the job's the partition's).
+func (l Limits) Under(hi Limits) Limits {
+	out := l.Clone()
+	counts, lists := out.fields()
+	hiCounts, hiLists := hi.fields()
+	for i, c := range counts {
+		if *hiCounts[i] != nil {
+			*c = nil
+		}
+	}
+	for i, t := range lists {
+		for name := range *hiLists[i] {
+			delete(*t, name)
+		}
+		if len(*t) == 0 {
+			*t = nil
+		}
+	}
+	return out
+}
+
+// Over is l with what it leaves unset taken from lo.
+func (l Limits) Over(lo Limits) Limits {
+	out := l.Clone()
+	counts, lists := out.fields()
+	rest := lo.Under(l)
+	loCounts, loLists := rest.fields()
+	for i, c := range counts {
+		if *c == nil {
+			*c = *loCounts[i]
+		}
+	}
+	for i, t := range lists {
+		for name, v := range *loLists[i] {
+			if *t == nil {
+				*t = TRES{}
+			}
+			(*t)[name] = v
+		}
+	}
+	return out
+}
+
 // Count makes a count limit.
 func Count(n uint32) *uint32 { return &n }
 

@@ -69,8 +69,9 @@ func (c *Controller) CheckSubmitTally() error {
 	if !maps.Equal(fresh.byGroup, kept.byGroup) {
 		return fmt.Errorf("tally %v, counted %v", kept.byGroup, fresh.byGroup)
 	}
-	kept.count(c.st.Acct, map[string]uint32{})
-	fresh.count(c.st.Acct, map[string]uint32{})
+	partQOS := c.partQOSLocked()
+	kept.count(c.st.Acct, partQOS, map[string]uint32{})
+	fresh.count(c.st.Acct, partQOS, map[string]uint32{})
 	if !maps.Equal(fresh.byKey, kept.byKey) {
 		return fmt.Errorf("limit groups %v, counted %v", kept.byKey, fresh.byKey)
 	}

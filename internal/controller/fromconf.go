@@ -181,6 +181,7 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 			}
 			pt.BillingWeights, pt.BillingWeightsText = w, p.TRESBillingWeights
 		}
+		pt.QOS = p.QOS
 		pt.MaxMemPerNode = p.MaxMemPerNode
 		if pt.MaxMemPerNode == 0 {
 			pt.MaxMemPerNode = sc.MaxMemPerNode

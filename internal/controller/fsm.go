@@ -108,6 +108,9 @@ type submitCmd struct {
 	// to the submit limits (decided when the command was made, so that
 	// replaying it decides the same).
 	Limits bool `json:"limits,omitempty"`
+	// PartQOS is each partition's QOS then, for the submit limits of
+	// partition QOS.
+	PartQOS map[string]string `json:"part_qos,omitempty"`
 }
 
 type startCmd struct {
@@ -414,7 +417,7 @@ func (s *fsm) insert(j *job.Job) {
 
 func (s *fsm) applySubmit(c *command) applyResult {
 	if c.Submit.Limits {
-		if err := s.submitLimitErr(&c.Submit.Req); err != nil {
+		if err := s.submitLimitErr(&c.Submit.Req, c.Submit.PartQOS); err != nil {
 			// Its script stays in the store: a submission with the same
 			// script may be on its way, and the controller refuses most
 			// before they store one.

@@ -178,10 +178,12 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	c.mu.RLock()
 	prio := basePriority(c.st.SubmitSeq + 1)
 	var limitErr error
+	var partQOS map[string]string
 	if c.cfg.Enforce.Limits {
 		// Refused before its script is stored; the apply checks again,
 		// one submission after the other.
-		limitErr = c.st.submitLimitErr(&r)
+		partQOS = c.partQOSLocked()
+		limitErr = c.st.submitLimitErr(&r, partQOS)
 		if limitErr == nil {
 			limitErr = c.denyOnLimitLocked(&r)
 		}
@@ -198,7 +200,7 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	key, blobs := scriptBlobs(r.Script, r.Environment)
 	r.Script, r.Environment = "", nil
 	res, err := c.proposeWithBlobs(ctx, &command{Op: opSubmit, Submit: &submitCmd{Req: r, Hold: hold, Priority: prio, ScriptKey: key,
-		Limits: c.cfg.Enforce.Limits}}, blobs)
+		Limits: c.cfg.Enforce.Limits, PartQOS: partQOS}}, blobs)
 	if err != nil {
 		return SubmitResult{}, err
 	}

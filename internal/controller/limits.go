@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,9 +25,12 @@ func (c *Controller) jobLimitsLocked(j *job.Job) *acctpolicy.Job {
 	}
 	m := c.st.Acct
 	out := &acctpolicy.Job{}
+	qosList := c.jobQOSLocked(&j.Req)
+	// ql is what the QOS set together: the association limits of the
+	// same kind give way to it.
 	var ql assoc.Limits
-	if q, ok := m.QOS(j.Req.QOS); ok && j.Req.QOS != "" {
-		ql = q.Limits
+	for _, q := range qosList {
+		ql = ql.Over(q.Limits)
 	}
 	unlessQOS := func(assocLimit, qosLimit *uint32) *uint32 {
 		if qosLimit != nil {
@@ -70,8 +74,12 @@ func (c *Controller) jobLimitsLocked(j *job.Job) *acctpolicy.Job {
 			out.MaxTRESPerNode = append(out.MaxTRESPerNode, acctpolicy.ScopedTRES{Scope: acctpolicy.ScopeAssoc, Limit: perNode})
 		}
 	}
-	if q, ok := m.QOS(j.Req.QOS); ok && j.Req.QOS != "" {
-		l := q.Limits
+	// Each QOS counts the job in its own groups; a limit the first sets
+	// is not the second's.
+	var above assoc.Limits
+	for _, q := range qosList {
+		l := q.Limits.Under(above)
+		above = above.Over(q.Limits)
 		key := "qos:" + q.Name
 		out.Counters = append(out.Counters,
 			acctpolicy.Counter{Key: key, Scope: acctpolicy.ScopeQOS, Kind: acctpolicy.Grp, Jobs: l.GrpJobs, TRES: l.GrpTRES,
@@ -93,6 +101,37 @@ func (c *Controller) jobLimitsLocked(j *job.Job) *acctpolicy.Job {
 		}
 		if len(l.MaxTRESPerNode) > 0 {
 			out.MaxTRESPerNode = append(out.MaxTRESPerNode, acctpolicy.ScopedTRES{Scope: acctpolicy.ScopeQOS, Limit: l.MaxTRESPerNode})
+		}
+	}
+	return out
+}
+
+// jobQOSLocked is the QOS whose limits hold a job, first the one whose
+// limits win: its partition's QOS (PartitionName QOS=), then its own, or
+// its own first when it has OverPartQOS, as slurmctld orders them. A
+// partition QOS the accounting does not know is skipped.
+func (c *Controller) jobQOSLocked(r *job.Request) []assoc.QOS {
+	partQOS := ""
+	if p := c.parts[r.Partition]; p != nil {
+		partQOS = p.QOS
+	}
+	return qosOrder(c.st.Acct, r, partQOS)
+}
+
+// qosOrder is jobQOSLocked for a job whose partition has QOS partQOS.
+func qosOrder(m *assoc.Model, r *job.Request, partQOS string) []assoc.QOS {
+	var out []assoc.QOS
+	own, ok := m.QOS(r.QOS)
+	if ok && r.QOS != "" {
+		out = append(out, own)
+	}
+	if partQOS != "" && partQOS != r.QOS {
+		if pq, ok := m.QOS(partQOS); ok {
+			if len(out) == 1 && own.HasFlag(assoc.FlagOverPartQOS) {
+				out = append(out, pq)
+			} else {
+				out = append([]assoc.QOS{pq}, out...)
+			}
 		}
 	}
 	return out
@@ -261,7 +300,7 @@ func (c *Controller) limitedAbove(key string, limited map[uint32]bool) []uint32 
 // concurrent submissions are counted one after the other; the command
 // says whether limits were enforced when it was made, so that replaying
 // the log decides the same.
-func (s *fsm) submitLimitErr(r *job.Request) error {
+func (s *fsm) submitLimitErr(r *job.Request, partQOS map[string]string) error {
 	m := s.Acct
 	if m == nil || !m.HasLimits() {
 		return nil
@@ -281,12 +320,13 @@ func (s *fsm) submitLimitErr(r *job.Request) error {
 	// reason it names; then the association's a QOS limit does not
 	// override.
 	var ql assoc.Limits
-	if q, ok := m.QOS(r.QOS); ok && r.QOS != "" {
-		ql = q.Limits
+	for _, q := range qosOrder(m, r, partQOS[r.Partition]) {
+		l := q.Limits.Under(ql)
+		ql = ql.Over(q.Limits)
 		key := "qos:" + q.Name
-		add(key, ql.GrpSubmitJobs, "QOSGrpSubmitJobsLimit")
-		add(key+"/user:"+r.UserName, ql.MaxSubmitJobs, "QOSMaxSubmitJobPerUserLimit")
-		add(key+"/account:"+r.Account, ql.MaxSubmitJobsPerAccount, "MaxSubmitJobsPerAccount")
+		add(key, l.GrpSubmitJobs, "QOSGrpSubmitJobsLimit")
+		add(key+"/user:"+r.UserName, l.MaxSubmitJobs, "QOSMaxSubmitJobPerUserLimit")
+		add(key+"/account:"+r.Account, l.MaxSubmitJobsPerAccount, "MaxSubmitJobsPerAccount")
 	}
 	if a, ok := m.Resolve(r.UserName, r.Account, r.Partition); ok {
 		var maxSubmit *uint32
@@ -307,7 +347,7 @@ func (s *fsm) submitLimitErr(r *job.Request) error {
 	for _, l := range limits {
 		count[l.key] = 0
 	}
-	s.limitCounts(count)
+	s.limitCounts(count, partQOS)
 	tasks := uint32(max(len(r.Array.Tasks), 1))
 	for _, l := range limits {
 		if count[l.key]+tasks > l.max {
@@ -320,8 +360,9 @@ func (s *fsm) submitLimitErr(r *job.Request) error {
 // assocKey names an association's group of jobs.
 func assocKey(a assoc.Association) string { return "assoc:" + strconv.FormatUint(uint64(a.ID), 10) }
 
-// submitKeys are the groups a job counts in for the submit limits.
-func submitKeys(m *assoc.Model, r *job.Request) []string {
+// submitKeys are the groups a job counts in for the submit limits; its
+// partition has QOS partQOS.
+func submitKeys(m *assoc.Model, r *job.Request, partQOS string) []string {
 	var out []string
 	if a, ok := m.Resolve(r.UserName, r.Account, r.Partition); ok {
 		for _, level := range m.Ancestry(a) {
@@ -329,8 +370,28 @@ func submitKeys(m *assoc.Model, r *job.Request) []string {
 		}
 		out = append(out, "assocmax:"+assocKey(a))
 	}
-	if r.QOS != "" {
-		out = append(out, "qos:"+r.QOS, "qos:"+r.QOS+"/user:"+r.UserName, "qos:"+r.QOS+"/account:"+r.Account)
+	qos := []string{r.QOS}
+	if partQOS != r.QOS {
+		qos = append(qos, partQOS)
+	}
+	for _, q := range qos {
+		if q != "" {
+			out = append(out, "qos:"+q, "qos:"+q+"/user:"+r.UserName, "qos:"+q+"/account:"+r.Account)
+		}
+	}
+	return out
+}
+
+// partQOSLocked is each partition's QOS, for those that have one.
+func (c *Controller) partQOSLocked() map[string]string {
+	var out map[string]string
+	for name, p := range c.parts {
+		if p.QOS != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = p.QOS
+		}
 	}
 	return out
 }
@@ -343,8 +404,10 @@ func (c *Controller) maxWallLocked(r *job.Request) uint32 {
 		return 0
 	}
 	m := c.st.Acct
-	if q, ok := m.QOS(r.QOS); ok && r.QOS != "" && q.Limits.MaxWall != nil {
-		return *q.Limits.MaxWall
+	for _, q := range c.jobQOSLocked(r) {
+		if q.Limits.MaxWall != nil {
+			return *q.Limits.MaxWall
+		}
 	}
 	if a, ok := m.Resolve(r.UserName, r.Account, r.Partition); ok {
 		for _, level := range m.Ancestry(a) {
@@ -408,8 +471,7 @@ func (c *Controller) hasUsageLimitsLocked() bool {
 // breaks a limit of the QOS or its association as a job alone, with the
 // limit's reason, as slurmctld refuses it with ESLURM_ACCOUNTING_POLICY.
 func (c *Controller) denyOnLimitLocked(r *job.Request) error {
-	q, ok := c.st.Acct.QOS(r.QOS)
-	if !ok || r.QOS == "" || !q.HasFlag(assoc.FlagDenyOnLimit) {
+	if !slices.ContainsFunc(c.jobQOSLocked(r), func(q assoc.QOS) bool { return q.HasFlag(assoc.FlagDenyOnLimit) }) {
 		return nil
 	}
 	j := &job.Job{Req: *r}

@@ -84,7 +84,7 @@ func BenchmarkSubmitLimits(b *testing.B) {
 	r := job.Request{UserName: "u1", Account: "acct0", QOS: "normal"}
 	b.ResetTimer()
 	for range b.N {
-		if err := s.submitLimitErr(&r); err != nil {
+		if err := s.submitLimitErr(&r, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,8 @@
 package controller_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/droverhq/drover/internal/controller/ctltest"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/priority"
+	"github.com/droverhq/drover/internal/slurmerr"
 )
 
 // TestUsageLimits: a QOS's GrpWall and GrpTRESMins hold jobs once the
@@ -251,5 +254,74 @@ func TestNoDecay(t *testing.T) {
 		if !noDecay && j.State != job.Running {
 			t.Errorf("decayed usage: %s %s", j.State, j.Reason)
 		}
+	}
+}
+
+// TestPartitionQOS: a partition's QOS holds the partition's jobs over
+// the jobs' own QOS (unless theirs has OverPartQOS), counts them whatever
+// their QOS, and refuses submissions over its submit limits.
+func TestPartitionQOS(t *testing.T) {
+	c := ctltest.New(t, func(cfg *controller.Config) {
+		cfg.Enforce = assoc.Enforce{Limits: true}
+		for i := range cfg.Partitions {
+			if cfg.Partitions[i].Name == "short" {
+				cfg.Partitions[i].QOS = "pq"
+			}
+		}
+	})
+	c.RegisterAll()
+	ch := assoc.Change{
+		{Kind: assoc.KindQOS, QOS: &assoc.QOS{Name: "pq", UsageFactor: 1, Limits: assoc.Limits{MaxTRESPerUser: assoc.TRES{"cpu": 2}, GrpJobs: assoc.Count(2)}}},
+		{Kind: assoc.KindQOS, QOS: &assoc.QOS{Name: "normal", UsageFactor: 1, Limits: assoc.Limits{MaxTRESPerUser: assoc.TRES{"cpu": 8}}}},
+		{Kind: assoc.KindQOS, QOS: &assoc.QOS{Name: "over", UsageFactor: 1, Flags: []string{assoc.FlagOverPartQOS},
+			Limits: assoc.Limits{MaxTRESPerUser: assoc.TRES{"cpu": 8}}}},
+	}
+	if err := c.Ctl.ChangeAccounting(ctx, ctltest.Root, ch); err != nil {
+		t.Fatal(err)
+	}
+	job4 := func(qos string) func(*job.Request) {
+		return func(r *job.Request) { r.Partition, r.QOS, r.CPUsPerTask, r.TimeLimit = "short", qos, 4, 10 }
+	}
+	held := c.Submit(ctltest.Alice, ctltest.Request(job4("normal")))
+	over := c.Submit(ctltest.Alice, ctltest.Request(job4("over")))
+	schedule(t, c)
+	if j := c.Job(held); j.State != job.Pending || j.Reason != "QOSMaxCpuPerUserLimit" {
+		t.Errorf("4 CPUs under the partition QOS's 2 a user: %s %s", j.State, j.Reason)
+	}
+	if j := c.Job(over); j.State != job.Running {
+		t.Errorf("OverPartQOS job: %s %s", j.State, j.Reason)
+	}
+	// The partition QOS counts the OverPartQOS job too: GrpJobs=2 takes
+	// one more, of any QOS.
+	small := func(r *job.Request) { r.Partition, r.QOS, r.CPUsPerTask, r.TimeLimit = "short", "normal", 1, 10 }
+	one, two := c.Submit(ctltest.Bob, ctltest.Request(small)), c.Submit(ctltest.Bob, ctltest.Request(small))
+	schedule(t, c)
+	if j := c.Job(one); j.State != job.Running {
+		t.Errorf("second job of the partition: %s %s", j.State, j.Reason)
+	}
+	if j := c.Job(two); j.State != job.Pending || j.Reason != "QOSGrpJobsLimit" {
+		t.Errorf("third job of the partition: %s %s", j.State, j.Reason)
+	}
+
+	// Submit limits of the partition QOS, with their reason.
+	pq := assoc.QOS{Name: "pq", UsageFactor: 1, Limits: assoc.Limits{GrpSubmitJobs: assoc.Count(4)}}
+	if err := c.Ctl.ChangeAccounting(ctx, ctltest.Root, assoc.Change{{Kind: assoc.KindQOS, QOS: &pq}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Ctl.Submit(ctx, ctltest.Bob, controller.Submission{Req: ctltest.Request(small)})
+	if !errors.Is(err, slurmerr.Sentinel(slurmerr.AccountingPolicy)) || !strings.HasPrefix(err.Error(), "QOSGrpSubmitJobsLimit") {
+		t.Errorf("a fifth job in the partition: %v", err)
+	}
+	if _, err := c.Ctl.Submit(ctx, ctltest.Bob, controller.Submission{Req: ctltest.Request(func(r *job.Request) { r.QOS = "normal" })}); err != nil {
+		t.Errorf("a job in another partition: %v", err)
+	}
+	if err := c.Ctl.CheckSubmitTally(); err != nil {
+		t.Error(err)
+	}
+
+	// scontrol update PartitionName=short QOS=nosuch is refused.
+	bad := "nosuch"
+	if err := c.Ctl.SetPartition(ctx, ctltest.Root, controller.PartitionChange{Name: "short", QOS: &bad}, false); !errors.Is(err, slurmerr.Sentinel(slurmerr.InvalidQOS)) {
+		t.Errorf("an unknown partition QOS: %v", err)
 	}
 }

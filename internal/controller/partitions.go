@@ -60,6 +60,8 @@ type PartitionChange struct {
 	DefMemPerCPU                   *uint64
 	DefMemPerNode                  *uint64
 	MaxMemPerNode                  *uint64
+	// QOS is the partition's QOS ("" for none).
+	QOS *string
 }
 
 // SetPartition makes a partition (create) or changes one, as slurmctld's
@@ -155,6 +157,15 @@ func (c *Controller) SetPartition(ctx context.Context, who Identity, ch Partitio
 	}
 	if ch.MaxMemPerNode != nil {
 		p.MaxMemPerNode = *ch.MaxMemPerNode
+	}
+	if ch.QOS != nil {
+		c.mu.RLock()
+		_, known := c.st.Acct.QOS(*ch.QOS)
+		c.mu.RUnlock()
+		if *ch.QOS != "" && !known {
+			return slurmerr.New(slurmerr.InvalidQOS, "")
+		}
+		p.QOS = *ch.QOS
 	}
 	if p.DefaultTime != 0 && p.MaxTime != partition.Infinite && p.DefaultTime > p.MaxTime {
 		return slurmerr.New(slurmerr.InvalidTimeLimit, "DefaultTime exceeds MaxTime for partition %s", p.Name)

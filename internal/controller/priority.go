@@ -137,10 +137,11 @@ func (c *Controller) updateUsage(ctx context.Context) bool {
 			cpus := float64(j.Alloc.TotalCPUs()) * secs * c.usageFactorLocked(j)
 			lim["wall:"+key] += secs
 			lim["cpu:"+key] += cpus
-			if j.Req.QOS != "" {
-				lim["qos:"+j.Req.QOS] += billed
-				lim["qoscpu:"+j.Req.QOS] += cpus
-				lim["qoswall:"+j.Req.QOS] += secs
+			// The job's QOS and its partition's both count it.
+			for _, q := range c.jobQOSLocked(&j.Req) {
+				lim["qos:"+q.Name] += billed
+				lim["qoscpu:"+q.Name] += cpus
+				lim["qoswall:"+q.Name] += secs
 			}
 		}
 	}

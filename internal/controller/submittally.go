@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"maps"
 	"sync"
 
 	"github.com/droverhq/drover/internal/assoc"
@@ -19,11 +20,13 @@ type submitTally struct {
 	byJob   map[job.ID]tallyEntry
 	byGroup map[limitsKey]uint32
 	// byKey counts the jobs of each limit group (submitKeys) under
-	// model, keys holds each group of jobs' limit groups; a new model (a
-	// sacctmgr change) counts them again.
-	model *assoc.Model
-	keys  map[limitsKey][]string
-	byKey map[string]uint32
+	// model and the partitions' QOS partQOS, keys holds each group of
+	// jobs' limit groups; a new model (a sacctmgr change) or partition
+	// QOS counts them again.
+	model   *assoc.Model
+	partQOS map[string]string
+	keys    map[limitsKey][]string
+	byKey   map[string]uint32
 }
 
 type tallyEntry struct {
@@ -41,15 +44,15 @@ func (t *submitTally) build(s *fsm) {
 }
 
 // limitCounts sets the jobs of s that count against each of the limit
-// groups wanted, under s's accounting model.
-func (s *fsm) limitCounts(wanted map[string]uint32) {
+// groups wanted, under s's accounting model and the partitions' QOS.
+func (s *fsm) limitCounts(wanted map[string]uint32, partQOS map[string]string) {
 	t := s.tally
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.built {
 		t.build(s)
 	}
-	t.count(s.Acct, wanted)
+	t.count(s.Acct, partQOS, wanted)
 }
 
 // update counts job id as it is now (nil: gone).
@@ -85,7 +88,7 @@ func (t *submitTally) addKeys(k limitsKey, n int64) {
 	}
 	keys, ok := t.keys[k]
 	if !ok {
-		keys = submitKeys(t.model, &job.Request{UserName: k.user, Account: k.account, Partition: k.partition, QOS: k.qos})
+		keys = submitKeys(t.model, &job.Request{UserName: k.user, Account: k.account, Partition: k.partition, QOS: k.qos}, t.partQOS[k.partition])
 		t.keys[k] = keys
 	}
 	for _, key := range keys {
@@ -98,10 +101,11 @@ func (t *submitTally) addKeys(k limitsKey, n int64) {
 }
 
 // count sets the jobs that count against each of the limit groups
-// wanted, under model m.
-func (t *submitTally) count(m *assoc.Model, wanted map[string]uint32) {
-	if t.model != m {
-		t.model, t.keys, t.byKey = m, map[limitsKey][]string{}, map[string]uint32{}
+// wanted, under model m and the partitions' QOS partQOS.
+func (t *submitTally) count(m *assoc.Model, partQOS map[string]string, wanted map[string]uint32) {
+	if t.model != m || !maps.Equal(t.partQOS, partQOS) {
+		t.model, t.partQOS = m, maps.Clone(partQOS)
+		t.keys, t.byKey = map[limitsKey][]string{}, map[string]uint32{}
 		for k, n := range t.byGroup {
 			t.addKeys(k, int64(n))
 		}

@@ -59,9 +59,12 @@ type Partition struct {
 	// as slurm.conf wrote them in BillingWeightsText.
 	BillingWeights     BillingWeights
 	BillingWeightsText string
-	Hidden             bool
-	OverSubscribe      string
-	ExclusiveUser      bool
+	// QOS is the partition's QOS (QOS=): its limits hold the partition's
+	// jobs, over the jobs' own QOS's.
+	QOS           string
+	Hidden        bool
+	OverSubscribe string
+	ExclusiveUser bool
 	// PreemptMode is what happens to this partition's jobs when a job of
 	// a higher PriorityTier preempts them (the partition's PreemptMode, or
 	// the cluster's): PreemptOff, PreemptCancel or PreemptRequeue.

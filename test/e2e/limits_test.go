@@ -13,7 +13,7 @@ import (
 func TestLimits(t *testing.T) {
 	t.Parallel()
 	c := NewCluster(t, ClusterOptions{Nodes: 1, CPUs: 8, Extra: "AccountingStorageEnforce=associations,limits,qos\n" +
-		"PartitionName=billed Nodes=ALL TRESBillingWeights=CPU=2.0\n"})
+		"PartitionName=billed Nodes=ALL TRESBillingWeights=CPU=2.0\nPartitionName=capped Nodes=ALL QOS=cap\n"})
 	c.MustRun("", "sacctmgr", "-i", "add", "account", "lab")
 	c.MustRun("", "sacctmgr", "-i", "add", "user", "root", "account=lab")
 	reason := func(id, want string) {
@@ -97,6 +97,15 @@ func TestLimits(t *testing.T) {
 	if out := c.MustRun("", "scontrol", "show", "partition", "billed"); !strings.Contains(out, "TRESBillingWeights=CPU=2.0") {
 		t.Errorf("scontrol show partition billed:\n%s", out)
 	}
+
+	// A partition's QOS caps its jobs over their own QOS.
+	c.MustRun("", "sacctmgr", "-i", "add", "qos", "cap", "MaxTRESPerUser=cpu=1")
+	capped := c.Submit("", "-A", "lab", "-p", "capped", "-c", "2", "-t", "5", "--wrap", "true")
+	reason(capped, "PENDING|QOSMaxCpuPerUserLimit")
+	if out := c.MustRun("", "scontrol", "show", "partition", "capped"); !strings.Contains(out, " QoS=cap\n") {
+		t.Errorf("scontrol show partition capped:\n%s", out)
+	}
+	c.MustRun("", "scancel", capped)
 
 	// Freed CPUs let the wide job start once the limits allow it.
 	c.MustRun("", "scancel", first, second)

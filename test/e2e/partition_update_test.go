@@ -41,6 +41,23 @@ func TestPartitionsAtRunTime(t *testing.T) {
 	refused("Error creating the partition: Invalid node name specified\n", "create", "PartitionName=other", "Nodes=n9")
 
 	quiet("update", "PartitionName=extra", "State=UP")
+	// A partition QOS must exist; QOS= clears it.
+	refused("slurm_update error: Invalid qos specification\n", "update", "PartitionName=extra", "QOS=nosuch")
+	quiet("update", "PartitionName=extra", "QOS=normal")
+	qos := func() string {
+		out := c.MustRun("", "scontrol", "show", "partition", "extra")
+		if i := strings.Index(out, " QoS="); i >= 0 {
+			return strings.Fields(out[i:])[0]
+		}
+		return ""
+	}
+	if got := qos(); got != "QoS=normal" {
+		t.Errorf("partition QOS after update: %q", got)
+	}
+	quiet("update", "PartitionName=extra", "QOS=")
+	if got := qos(); got != "QoS=N/A" {
+		t.Errorf("partition QOS after clearing it: %q", got)
+	}
 	job := c.Submit("#!/bin/sh\ntrue\n", "-H", "-p", "extra")
 	refused("delete_partition PartitionName=extra: Partition is in use\n", "delete", "PartitionName=extra")
 	c.MustRun("", "scancel", job)

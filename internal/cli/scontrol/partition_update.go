@@ -101,6 +101,8 @@ func (c *cmd) parsePartition(argv []string) (v0045.V0045PartitionInfo, bool) {
 			n, err := strconv.ParseUint(val, 10, 16)
 			good = err == nil
 			pri.JobFactor, setPri = v0045.NewOptInt32(int32(n)), true
+		case abbrev(key, "QOS", 3):
+			p.Qos = v0045.NewOptV0045PartitionInfoQos(v0045.V0045PartitionInfoQos{Assigned: v0045.NewOptString(val)})
 		case abbrev(key, "GraceTime", 2):
 			n, err := strconv.ParseUint(val, 10, 31)
 			good = err == nil
