@@ -80,7 +80,11 @@ func batchEnv(l *nodeproto.Launch, nodeName string, constrainDevices bool) ([]st
 		set("SLURM_TOPOLOGY_ADDR_PATTERN", "node")
 	}
 	set("SLURM_PRIO_PROCESS", strconv.Itoa(int(l.Nice)))
-	set("SLURM_RESTART_COUNT", u(l.RestartCount))
+	// Only once the job was requeued, as 25.11's setup_env (26.x sets
+	// it in every batch job).
+	if l.RestartCount > 0 {
+		set("SLURM_RESTART_COUNT", u(l.RestartCount))
+	}
 	set("SLURM_OOM_KILL_STEP", "0")
 	set("SLURM_JOB_START_TIME", strconv.FormatInt(l.StartTime.Unix(), 10))
 	// An unlimited job "ends" a year after it starts, as slurmctld

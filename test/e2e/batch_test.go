@@ -45,7 +45,7 @@ func TestBatchOutputAndEnvironment(t *testing.T) {
 		"SLURM_JOB_CPUS_PER_NODE": "2", "SLURM_JOB_PARTITION": "batch", "SLURM_SUBMIT_DIR": c.WorkDir,
 		"SLURM_JOB_USER": "root", "SLURM_JOB_UID": "0", "SLURM_JOB_GID": "0", "SLURM_CLUSTER_NAME": c.Name,
 		"SLURMD_NODENAME": "n1", "SLURM_NODEID": "0", "SLURM_PROCID": "0", "SLURM_LOCALID": "0", "SLURM_GTIDS": "0",
-		"SLURM_TOPOLOGY_ADDR": "n1", "SLURM_PRIO_PROCESS": "0", "SLURM_RESTART_COUNT": "0", "ENVIRONMENT": "BATCH",
+		"SLURM_TOPOLOGY_ADDR": "n1", "SLURM_PRIO_PROCESS": "0", "ENVIRONMENT": "BATCH",
 		"SLURM_MEM_PER_CPU": "100", "SLURM_STEP_ID": "-5",
 	}
 	for k, v := range want {

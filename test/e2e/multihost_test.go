@@ -141,10 +141,10 @@ func TestMultiHost(t *testing.T) {
 // run leaves its pid, so that the test can tell whether it still runs.
 const partitionScript = `#!/bin/bash
 #SBATCH --open-mode=append
-echo $$ > pid.$SLURM_RESTART_COUNT
+echo $$ > pid.${SLURM_RESTART_COUNT:-0}
 i=$(cat ckpt 2>/dev/null || echo 0)
-echo "run restart=$SLURM_RESTART_COUNT node=$SLURMD_NODENAME from=$i"
-if [ "$SLURM_RESTART_COUNT" = 0 ]; then
+echo "run restart=${SLURM_RESTART_COUNT:-0} node=$SLURMD_NODENAME from=$i"
+if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then
 	while :; do i=$((i+1)); echo "$i" > ckpt.tmp.$$ && mv ckpt.tmp.$$ ckpt; sleep 0.1; done
 fi
 echo "done from $i"

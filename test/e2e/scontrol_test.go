@@ -317,14 +317,15 @@ func TestScontrolNodeUpdates(t *testing.T) {
 }
 
 // TestScontrolRequeue requeues a running job: it goes back to pending, runs
-// again with SLURM_RESTART_COUNT=1, and scontrol shows Restarts=1.
+// again with SLURM_RESTART_COUNT=1 (unset on the first run, as 25.11 has
+// it), and scontrol shows Restarts=1.
 func TestScontrolRequeue(t *testing.T) {
 	t.Parallel()
 	c := NewCluster(t, ClusterOptions{Nodes: 1})
-	id := c.Submit("", "-o", "rq.out", "--open-mode=append", "--wrap", "echo start $SLURM_RESTART_COUNT; sleep 60")
-	c.WaitOutput("rq.out", "start 0\n", 20*time.Second)
+	id := c.Submit("", "-o", "rq.out", "--open-mode=append", "--wrap", "echo start ${SLURM_RESTART_COUNT-unset}; sleep 60")
+	c.WaitOutput("rq.out", "start unset\n", 20*time.Second)
 	c.MustRun("", "scontrol", "requeue", id)
-	c.WaitOutput("rq.out", "start 0\nstart 1\n", 20*time.Second)
+	c.WaitOutput("rq.out", "start unset\nstart 1\n", 20*time.Second)
 	f := fieldMap(c.MustRun("", "scontrol", "show", "job", id))
 	if f["JobState"] != "RUNNING" || f["Restarts"] != "1" {
 		t.Errorf("requeued job: JobState=%s Restarts=%s, want RUNNING and 1", f["JobState"], f["Restarts"])
