@@ -250,6 +250,11 @@ func (o *Options) AddOptionEnv(env *Environ) {
 	if o.GPUsPerSocket != "" {
 		env.Set("SLURM_GPUS_PER_SOCKET", o.GPUsPerSocket)
 	}
+	if o.GPUsPerTask != "" {
+		// 25.11 carries it in SLURM_TRES_PER_TASK only; scripts and
+		// tools (Ray) still read the variable older releases set.
+		env.Set("SLURM_GPUS_PER_TASK", o.GPUsPerTask)
+	}
 	if o.MemPerGPU.Set {
 		env.Set("SLURM_MEM_PER_GPU", strconv.FormatUint(o.MemPerGPU.Val, 10))
 	}

@@ -1,6 +1,7 @@
 package jobopts
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -224,5 +225,24 @@ func TestEnviron(t *testing.T) {
 	e.Unset("nope")
 	if diff := cmp.Diff([]string{"B=5", "C=4", "D=7"}, e.List()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestGPUsPerTaskEnv: --gpus-per-task sets SLURM_TRES_PER_TASK, as 25.11
+// does, and the SLURM_GPUS_PER_TASK older releases set (Ray reads it).
+func TestGPUsPerTaskEnv(t *testing.T) {
+	o, e := input{args: []string{"-n2", "--gpus-per-task=2"}}.parse()
+	if e != nil {
+		t.Fatalf("exit: %+v", e)
+	}
+	env := NewEnviron(nil)
+	o.AddJobEnv(env)
+	got := map[string]string{}
+	for _, kv := range env.List() {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+	if got["SLURM_GPUS_PER_TASK"] != "2" || got["SLURM_TRES_PER_TASK"] != "gres/gpu=2" {
+		t.Errorf("SLURM_GPUS_PER_TASK=%q SLURM_TRES_PER_TASK=%q", got["SLURM_GPUS_PER_TASK"], got["SLURM_TRES_PER_TASK"])
 	}
 }
