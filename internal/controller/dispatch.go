@@ -158,12 +158,6 @@ func endSignal(id job.ID, kind nodeproto.EndKind, wait time.Duration) nodeproto.
 	return nodeproto.Signal{JobID: uint32(id), Signal: int32(syscall.SIGTERM), Terminate: true, Kind: kind, KillWait: wait}
 }
 
-// signal delivers a signal to a running job's batch step (its whole
-// process tree) without ending the job.
-func (c *Controller) signal(id job.ID, sig int32) {
-	c.sendSignal(id, nodeproto.Signal{JobID: uint32(id), Signal: sig})
-}
-
 // killBatch ends a batch script on a node whatever the job became since.
 func (c *Controller) killBatch(k batchOn) {
 	c.sendSignalOn(k.JobID, k.Node, endSignal(k.JobID, nodeproto.EndCancelled, c.cfg.KillWait))

@@ -479,16 +479,19 @@ func (c *Controller) Cancel(ctx context.Context, who Identity, req CancelRequest
 		if sig == 0 {
 			sig = sigKill
 		}
-		// Batch jobs run no other steps yet (srun comes with its own
-		// issue), so only --batch and --full reach a process.
-		if req.Flags.Batch || req.Flags.Full {
-			for _, t := range targets {
-				if t.running {
-					c.signal(t.id, sig)
-				}
+		var err error
+		for _, t := range targets {
+			if !t.running {
+				// slurmctld's job_signal: only SIGKILL reaches a job
+				// that has not started.
+				err = slurmerr.New(slurmerr.TransitionStateNoUpdate, "")
+				continue
+			}
+			if e := c.signalRunning(t.id, sig, req.Flags); e != nil {
+				err = e
 			}
 		}
-		return nil
+		return err
 	}
 	cmd := &cancelCmd{UID: who.UID}
 	for _, t := range targets {
@@ -516,6 +519,45 @@ func (c *Controller) Cancel(ctx context.Context, who Identity, req CancelRequest
 		c.terminate(id, nodeproto.EndCancelled)
 	}
 	c.Kick()
+	return nil
+}
+
+// signalRunning delivers sig to a running job as slurmd does for
+// scancel's flags: --batch to the batch script's shell alone (not its
+// children), --full to the shell and its children (an srun among them
+// passes it on to its step), neither to every step but the batch one, on
+// every node of the job.
+func (c *Controller) signalRunning(id job.ID, sig int32, f KillFlags) error {
+	c.mu.RLock()
+	j := c.st.Jobs[id]
+	var host string
+	var nodes []string
+	interactive := true
+	if j != nil {
+		host, interactive = j.BatchHost, j.Req.Interactive
+		if j.Alloc != nil {
+			nodes = j.Alloc.NodeNames()
+		}
+	}
+	c.mu.RUnlock()
+	msg := nodeproto.Signal{JobID: uint32(id), Signal: sig}
+	switch {
+	case f.Batch && interactive:
+		return slurmerr.New(slurmerr.JobScriptMissing, "")
+	case f.Batch:
+		msg.ShellOnly = true
+		c.sendSignalOn(id, host, msg)
+	case f.Full:
+		// An allocation has no batch step to signal.
+		if !interactive {
+			c.sendSignalOn(id, host, msg)
+		}
+	default:
+		msg.StepsOnly = true
+		for _, n := range nodes {
+			c.sendSignalOn(id, n, msg)
+		}
+	}
 	return nil
 }
 

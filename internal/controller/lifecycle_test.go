@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"errors"
 	"slices"
 	"syscall"
 	"testing"
@@ -179,34 +180,44 @@ func TestCancel(t *testing.T) {
 		if err := c.Ctl.Cancel(ctx, ctltest.Alice, controller.CancelRequest{Sel: controller.JobSelector{ID: id}, Signal: int32(syscall.SIGUSR1), Flags: controller.KillFlags{Batch: true}}); err != nil {
 			t.Fatal(err)
 		}
+		// --batch: the batch script's shell alone.
 		sig := c.Node.WaitSignals(t, 1)[0]
-		if diff := cmp.Diff(nodeproto.Signal{JobID: uint32(id), Signal: int32(syscall.SIGUSR1)}, sig); diff != "" {
+		if diff := cmp.Diff(nodeproto.Signal{JobID: uint32(id), Signal: int32(syscall.SIGUSR1), ShellOnly: true}, sig); diff != "" {
 			t.Errorf("signal (-want +got):\n%s", diff)
 		}
 		if st := c.Job(id).State; st != job.Running {
 			t.Errorf("signalled job %v, want RUNNING", st)
 		}
-		// Without --batch or --full a signal reaches only the job's
-		// steps other than the batch one: none here, so nothing is sent.
+		// Without --batch or --full a signal reaches the job's steps
+		// other than the batch one, on each of its nodes.
 		if err := c.Ctl.Cancel(ctx, ctltest.Alice, controller.CancelRequest{Sel: controller.JobSelector{ID: id}, Signal: int32(syscall.SIGUSR2)}); err != nil {
 			t.Fatal(err)
 		}
-		// --batch with SIGKILL kills the batch step without cancelling.
+		if got := c.Node.WaitSignals(t, 2)[1]; got.Signal != int32(syscall.SIGUSR2) || !got.StepsOnly || got.ShellOnly {
+			t.Errorf("USR2 without flags sent %+v, want it to the steps", got)
+		}
+		// --full: the batch script and the processes it started.
+		if err := c.Ctl.Cancel(ctx, ctltest.Alice, controller.CancelRequest{Sel: controller.JobSelector{ID: id}, Signal: int32(syscall.SIGHUP), Flags: controller.KillFlags{Full: true}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Node.WaitSignals(t, 3)[2]; got.Signal != int32(syscall.SIGHUP) || got.StepsOnly || got.ShellOnly {
+			t.Errorf("--full HUP sent %+v", got)
+		}
+		// --batch with SIGKILL kills the batch shell without cancelling.
 		if err := c.Ctl.Cancel(ctx, ctltest.Alice, controller.CancelRequest{Sel: controller.JobSelector{ID: id}, Flags: controller.KillFlags{Batch: true}}); err != nil {
 			t.Fatal(err)
 		}
-		if got := c.Node.WaitSignals(t, 2)[1]; got.Signal != int32(syscall.SIGKILL) || got.Terminate {
+		if got := c.Node.WaitSignals(t, 4)[3]; got.Signal != int32(syscall.SIGKILL) || got.Terminate || !got.ShellOnly {
 			t.Errorf("--batch KILL sent %+v", got)
-		}
-		if n := len(c.Node.Signals()); n != 2 {
-			t.Errorf("%d signals sent, want 2 (USR2 without flags reaches no step)", n)
 		}
 		if st := c.Job(id).State; st != job.Running {
 			t.Errorf("job after --batch KILL: %v, want RUNNING until its script ends", st)
 		}
-		// A signal other than KILL leaves a pending job alone.
-		if err := c.Ctl.Cancel(ctx, ctltest.Alice, controller.CancelRequest{Sel: controller.JobSelector{ID: pending}, Signal: int32(syscall.SIGUSR1)}); err != nil {
-			t.Fatal(err)
+		// A signal other than KILL cannot reach a pending job: slurmctld's
+		// ESLURM_TRANSITION_STATE_NO_UPDATE.
+		err := c.Ctl.Cancel(ctx, ctltest.Alice, controller.CancelRequest{Sel: controller.JobSelector{ID: pending}, Signal: int32(syscall.SIGUSR1)})
+		if !errors.Is(err, slurmerr.Sentinel(slurmerr.TransitionStateNoUpdate)) {
+			t.Errorf("USR1 to a pending job: %v", err)
 		}
 		if st := c.Job(pending).State; st != job.Pending {
 			t.Errorf("pending job after USR1: %v", st)

@@ -2,10 +2,10 @@ package controller
 
 import (
 	"context"
+	"syscall"
 	"time"
 
 	"github.com/droverhq/drover/internal/job"
-	"github.com/droverhq/drover/internal/nodeproto"
 )
 
 // warnCmd records that a run got its --signal warning, so that it is sent
@@ -75,32 +75,14 @@ func (c *Controller) sendWarnings(ctx context.Context) {
 			continue
 		}
 		c.logger.Info("sending job warning signal", "job", d.id, "signal", d.warn.Signal)
-		msg := nodeproto.Signal{JobID: uint32(d.id), Signal: d.warn.Signal}
-		if d.warn.BatchOnly {
-			c.mu.RLock()
-			host := ""
-			if j := c.st.Jobs[d.id]; j != nil && !j.Req.Interactive {
-				host = j.BatchHost
+		// SIGCONT first, then the signal, as send_job_warn_signal does;
+		// with B: the batch script's shell alone.
+		const sigCont = int32(syscall.SIGCONT)
+		for _, sig := range []int32{sigCont, d.warn.Signal} {
+			if err := c.signalRunning(d.id, sig, KillFlags{Batch: d.warn.BatchOnly}); err != nil {
+				c.logger.Info("job warning signal", "job", d.id, "err", err)
+				break
 			}
-			c.mu.RUnlock()
-			if host != "" {
-				c.sendSignalOn(d.id, host, msg)
-			}
-			continue
-		}
-		msg.StepsOnly = true
-		for _, n := range c.jobNodes(d.id) {
-			c.sendSignalOn(d.id, n, msg)
 		}
 	}
-}
-
-// jobNodes lists the nodes a job holds.
-func (c *Controller) jobNodes(id job.ID) []string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if j := c.st.Jobs[id]; j != nil && j.Alloc != nil {
-		return j.Alloc.NodeNames()
-	}
-	return nil
 }

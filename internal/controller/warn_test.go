@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,8 +36,9 @@ func TestWarningSignal(t *testing.T) {
 	}
 	warnings := func() []nodeproto.Signal {
 		var out []nodeproto.Signal
+		// Each warning comes after a SIGCONT to the same processes.
 		for _, s := range c.Node.Signals() {
-			if !s.Terminate {
+			if !s.Terminate && s.Signal != int32(syscall.SIGCONT) {
 				out = append(out, s)
 			}
 		}
@@ -68,7 +70,7 @@ func TestWarningSignal(t *testing.T) {
 	if len(w) != 3 {
 		t.Fatalf("warnings %+v, want 3", w)
 	}
-	if last := w[2]; last.JobID != uint32(batch) || last.Signal != 12 || last.StepsOnly {
+	if last := w[2]; last.JobID != uint32(batch) || last.Signal != 12 || last.StepsOnly || !last.ShellOnly {
 		t.Errorf("batch warning %+v, want SIGUSR2 to job %d's script only", last, batch)
 	}
 	// That a run was warned is part of the state.

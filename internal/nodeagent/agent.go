@@ -467,7 +467,7 @@ func (a *Agent) handleSignal(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.Terminate {
 		j.terminate(s.Kind, s.KillWait)
-	} else if err := j.signal(syscall.Signal(s.Signal)); err != nil {
+	} else if err := j.signal(syscall.Signal(s.Signal), s.ShellOnly); err != nil {
 		nodeproto.Fail(w, http.StatusInternalServerError, err)
 		return
 	}

@@ -283,12 +283,16 @@ func (j *runningJob) terminate(kind nodeproto.EndKind, killWait time.Duration) {
 	}
 }
 
-// signal delivers sig to every process of the batch step.
-func (j *runningJob) signal(sig syscall.Signal) error {
+// signal delivers sig to every process of the batch step, or only to
+// the batch script's shell.
+func (j *runningJob) signal(sig syscall.Signal, shellOnly bool) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.group == nil {
 		return fmt.Errorf("job %d has no processes", j.id)
+	}
+	if shellOnly {
+		return syscall.Kill(j.group.Pid(), sig)
 	}
 	return j.group.Signal(sig)
 }

@@ -242,6 +242,9 @@ type Signal struct {
 	// with StepID set, only that step (scancel JOB.STEP).
 	StepsOnly bool    `json:"steps_only,omitempty"`
 	StepID    *uint32 `json:"step_id,omitempty"`
+	// ShellOnly reaches the batch script's shell alone, not the
+	// processes it started (scancel --batch).
+	ShellOnly bool `json:"shell_only,omitempty"`
 }
 
 // StepLaunch asks a node daemon to start its tasks of a job step

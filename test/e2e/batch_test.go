@@ -320,3 +320,27 @@ func TestWarningSignal(t *testing.T) {
 		t.Errorf("srun --signal=USR1@58: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+// TestRequeueFromSignalHandler: a job that requeues itself from its
+// --signal handler (the checkpoint pattern of submitit and Lightning) runs
+// again, and its output holds no error from the requeue.
+func TestRequeueFromSignalHandler(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1})
+	script := `#!/bin/bash
+#SBATCH --open-mode=append
+run=${SLURM_RESTART_COUNT:-0}
+echo "run $run"
+if [ "$run" = 0 ]; then
+	trap 'echo "checkpoint"; scontrol requeue $SLURM_JOB_ID; exit 0' USR1
+	sleep 50 & wait
+fi
+echo "done $run"
+`
+	id := c.Submit(script, "-t", "1", "--signal=B:USR1@58", "-o", "rq.out", "--requeue")
+	c.WaitOutput("rq.out", "run 0\ncheckpoint\nrun 1\ndone 1\n", 40*time.Second)
+	j := c.WaitState(id, "COMPLETED", 20*time.Second)
+	if j.RestartCnt.Value != 1 {
+		t.Errorf("restarts %d, want 1", j.RestartCnt.Value)
+	}
+}

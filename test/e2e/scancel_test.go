@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +102,7 @@ func TestScancelArrayTasks(t *testing.T) {
 		}
 	})
 	c.MustRun("", "scancel", id)
+	c.WaitState(id, "CANCELLED", 120*time.Second)
 	if got := c.queued("-r"); got != "" {
 		t.Errorf("after scancel %s: %q still queued", id, got)
 	}
@@ -149,4 +152,58 @@ func TestScancelSignals(t *testing.T) {
 	if j.StateReason.Value != "RaisedSignal" {
 		t.Errorf("reason %q, want RaisedSignal", j.StateReason.Value)
 	}
+}
+
+// TestScancelSignalTargets: which processes a signal reaches, as 25.11's
+// slurmd delivers it: plain -s the job's steps (not the batch shell nor
+// its children), -b the batch shell alone (not its children), -f the
+// shell and its children (srun among them passes it on to its step).
+// (A job that has not started cannot be signalled; scancel retries that
+// for 95 s as Slurm's does, so the controller's test checks it.)
+func TestScancelSignalTargets(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 1, CPUs: 4})
+	script := `#!/bin/bash
+trap 'echo shell got USR1' USR1
+bash -c 'trap "echo child got USR1" USR1; echo child ready; while :; do sleep 0.1; done' &
+srun -n1 bash -c 'trap "echo step got USR1" USR1; echo step ready; while :; do sleep 0.1; done' &
+while :; do sleep 0.1; done
+`
+	id := c.Submit(script, "-n1", "-c2", "-o", "targets.out")
+	c.WaitState(id, "RUNNING", 20*time.Second)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(c.WorkDir, "targets.out")); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	count := func(who string) int { return strings.Count(c.ReadFile("targets.out"), who+" got USR1") }
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); !ok(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s; output:\n%s", what, c.ReadFile("targets.out"))
+			}
+		}
+	}
+	waitFor("child and step ready", func() bool {
+		out := c.ReadFile("targets.out")
+		return strings.Contains(out, "child ready") && strings.Contains(out, "step ready")
+	})
+	want := func(what string, shell, child, step int) {
+		t.Helper()
+		waitFor(what, func() bool { return count("shell") >= shell && count("child") >= child && count("step") >= step })
+		time.Sleep(time.Second) // nothing more arrives
+		if count("shell") != shell || count("child") != child || count("step") != step {
+			t.Errorf("after %s: shell %d, child %d, step %d; want %d, %d, %d", what,
+				count("shell"), count("child"), count("step"), shell, child, step)
+		}
+	}
+	c.MustRun("", "scancel", "-s", "USR1", id)
+	want("scancel -s USR1", 0, 0, 1)
+	c.MustRun("", "scancel", "-b", "-s", "USR1", id)
+	want("scancel -b -s USR1", 1, 0, 1)
+	c.MustRun("", "scancel", "-f", "-s", "USR1", id)
+	want("scancel -f -s USR1", 2, 1, 2)
+	c.MustRun("", "scancel", id)
+	c.WaitState(id, "CANCELLED", 30*time.Second)
 }
