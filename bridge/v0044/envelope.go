@@ -188,3 +188,9 @@ func (s *Server) Controller() *controller.Controller { return s.ctl }
 func (s *Server) ParseSelector(id string) (controller.JobSelector, error) {
 	return parseSelector(id, s.ctl.MaxArraySize())
 }
+
+// ParseJobSelector reads a job id as slurmrestd's job paths take it:
+// JOB, JOB_TASK or JOB_[TASKS].
+func ParseJobSelector(id string, maxArraySize uint32) (controller.JobSelector, error) {
+	return parseSelector(id, maxArraySize)
+}

@@ -3,9 +3,9 @@ package restapi
 import (
 	"net/http"
 
+	bridge44 "github.com/droverhq/drover/bridge/v0044"
 	"github.com/droverhq/drover/internal/authctx"
 	"github.com/droverhq/drover/internal/controller"
-	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/slurmerr"
 	api44 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -18,9 +18,9 @@ func requeueHandler(ctl *controller.Controller) http.HandlerFunc {
 		ctl.StatsRef().CountRPC("REQUEST_JOB_REQUEUE")
 		caller, _ := authctx.From(r.Context())
 		hold := r.URL.Query().Get("hold") == "true"
-		n, err := pathID(r, "job_id")
+		sel, err := bridge44.ParseJobSelector(r.PathValue("job_id"), ctl.MaxArraySize())
 		if err == nil {
-			err = ctl.Requeue(r.Context(), caller.Identity, controller.JobSelector{ID: job.ID(n)}, hold)
+			err = ctl.Requeue(r.Context(), caller.Identity, sel, hold)
 		}
 		if err != nil {
 			replyError(w, err, "requeue")
