@@ -74,6 +74,10 @@ type cmd struct {
 	exitFlag bool
 	// conf caches the local slurm.conf once read.
 	conf *localConfig
+	// doc is --json or --yaml; args the command line, for its meta
+	// block.
+	doc  docFormat
+	args []string
 }
 
 // aliases are long options that are one option under two names, which
@@ -155,10 +159,11 @@ func (c *cmd) main(ctx context.Context, args []string) int {
 	if hide {
 		c.all, c.detail = false, false
 	}
-	if jsonArg != "" || yamlArg != "" {
-		c.errorf("--json and --yaml output are not supported by this scontrol")
+	if c.doc, err = readDocFormat(jsonArg, yamlArg); err != nil {
+		c.errorf("%v", err)
 		return 1
 	}
+	c.args = args
 
 	if rest := fs.Args(); len(rest) > 0 {
 		c.process(ctx, rest)

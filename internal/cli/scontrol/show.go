@@ -28,6 +28,22 @@ func (c *cmd) show(ctx context.Context, argv []string) {
 	} else if len(argv) == 3 {
 		val = &argv[2]
 	}
+	if c.doc != docNone {
+		entity := ""
+		switch {
+		case abbrev(tag, "jobs", 1), abbrev(tag, "jobid", 1):
+			entity = "jobs"
+		case abbrev(tag, "nodes", 1):
+			entity = "nodes"
+		case abbrev(tag, "partitions", 2), abbrev(tag, "partitionname", 2):
+			entity = "partitions"
+		case abbrev(tag, "reservations", 1), abbrev(tag, "reservationname", 1):
+			entity = "reservations"
+		}
+		if entity != "" && c.showDoc(ctx, entity, val) {
+			return
+		}
+	}
 	switch {
 	case abbrev(tag, "config", 1):
 		c.showConfig(ctx, val)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/getopt"
+	"github.com/droverhq/drover/internal/cli/slurmjson"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/internal/timefmt"
@@ -48,16 +49,18 @@ type options struct {
 	all, dead, exact, future, noHeader, long   bool
 	nodeFlag, responding, listReasons, summary bool
 	reservation, json                          bool
-	iterate                                    int
-	nodes                                      string
-	nodeNames                                  map[string]bool
-	partitions                                 []string
-	sort                                       string
-	states                                     []stateFilter
-	statesAnd                                  bool
-	fmt                                        format
-	partField, nodeField                       bool
-	command                                    []string
+	// yaml writes the --json document as YAML (--yaml).
+	yaml                 bool
+	iterate              int
+	nodes                string
+	nodeNames            map[string]bool
+	partitions           []string
+	sort                 string
+	states               []stateFilter
+	statesAnd            bool
+	fmt                  format
+	partField, nodeField bool
+	command              []string
 }
 
 // longOptions lists sinfo's long options for getopt-style abbreviation.
@@ -208,14 +211,11 @@ func (c *cmd) parse(args []string) (opts options, code int, done bool) {
 		fmt.Fprintln(c.env.Stdout, strings.ReplaceAll(validStates, ",", "\n"))
 		return opts, 0, true
 	}
-	if yamlArg != "" {
-		c.errorf("--yaml output is not supported")
-		return opts, 1, true
-	}
-	opts.json = jsonArg != ""
+	opts.json = jsonArg != "" || yamlArg != ""
+	opts.yaml = jsonArg == "" && yamlArg != ""
 	opts.command = []string{c.prog}
 	for _, a := range args {
-		if a != "--json" && !strings.HasPrefix(a, "--json=") {
+		if a != "--json" && !strings.HasPrefix(a, "--json=") && a != "--yaml" && !strings.HasPrefix(a, "--yaml=") {
 			opts.command = append(opts.command, a)
 		}
 	}
@@ -452,7 +452,15 @@ func (c *cmd) report(ctx context.Context, opts options) bool {
 		}
 		m := metaFrom(meta, clienv.SlurmVersion)
 		m.command = opts.command
-		fmt.Fprint(c.env.Stdout, sinfoJSON(recs, m))
+		text := sinfoJSON(recs, m)
+		if opts.yaml {
+			var err error
+			if text, err = slurmjson.YAML(text); err != nil {
+				c.errorf("%v", err)
+				return false
+			}
+		}
+		fmt.Fprint(c.env.Stdout, text)
 		return true
 	}
 	fmt.Fprint(c.env.Stdout, c.render(opts, recs))

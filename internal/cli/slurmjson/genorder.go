@@ -25,6 +25,9 @@ var roots = []struct{ name, schema, doc string }{
 	{"PartitionInfo", "v0.0.44_partition_info", "one partition (the partition member of sinfo --json)"},
 	{"SharesResp", "v0.0.44_openapi_shares_resp", "the fair-share answer (sshare --json, GET /shares)"},
 	{"SlurmdbdJobsResp", "v0.0.44_openapi_slurmdbd_jobs_resp", "the job accounting answer (sacct --json, GET /slurmdb/jobs)"},
+	{"NodesResp", "v0.0.44_openapi_nodes_resp", "the node list answer (scontrol show node --json, GET /nodes)"},
+	{"PartitionResp", "v0.0.44_openapi_partition_resp", "the partition list answer (scontrol show partition --json, GET /partitions)"},
+	{"ReservationResp", "v0.0.44_openapi_reservation_resp", "the reservation list answer (scontrol show reservation --json, GET /reservations)"},
 }
 
 // schema is the part of an OpenAPI schema object that shapes JSON.

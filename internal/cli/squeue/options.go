@@ -32,41 +32,43 @@ type userSel struct {
 
 // options are squeue's parameters (Slurm's struct squeue_parameters).
 type options struct {
-	accounts     []string
-	all          bool
-	array        bool
-	expand       bool
-	format       *string
-	formatLong   *string
-	iterate      int
-	jobFlag      bool
-	jobs         []jobSel
-	jobsText     string
-	long         bool
-	licenses     []string
-	names        []string
-	noConvert    bool
-	nodes        []string
-	noHeader     bool
-	notMe        bool
-	onlyState    bool
-	partitions   []string
-	priority     bool
-	qos          []string
-	reservation  string
-	runOver      int64
-	runUnder     int64
-	sort         *string
-	start        bool
-	stepFlag     bool
-	steps        []string // -s's list: job ids or job.step ids
-	states       []jobfmt.State
-	statesText   string
-	allStates    bool
-	users        []userSel
-	usersText    string
-	verbose      int
-	json         bool
+	accounts    []string
+	all         bool
+	array       bool
+	expand      bool
+	format      *string
+	formatLong  *string
+	iterate     int
+	jobFlag     bool
+	jobs        []jobSel
+	jobsText    string
+	long        bool
+	licenses    []string
+	names       []string
+	noConvert   bool
+	nodes       []string
+	noHeader    bool
+	notMe       bool
+	onlyState   bool
+	partitions  []string
+	priority    bool
+	qos         []string
+	reservation string
+	runOver     int64
+	runUnder    int64
+	sort        *string
+	start       bool
+	stepFlag    bool
+	steps       []string // -s's list: job ids or job.step ids
+	states      []jobfmt.State
+	statesText  string
+	allStates   bool
+	users       []userSel
+	usersText   string
+	verbose     int
+	json        bool
+	// yaml writes the --json document as YAML (--yaml).
+	yaml         bool
 	formatEnvSet bool // -o, -O, -l, -s or --start given: SQUEUE_FORMAT* ignored
 	// argv is the command line as given, for --json's meta block.
 	argv []string
@@ -264,9 +266,13 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 		}
 		return nil
 	})
-	optional("yaml", "", func(string) error {
-		errorf("YAML output is not supported")
-		return &exitError{1}
+	optional("yaml", "", func(v string) error {
+		o.json, o.yaml = true, true
+		if v != getopt.OptionalArg && v != "v0.0.44" && v != "data_parser/v0.0.44" {
+			errorf("YAML output is only available with data parser v0.0.44, not %s", v)
+			return &exitError{1}
+		}
+		return nil
 	})
 	getopt.DefineAliases(fs, optionAliases)
 
