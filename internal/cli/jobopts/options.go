@@ -113,7 +113,9 @@ type Options struct {
 	// Reservation is --reservation.
 	Reservation string
 	Comment     string
-	WCKey       string
+	// Clusters is -M's list of clusters ("all" for every one).
+	Clusters string
+	WCKey    string
 	// UID and GID are --uid/--gid, resolved to numbers (root only).
 	UID, GID    Maybe[uint32]
 	MCSLabel    string

@@ -155,7 +155,7 @@ func TestSallocHelpAndOperands(t *testing.T) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
-	for _, refused := range []string{"--get-user-env", "--power", "--clusters", "--resv-ports"} {
+	for _, refused := range []string{"--get-user-env", "--power", "--resv-ports"} {
 		if contains(help, refused) {
 			t.Errorf("help lists %q", refused)
 		}

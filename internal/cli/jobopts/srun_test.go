@@ -809,7 +809,7 @@ func TestSrunHelp(t *testing.T) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
-	for _, refused := range []string{"--bcast", "Copy executable", "--het-group", "hetjob component", "--clusters", "--power"} {
+	for _, refused := range []string{"--bcast", "Copy executable", "--het-group", "hetjob component", "--power"} {
 		if contains(e.Stdout, refused) {
 			t.Errorf("help lists %q", refused)
 		}

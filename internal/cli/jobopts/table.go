@@ -25,6 +25,10 @@ func strOpt(long string, short byte, argName, usage string, field func(*Options)
 	}
 }
 
+// hidden keeps an option out of --help, as Slurm lists only one of its
+// spellings.
+func hidden(d *optDef) *optDef { d.hidden = true; return d }
+
 // flagOpt is an option without argument that sets a boolean.
 func flagOpt(long string, short byte, usage string, field func(*Options) *bool) *optDef {
 	return &optDef{
@@ -164,8 +168,8 @@ func sbatchOptions() []*optDef {
 			},
 			reset: func(o *Options) { o.Chdir = "" },
 		},
-		unsupported("cluster", 0, requiredArgument, "cluster to issue commands to"),
-		unsupported("clusters", 'M', requiredArgument, "clusters to issue commands to"),
+		hidden(strOpt("cluster", 0, "names", "cluster to issue commands to", func(o *Options) *string { return &o.Clusters })),
+		strOpt("clusters", 'M', "names", "clusters to issue commands to", func(o *Options) *string { return &o.Clusters }),
 		strOpt("comment", 0, "name", "arbitrary comment", func(o *Options) *string { return &o.Comment }),
 		flagOpt("consolidate-segments", 0, "consolidate job segments", func(o *Options) *bool { return &o.Consolidate }),
 		strOpt("container", 0, "path", "path to OCI container bundle", func(o *Options) *string { return &o.Container }),

@@ -20,6 +20,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/alloc"
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/clusters"
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/jobopts"
 	"github.com/droverhq/drover/internal/cli/plugopts"
@@ -133,6 +134,16 @@ func run(ctx context.Context, env *clienv.Env, args []string, sigs <-chan os.Sig
 			return s.errorExit
 		}
 		dir = o.Chdir
+	}
+
+	if o.Clusters != "" {
+		_, msgs, ok := clusters.Select(ctx, env.Client, o.Clusters)
+		for _, m := range msgs {
+			s.printf("error: %s", m)
+		}
+		if !ok {
+			return s.errorExit
+		}
 	}
 
 	desc := o.JobDesc()

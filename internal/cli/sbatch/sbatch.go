@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/clusters"
 	"github.com/droverhq/drover/internal/cli/jobopts"
 	"github.com/droverhq/drover/internal/cli/plugopts"
 	"github.com/droverhq/drover/internal/sbatchscript"
@@ -174,6 +175,18 @@ func run(ctx context.Context, env *clienv.Env, args []string, proc process) int 
 		}
 	}
 
+	cluster := ""
+	if opts.Clusters != "" {
+		name, msgs, ok := clusters.Select(ctx, env.Client, opts.Clusters)
+		for _, m := range msgs {
+			c.errorf("%s", m)
+		}
+		if !ok {
+			return 1
+		}
+		cluster = name
+	}
+
 	desc := opts.JobDesc()
 	desc.Script = v0044.NewOptString(string(src.body))
 	if !desc.Name.Set {
@@ -198,9 +211,14 @@ func run(ctx context.Context, env *clienv.Env, args []string, proc process) int 
 		return code
 	}
 	if !c.quiet {
-		if opts.Parsable {
+		switch {
+		case opts.Parsable && cluster != "":
+			fmt.Fprintf(env.Stdout, "%d;%s\n", jobID, cluster)
+		case opts.Parsable:
 			fmt.Fprintf(env.Stdout, "%d\n", jobID)
-		} else {
+		case cluster != "":
+			fmt.Fprintf(env.Stdout, "Submitted batch job %d on cluster %s\n", jobID, cluster)
+		default:
 			fmt.Fprintf(env.Stdout, "Submitted batch job %d\n", jobID)
 		}
 	}

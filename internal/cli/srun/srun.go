@@ -16,6 +16,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/alloc"
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/clusters"
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/jobopts"
 	"github.com/droverhq/drover/internal/cli/plugopts"
@@ -67,6 +68,15 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
 		return 1
+	}
+	if o.Clusters != "" {
+		_, msgs, ok := clusters.Select(ctx, env.Client, o.Clusters)
+		for _, m := range msgs {
+			fmt.Fprintf(env.Stderr, "srun: error: %s\n", m)
+		}
+		if !ok {
+			return 1
+		}
 	}
 	// The plugins' local stages (init, init_post_opt) see srun's
 	// environment, and what they set reaches the tasks.
