@@ -174,6 +174,43 @@ func (o *Options) ExportEnvironment(own *Environ) *Environ {
 	return out
 }
 
+// StepEnvironment is what srun sends its tasks of its own environment,
+// following --export as srun's _build_user_env does: unset or ALL
+// everything; otherwise the listed variables (NAME copies srun's value,
+// NAME=value sets one; the list stops at NONE) and the SLURM_* and SPANK
+// variables, with everything again when ALL is among them (overriding
+// the listed values).
+func (o *Options) StepEnvironment(own *Environ) *Environ {
+	if !o.Export.Set {
+		return own
+	}
+	out := NewEnviron(nil)
+	all := false
+	for _, tok := range splitQuoted(o.Export.Val, ',') {
+		if strings.EqualFold(tok, "ALL") {
+			all = true
+		}
+		if strings.EqualFold(tok, "NONE") {
+			break
+		}
+		if name, value, ok := strings.Cut(tok, "="); ok {
+			out.Set(name, value)
+		} else if v, ok := own.Lookup(tok); ok {
+			out.Set(tok, v)
+		}
+	}
+	if all {
+		out.mergeAll(own)
+	} else {
+		for _, n := range own.names {
+			if strings.HasPrefix(n, "SLURM_") || strings.HasPrefix(n, "SPANK_") || strings.HasPrefix(n, "_SLURM_SPANK_OPTION_") {
+				out.Set(n, own.values[n])
+			}
+		}
+	}
+	return out
+}
+
 // AddJobEnv adds the variables sbatch derives from the options to a job's
 // environment: AddOptionEnv's (set_env_from_opts: GPU requests, the hints
 // that make MPI launchers use srun), then set_envs' task counts,

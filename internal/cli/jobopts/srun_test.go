@@ -844,3 +844,33 @@ func TestTables(t *testing.T) {
 		t.Errorf("short options (-want +got):\n%s", diff)
 	}
 }
+
+// TestStepEnvironment: what srun --export passes its tasks of its own
+// environment, as srun's _build_user_env builds it; SRUN_EXPORT_ENV
+// overrides SLURM_EXPORT_ENV.
+func TestStepEnvironment(t *testing.T) {
+	own := []string{"PATH=/bin", "FOO=own", "BAR=b", "SLURM_JOB_ID=7", "SPANK_X=1"}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want []string
+	}{
+		{nil, nil, own},
+		{[]string{"--export=ALL"}, nil, own},
+		{[]string{"--export=NONE"}, nil, []string{"SLURM_JOB_ID=7", "SPANK_X=1"}},
+		{[]string{"--export=FOO,BAZ=z"}, nil, []string{"FOO=own", "BAZ=z", "SLURM_JOB_ID=7", "SPANK_X=1"}},
+		{[]string{"--export=ALL,FOO=set"}, nil, []string{"FOO=own", "PATH=/bin", "BAR=b", "SLURM_JOB_ID=7", "SPANK_X=1"}},
+		{[]string{"--export=NONE,FOO"}, nil, []string{"SLURM_JOB_ID=7", "SPANK_X=1"}},
+		{nil, map[string]string{"SLURM_EXPORT_ENV": "NONE"}, []string{"SLURM_JOB_ID=7", "SPANK_X=1"}},
+		{nil, map[string]string{"SLURM_EXPORT_ENV": "NONE", "SRUN_EXPORT_ENV": "ALL"}, own},
+	} {
+		o, _, e := run{args: cmd(tc.args...), env: tc.env}.srun()
+		if e != nil {
+			t.Fatalf("%v: %+v", tc.args, e)
+		}
+		got := o.StepEnvironment(NewEnviron(own)).List()
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%v %v (-want +got):\n%s", tc.args, tc.env, diff)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package sbatch
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/droverhq/drover/internal/cli/jobopts"
 )
@@ -50,6 +51,13 @@ func (c *cmd) jobEnvironment(opts *jobopts.Options, own *jobopts.Environ) *jobop
 	if _, ok := own.Lookup("SLURM_UMASK"); !ok {
 		if m, ok := c.proc.umask(); ok {
 			own.Set("SLURM_UMASK", fmt.Sprintf("0%d%d%d", (m>>6)&7, (m>>3)&7, m&7))
+		}
+	}
+	if exp := opts.Export.Val; opts.Export.Set && !strings.EqualFold(exp, "ALL") {
+		// The job's srun steps follow the same --export unless told
+		// otherwise (sbatch's _opt_verify; srun ignores ALL, its default).
+		if _, ok := own.Lookup("SLURM_EXPORT_ENV"); !ok {
+			own.Set("SLURM_EXPORT_ENV", exp)
 		}
 	}
 	jobEnv := opts.ExportEnvironment(own)

@@ -80,7 +80,7 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	}
 	// The plugins' local stages (init, init_post_opt) see srun's
 	// environment, and what they set reaches the tasks.
-	local, stepEnv, err := plugins.Start(ctx, protocol.ContextLocal, operands, append(own.List(), plugopts.Env(o.PluginValues)...))
+	local, stepEnv, err := plugins.Start(ctx, protocol.ContextLocal, operands, append(o.StepEnvironment(own).List(), plugopts.Env(o.PluginValues)...))
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
 		return 1
