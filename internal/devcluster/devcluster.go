@@ -22,6 +22,7 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/daemon"
 )
@@ -105,7 +106,25 @@ func Prepare(o *Options) (string, error) {
 	if err := install(l.bin); err != nil {
 		return "", err
 	}
+	if err := linkConf(l); err != nil {
+		return "", err
+	}
 	return envLines(l, ctlPort), nil
+}
+
+// linkConf names the cluster's slurm.conf beside its commands, so that a
+// command run without SLURM_CONF (a tool that clears the SLURM_*
+// variables before it submits) still reaches this cluster.
+func linkConf(l layout) error {
+	link := filepath.Join(l.bin, clienv.ShimConf)
+	if target, err := os.Readlink(link); err == nil && target == l.conf {
+		return nil
+	}
+	_ = os.Remove(link)
+	if err := os.Symlink(l.conf, link); err != nil {
+		return fmt.Errorf("link %s: %w", link, err)
+	}
+	return nil
 }
 
 func envLines(l layout, port int) string {
@@ -137,6 +156,9 @@ func EnvLines(o *Options) (string, error) {
 		if err := install(l.bin); err != nil {
 			return "", err
 		}
+	}
+	if err := linkConf(l); err != nil {
+		return "", err
 	}
 	return envLines(l, port), nil
 }

@@ -218,6 +218,19 @@ func TestDevCluster(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(d.work, "gpu.out")); string(got) != "0,1 2\n" {
 		t.Errorf("GPU job wrote %q, want \"0,1 2\"", got)
 	}
+	// A tool that clears every SLURM_* variable before it calls the
+	// commands (nested submissions do) still reaches this cluster: the
+	// commands read the slurm.conf they were installed with.
+	r = d.run("sbatch", "--parsable", "-o", "nested.out", "--wrap",
+		`id=$SLURM_JOB_ID; env -i PATH="$PATH" HOME="$HOME" squeue -h -j $id -o "%i %T"`)
+	if r.Code != 0 {
+		t.Fatalf("sbatch: %+v", r)
+	}
+	nested := strings.TrimSpace(r.Stdout)
+	d.waitJob(nested, "COMPLETED")
+	if got, _ := os.ReadFile(filepath.Join(d.work, "nested.out")); string(got) != nested+" RUNNING\n" {
+		t.Errorf("squeue without SLURM_* in a job wrote %q, want %q", got, nested+" RUNNING\n")
+	}
 	d.stop()
 
 	// The second run keeps the ports and finds the first run's job.

@@ -7,6 +7,11 @@ package clienv
 import (
 	"context"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	v0044 "github.com/droverhq/drover/openapi/v0044"
@@ -62,8 +67,48 @@ const SlurmVersion = "25.11.0"
 type Command func(ctx context.Context, env *Env, args []string) int
 
 // DefaultSlurmConf is where Slurm's commands look for slurm.conf when
-// SLURM_CONF is not set.
+// SLURM_CONF is not set and their installation names none.
 const DefaultSlurmConf = "/etc/slurm/slurm.conf"
+
+// ShimConf is the name of the link `drover install-shims --conf` puts
+// beside the commands: the slurm.conf of the cluster they belong to.
+const ShimConf = "slurm.conf"
+
+// defaultConf is DefaultConfPath's answer, found once per process.
+var defaultConf = sync.OnceValue(func() string {
+	if dir := commandDir(); dir != "" {
+		p := filepath.Join(dir, ShimConf)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return DefaultSlurmConf
+})
+
+// DefaultConfPath is the slurm.conf a command reads without SLURM_CONF:
+// the one its installation names (the ShimConf beside the command as it
+// was started), as Slurm's commands read the one built into them, so
+// that a command run with every SLURM_* variable removed still reaches
+// its own cluster; DefaultSlurmConf otherwise.
+func DefaultConfPath() string { return defaultConf() }
+
+// commandDir is the folder of the command as it was started: argv[0]'s,
+// or the PATH entry that holds it.
+func commandDir() string {
+	arg0 := os.Args[0]
+	if !strings.Contains(arg0, "/") {
+		p, err := exec.LookPath(arg0)
+		if err != nil {
+			return ""
+		}
+		arg0 = p
+	}
+	abs, err := filepath.Abs(arg0)
+	if err != nil {
+		return ""
+	}
+	return filepath.Dir(abs)
+}
 
 // SlurmConfPath is the slurm.conf the command reads: SLURM_CONF, or the
 // default path.
@@ -73,5 +118,5 @@ func (e *Env) SlurmConfPath() string {
 			return p
 		}
 	}
-	return DefaultSlurmConf
+	return DefaultConfPath()
 }

@@ -62,7 +62,8 @@ func (t Target) TLS() (*tls.Config, error) {
 }
 
 // Resolve finds the controller: DROVER_SOCKET / DROVER_URL first, then
-// slurm.conf (SLURM_CONF or /etc/slurm/slurm.conf).
+// slurm.conf (SLURM_CONF, or the one the commands were installed with),
+// then DROVER_REST_URL, then /etc/slurm/slurm.conf.
 func Resolve() (Target, error) {
 	t := Target{Socket: os.Getenv("DROVER_SOCKET"), URL: os.Getenv("DROVER_URL"), Sack: os.Getenv(sack.EnvSocket)}
 	if t.Socket != "" || t.URL != "" {
@@ -70,7 +71,14 @@ func Resolve() (Target, error) {
 	}
 	path := os.Getenv("SLURM_CONF")
 	if path == "" {
-		path = "/etc/slurm/slurm.conf"
+		path = clienv.DefaultConfPath()
+		if u := os.Getenv("DROVER_REST_URL"); u != "" && path == clienv.DefaultSlurmConf {
+			// A command with no configuration of its own reaches the
+			// REST address drover dev printed, rather than whatever
+			// cluster /etc/slurm/slurm.conf is.
+			t.URL = u
+			return t, nil
+		}
 	}
 	fi, err := os.Stat(path)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/jobopts"
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/plugins/protocol"
@@ -55,7 +56,7 @@ func (ps *Plugins) Options() []jobopts.PluginOption {
 func describe(ctx context.Context, lookupEnv func(string) (string, bool)) ([]spank.Info, error) {
 	path, ok := lookupEnv("SLURM_CONF")
 	if !ok || path == "" {
-		path = "/etc/slurm/slurm.conf"
+		path = clienv.DefaultConfPath()
 	}
 	sc, err := slurmconf.Load(path)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/daemon"
 	"github.com/droverhq/drover/internal/devcluster"
@@ -261,14 +262,32 @@ func versionCmd() *cobra.Command {
 }
 
 func installShimsCmd() *cobra.Command {
-	return &cobra.Command{
+	var conf string
+	cmd := &cobra.Command{
 		Use:   "install-shims DIR",
 		Short: "link the drop-in Slurm commands (sbatch, squeue, ...) to drover in DIR",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return InstallShims(args[0])
+			if err := InstallShims(args[0]); err != nil {
+				return err
+			}
+			if conf == "" {
+				return nil
+			}
+			abs, err := filepath.Abs(conf)
+			if err != nil {
+				return fmt.Errorf("--conf: %w", err)
+			}
+			link := filepath.Join(args[0], clienv.ShimConf)
+			_ = os.Remove(link)
+			if err := os.Symlink(abs, link); err != nil {
+				return fmt.Errorf("link %s: %w", link, err)
+			}
+			return nil
 		},
 	}
+	cmd.Flags().StringVar(&conf, "conf", "", "the slurm.conf these commands read when SLURM_CONF is not set (default /etc/slurm/slurm.conf)")
+	return cmd
 }
 
 // InstallShims makes DIR/<command> links to the running drover binary.
