@@ -134,6 +134,19 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 		inPath = outpattern.Resolve(workDir, outpattern.Expand(l.StdIn, vals))
 	}
 
+	if wantsUserEnv(l.Environment) {
+		// The user is the one the controller signed for.
+		if id == nil {
+			return errors.New("Unable to get user's local environment: the node daemon does not run as root")
+		}
+		loaded, err := withUserEnv(context.Background(), id.Name, l.Environment)
+		if err != nil {
+			return fmt.Errorf("Unable to get user's local environment: %w", err)
+		}
+		copied := *l
+		copied.Environment = loaded
+		l = &copied
+	}
 	env, prop := batchEnv(l, a.cfg.Name, a.current().ConstrainDevices)
 	env, hook, err := a.spankBatchStart(l, env)
 	if err != nil {

@@ -274,7 +274,24 @@ func sbatchOptions() []*optDef {
 				o.SocketsPerNode, o.CoresPerSocket, o.ThreadsPerCore = Maybe[int]{}, Maybe[int]{}, Maybe[int]{}
 			},
 		},
-		flagOpt("get-user-env", 0, "load environment from local cluster", func(o *Options) *bool { return &o.GetUserEnv }),
+		{
+			// 25.11 takes no argument; older releases' [timeout][S|L]
+			// (read as 22.05 reads it, then unused, as 25.11 waits its
+			// own time) is still accepted for the scripts that give one.
+			spec:  spec{long: "get-user-env", arg: optionalArgument, id: "get-user-env"},
+			usage: "load environment from local cluster",
+			set: func(p *Parser, v string, has bool) error {
+				if has {
+					rest := strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(v, "-"), "+"), "0123456789")
+					if rest != "" && !strings.ContainsAny(rest[:1], "sSlL") {
+						return optErrorf("Invalid --get-user-env specification")
+					}
+				}
+				p.opts.GetUserEnv = true
+				return nil
+			},
+			reset: func(o *Options) { o.GetUserEnv = false },
+		},
 		{
 			spec:    spec{long: "gid", arg: requiredArgument, id: "gid"},
 			argName: "group_id", usage: "group ID to run job as (user root only)",
