@@ -190,20 +190,8 @@ func (p *Policy) Runnable(j *job.Job) job.Reason {
 				return job.Reason(string(scope) + "GrpWallLimit")
 			}
 		}
-		for _, c := range jl.Counters {
-			if c.Scope != scope || len(c.Mins) == 0 {
-				continue
-			}
-			var used map[string]uint64
-			if u := p.Use[c.Key]; u != nil {
-				used = u.Mins
-			}
-			for _, name := range slices.Sorted(mapsKeys(c.Mins)) {
-				// Usage is kept for CPUs and billing only.
-				if (name == "cpu" || name == "billing") && used[name] >= c.Mins[name] {
-					return minutesReason(scope, name, "")
-				}
-			}
+		if r := p.minutesOver(jl, scope, func(string) uint64 { return 0 }); r != "" {
+			return r
 		}
 	}
 	req := j.ReqTRES()
@@ -397,8 +385,15 @@ func (p *Policy) Fits(j *job.Job, alloc *job.Allocation) job.Reason {
 }
 
 // unsafe is the reason a job of size t running mins minutes would take
-// its group past a GrpTRESMins limit (usage kept for cpu and billing).
+// its group past a GrpTRESMins limit.
 func (p *Policy) unsafe(jl *Job, scope Scope, t job.TRES, mins uint64) job.Reason {
+	return p.minutesOver(jl, scope, func(name string) uint64 { return t.Count(name) * mins })
+}
+
+// minutesOver is the reason a group of jl in scope has used its
+// GrpTRESMins, or with extra TRES-minutes more would go past it. Usage is
+// kept for CPUs and billing only.
+func (p *Policy) minutesOver(jl *Job, scope Scope, extra func(name string) uint64) job.Reason {
 	for _, c := range jl.Counters {
 		if c.Scope != scope || len(c.Mins) == 0 {
 			continue
@@ -408,7 +403,11 @@ func (p *Policy) unsafe(jl *Job, scope Scope, t job.TRES, mins uint64) job.Reaso
 			used = u.Mins
 		}
 		for _, name := range slices.Sorted(mapsKeys(c.Mins)) {
-			if (name == "cpu" || name == "billing") && used[name]+t.Count(name)*mins > c.Mins[name] {
+			if name != "cpu" && name != "billing" {
+				continue
+			}
+			e := extra(name)
+			if (e == 0 && used[name] >= c.Mins[name]) || (e > 0 && used[name]+e > c.Mins[name]) {
 				return minutesReason(scope, name, "")
 			}
 		}

@@ -479,17 +479,21 @@ func (c *Controller) Cancel(ctx context.Context, who Identity, req CancelRequest
 		if sig == 0 {
 			sig = sigKill
 		}
+		// slurmctld's job_signal: only SIGKILL reaches a job that has
+		// not started; an array's tasks that run are signalled.
 		var err error
+		signalled := false
 		for _, t := range targets {
 			if !t.running {
-				// slurmctld's job_signal: only SIGKILL reaches a job
-				// that has not started.
-				err = slurmerr.New(slurmerr.TransitionStateNoUpdate, "")
 				continue
 			}
-			if e := c.signalRunning(t.id, sig, req.Flags); e != nil {
+			signalled = true
+			if e := c.signalRunning(t.id, sig, req.Flags); e != nil && err == nil {
 				err = e
 			}
+		}
+		if !signalled {
+			return slurmerr.New(slurmerr.TransitionStateNoUpdate, "")
 		}
 		return err
 	}

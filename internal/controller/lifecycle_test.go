@@ -246,6 +246,28 @@ func TestCancel(t *testing.T) {
 	})
 }
 
+// A signal to an array whose tasks partly run reaches the running ones
+// with no error; only an array none of whose tasks runs refuses it.
+func TestSignalArray(t *testing.T) {
+	c := ctltest.New(t)
+	c.RegisterAll()
+	id := c.Submit(ctltest.Alice, ctltest.Request(wholeNode, func(r *job.Request) { r.Partition = "debug" }, array(0, 0, 1, 2, 3)))
+	schedule(t, c)
+	c.Node.WaitLaunches(t, 2)
+	usr1 := controller.CancelRequest{Sel: controller.JobSelector{ID: id}, Signal: int32(syscall.SIGUSR1)}
+	if err := c.Ctl.Cancel(ctx, ctltest.Alice, usr1); err != nil {
+		t.Fatalf("USR1 to an array with running tasks: %v", err)
+	}
+	if n := len(c.Node.WaitSignals(t, 2)); n != 2 {
+		t.Errorf("%d signals, want one per running task", n)
+	}
+	pending := usr1
+	pending.Sel.Tasks = []uint32{2, 3}
+	if err := c.Ctl.Cancel(ctx, ctltest.Alice, pending); !errors.Is(err, slurmerr.Sentinel(slurmerr.TransitionStateNoUpdate)) {
+		t.Errorf("USR1 to pending tasks only: %v", err)
+	}
+}
+
 func TestCancelArrayTasks(t *testing.T) {
 	c := ctltest.New(t)
 	c.RegisterAll()
