@@ -81,17 +81,45 @@ func (s *Server) SlurmV0044PostJobSubmit(ctx context.Context, req api.OptV0044Jo
 		// document says and slurmrestd accepts.
 		desc.Script = r.Script
 	}
-	if !ok || !hasJob || desc.Script.Or("") == "" {
-		if ok && len(r.Jobs) > 0 {
-			return fail(422, slurmerr.New(slurmerr.InvalidQuery, "heterogeneous jobs are not supported"), "_job_post")
+	var subs []controller.Submission
+	switch {
+	case ok && !hasJob && len(r.Jobs) > 0:
+		// A heterogeneous job: the script is the top-level one or the
+		// first component's, run by the first component for all.
+		first := &r.Jobs[0]
+		if first.Script.Or("") == "" {
+			first.Script = r.Script
 		}
+		if first.Script.Or("") == "" {
+			return fail(422, slurmerr.New(slurmerr.InvalidQuery, `Populated "script" field is required for job submission`), "_job_post")
+		}
+		for i := range r.Jobs {
+			d := &r.Jobs[i]
+			if i > 0 && len(d.Environment) == 0 {
+				d.Environment = first.Environment
+			}
+			sub, err := submissionFromWire(d, s.ctl.MaxArraySize())
+			if err != nil {
+				return fail(422, err, "_job_post")
+			}
+			subs = append(subs, sub)
+		}
+	case !ok || !hasJob || desc.Script.Or("") == "":
 		return fail(422, slurmerr.New(slurmerr.InvalidQuery, `Populated "script" field is required for job submission`), "_job_post")
+	default:
+		sub, err := submissionFromWire(&desc, s.ctl.MaxArraySize())
+		if err != nil {
+			return fail(422, err, "_job_post")
+		}
+		subs = append(subs, sub)
 	}
-	sub, err := submissionFromWire(&desc, s.ctl.MaxArraySize())
-	if err != nil {
-		return fail(422, err, "_job_post")
+	var res controller.SubmitResult
+	var err error
+	if len(r.Jobs) > 0 && !hasJob {
+		res, err = s.ctl.SubmitHet(ctx, caller(ctx), subs)
+	} else {
+		res, err = s.ctl.Submit(ctx, caller(ctx), subs[0])
 	}
-	res, err := s.ctl.Submit(ctx, caller(ctx), sub)
 	if err != nil {
 		e := apiError(err, "slurm_submit_batch_job()")
 		e.Description = api.NewOptString("Batch job submission failed")

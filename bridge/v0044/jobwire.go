@@ -97,6 +97,13 @@ var jobMembers = []jobMember{
 	{"gres_detail", func(_ *Server, _ *job.Job, w *api.V0044JobInfo) { w.GresDetail = api.V0044JobInfoGresDetail{} }},
 	{"group_id", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.GroupID = api.NewOptInt32(int32(j.Req.GroupID)) }},
 	{"group_name", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.GroupName = api.NewOptString(j.Req.GroupName) }},
+	{"het_job_id", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
+		w.HetJobID = api.NewOptV0044Uint32NoValStruct(u32(uint32(j.HetJobID)))
+	}},
+	{"het_job_id_set", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.HetJobIDSet = api.NewOptString(j.HetJobIDSet()) }},
+	{"het_job_offset", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
+		w.HetJobOffset = api.NewOptV0044Uint32NoValStruct(u32(j.HetJobOffset))
+	}},
 	{"hold", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.Hold = api.NewOptBool(j.Hold != job.NotHeld) }},
 	{"job_id", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.JobID = api.NewOptInt32(int32(j.ID)) }},
 	{"job_resources", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {

@@ -222,7 +222,7 @@ func (s *fsm) putRun(j *job.Job, ended bool) {
 		rec.End = time.Time{}
 	}
 	s.Outbox.putJob(rec)
-	if j.StartTime.IsZero() || j.BatchHost == "" || j.Req.Interactive {
+	if j.StartTime.IsZero() || j.BatchHost == "" || !j.RunsScript() {
 		// Not started, or an allocation without a batch script.
 		return
 	}

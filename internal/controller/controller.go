@@ -366,6 +366,13 @@ func (c *Controller) proposeWithBlobs(ctx context.Context, cmd *command, blobs [
 		// The job's state is durable; only its line in the log is lost.
 		c.logger.Error("write job completion record", "err", err)
 	}
+	for _, e := range res.EndSteps {
+		msg := endSignal(e.JobID, nodeproto.EndCancelled, c.cfg.KillWait)
+		msg.StepsOnly = true
+		for _, n := range e.Nodes {
+			c.sendSignalOn(e.JobID, n, msg)
+		}
+	}
 	return res, res.Err
 }
 

@@ -18,7 +18,7 @@ import (
 func (c *Controller) launch(id job.ID) {
 	c.mu.RLock()
 	j := c.st.Jobs[id]
-	if j == nil || j.State != job.Running || j.Alloc == nil || len(j.Alloc.Nodes) == 0 || j.Req.Interactive {
+	if j == nil || j.State != job.Running || j.Alloc == nil || len(j.Alloc.Nodes) == 0 || !j.RunsScript() {
 		c.mu.RUnlock()
 		return
 	}
@@ -126,6 +126,7 @@ func (c *Controller) launchMessageLocked(j *job.Job) nodeproto.Launch {
 		total += na.Tasks
 	}
 	_ = total
+	m.HetEnv = c.hetEnvLocked(j)
 	m.GPUs = append([]int(nil), j.Alloc.Nodes[0].GPUs...)
 	if m.MemPerNode == 0 && m.MemPerCPU == 0 {
 		m.MemPerNode = j.Alloc.Nodes[0].MemMB
@@ -173,12 +174,12 @@ func (c *Controller) sendSignal(id job.ID, msg nodeproto.Signal) {
 			// The job's other nodes run only its steps, which end with
 			// it; so do all the nodes of an allocation.
 			for _, n := range j.Alloc.NodeNames() {
-				if n != host || j.Req.Interactive {
+				if n != host || !j.RunsScript() {
 					others = append(others, n)
 				}
 			}
 		}
-		if j.Req.Interactive {
+		if !j.RunsScript() {
 			host = ""
 		}
 	}

@@ -37,7 +37,10 @@ type command struct {
 	// second). It travels in the command for the reason MinJobID does.
 	RequeueDelay time.Duration `json:"requeue_delay,omitempty"`
 
-	Submit   *submitCmd   `json:"submit,omitempty"`
+	Submit *submitCmd `json:"submit,omitempty"`
+	// Het submits a heterogeneous job (with opSubmit, in place of
+	// Submit): one record per component, with consecutive ids.
+	Het      []*submitCmd `json:"het,omitempty"`
 	Start    *startCmd    `json:"start,omitempty"`
 	End      *endCmd      `json:"end,omitempty"`
 	Cancel   *cancelCmd   `json:"cancel,omitempty"`
@@ -304,6 +307,10 @@ type applyResult struct {
 	// Kill lists batch scripts to end on their nodes after a node went
 	// down: the job was requeued or ended meanwhile.
 	Kill []batchOn
+	// EndSteps lists allocations without a batch script of their own (a
+	// heterogeneous job's other components) that ended or went back to
+	// the queue with their leader: their steps are ended on the nodes.
+	EndSteps []stepsOn
 	// Split lists the records a split produced.
 	Split []job.ID
 	// Unreferenced lists script keys no job refers to any more.
@@ -416,27 +423,46 @@ func (s *fsm) insert(j *job.Job) {
 }
 
 func (s *fsm) applySubmit(c *command) applyResult {
-	if c.Submit.Limits {
-		if err := s.submitLimitErr(&c.Submit.Req, c.Submit.PartQOS); err != nil {
+	subs := c.Het
+	if len(subs) == 0 {
+		subs = []*submitCmd{c.Submit}
+	}
+	for _, sub := range subs {
+		if !sub.Limits {
+			continue
+		}
+		if err := s.submitLimitErr(&sub.Req, sub.PartQOS); err != nil {
 			// Its script stays in the store: a submission with the same
 			// script may be on its way, and the controller refuses most
 			// before they store one.
 			return applyResult{Err: err}
 		}
 	}
+	leader := s.NextJobID
+	for i, sub := range subs {
+		j := s.submitOne(sub, c.Time)
+		if len(c.Het) > 0 {
+			j.HetJobID, j.HetJobOffset, j.HetSize = leader, uint32(i), uint32(len(subs))
+		}
+	}
+	return applyResult{JobID: leader}
+}
+
+// submitOne queues one job record with the next id.
+func (s *fsm) submitOne(sub *submitCmd, t time.Time) *job.Job {
 	id := s.NextJobID
 	s.NextJobID++
 	s.SubmitSeq++
 	j := &job.Job{
 		ID:           id,
-		Req:          c.Submit.Req,
-		ScriptKey:    c.Submit.ScriptKey,
+		Req:          sub.Req,
+		ScriptKey:    sub.ScriptKey,
 		State:        job.Pending,
 		Reason:       job.ReasonNone,
-		Hold:         c.Submit.Hold,
-		Priority:     c.Submit.Priority,
-		SubmitTime:   c.Time,
-		EligibleTime: c.Time,
+		Hold:         sub.Hold,
+		Priority:     sub.Priority,
+		SubmitTime:   t,
+		EligibleTime: t,
 		ArrayTaskID:  job.NoTask,
 	}
 	if len(j.Req.Array.Tasks) > 0 {
@@ -450,20 +476,21 @@ func (s *fsm) applySubmit(c *command) applyResult {
 			j.Reason = job.ReasonHeldAdmin
 		}
 	}
-	if !j.Req.BeginTime.IsZero() && j.Req.BeginTime.After(c.Time) {
+	if !j.Req.BeginTime.IsZero() && j.Req.BeginTime.After(t) {
 		j.EligibleTime = j.Req.BeginTime
 	}
-	s.touch(j, c.Time)
+	s.touch(j, t)
 	s.insert(j)
 	s.Counters.Submitted++
-	return applyResult{JobID: id}
+	return j
 }
 
 func (s *fsm) applyStart(c *command) applyResult {
 	var res applyResult
+	skip := s.partialHetStarts(c.Start.Starts)
 	for _, st := range c.Start.Starts {
 		j := s.Jobs[st.JobID]
-		if j == nil || j.State != job.Pending || j.Hold != job.NotHeld {
+		if j == nil || j.State != job.Pending || j.Hold != job.NotHeld || skip[j.HetJobID] {
 			continue
 		}
 		target := j
@@ -492,6 +519,33 @@ func (s *fsm) applyStart(c *command) applyResult {
 		res.Started = append(res.Started, startEntry{JobID: target.ID, Task: st.Task, Alloc: alloc})
 	}
 	return res
+}
+
+// partialHetStarts lists the heterogeneous jobs some of whose components
+// the starts leave out or cannot start: their components start together
+// or not at all.
+func (s *fsm) partialHetStarts(starts []startEntry) map[job.ID]bool {
+	var starting map[job.ID]int
+	for _, st := range starts {
+		if j := s.Jobs[st.JobID]; j != nil && j.IsHet() {
+			if starting == nil {
+				starting = map[job.ID]int{}
+			}
+			if j.State == job.Pending && j.Hold == job.NotHeld {
+				starting[j.HetJobID]++
+			}
+		}
+	}
+	var skip map[job.ID]bool
+	for leader, n := range starting {
+		if l := s.Jobs[leader]; l == nil || n != int(l.HetSize) {
+			if skip == nil {
+				skip = map[job.ID]bool{}
+			}
+			skip[leader] = true
+		}
+	}
+	return skip
 }
 
 // splitTask gives a pending array task its own record, as slurmctld splits
@@ -567,6 +621,7 @@ func (s *fsm) applyEnd(c *command) applyResult {
 		// A run cancelled or timed out was recorded when that was decided.
 		res.Runs = []job.Job{*j}
 	}
+	s.endHetSiblings(j, c.Time, &res)
 	return res
 }
 
@@ -617,7 +672,7 @@ func (s *fsm) applyCancel(c *command) applyResult {
 func (s *fsm) cancelRecord(j *job.Job, c *command, state job.State) {
 	j.CancelledBy = c.Cancel.UID
 	j.EndTime = c.Time
-	if j.State == job.Running && !j.Req.Interactive {
+	if j.State == job.Running && j.RunsScript() {
 		// An allocation has no script to wait for; its steps are
 		// killed on the nodes as it ends.
 		j.Completing = true
@@ -736,9 +791,11 @@ func (s *fsm) applyRequeue(c *command) applyResult {
 		return applyResult{JobID: j.ID}
 	}
 	res := applyResult{JobID: j.ID}
-	if run := s.requeue(j, c.Time, c.Requeue.Hold, c.Requeue.Reason, j.RequeueAs, c.RequeueDelay); run != nil {
+	as := j.RequeueAs
+	if run := s.requeue(j, c.Time, c.Requeue.Hold, c.Requeue.Reason, as, c.RequeueDelay); run != nil {
 		res.Runs = []job.Job{*run}
 	}
+	s.requeueHetSiblings(j, c.Time, c.Requeue.Hold, c.Requeue.Reason, as, c.RequeueDelay, &res)
 	return res
 }
 
@@ -823,6 +880,63 @@ func (s *fsm) applyNodeFail(c *command) applyResult {
 	return s.failJobsOn(c.NodeFail.Name, c.Time, c.RequeueDelay)
 }
 
+// stepsOn names the nodes of an allocation whose steps must end.
+type stepsOn struct {
+	JobID job.ID
+	Nodes []string
+}
+
+// hetSiblings returns the components of leader l's heterogeneous job
+// other than l itself.
+func (s *fsm) hetSiblings(l *job.Job) []*job.Job {
+	if !l.IsHetLeader() {
+		return nil
+	}
+	var out []*job.Job
+	for _, id := range l.HetComponents()[1:] {
+		if c := s.Jobs[id]; c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// endHetSiblings ends the running components of leader l's job as l
+// ended: its batch script was theirs too.
+func (s *fsm) endHetSiblings(l *job.Job, t time.Time, res *applyResult) {
+	for _, c := range s.hetSiblings(l) {
+		if c.State != job.Running {
+			continue
+		}
+		if c.Alloc != nil {
+			res.EndSteps = append(res.EndSteps, stepsOn{c.ID, c.Alloc.NodeNames()})
+		}
+		c.State, c.Reason, c.EndTime = l.State, l.Reason, t
+		c.ExitCode, c.Signal = l.ExitCode, l.Signal
+		c.Completing = false
+		s.count(c.State)
+		s.touch(c, t)
+		res.Ended = append(res.Ended, c.ID)
+		res.Runs = append(res.Runs, *c)
+	}
+}
+
+// requeueHetSiblings puts the other components of leader l's job back in
+// the queue with it: a heterogeneous job is requeued whole.
+func (s *fsm) requeueHetSiblings(l *job.Job, t time.Time, hold bool, reason job.Reason, as job.State, delay time.Duration, res *applyResult) {
+	for _, c := range s.hetSiblings(l) {
+		if c.State == job.Pending {
+			continue
+		}
+		if c.Alloc != nil && c.State == job.Running {
+			res.EndSteps = append(res.EndSteps, stepsOn{c.ID, c.Alloc.NodeNames()})
+		}
+		if run := s.requeue(c, t, hold, reason, as, delay); run != nil {
+			res.Runs = append(res.Runs, *run)
+		}
+	}
+}
+
 // batchOn names a job's batch script on a node.
 type batchOn struct {
 	JobID job.ID
@@ -838,12 +952,27 @@ type batchOn struct {
 // administrator set it DOWN).
 func (s *fsm) failJobsOn(name string, t time.Time, delay time.Duration) applyResult {
 	var res applyResult
+	var hetDone map[job.ID]bool
 	for _, id := range s.order {
 		j := s.Jobs[id]
 		if j.Alloc == nil || (j.State != job.Running && !j.Completing) {
 			continue
 		}
 		if !slices.Contains(j.Alloc.NodeNames(), name) {
+			continue
+		}
+		if j.IsHet() {
+			// A heterogeneous job fails whole, through its leader, as
+			// if the node were the leader's.
+			l := s.Jobs[j.HetJobID]
+			if hetDone[j.HetJobID] || l == nil || l.Alloc == nil || (l.State != job.Running && !l.Completing) {
+				continue
+			}
+			if hetDone == nil {
+				hetDone = map[job.ID]bool{}
+			}
+			hetDone[l.ID] = true
+			s.failHetJob(l, name, t, delay, &res)
 			continue
 		}
 		if j.BatchHost != "" {
@@ -871,6 +1000,38 @@ func (s *fsm) failJobsOn(name string, t time.Time, delay time.Duration) applyRes
 		res.Ended = append(res.Ended, id)
 	}
 	return res
+}
+
+// failHetJob is failJobsOn for a heterogeneous job one of whose
+// components held the failed node: the leader's batch script is killed
+// and the whole job requeued, or ended NODE_FAIL.
+func (s *fsm) failHetJob(l *job.Job, name string, t time.Time, delay time.Duration, res *applyResult) {
+	if l.BatchHost != "" {
+		res.Kill = append(res.Kill, batchOn{l.ID, l.BatchHost})
+	}
+	switch {
+	case l.State == job.Running && l.Req.Requeue && l.BatchHost == name:
+		if run := s.requeue(l, t, l.RequeueOnEnd && l.RequeueHold, "", job.NodeFail, delay); run != nil {
+			res.Runs = append(res.Runs, *run)
+		}
+		s.requeueHetSiblings(l, t, false, "", job.NodeFail, delay, res)
+	case l.State == job.Running && l.Req.Requeue:
+		// Requeued, all of it, once its batch host reports the script
+		// ended.
+		l.RequeueOnEnd, l.RequeueAs = true, job.NodeFail
+		s.touch(l, t)
+		return
+	case l.State == job.Running:
+		l.State = job.NodeFail
+		l.Reason = job.ReasonNodeDown
+		l.EndTime = t
+		s.count(job.NodeFail)
+		res.Runs = append(res.Runs, *l)
+		s.endHetSiblings(l, t, res)
+	}
+	l.Completing = false
+	s.touch(l, t)
+	res.Ended = append(res.Ended, l.ID)
 }
 
 func (s *fsm) applySplit(c *command) applyResult {

@@ -14,6 +14,7 @@ import (
 	"github.com/droverhq/drover/internal/partition"
 	"github.com/droverhq/drover/internal/sched"
 	"github.com/droverhq/drover/internal/slurmerr"
+	"github.com/droverhq/drover/internal/state"
 	"github.com/droverhq/drover/internal/usercred"
 )
 
@@ -49,22 +50,109 @@ type SubmitResult struct {
 // Submit validates, fills defaults and durably queues a job, as
 // job_allocate/_job_create in slurmctld do.
 func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (SubmitResult, error) {
+	return c.submit(ctx, who, []Submission{sub}, false)
+}
+
+// SubmitHet queues a heterogeneous job: its components are checked one by
+// one as jobs of their own and queued together, with consecutive ids, the
+// first (the leader) running the batch script for all. The result names
+// the leader.
+func (c *Controller) SubmitHet(ctx context.Context, who Identity, subs []Submission) (SubmitResult, error) {
+	if len(subs) == 0 {
+		return SubmitResult{}, slurmerr.New(slurmerr.InvalidQuery, "no job components")
+	}
+	for _, sub := range subs {
+		if sub.Req.Array.Expr != "" || len(sub.Req.Array.Tasks) > 0 {
+			// Slurm has no arrays of heterogeneous jobs.
+			return SubmitResult{}, slurmerr.New(slurmerr.InvalidArray, "job arrays of heterogeneous jobs are not supported")
+		}
+	}
+	return c.submit(ctx, who, subs, len(subs) > 1)
+}
+
+// preparedJob is one checked submission, ready for the state log.
+type preparedJob struct {
+	cmd     *submitCmd
+	blobs   []state.Blob
+	userMsg string
+}
+
+func (c *Controller) submit(ctx context.Context, who Identity, subs []Submission, het bool) (SubmitResult, error) {
+	preps := make([]preparedJob, 0, len(subs))
+	var blobs []state.Blob
+	var msgs []string
+	for i, sub := range subs {
+		p, err := c.prepare(ctx, who, sub, i > 0 && het)
+		if err != nil {
+			return SubmitResult{}, err
+		}
+		preps = append(preps, p)
+		blobs = append(blobs, p.blobs...)
+		if p.userMsg != "" {
+			msgs = append(msgs, p.userMsg)
+		}
+	}
+	cmd := &command{Op: opSubmit, Submit: preps[0].cmd}
+	if het {
+		cmd.Submit = nil
+		for _, p := range preps {
+			cmd.Het = append(cmd.Het, p.cmd)
+		}
+	}
+	res, err := c.proposeWithBlobs(ctx, cmd, blobs)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	first := preps[0].cmd
+	c.mu.Lock()
+	if _, known := c.fairShare[jobAssocKey(c.st.Acct, &job.Job{Req: first.Req})]; !known && c.fairShare != nil {
+		// A new user takes a share at once, not at the next usage update.
+		c.fairShareLocked()
+	}
+	c.mu.Unlock()
+	// A held job cannot start and the scheduler leaves it out, so a cycle
+	// would change nothing: skipping it keeps a burst of held submissions
+	// from running one full scan of the queue each (docs/BENCHMARKS.md).
+	rc := slurmerr.NoError
+	if first.Hold == job.NotHeld {
+		if first.Req.Interactive {
+			// slurmctld tries to start an allocation in the request
+			// itself, so that salloc and srun learn at once that
+			// they have it rather than at their next poll.
+			c.awaitCycle(ctx, allocateWait)
+		} else {
+			c.Kick()
+		}
+	} else {
+		rc = slurmerr.JobHeld
+	}
+	return SubmitResult{JobID: res.JobID, RC: rc, UserMessage: strings.Join(msgs, "\n")}, nil
+}
+
+// prepare checks one submission and fills its defaults, as
+// job_allocate/_job_create do; component marks a heterogeneous job's
+// component after the first, which runs no script of its own.
+func (c *Controller) prepare(ctx context.Context, who Identity, sub Submission, component bool) (preparedJob, error) {
 	r := sub.Req
-	if r.Interactive {
+	if r.Interactive || component {
 		// An allocation runs no script; steps bring their own
 		// environment, and it is never requeued (Slurm requeues batch
-		// jobs only).
-		r.Script, r.Requeue, sub.RequeueSet = "", false, true
+		// jobs only). A component's steps run under its leader's
+		// script.
+		r.Script = ""
+		if r.Interactive {
+			r.Requeue, sub.RequeueSet = false, true
+		}
 	} else {
 		if strings.TrimSpace(r.Script) == "" {
-			return SubmitResult{}, slurmerr.New(slurmerr.JobScriptMissing, "")
+			return preparedJob{}, slurmerr.New(slurmerr.JobScriptMissing, "")
 		}
 		if len(r.Environment) == 0 {
-			return SubmitResult{}, slurmerr.New(slurmerr.EnvironmentMissing, "")
+			return preparedJob{}, slurmerr.New(slurmerr.EnvironmentMissing, "")
 		}
 	}
 	if err := c.setOwner(who, sub, &r); err != nil {
-		return SubmitResult{}, err
+		return preparedJob{}, err
 	}
 	if !sub.RequeueSet {
 		r.Requeue = !c.cfg.NoJobRequeue
@@ -75,7 +163,7 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 		// they change is checked like the rest.
 		msg, err := c.cfg.JobSubmit.Submit(ctx, &r, who.UID)
 		if err != nil {
-			return SubmitResult{}, err
+			return preparedJob{}, err
 		}
 		userMsg = msg
 	}
@@ -101,19 +189,19 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	resvErr := c.checkReservationLocked(who, &r)
 	c.mu.RUnlock()
 	if acctErr != nil {
-		return SubmitResult{}, acctErr
+		return preparedJob{}, acctErr
 	}
 	if resvErr != nil {
-		return SubmitResult{}, resvErr
+		return preparedJob{}, resvErr
 	}
 	if partName == "" {
-		return SubmitResult{}, slurmerr.New(slurmerr.DefaultPartitionNotSet, "")
+		return preparedJob{}, slurmerr.New(slurmerr.DefaultPartitionNotSet, "")
 	}
 	if part == nil {
-		return SubmitResult{}, slurmerr.New(slurmerr.InvalidPartitionName, "invalid partition specified: %s", partName)
+		return preparedJob{}, slurmerr.New(slurmerr.InvalidPartitionName, "invalid partition specified: %s", partName)
 	}
 	if !part.AcceptsJobs() {
-		return SubmitResult{}, slurmerr.New(slurmerr.RequestedPartConfigUnavailable, "partition %s is %s", partName, part.State)
+		return preparedJob{}, slurmerr.New(slurmerr.RequestedPartConfigUnavailable, "partition %s is %s", partName, part.State)
 	}
 	r.Partition = partName
 	if r.TimeLimit == 0 {
@@ -135,24 +223,24 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 		r.Name = "sbatch"
 	}
 	if r.WorkDir == "" {
-		return SubmitResult{}, slurmerr.New(slurmerr.Unspecified, "current working directory is required")
+		return preparedJob{}, slurmerr.New(slurmerr.Unspecified, "current working directory is required")
 	}
 	if r.MaxNodes != 0 && r.MinNodes > r.MaxNodes {
-		return SubmitResult{}, slurmerr.New(slurmerr.InvalidNodeCount, "")
+		return preparedJob{}, slurmerr.New(slurmerr.InvalidNodeCount, "")
 	}
 	if r.MemPerNode > 0 && r.MemPerCPU > 0 {
-		return SubmitResult{}, slurmerr.New(slurmerr.InvalidTaskMemory, "--mem and --mem-per-cpu are mutually exclusive")
+		return preparedJob{}, slurmerr.New(slurmerr.InvalidTaskMemory, "--mem and --mem-per-cpu are mutually exclusive")
 	}
 	if len(r.Array.Tasks) > 0 {
 		if last := r.Array.Tasks[len(r.Array.Tasks)-1]; last >= c.cfg.MaxArraySize {
-			return SubmitResult{}, slurmerr.New(slurmerr.InvalidArray, "array index %d exceeds MaxArraySize %d", last, c.cfg.MaxArraySize)
+			return preparedJob{}, slurmerr.New(slurmerr.InvalidArray, "array index %d exceeds MaxArraySize %d", last, c.cfg.MaxArraySize)
 		}
 	}
 	if err := c.feasible(&r, part); err != nil {
-		return SubmitResult{}, err
+		return preparedJob{}, err
 	}
 	if err := c.checkDependency(r.Dependency); err != nil {
-		return SubmitResult{}, err
+		return preparedJob{}, err
 	}
 	// A job without a memory request gets the default, recorded as the
 	// job's own (slurmctld does the same, so SLURM_MEM_PER_CPU shows it).
@@ -170,10 +258,8 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	}
 
 	hold := job.NotHeld
-	rc := slurmerr.NoError
 	if sub.Hold {
 		hold = job.HeldUser
-		rc = slurmerr.JobHeld
 	}
 	c.mu.RLock()
 	prio := basePriority(c.st.SubmitSeq + 1)
@@ -190,40 +276,22 @@ func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (
 	}
 	c.mu.RUnlock()
 	if limitErr != nil {
-		return SubmitResult{}, limitErr
+		return preparedJob{}, limitErr
 	}
 	if r.Nice != 0 {
 		prio = uint32(max(int64(prio)-int64(r.Nice), 1))
 	}
-	// The script and environment go to the store beside the log, not into
-	// the record (and the in-memory state): see state.Blob.
-	key, blobs := scriptBlobs(r.Script, r.Environment)
+	p := preparedJob{userMsg: userMsg}
+	key := ""
+	if r.Script != "" {
+		// The script and environment go to the store beside the log,
+		// not into the record (and the in-memory state): see
+		// state.Blob.
+		key, p.blobs = scriptBlobs(r.Script, r.Environment)
+	}
 	r.Script, r.Environment = "", nil
-	res, err := c.proposeWithBlobs(ctx, &command{Op: opSubmit, Submit: &submitCmd{Req: r, Hold: hold, Priority: prio, ScriptKey: key,
-		Limits: c.cfg.Enforce.Limits, PartQOS: partQOS}}, blobs)
-	if err != nil {
-		return SubmitResult{}, err
-	}
-	c.mu.Lock()
-	if _, known := c.fairShare[jobAssocKey(c.st.Acct, &job.Job{Req: r})]; !known && c.fairShare != nil {
-		// A new user takes a share at once, not at the next usage update.
-		c.fairShareLocked()
-	}
-	c.mu.Unlock()
-	// A held job cannot start and the scheduler leaves it out, so a cycle
-	// would change nothing: skipping it keeps a burst of held submissions
-	// from running one full scan of the queue each (docs/BENCHMARKS.md).
-	if hold == job.NotHeld {
-		if r.Interactive {
-			// slurmctld tries to start an allocation in the request
-			// itself, so that salloc and srun learn at once that
-			// they have it rather than at their next poll.
-			c.awaitCycle(ctx, allocateWait)
-		} else {
-			c.Kick()
-		}
-	}
-	return SubmitResult{JobID: res.JobID, RC: rc, UserMessage: userMsg}, nil
+	p.cmd = &submitCmd{Req: r, Hold: hold, Priority: prio, ScriptKey: key, Limits: c.cfg.Enforce.Limits, PartQOS: partQOS}
+	return p, nil
 }
 
 // allocateWait bounds how long an allocation request waits for the
@@ -359,6 +427,10 @@ type JobSelector struct {
 	ID job.ID
 	// Tasks restricts an array to these task ids (nil: whole job/array).
 	Tasks []uint32
+	// Het names one component of the heterogeneous job ID leads
+	// (ID+HetOffset); without it the leader's id names every component.
+	Het       bool
+	HetOffset uint32
 }
 
 // Job returns the records a selector names: a plain job, or every record of
@@ -384,6 +456,26 @@ func (c *Controller) resolveLocked(sel JobSelector) []*job.Job {
 		// A task id may be named through its array: 131_1 -> the split-off
 		// record, or the meta-record while still pending.
 		return nil
+	}
+	if sel.Het {
+		if !j.IsHetLeader() || sel.HetOffset >= j.HetSize || sel.Tasks != nil {
+			return nil
+		}
+		if comp := c.st.Jobs[sel.ID+job.ID(sel.HetOffset)]; comp != nil {
+			return []*job.Job{comp}
+		}
+		return nil
+	}
+	if j.IsHetLeader() && sel.Tasks == nil {
+		// The leader's id stands for the whole job, as slurmctld
+		// answers for every component.
+		var recs []*job.Job
+		for _, id := range j.HetComponents() {
+			if comp := c.st.Jobs[id]; comp != nil {
+				recs = append(recs, comp)
+			}
+		}
+		return recs
 	}
 	if !j.IsArray() || j.ArrayJobID != j.ID {
 		if sel.Tasks != nil && (!j.IsArray() || !slices.Contains(sel.Tasks, j.ArrayTaskID)) {
@@ -460,6 +552,12 @@ func (c *Controller) Cancel(ctx context.Context, who Identity, req CancelRequest
 			c.mu.RUnlock()
 			return slurmerr.New(slurmerr.AccessDenied, "")
 		}
+		if j.IsHet() && j.State == job.Pending && (req.Sel.Het || req.Sel.ID != j.HetJobID) {
+			// A pending heterogeneous job is cancelled whole, through
+			// its leader, or not at all.
+			c.mu.RUnlock()
+			return slurmerr.New(slurmerr.NotWholeHetJob, "")
+		}
 		if j.State.Terminal() {
 			done++
 			continue
@@ -514,7 +612,7 @@ func (c *Controller) Cancel(ctx context.Context, who Identity, req CancelRequest
 	var kill []job.ID
 	c.mu.RLock()
 	for _, id := range res.Ended {
-		if j := c.st.Jobs[id]; j != nil && (j.Completing || (j.Req.Interactive && j.Alloc != nil)) {
+		if j := c.st.Jobs[id]; j != nil && (j.Completing || (!j.RunsScript() && j.Alloc != nil)) {
 			kill = append(kill, id)
 		}
 	}
@@ -538,7 +636,7 @@ func (c *Controller) signalRunning(id job.ID, sig int32, f KillFlags) error {
 	var nodes []string
 	interactive := true
 	if j != nil {
-		host, interactive = j.BatchHost, j.Req.Interactive
+		host, interactive = j.BatchHost, !j.RunsScript()
 		if j.Alloc != nil {
 			nodes = j.Alloc.NodeNames()
 		}
@@ -797,6 +895,15 @@ func (c *Controller) Requeue(ctx context.Context, who Identity, sel JobSelector,
 	recs := c.resolveLocked(sel)
 	var running, finished []job.ID
 	var err error
+	if len(recs) > 0 && recs[0].IsHet() {
+		// A heterogeneous job is requeued whole, through its leader;
+		// the state requeues the other components with it.
+		if sel.Het || !recs[0].IsHetLeader() {
+			c.mu.RUnlock()
+			return slurmerr.New(slurmerr.NotHetJobLeader, "")
+		}
+		recs = recs[:1]
+	}
 	for _, j := range recs {
 		if j.Req.UserID != who.UID && !c.privileged(who) {
 			err = slurmerr.New(slurmerr.AccessDenied, "")

@@ -323,7 +323,7 @@ func (c *Controller) Steps() []job.Step {
 	var out []job.Step
 	for _, id := range c.st.order {
 		j := c.st.Jobs[id]
-		if j.State == job.Running && !j.Req.Interactive && j.Alloc != nil && j.BatchHost != "" {
+		if j.State == job.Running && j.RunsScript() && j.Alloc != nil && j.BatchHost != "" {
 			var cpus uint32
 			for _, na := range j.Alloc.Nodes {
 				if na.Node == j.BatchHost {

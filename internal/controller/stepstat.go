@@ -30,7 +30,7 @@ func (c *Controller) StepStats(ctx context.Context, who Identity, id job.ID, ste
 	c.mu.RLock()
 	j := c.st.Jobs[id]
 	if j != nil && j.State == job.Running {
-		if !j.Req.Interactive && j.BatchHost != "" {
+		if j.RunsScript() && j.BatchHost != "" {
 			targets = append(targets, target{stepproto.BatchStep, []string{j.BatchHost}})
 		}
 		for _, s := range c.st.Steps[id] {

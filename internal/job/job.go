@@ -3,7 +3,10 @@
 // wire format; bridge packages translate to and from it.
 package job
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // ID is a Slurm job id.
 type ID uint32
@@ -186,6 +189,14 @@ type Job struct {
 	// PendingTasks are the array tasks not yet split off (meta-record).
 	PendingTasks []uint32
 
+	// HetJobID is the leader's id when this record is a component of a
+	// heterogeneous job (0: none), HetJobOffset its place (the leader's
+	// is 0) and HetSize how many components the job has; their ids are
+	// HetJobID to HetJobID+HetSize-1, as slurmctld gives them.
+	HetJobID     ID     `json:",omitempty"`
+	HetJobOffset uint32 `json:",omitempty"`
+	HetSize      uint32 `json:",omitempty"`
+
 	State  State
 	Reason Reason
 	Hold   Hold
@@ -238,6 +249,45 @@ type Job struct {
 	WarnSent bool `json:",omitempty"`
 	// LastUpdate changes whenever the record changes (REST update_time).
 	LastUpdate time.Time
+}
+
+// IsHet reports whether the job is a component of a heterogeneous job.
+func (j *Job) IsHet() bool { return j.HetJobID != 0 }
+
+// IsHetLeader reports whether the job leads a heterogeneous job: its
+// batch script runs there and operations on it reach every component.
+func (j *Job) IsHetLeader() bool { return j.HetJobID != 0 && j.HetJobID == j.ID }
+
+// HetComponents lists the ids of the components of j's heterogeneous job
+// in offset order (nil for other jobs).
+func (j *Job) HetComponents() []ID {
+	if j.HetJobID == 0 {
+		return nil
+	}
+	ids := make([]ID, j.HetSize)
+	for i := range ids {
+		ids[i] = j.HetJobID + ID(i)
+	}
+	return ids
+}
+
+// HetJobIDSet is the ids of the components as Slurm writes them
+// ("123-125").
+func (j *Job) HetJobIDSet() string {
+	if j.HetJobID == 0 {
+		return ""
+	}
+	if j.HetSize <= 1 {
+		return strconv.FormatUint(uint64(j.HetJobID), 10)
+	}
+	return strconv.FormatUint(uint64(j.HetJobID), 10) + "-" + strconv.FormatUint(uint64(j.HetJobID)+uint64(j.HetSize)-1, 10)
+}
+
+// RunsScript reports whether the job runs a batch script: an allocation
+// (salloc, srun) does not, nor does a heterogeneous job's component other
+// than its leader, whose script runs for them all.
+func (j *Job) RunsScript() bool {
+	return !j.Req.Interactive && (j.HetJobID == 0 || j.HetJobOffset == 0)
 }
 
 // IsArray reports whether the job belongs to an array.

@@ -129,6 +129,11 @@ func batchEnv(l *nodeproto.Launch, nodeName string, constrainDevices bool) ([]st
 		set("ROCR_VISIBLE_DEVICES", list)
 		set("ZE_AFFINITY_MASK", list)
 	}
+	for _, kv := range l.HetEnv {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			set(k, v)
+		}
+	}
 	// Hints Slurm 25.11+ gives MPI launchers that run inside allocations.
 	set("OMPI_MCA_plm_slurm_args", "--external-launcher")
 	set("PRTE_MCA_plm_slurm_args", "--external-launcher")

@@ -227,6 +227,10 @@ type Launch struct {
 	Exclusive       bool   `json:"exclusive"`
 	// ControllerHost/Port are for SLURM_WORKING_CLUSTER and SLURM_CONF.
 	ConfPath string `json:"conf_path"`
+	// HetEnv describes a heterogeneous job's components to its batch
+	// script (SLURM_*_HET_GROUP_n, SLURM_HET_SIZE), as the controller
+	// writes them.
+	HetEnv []string `json:"het_env,omitempty"`
 }
 
 // Signal asks a node daemon to signal or end a job.

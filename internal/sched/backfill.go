@@ -155,6 +155,12 @@ func (bf *bfPass) lowerBound(key shapeKey, nodes int, d int64) int64 {
 
 // learn records a job's earliest start for the jobs of its kind after it;
 // a bound another one implies is dropped, so the list stays short.
+func (bf *bfPass) learnFrom(from int64, key shapeKey, nodes int, d, lb int64) {
+	if from == 0 {
+		bf.learn(key, nodes, d, lb)
+	}
+}
+
 func (bf *bfPass) learn(key shapeKey, nodes int, d, lb int64) {
 	list := bf.lowest[key]
 	for _, b := range list {
@@ -205,6 +211,14 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 			continue
 		}
 		if b.Params.MaxJobUser > 0 && perUser[j.Req.UserID] >= b.Params.MaxJobUser {
+			continue
+		}
+		if j.IsHet() {
+			if j.IsHetLeader() {
+				tested++
+				perUser[j.Req.UserID]++
+				b.backfillHet(s, bf, j)
+			}
 			continue
 		}
 		tested++
@@ -272,6 +286,85 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 				delete(plan.Reasons, j.ID)
 			}
 		}
+	}
+}
+
+// backfillHet plans a heterogeneous job whole: every component from the
+// latest time any of them can start (slurmctld's second backfill mode), each
+// reserving its nodes for the ones after it; all start now or none does.
+func (b *Backfill) backfillHet(s *Snapshot, bf *bfPass, leader *job.Job) {
+	p := bf.p
+	comps := p.hetComponents(leader)
+	if comps == nil {
+		return
+	}
+	shapes := make([]shape, len(comps))
+	durs := make([]int64, len(comps))
+	from := int64(0)
+	for i, c := range comps {
+		if r := p.policy.Runnable(c); r != "" {
+			p.setHetReason(comps, r)
+			return
+		}
+		part := s.Partitions[c.Req.Partition]
+		shapes[i] = shapeOf(&c.Req, b.defMemPerCPU(part), b.defMemPerNode(part))
+		durs[i] = int64(forever)
+		if c.Req.TimeLimit != job.Infinite {
+			durs[i] = bf.roundUp(int64(c.Req.TimeLimit) * 60)
+		}
+		t, _, ok := bf.earliest(c, part, &shapes[i], durs[i])
+		if !ok {
+			return
+		}
+		from = max(from, t)
+	}
+	out := make([]*job.Allocation, len(comps))
+	for i, c := range comps {
+		part := s.Partitions[c.Req.Partition]
+		t, alloc, ok := bf.earliestFrom(c, part, &shapes[i], durs[i], from)
+		if !ok {
+			return
+		}
+		// A component that can start only later moves the rest with it;
+		// the ones already placed keep their nodes from the earlier time.
+		from = max(from, t)
+		alloc = cloneAlloc(alloc)
+		end := int64(forever)
+		if durs[i] != forever {
+			end = t + durs[i]
+		}
+		for k := range alloc.Nodes {
+			n := bf.index[alloc.Nodes[k].Node]
+			bf.lines[n].take(t, end, &alloc.Nodes[k])
+			bf.changed = append(bf.changed, n)
+			if bf.agg != nil {
+				bf.agg.take(t, end, n, &alloc.Nodes[k])
+			}
+		}
+		bill(part, alloc)
+		out[i] = alloc
+	}
+	if from > 0 {
+		pl := Planned{Start: s.Now.Add(time.Duration(from) * time.Second)}
+		for i, c := range comps {
+			pc := pl
+			if !s.StartsOnly {
+				pc.Nodes = out[i].NodeNames()
+			}
+			p.plan.Planned[c.ID] = pc
+		}
+		return
+	}
+	for i, c := range comps {
+		if r := p.policy.Fits(c, out[i]); r != "" {
+			p.setHetReason(comps, r)
+			return
+		}
+	}
+	for i, c := range comps {
+		p.start(c, job.NoTask, out[i])
+		p.plan.Backfilled[c.ID] = true
+		delete(p.plan.Reasons, c.ID)
 	}
 }
 
@@ -440,6 +533,13 @@ func (bf *bfPass) roundUp(sec int64) int64 {
 // hold its nodes for d seconds without touching any reservation, and the
 // allocation it would get then.
 func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d int64) (int64, *job.Allocation, bool) {
+	return bf.earliestFrom(j, part, sh, d, 0)
+}
+
+// earliestFrom is earliest for a start no sooner than from (seconds from
+// now). What it finds from a later time says nothing of the job's kind,
+// so only an answer from now is learnt.
+func (bf *bfPass) earliestFrom(j *job.Job, part *partition.Partition, sh *shape, d, from int64) (int64, *job.Allocation, bool) {
 	r := &j.Req
 	var required map[string]bool
 	if len(r.NodeList) > 0 {
@@ -461,9 +561,9 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 	}
 	cacheable := required == nil && excluded == nil
 	key, nodes := kindOf(part.Name, sh)
-	lb := int64(0)
+	lb := from
 	if cacheable {
-		lb = bf.lowerBound(key, nodes, d)
+		lb = max(lb, bf.lowerBound(key, nodes, d))
 		if lb > bf.window {
 			return 0, nil, false
 		}
@@ -486,18 +586,18 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 			alloc, ok = bf.placeAt([]nodeSpan{{span{t, t}, node}}, t, sh, d, nil)
 		}
 		if ok {
-			bf.learn(key, nodes, d, t)
+			bf.learnFrom(from, key, nodes, d, t)
 		} else {
-			bf.learn(key, nodes, d, bf.window+1)
+			bf.learnFrom(from, key, nodes, d, bf.window+1)
 		}
 		return t, alloc, ok
 	}
 	if !single && cacheable && !bf.scanOnly {
 		t, alloc, ok := bf.earliestGrouped(part, sh, d, lb)
 		if ok {
-			bf.learn(key, nodes, d, t)
+			bf.learnFrom(from, key, nodes, d, t)
 		} else {
-			bf.learn(key, nodes, d, bf.window+1)
+			bf.learnFrom(from, key, nodes, d, bf.window+1)
 		}
 		return t, alloc, ok
 	}
@@ -534,9 +634,9 @@ func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d i
 	t, alloc, ok := bf.firstFit(spans, sh, d, required)
 	if cacheable {
 		if ok {
-			bf.learn(key, nodes, d, t)
+			bf.learnFrom(from, key, nodes, d, t)
 		} else {
-			bf.learn(key, nodes, d, bf.window+1)
+			bf.learnFrom(from, key, nodes, d, bf.window+1)
 		}
 	}
 	return t, alloc, ok

@@ -57,6 +57,9 @@ type pass struct {
 	preempted map[job.ID]bool
 	// policy is the snapshot's limits (nil: none).
 	policy *acctpolicy.Policy
+	// het holds the pending components of each heterogeneous job by
+	// its leader's id, in offset order.
+	het map[job.ID][]*job.Job
 }
 
 // orderKey is what the pass orders pending jobs by.
@@ -179,10 +182,19 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 	for k, v := range s.ArrayRunning {
 		p.arrayRunning[k] = v
 	}
+	p.het = hetGroups(s.Pending)
 	blocked := map[string]bool{}
 	plan := p.plan
 
 	for _, j := range p.order {
+		if j.IsHet() {
+			// A heterogeneous job is placed whole, when its leader's
+			// turn comes.
+			if j.IsHetLeader() {
+				f.startHet(s, p, j, blocked)
+			}
+			continue
+		}
 		part := s.Partitions[j.Req.Partition]
 		if r, ok := f.ineligible(s, j, part); ok {
 			plan.Reasons[j.ID] = r
@@ -262,6 +274,117 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 		}
 	}
 	return p
+}
+
+// hetGroups gathers the pending components of heterogeneous jobs by
+// leader, in offset order (nil when there are none).
+func hetGroups(pending []*job.Job) map[job.ID][]*job.Job {
+	var het map[job.ID][]*job.Job
+	for _, j := range pending {
+		if !j.IsHet() {
+			continue
+		}
+		if het == nil {
+			het = map[job.ID][]*job.Job{}
+		}
+		het[j.HetJobID] = append(het[j.HetJobID], j)
+	}
+	for _, comps := range het {
+		slices.SortFunc(comps, func(a, b *job.Job) int { return cmpAsc(a.HetJobOffset, b.HetJobOffset) })
+	}
+	return het
+}
+
+// hetComponents returns the pending components of leader's job, or nil
+// when some are not pending (the job is already partly gone).
+func (p *pass) hetComponents(leader *job.Job) []*job.Job {
+	comps := p.het[leader.ID]
+	if len(comps) != int(leader.HetSize) {
+		return nil
+	}
+	return comps
+}
+
+// setHetReason gives every component the same pending reason.
+func (p *pass) setHetReason(comps []*job.Job, r job.Reason) {
+	for _, c := range comps {
+		p.plan.Reasons[c.ID] = r
+	}
+}
+
+// startHet starts all the components of a heterogeneous job at once, or
+// none: each is placed as a job of its own on what the ones before it
+// left, as slurmctld tests every component before it starts any.
+func (f *FIFO) startHet(s *Snapshot, p *pass, leader *job.Job, blocked map[string]bool) {
+	comps := p.hetComponents(leader)
+	if comps == nil {
+		return
+	}
+	for _, c := range comps {
+		part := s.Partitions[c.Req.Partition]
+		if r, ok := f.ineligible(s, c, part); ok {
+			p.setHetReason(comps, r)
+			return
+		}
+		if r := p.policy.Runnable(c); r != "" {
+			p.setHetReason(comps, r)
+			return
+		}
+		if blocked[part.Name] {
+			p.setHetReason(comps, job.ReasonPriority)
+			return
+		}
+	}
+	allocs := make([]*job.Allocation, 0, len(comps))
+	fail := func(r job.Reason) {
+		for _, a := range allocs {
+			unconsume(p, a)
+		}
+		p.setHetReason(comps, r)
+	}
+	for _, c := range comps {
+		part := s.Partitions[c.Req.Partition]
+		sh := shapeOf(&c.Req, f.defMemPerCPU(part), f.defMemPerNode(part))
+		cands, required, reqDown := p.candidates(part, &c.Req)
+		if reqDown {
+			fail(job.ReasonReqNodeNotAvail)
+			return
+		}
+		cands, r := p.reserved(s, c, cands, required)
+		if r != "" {
+			fail(r)
+			return
+		}
+		if s.Topology != nil && sh.nodes > 1 && len(required) == 0 {
+			cands = topoOrder(s.Topology, &sh, cands)
+		}
+		var alloc *job.Allocation
+		ok := fitsInAll(cands, &c.Req)
+		if ok {
+			alloc, ok = sh.place(cands, required)
+		}
+		if !ok {
+			fail(job.ReasonResources)
+			// Like any job that does not fit, it holds back the jobs
+			// behind it in its partitions.
+			for _, c := range comps {
+				blocked[c.Req.Partition] = true
+			}
+			return
+		}
+		bill(part, alloc)
+		if r := p.policy.Fits(c, alloc); r != "" {
+			fail(r)
+			return
+		}
+		consume(p, alloc)
+		allocs = append(allocs, alloc)
+	}
+	for i, c := range comps {
+		unconsume(p, allocs[i])
+		p.start(c, job.NoTask, allocs[i])
+		delete(p.plan.Reasons, c.ID)
+	}
 }
 
 // nextTask returns the task to start next for a job (job.NoTask for a
@@ -416,6 +539,21 @@ func consume(p *pass, a *job.Allocation) {
 		for _, g := range na.GPUs {
 			if g < len(ns.Used.GPUs) {
 				ns.Used.GPUs[g] = true
+			}
+		}
+	}
+}
+
+// unconsume gives back what consume took.
+func unconsume(p *pass, a *job.Allocation) {
+	for _, na := range a.Nodes {
+		ns := p.node(na.Node)
+		ns.Used.CPUs -= na.CPUs
+		ns.Used.MemMB -= na.MemMB
+		ns.Used.Jobs--
+		for _, g := range na.GPUs {
+			if g < len(ns.Used.GPUs) {
+				ns.Used.GPUs[g] = false
 			}
 		}
 	}

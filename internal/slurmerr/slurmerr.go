@@ -71,6 +71,9 @@ const (
 	UserIDMissing                  Code = 2010
 	DataAmbiguousModify            Code = 9210
 	DataAmbiguousQuery             Code = 9211
+	NotHetJob                      Code = 2106
+	NotHetJobLeader                Code = 2107
+	NotWholeHetJob                 Code = 2108
 )
 
 var messages = map[Code]string{
@@ -107,6 +110,9 @@ var messages = map[Code]string{
 	JobHeld:                        "Job is in held state, pending scheduler release",
 	InvalidGRES:                    "Invalid generic resource (gres) specification",
 	InvalidArray:                   "Invalid job array specification",
+	NotHetJob:                      "Job not heterogeneous job",
+	NotHetJobLeader:                "Job not heterogeneous job leader",
+	NotWholeHetJob:                 "Operation not permitted on individual component of heterogeneous job",
 	InvalidDependency:              "Job dependency problem",
 	JobNotPending:                  "Job is no longer pending execution",
 	PartitionInUse:                 "Partition is in use",
