@@ -582,17 +582,28 @@ func jobResources(j *job.Job) api.V0044JobRes {
 // parseSelector reads "123", "123_4", "123_[1-3]"; task ids must be below
 // maxArraySize, which also bounds the list a selector expands to.
 func parseSelector(s string, maxArraySize uint32) (controller.JobSelector, error) {
-	idPart, taskPart, hasTask := strings.Cut(strings.TrimSpace(s), "_")
+	s = strings.TrimSpace(s)
+	invalid := slurmerr.New(slurmerr.InvalidJobID, "Invalid job id: %s", s)
+	if lead, off, het := strings.Cut(s, "+"); het {
+		// ID+OFFSET names one component of a heterogeneous job.
+		l, err1 := strconv.ParseUint(lead, 10, 32)
+		o, err2 := strconv.ParseUint(off, 10, 32)
+		if err1 != nil || err2 != nil || l == 0 {
+			return controller.JobSelector{}, invalid
+		}
+		return controller.JobSelector{ID: job.ID(l), Het: true, HetOffset: uint32(o)}, nil
+	}
+	idPart, taskPart, hasTask := strings.Cut(s, "_")
 	id, err := strconv.ParseUint(idPart, 10, 32)
 	if err != nil || id == 0 {
-		return controller.JobSelector{}, slurmerr.New(slurmerr.InvalidJobID, "Invalid job id: %s", s)
+		return controller.JobSelector{}, invalid
 	}
 	sel := controller.JobSelector{ID: job.ID(id)}
 	if hasTask {
 		expr := strings.TrimSuffix(strings.TrimPrefix(taskPart, "["), "]")
 		spec, err := arrayspec.Parse(expr, maxArraySize)
 		if err != nil {
-			return controller.JobSelector{}, slurmerr.New(slurmerr.InvalidJobID, "Invalid job id: %s", s)
+			return controller.JobSelector{}, invalid
 		}
 		sel.Tasks = spec.Tasks
 	}

@@ -40,6 +40,12 @@ func TestParseSelector(t *testing.T) {
 		"huge task range":  {in: "12_0-2000000000", err: true},
 		"step not a task":  {in: "12.batch", err: true},
 		"unclosed bracket": {in: "12_[1-3", want: controller.JobSelector{ID: 12, Tasks: []uint32{1, 2, 3}}},
+		"het component":    {in: "12+1", want: controller.JobSelector{ID: 12, Het: true, HetOffset: 1}},
+		"het leader":       {in: "12+0", want: controller.JobSelector{ID: 12, Het: true}},
+		"het no offset":    {in: "12+", err: true},
+		"het bad offset":   {in: "12+x", err: true},
+		"het zero leader":  {in: "0+1", err: true},
+		"het and task":     {in: "12+1_2", err: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -114,8 +114,10 @@ type optDef struct {
 	// reset restores the default; environment variables use it for
 	// "false" flag values.
 	reset func(o *Options)
-	// raw is the last value given, for String.
-	raw string
+	// raw is the last value given, for String, and hasRaw whether it
+	// came with an argument (for NextComponent).
+	raw    string
+	hasRaw bool
 	// hidden options (deprecated spellings, options Drover refuses) are
 	// left out of --help.
 	hidden bool
@@ -270,7 +272,7 @@ func (p *Parser) apply(d *optDef, v string, has bool, src Source) error {
 	if err := d.set(p, v, has); err != nil {
 		return p.exit(err)
 	}
-	d.raw = v
+	d.raw, d.hasRaw = v, has
 	p.opts.Sources[d.id] = src
 	if d.long != "" {
 		if f := p.fs.Lookup(d.long); f != nil {

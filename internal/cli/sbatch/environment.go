@@ -24,7 +24,8 @@ import (
 // SLURM_STEPMGR, inherited when sbatch runs inside a job, is dropped. The
 // job-side variables (SLURM_JOB_ID, SLURM_NODELIST...) are the node's to
 // set.
-func (c *cmd) jobEnvironment(opts *jobopts.Options, own *jobopts.Environ) *jobopts.Environ {
+func (c *cmd) jobEnvironment(comps []*jobopts.Options, own *jobopts.Environ) *jobopts.Environ {
+	opts := comps[0]
 	own.Unset("SLURM_STEPMGR")
 	for _, v := range opts.EnvVars {
 		own.Set(v.Name, v.Value)
@@ -61,6 +62,26 @@ func (c *cmd) jobEnvironment(opts *jobopts.Options, own *jobopts.Environ) *jobop
 		}
 	}
 	jobEnv := opts.ExportEnvironment(own)
-	opts.AddJobEnv(jobEnv)
+	if len(comps) == 1 {
+		opts.AddJobEnv(jobEnv)
+		return jobEnv
+	}
+	// A heterogeneous job's components describe themselves under
+	// SLURM_<NAME>_HET_GROUP_n and the older _PACK_GROUP_n
+	// (env_array_overwrite_het_fmt).
+	for i, o := range comps {
+		own := jobopts.NewEnviron(nil)
+		o.AddJobEnv(own)
+		for _, kv := range own.List() {
+			k, v, _ := strings.Cut(kv, "=")
+			if !strings.HasPrefix(k, "SLURM_") {
+				jobEnv.Add(k, v)
+				continue
+			}
+			n := strconv.Itoa(i)
+			jobEnv.Set(k+"_PACK_GROUP_"+n, v)
+			jobEnv.Set(k+"_HET_GROUP_"+n, v)
+		}
+	}
 	return jobEnv
 }

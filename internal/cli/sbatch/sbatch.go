@@ -108,17 +108,27 @@ func run(ctx context.Context, env *clienv.Env, args []string, proc process) int 
 		ErrorExit:     c.errorExit,
 		PluginOptions: plugins.Options(),
 	})
-	// First pass: options that act before the script is read.
-	operands, err := p.ParseEarly(args)
-	if err != nil {
-		return c.exit(err)
+	// First pass: options that act before the script is read. A ":"
+	// operand ends a heterogeneous job's component on the command line.
+	groups := [][]string{}
+	rest := args
+	var operands []string
+	for {
+		ops, err := p.ParseEarly(rest)
+		if err != nil {
+			return c.exit(err)
+		}
+		if len(ops) > 0 && ops[0] == ":" {
+			groups = append(groups, rest[:len(rest)-len(ops)])
+			rest = ops[1:]
+			continue
+		}
+		groups = append(groups, rest)
+		operands = ops
+		break
 	}
 	opts := p.Options()
 	c.quiet = opts.Quiet > 0
-	if len(operands) > 0 && operands[0] == ":" {
-		c.errorf("heterogeneous jobs are not supported by Drover")
-		return c.errorExit
-	}
 	if opts.Wrap.Set && len(operands) > 0 {
 		c.errorf("Script arguments not permitted with --wrap option")
 		return c.errorExit
@@ -140,33 +150,56 @@ func run(ctx context.Context, env *clienv.Env, args []string, proc process) int 
 		c.errorf("%v", err)
 		return c.errorExit
 	}
-	var dargs []string
+	// "#SBATCH hetjob" lines split the directives into components too.
+	dgroups := [][]string{nil}
 	legacyWarned := false
 	for _, d := range ds {
 		if d.Separator {
-			c.errorf("heterogeneous jobs are not supported by Drover")
-			return c.errorExit
+			dgroups = append(dgroups, nil)
+			continue
 		}
 		if d.Prefix == sbatchscript.LegacyPrefix && !legacyWarned {
 			c.errorf("%s", sbatchscript.LegacyWarning)
 			legacyWarned = true
 		}
-		dargs = append(dargs, d.Args...)
+		dgroups[len(dgroups)-1] = append(dgroups[len(dgroups)-1], d.Args...)
 	}
-	if err := p.ParseDirectives(dargs); err != nil {
-		return c.exit(err)
+	// Each component reads its directives, the environment, then its
+	// part of the command line; what it does not reset carries over to
+	// the next (process_options_second_pass, once a component).
+	var comps []*jobopts.Options
+	for i := range max(len(groups), len(dgroups)) {
+		if i > 0 {
+			if p, err = p.NextComponent(); err != nil {
+				return c.exit(err)
+			}
+		}
+		if i < len(dgroups) {
+			if err := p.ParseDirectives(dgroups[i]); err != nil {
+				return c.exit(err)
+			}
+		}
+		if err := p.ParseEnv(); err != nil {
+			return c.exit(err)
+		}
+		if i < len(groups) {
+			if err := p.ParseCommandLine(groups[i]); err != nil {
+				return c.exit(err)
+			}
+		}
+		if err := p.Finish(); err != nil {
+			return c.exit(err)
+		}
+		comps = append(comps, p.Options())
 	}
-	if err := p.ParseEnv(); err != nil {
-		return c.exit(err)
+	for _, o := range comps {
+		for _, w := range o.Warnings {
+			fmt.Fprintf(env.Stderr, "%s: warning: %s\n", c.prog, w)
+		}
 	}
-	if err := p.ParseCommandLine(args); err != nil {
-		return c.exit(err)
-	}
-	if err := p.Finish(); err != nil {
-		return c.exit(err)
-	}
-	for _, w := range opts.Warnings {
-		fmt.Fprintf(env.Stderr, "%s: warning: %s\n", c.prog, w)
+	if len(comps) > 1 && comps[0].Array != "" {
+		c.errorf("Job arrays not supported with heterogeneous jobs")
+		return c.errorExit
 	}
 	if opts.Array != "" {
 		if err := checkArray(opts.Array); err != nil {
@@ -187,25 +220,32 @@ func run(ctx context.Context, env *clienv.Env, args []string, proc process) int 
 		cluster = name
 	}
 
-	desc := opts.JobDesc()
+	descs := make([]v0044.V0044JobDescMsg, len(comps))
+	for i, o := range comps {
+		descs[i] = o.JobDesc()
+		if !descs[i].Name.Set {
+			descs[i].Name = v0044.NewOptString(src.jobName)
+		}
+		if len(src.argv) > 0 {
+			// Every component shows the script as its command.
+			descs[i].Argv = src.argv
+		}
+	}
+	desc := &descs[0]
 	desc.Script = v0044.NewOptString(string(src.body))
-	if !desc.Name.Set {
-		desc.Name = v0044.NewOptString(src.jobName)
-	}
-	if len(src.argv) > 0 {
-		desc.Argv = src.argv
-	}
 	// The plugins' allocator stages see the job's environment, and what
 	// they set goes with the job.
 	local, jobEnv, err := plugins.Start(ctx, protocol.ContextAllocator, desc.Argv,
-		append(c.jobEnvironment(opts, own).List(), plugopts.Env(opts.PluginValues)...))
+		append(c.jobEnvironment(comps, own).List(), plugopts.Env(opts.PluginValues)...))
 	if err != nil {
 		c.errorf("%v", err)
 		return 1
 	}
+	// The other components run under the first's script, and take its
+	// environment.
 	desc.Environment = jobEnv
 
-	jobID, code, ok := c.submit(ctx, desc, opts.Verbose > 0)
+	jobID, code, ok := c.submit(ctx, descs, opts.Verbose > 0)
 	local.Exit(ctx, uint32(max(jobID, 0)), jobEnv)
 	if !ok {
 		return code

@@ -450,13 +450,9 @@ func TestErrors(t *testing.T) {
 			want: clitest.Run{Code: 255, Stderr: "sbatch: error: Change from #SLURM to #SBATCH in your script and verify the options are valid in sbatch\n" +
 				"sbatch: error: Invalid --time specification\n"},
 		},
-		"hetjob": {
-			stdin: "#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N2\ntrue\n",
-			want:  clitest.Run{Code: 1, Stderr: "sbatch: error: heterogeneous jobs are not supported by Drover\n"},
-		},
-		"hetjob on the command line": {
-			args: []string{"-N1", ":", "-N2", "--wrap", "true"},
-			want: clitest.Run{Code: 1, Stderr: "sbatch: error: heterogeneous jobs are not supported by Drover\n"},
+		"array of a hetjob": {
+			args: []string{"--array=1-2", "-N1", ":", "-N2", "--wrap", "true"},
+			want: clitest.Run{Code: 1, Stderr: "sbatch: error: Job arrays not supported with heterogeneous jobs\n"},
 		},
 		"unknown option after the script is read": {
 			args: []string{"--bogus", "nosuch.sh"},
@@ -621,5 +617,59 @@ func TestRlimits(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A heterogeneous job's components come from "#SBATCH hetjob" sections
+// and ":" on the command line, each section's options over what the one
+// before it carries over (not its shape: nodes, tasks, partition...).
+func TestHetJob(t *testing.T) {
+	f := newFixture(t)
+	script := "#!/bin/sh\n#SBATCH -J lead -N1 -n2 -p debug -A proj --mem-per-cpu=100\n#SBATCH hetjob\n#SBATCH -N2 --ntasks=3\nsrun true\n"
+	got := f.run(script, "-t", "10", ":", "-c2", ":", "-J", "third")
+	if got.Code != 0 || got.Stdout != "Submitted batch job 138\n" {
+		t.Fatalf("sbatch: %+v", got)
+	}
+	f.srv.mu.Lock()
+	req := f.srv.reqs[len(f.srv.reqs)-1]
+	f.srv.mu.Unlock()
+	if req.Job.Set || len(req.Jobs) != 3 {
+		t.Fatalf("request has job=%v and %d components, want 3 components", req.Job.Set, len(req.Jobs))
+	}
+	type comp struct {
+		name, partition, account  string
+		nodes, tasks, cpusPerTask int32
+		time                      int32
+		script                    bool
+	}
+	var comps []comp
+	for _, d := range req.Jobs {
+		comps = append(comps, comp{
+			name: d.Name.Or(""), partition: d.Partition.Or(""), account: d.Account.Or(""), nodes: d.MinimumNodes.Or(0),
+			tasks: d.Tasks.Or(0), cpusPerTask: d.CpusPerTask.Or(0), time: d.TimeLimit.Value.Number.Or(0), script: d.Script.Or("") != "",
+		})
+	}
+	want := []comp{
+		{name: "lead", partition: "debug", account: "proj", nodes: 1, tasks: 2, time: 10, script: true},
+		{name: "lead", account: "proj", nodes: 2, tasks: 3, cpusPerTask: 2, time: 10},
+		{name: "third", account: "proj", time: 10},
+	}
+	if diff := cmp.Diff(want, comps, cmp.AllowUnexported(comp{})); diff != "" {
+		t.Errorf("components (-want +got):\n%s", diff)
+	}
+	env := map[string]string{}
+	for _, kv := range req.Jobs[0].Environment {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	for k, v := range map[string]string{
+		"SLURM_NTASKS_HET_GROUP_0": "2", "SLURM_NPROCS_PACK_GROUP_1": "3", "SLURM_CPUS_PER_TASK_HET_GROUP_1": "2",
+	} {
+		if env[k] != v {
+			t.Errorf("%s=%q, want %q", k, env[k], v)
+		}
+	}
+	if _, ok := env["SLURM_NTASKS"]; ok {
+		t.Errorf("SLURM_NTASKS set for a heterogeneous job: the node daemon sets it from the first component")
 	}
 }

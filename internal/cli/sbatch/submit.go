@@ -37,12 +37,18 @@ type submitError struct {
 // submit sends the job, retrying the way sbatch does while slurmctld is
 // busy, and returns the new job's id. It prints the failure and returns the
 // exit status when the job was not submitted.
-func (c *cmd) submit(ctx context.Context, desc v0044.V0044JobDescMsg, verbose bool) (int32, int, bool) {
+func (c *cmd) submit(ctx context.Context, descs []v0044.V0044JobDescMsg, verbose bool) (int32, int, bool) {
 	if c.env.Client == nil {
 		c.errorf("%s: %s", genericSubmitFailure, connectFailure)
 		return 0, c.errorExit, false
 	}
-	req := v0044.NewOptV0044JobSubmitReq(v0044.V0044JobSubmitReq{Job: v0044.NewOptV0044JobDescMsg(desc)})
+	body := v0044.V0044JobSubmitReq{Job: v0044.NewOptV0044JobDescMsg(descs[0])}
+	if len(descs) > 1 {
+		// A heterogeneous job: its components in order, the first with
+		// the script.
+		body = v0044.V0044JobSubmitReq{Jobs: descs}
+	}
+	req := v0044.NewOptV0044JobSubmitReq(body)
 	for retries := 0; ; retries++ {
 		resp, err := c.env.Client.SlurmV0044PostJobSubmit(ctx, req)
 		if err != nil {
