@@ -200,6 +200,9 @@ func acctJobToWire(j *acctdb.Job, steps []acctdb.Step, tres []string, now time.T
 		arr.TaskID = api.NewOptV0044Uint32NoValStruct(u32(j.ArrayTaskID))
 	}
 	w.Array = api.NewOptV0044JobArray(arr)
+	if j.HetJobID != 0 {
+		w.Het = api.NewOptV0044JobHet(api.V0044JobHet{JobID: api.NewOptInt32(int32(j.HetJobID)), JobOffset: api.NewOptV0044Uint32NoValStruct(u32(j.HetJobOffset))})
+	}
 	t := api.V0044JobTime{
 		Submission: api.NewOptInt64(unixOr0(j.Submit)), Eligible: api.NewOptInt64(unixOr0(j.Eligible)),
 		Start: api.NewOptInt64(unixOr0(j.Start)), End: api.NewOptInt64(unixOr0(j.End)),

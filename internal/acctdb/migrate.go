@@ -71,6 +71,11 @@ var migrations = [][]string{
 			PRIMARY KEY (cluster, node, time_start)
 		)`,
 	},
+	{
+		// sacct -j LEADER lists every component of a heterogeneous job.
+		`ALTER TABLE jobs ADD COLUMN het_job_id BIGINT NOT NULL DEFAULT 0`,
+		`CREATE INDEX jobs_by_het ON jobs (cluster, het_job_id)`,
+	},
 }
 
 // SchemaVersion is the version this build writes.

@@ -37,6 +37,10 @@ type Job struct {
 	// ArrayTasks are the tasks a pending array record stands for, as
 	// Slurm prints them ("2-9%2").
 	ArrayTasks string `json:"array_tasks,omitempty"`
+	// HetJobID and HetJobOffset place a heterogeneous job's component
+	// (HetJobID 0: none).
+	HetJobID     uint32 `json:"het_job_id,omitempty"`
+	HetJobOffset uint32 `json:"het_job_offset,omitempty"`
 
 	Name        string `json:"name"`
 	User        string `json:"user"`

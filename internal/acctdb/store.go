@@ -130,7 +130,7 @@ func jobsQuery(f Filter) (string, []any) {
 		all = append(all, inCond("cluster", f.Clusters, str))
 	}
 	if len(f.JobIDs) > 0 {
-		ors = append(ors, []cond{inCond("job_id", f.JobIDs, id), inCond("array_job_id", f.JobIDs, id)})
+		ors = append(ors, []cond{inCond("job_id", f.JobIDs, id), inCond("array_job_id", f.JobIDs, id), inCond("het_job_id", f.JobIDs, id)})
 	}
 	if len(f.UIDs) > 0 {
 		all = append(all, inCond("uid", f.UIDs, id))
@@ -232,9 +232,10 @@ func unix(t time.Time) int64 {
 }
 
 const upsertJob = `INSERT INTO jobs (cluster, job_id, run, array_job_id, array_task_id, uid, user_name, account, part, qos,
-	name, state, submit_time, eligible_time, start_time, end_time, nodes, rec)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	name, state, submit_time, eligible_time, start_time, end_time, nodes, rec, het_job_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (cluster, job_id, run) DO UPDATE SET array_job_id = excluded.array_job_id, array_task_id = excluded.array_task_id,
+	het_job_id = excluded.het_job_id,
 	uid = excluded.uid, user_name = excluded.user_name, account = excluded.account, part = excluded.part, qos = excluded.qos,
 	name = excluded.name, state = excluded.state, submit_time = excluded.submit_time, eligible_time = excluded.eligible_time,
 	start_time = excluded.start_time, end_time = excluded.end_time, nodes = excluded.nodes, rec = excluded.rec`
@@ -280,7 +281,7 @@ func (s *Store) Put(ctx context.Context, b Batch) error {
 			}
 			if _, err := st.ExecContext(ctx, j.Cluster, int64(j.JobID), int64(j.Run), int64(j.ArrayJobID), int64(j.ArrayTaskID),
 				int64(j.UID), j.User, j.Account, j.Partition, j.QOS, j.Name, j.State,
-				unix(j.Submit), unix(j.Eligible), unix(j.Start), unix(j.End), j.Nodes, string(rec)); err != nil {
+				unix(j.Submit), unix(j.Eligible), unix(j.Start), unix(j.End), j.Nodes, string(rec), int64(j.HetJobID)); err != nil {
 				return fmt.Errorf("accounting store: write job %d: %w", j.JobID, err)
 			}
 		}

@@ -289,7 +289,7 @@ func jobRecord(j *job.Job) acctdb.Job {
 		TimeLimit: r.TimeLimit, Priority: j.Priority, State: j.State.String(), Reason: string(j.Reason),
 		KilledBy: -1, ExitCode: j.ExitCode, Signal: j.Signal,
 		WorkDir: r.WorkDir, SubmitLine: r.SubmitLine, StdOut: r.StdOut, StdErr: r.StdErr, StdIn: r.StdIn,
-		ReqTRES: j.ReqTRES().String(),
+		ReqTRES: j.ReqTRES().String(), HetJobID: uint32(j.HetJobID), HetJobOffset: j.HetJobOffset,
 	}
 	if j.IsArray() && !j.IsArrayMeta() {
 		rec.ArrayTaskID = j.ArrayTaskID

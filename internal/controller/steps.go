@@ -26,6 +26,9 @@ const (
 // stepCmd records a new step; its id is the job's next.
 type stepCmd struct {
 	Step job.Step `json:"step"`
+	// HetStepID asks for the id another component of the same
+	// heterogeneous job already gave the step (srun A : B).
+	HetStepID *uint32 `json:"het_step_id,omitempty"`
 }
 
 // stepEndCmd removes a step that ended.
@@ -65,8 +68,23 @@ func (s *fsm) applyStep(c *command) applyResult {
 			}
 		}
 	}
-	st.ID = s.NextStep[j.ID]
-	s.NextStep[j.ID]++
+	// A heterogeneous job numbers its steps once for all components,
+	// on its leader's count, so that one srun's step has one id in
+	// every component.
+	counter := j.ID
+	if j.IsHet() {
+		counter = j.HetJobID
+	}
+	if want := c.Step.HetStepID; want != nil {
+		inUse := slices.ContainsFunc(s.Steps[j.ID], func(o *job.Step) bool { return o.ID == *want })
+		if !j.IsHet() || *want >= s.NextStep[counter] || inUse {
+			return applyResult{Err: slurmerr.New(slurmerr.InvalidJobID, "step id %d not given to heterogeneous job %d", *want, counter)}
+		}
+		st.ID = *want
+	} else {
+		st.ID = s.NextStep[counter]
+		s.NextStep[counter]++
+	}
 	st.StartTime = c.Time
 	s.Steps[j.ID] = append(s.Steps[j.ID], &st)
 	s.putStep(j, &st, "RUNNING", time.Time{})
@@ -148,6 +166,9 @@ type StepRequest struct {
 	SrunHost string
 	SrunPID  uint32
 	Argv     []string
+	// HetStepID is the id the step already has in another component of
+	// the same heterogeneous job (nil: a new id).
+	HetStepID *uint32
 }
 
 // StepGrant is a created step and what srun needs to launch it.
@@ -244,7 +265,7 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 		st.MemMB = append(st.MemMB, mem)
 		addrList[i] = addrs[n]
 	}
-	res, err := c.propose(ctx, &command{Op: opStep, Step: &stepCmd{Step: st}})
+	res, err := c.propose(ctx, &command{Op: opStep, Step: &stepCmd{Step: st, HetStepID: req.HetStepID}})
 	if err != nil {
 		return StepGrant{}, err
 	}

@@ -71,6 +71,7 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 			Overlap: req.Overlap, Exact: req.Exact, GPUsPerNode: req.GPUsPerNode, GPUsPerTask: req.GPUsPerTask,
 			MemPerNode: req.MemPerNode, MemPerCPU: req.MemPerCPU,
 			TimeLimit: req.TimeLimit, SrunAddr: req.SrunAddr, SrunCert: req.SrunCert, SrunHost: req.SrunHost, SrunPID: req.SrunPID, Argv: req.Argv,
+			HetStepID: req.HetStepID,
 		})
 		if err != nil {
 			replyError(w, err, "step create")

@@ -135,6 +135,12 @@ type Step struct {
 	// outside sbatch and salloc): it then also writes SLURM_JOB_NUM_NODES,
 	// SLURM_CLUSTER_NAME, SLURM_SUBMIT_DIR and SLURM_SUBMIT_HOST.
 	OwnAllocation bool
+	// HetStep says the step runs in components of a heterogeneous job
+	// (srun A : B, --het-group): srun then writes the job's variables
+	// (SLURM_JOB_NODELIST, SLURM_JOB_CPUS_PER_NODE, SLURM_JOB_NUM_NODES)
+	// for those components, JobNodes and JobCPUsPerNode, over the ones
+	// the batch script had.
+	HetStep bool
 }
 
 // NumTasks is the step's task count.
@@ -308,6 +314,13 @@ func StepVars(base []string, s Step) []string {
 		set("SLURM_CLUSTER_NAME", s.Cluster)
 	}
 	env.add("SLURM_JOB_NODELIST", stepNodes)
+	if s.HetStep {
+		set("SLURM_JOB_NODELIST", hostlist.Compress(s.jobNodes()))
+		set("SLURM_JOB_NUM_NODES", strconv.Itoa(len(s.jobNodes())))
+		if len(s.JobCPUsPerNode) > 0 {
+			set("SLURM_JOB_CPUS_PER_NODE", fold(s.JobCPUsPerNode))
+		}
+	}
 	set("SLURM_STEP_NODELIST", stepNodes)
 	set("SLURM_STEP_NUM_NODES", strconv.Itoa(len(s.Nodes)))
 	set("SLURM_STEP_NUM_TASKS", strconv.Itoa(ntasks))

@@ -102,6 +102,9 @@ type CreateRequest struct {
 	SrunHost string   `json:"srun_host"`
 	SrunPID  uint32   `json:"srun_pid"`
 	Argv     []string `json:"argv"`
+	// HetStepID asks for the step id the same srun's step already has
+	// in another component of the heterogeneous job.
+	HetStepID *uint32 `json:"het_step_id,omitempty"`
 }
 
 // EndRequest is srun's report of a step's end (optional body of

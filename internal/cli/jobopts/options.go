@@ -239,6 +239,9 @@ type Options struct {
 	// Overlap is --overlap: the step shares its resources (CPUs, memory,
 	// GRES) with other steps.
 	Overlap bool
+	// HetGroup is srun's --het-group: the components of a heterogeneous
+	// job to launch the step in ("0,2-3"; empty: the first).
+	HetGroup string
 	// Exact is --exact (also implied by srun's --exclusive): the step
 	// gets only the resources it asks for, not whole nodes' CPUs.
 	Exact bool

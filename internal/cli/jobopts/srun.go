@@ -104,7 +104,7 @@ func srunOnlyOptions() []*optDef {
 			},
 			reset: func(o *Options) { o.ExternalLauncher = false },
 		},
-		unsupported("het-group", 0, requiredArgument, "hetjob component allocation(s) in which to launch application"),
+		strOpt("het-group", 0, "value", "hetjob component allocation(s) in which to launch application", func(o *Options) *string { return &o.HetGroup }),
 		hide(flagOpt("interactive", 0, "interactive step", func(o *Options) *bool { return &o.Interactive })),
 		{
 			spec:    spec{long: "jobid", arg: requiredArgument, id: "jobid"},
@@ -160,7 +160,13 @@ func srunOnlyOptions() []*optDef {
 			},
 			reset: func(o *Options) { o.Overlap = false },
 		},
-		unsupported("pack-group", 0, requiredArgument, "hetjob component allocation(s) in which to launch application"),
+		// --pack-group is the older spelling of --het-group.
+		func() *optDef {
+			d := strOpt("pack-group", 0, "value", "hetjob component allocation(s) in which to launch application", func(o *Options) *string { return &o.HetGroup })
+			d.id = "het-group"
+			d.hidden = true
+			return d
+		}(),
 		flagOpt("preserve-env", 'E', "env vars for node and task counts override command-line flags", func(o *Options) *bool { return &o.PreserveEnv }),
 		strOpt("prolog", 0, "program", "run \"program\" before launching job step", func(o *Options) *string { return &o.Prolog }),
 		{

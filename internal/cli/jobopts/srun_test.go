@@ -809,7 +809,10 @@ func TestSrunHelp(t *testing.T) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
-	for _, refused := range []string{"--bcast", "Copy executable", "--het-group", "hetjob component", "--power"} {
+	if !contains(e.Stdout, "      --het-group=value       hetjob component allocation(s) in which to launch\n") {
+		t.Errorf("help lacks --het-group")
+	}
+	for _, refused := range []string{"--bcast", "Copy executable", "--power"} {
 		if contains(e.Stdout, refused) {
 			t.Errorf("help lists %q", refused)
 		}

@@ -61,6 +61,10 @@ type selector struct {
 	// tasks are the array tasks asked for (nil: the whole job).
 	tasks []uint32
 	step  string
+	// het names one component of the heterogeneous job id leads
+	// ("ID+OFFSET").
+	het    bool
+	offset uint32
 }
 
 // stateNames are -s's abbreviations.
@@ -432,6 +436,15 @@ func parseSelector(s string) (selector, error) {
 		}
 		sel.step = step
 	}
+	if lead, off, het := strings.Cut(head, "+"); het {
+		id, err1 := strconv.ParseUint(lead, 10, 32)
+		o, err2 := strconv.ParseUint(off, 10, 32)
+		if err1 != nil || err2 != nil || id == 0 {
+			return sel, fmt.Errorf("bad het job id")
+		}
+		sel.id, sel.het, sel.offset = uint32(id), true, uint32(o)
+		return sel, nil
+	}
 	idPart, taskPart, hasTask := strings.Cut(head, "_")
 	id, err := strconv.ParseUint(idPart, 10, 32)
 	if err != nil || id == 0 {
@@ -482,13 +495,19 @@ func (o *options) rows(jobs v0044.V0044JobList, now int64) []row {
 		}
 		head := strconv.FormatInt(id, 10)
 		group := id
+		het := j.Het.Or(v0044.V0044JobHet{})
+		hetID := int64(het.JobID.Or(0))
+		hetOff := int64(het.JobOffset.Or(v0044.V0044Uint32NoValStruct{}).Number.Or(0))
 		switch {
+		case hetID != 0:
+			// A heterogeneous job's components, under their leader.
+			head, group, task = fmt.Sprintf("%d+%d", hetID, hetOff), hetID, hetOff
 		case arrID != 0 && taskSet:
 			head, group = fmt.Sprintf("%d_%d", arrID, task), arrID
 		case arrID != 0:
 			head, group, task = fmt.Sprintf("%d_[%s]", arrID, arr.Task.Or("")), arrID, 1<<40
 		}
-		if !o.selected(uint32(id), uint32(arrID), task, taskSet) {
+		if !o.selected(uint32(id), uint32(arrID), task, taskSet) && !o.hetSelected(uint32(hetID), uint32(hetOff)) {
 			continue
 		}
 		recs = append(recs, rec{j: j, cluster: j.Cluster.Or(""), key: [3]int64{group, task, int64(j.RestartCnt.Or(0))}, head: head})
@@ -535,10 +554,27 @@ func (o *options) selected(id, arrayID uint32, task int64, taskSet bool) bool {
 		return true
 	}
 	for _, s := range o.jobs {
+		if s.het {
+			continue
+		}
 		if s.id == id && (s.tasks == nil || arrayID == 0) {
 			return true
 		}
 		if arrayID != 0 && s.id == arrayID && (s.tasks == nil || (taskSet && task >= 0 && slices.Contains(s.tasks, uint32(task)))) {
+			return true
+		}
+	}
+	return false
+}
+
+// hetSelected reports whether -j selects a component of a heterogeneous
+// job: its leader's id names every component, ID+OFFSET one.
+func (o *options) hetSelected(leader, offset uint32) bool {
+	if leader == 0 {
+		return false
+	}
+	for _, s := range o.jobs {
+		if s.id == leader && (!s.het || s.offset == offset) {
 			return true
 		}
 	}
@@ -551,8 +587,10 @@ func (o *options) stepSelected(j *v0044.V0044Job, step string) bool {
 	var steps []string
 	id := j.JobID.Or(0)
 	arrID := j.Array.Or(v0044.V0044JobArray{}).JobID.Or(0)
+	het := j.Het.Or(v0044.V0044JobHet{})
+	hetID := uint32(het.JobID.Or(0))
 	for _, s := range o.jobs {
-		if uint32(id) == s.id || uint32(arrID) == s.id {
+		if uint32(id) == s.id || uint32(arrID) == s.id || (hetID != 0 && hetID == s.id) {
 			if s.step == "" {
 				return true
 			}

@@ -20,8 +20,10 @@ import (
 // each node daemon, writes the tasks' output as it arrives, forwards stdin
 // and signals, and collects the tasks' exits.
 type hub struct {
-	ln     net.Listener
-	cred   string
+	ln net.Listener
+	// creds are the step credentials each node proves itself with (the
+	// components of a heterogeneous step each have their own).
+	creds  []string
 	nodes  []string
 	tasks  [][]int // per node, the global task ids
 	label  bool
@@ -61,8 +63,8 @@ type taskStatus struct {
 	Signaled bool
 }
 
-func newHub(ln net.Listener, cred string, nodes []string, tasks [][]int, label bool, stdout, stderr io.Writer, stdinTask int) *hub {
-	h := &hub{ln: ln, cred: cred, nodes: nodes, tasks: tasks, label: label, stdout: stdout, stderr: stderr,
+func newHub(ln net.Listener, creds []string, nodes []string, tasks [][]int, label bool, stdout, stderr io.Writer, stdinTask int) *hub {
+	h := &hub{ln: ln, creds: creds, nodes: nodes, tasks: tasks, label: label, stdout: stdout, stderr: stderr,
 		stdinTask: stdinTask, outTask: -1, errTask: -1, conns: make([]*nodeConn, len(nodes)), status: map[int]taskStatus{},
 		partial: map[partKey][]byte{}, doneCh: make(chan struct{})}
 	for _, t := range tasks {
@@ -87,7 +89,7 @@ func (h *hub) handle(c net.Conn) {
 	r := stepio.NewReader(bufio.NewReaderSize(c, 64<<10))
 	c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	hello, err := r.Next()
-	if err != nil || hello.Kind != stepio.Hello || subtle.ConstantTimeCompare(hello.Data, []byte(h.cred)) != 1 || int(hello.Node) >= len(h.nodes) {
+	if err != nil || hello.Kind != stepio.Hello || int(hello.Node) >= len(h.nodes) || subtle.ConstantTimeCompare(hello.Data, []byte(h.creds[hello.Node])) != 1 {
 		// Not a node of this step: the credential proves it (compared
 		// in constant time, so that timing tells nothing of it).
 		c.Close()

@@ -40,30 +40,55 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
 		return 1
 	}
-	p := jobopts.NewSrun(jobopts.Config{Prog: "srun", Now: clock(), Cwd: env.Cwd, UID: env.User.UID, LookupEnv: own.Lookup, ErrorExit: 1, PluginOptions: plugins.Options()})
-	operands, err := p.Parse(args)
-	o := p.Options()
-	for _, m := range o.Messages {
-		fmt.Fprintf(env.Stderr, "srun: %s\n", m)
+	cfg := jobopts.Config{Prog: "srun", Now: clock(), Cwd: env.Cwd, UID: env.User.UID, LookupEnv: own.Lookup, ErrorExit: 1, PluginOptions: plugins.Options()}
+	parseIn := func(e *jobopts.Environ, args []string) (*jobopts.Options, []string, error) {
+		c := cfg
+		c.LookupEnv = e.Lookup
+		p := jobopts.NewSrun(c)
+		operands, err := p.Parse(args)
+		o := p.Options()
+		for _, m := range o.Messages {
+			fmt.Fprintf(env.Stderr, "srun: %s\n", m)
+		}
+		if err == nil {
+			for _, w := range o.Warnings {
+				fmt.Fprintf(env.Stderr, "srun: Warning: %s\n", w)
+			}
+		}
+		return o, operands, err
 	}
+	var o *jobopts.Options
+	segs, err := splitSegments(args, func(a []string) (*jobopts.Options, []string, error) {
+		so, operands, err := parseIn(own, a)
+		if o == nil {
+			o = so
+		}
+		return so, operands, err
+	})
 	if err != nil {
 		return exit(env, err)
 	}
-	for _, w := range o.Warnings {
-		fmt.Fprintf(env.Stderr, "srun: Warning: %s\n", w)
-	}
+	operands := segs[0].argv
 	for _, refused := range []struct {
 		set  bool
 		what string
 	}{
 		{o.NoAllocate, "--no-allocate"}, {o.TestOnly, "--test-only"}, {o.MultiProg, "--multi-prog"}, {o.Pty, "--pty"},
-		{len(operands) > 0 && operands[0] == ":", "heterogeneous steps"},
 	} {
 		if refused.set {
 			fmt.Fprintf(env.Stderr, "srun: error: %s is not supported by Drover\n", refused.what)
 			return 1
 		}
 	}
+	if len(segs) > 1 || segs[0].groups != nil {
+		return runHet(ctx, env, own, segs, plugins, parseIn)
+	}
+	return runOne(ctx, env, own, o, operands, plugins)
+}
+
+// runOne runs one step: in the job srun runs in, or in an allocation of
+// its own for the length of the step.
+func runOne(ctx context.Context, env *clienv.Env, own *jobopts.Environ, o *jobopts.Options, operands []string, plugins *plugopts.Plugins) int {
 	t, err := connect.Resolve()
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)

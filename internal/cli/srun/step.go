@@ -79,9 +79,16 @@ type stepOptions struct {
 
 // stepRun is one running step.
 type stepRun struct {
-	cmd   *clienv.Env
-	opts  *stepOptions
+	cmd  *clienv.Env
+	opts *stepOptions
+	// grant is the step as a whole: for a heterogeneous step, every
+	// component's nodes in turn with their tasks numbered on from the
+	// component before (one rank space), under the leader's job id.
 	grant stepproto.Grant
+	// comps are the step's parts, one for each job it runs in; het says
+	// they are components of a heterogeneous job.
+	comps []stepComp
+	het   bool
 	// target is how the controller was reached: its TLS is the nodes'.
 	target connect.Target
 	hub    *hub
@@ -91,10 +98,28 @@ type stepRun struct {
 	mu        sync.Mutex
 }
 
+// stepComp is the part of a step in one job: a heterogeneous job's
+// component, or the whole step of any other job.
+type stepComp struct {
+	opts  *stepOptions
+	grant stepproto.Grant
+	// firstNode and firstTask place its nodes and tasks in the step.
+	firstNode, firstTask int
+}
+
 // runStep creates a step in the job, launches it on its nodes, relays its
 // I/O and signals until every task has ended, and reports the end. It
 // returns srun's exit status.
 func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOptions) int {
+	return runSteps(ctx, env, t, []*stepOptions{o}, 0)
+}
+
+// runSteps runs one step over several jobs: the components of a
+// heterogeneous job (srun A : B, --het-group), each with its options, as
+// one step with one id and one rank space, leader naming the job
+// (SLURM_JOB_ID). With one component it is runStep.
+func runSteps(ctx context.Context, env *clienv.Env, t connect.Target, comps []*stepOptions, leader uint32) int {
+	o := comps[0]
 	ln, host, err := listen(t)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
@@ -113,32 +138,54 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 		}
 		ln, pin = tls.NewListener(ln, cfg), fp
 	}
-	req := stepproto.CreateRequest{
-		Name: o.name, MinNodes: o.minNodes, MaxNodes: o.maxNodes, Tasks: o.tasks, TasksPerNode: o.tasksPerNode,
-		CPUsPerTask: o.cpusPerTask, Distribution: o.dist, NodeList: o.nodeList, Exclude: o.exclude,
-		Relative: o.relative, Overcommit: o.overcommit, Overlap: o.overlap, Exact: o.exact,
-		GPUsPerNode: o.gpusPerNode, GPUsPerTask: o.gpusPerTask, TimeLimit: o.timeLimit,
-		MemPerNode: o.memPerNode, MemPerCPU: o.memPerCPU,
-		NodesFromEnv: o.nodesFromEnv, TasksFromEnv: o.tasksFromEnv,
-		SrunAddr: ln.Addr().String(), SrunCert: pin, SrunHost: env.Hostname, SrunPID: uint32(os.Getpid()), Argv: o.argv,
+	s := &stepRun{cmd: env, opts: o, target: t, het: leader != 0}
+	for i, co := range comps {
+		req := stepproto.CreateRequest{
+			Name: co.name, MinNodes: co.minNodes, MaxNodes: co.maxNodes, Tasks: co.tasks, TasksPerNode: co.tasksPerNode,
+			CPUsPerTask: co.cpusPerTask, Distribution: co.dist, NodeList: co.nodeList, Exclude: co.exclude,
+			Relative: co.relative, Overcommit: co.overcommit, Overlap: co.overlap, Exact: co.exact,
+			GPUsPerNode: co.gpusPerNode, GPUsPerTask: co.gpusPerTask, TimeLimit: co.timeLimit,
+			MemPerNode: co.memPerNode, MemPerCPU: co.memPerCPU,
+			NodesFromEnv: co.nodesFromEnv, TasksFromEnv: co.tasksFromEnv,
+			SrunAddr: ln.Addr().String(), SrunCert: pin, SrunHost: env.Hostname, SrunPID: uint32(os.Getpid()), Argv: co.argv,
+		}
+		if i > 0 {
+			// The step has one id in every component.
+			id := s.comps[0].grant.StepID
+			req.HetStepID = &id
+		}
+		grant, code := createStep(ctx, env, co.jobID, req, co.awaitAllocation)
+		if code != 0 {
+			s.end()
+			return code
+		}
+		for _, w := range grant.Warnings {
+			fmt.Fprintf(env.Stderr, "srun: Warning: %s\n", w)
+		}
+		c := stepComp{opts: co, grant: grant}
+		if i > 0 {
+			prev := s.comps[i-1]
+			c.firstNode = prev.firstNode + len(prev.grant.Nodes)
+			c.firstTask = prev.firstTask + taskCount(prev.grant)
+		}
+		s.comps = append(s.comps, c)
 	}
-	grant, code := createStep(ctx, env, o.jobID, req, o.awaitAllocation)
-	if code != 0 {
-		return code
-	}
-	for _, w := range grant.Warnings {
-		fmt.Fprintf(env.Stderr, "srun: Warning: %s\n", w)
-	}
+	s.grant = s.wholeGrant(leader)
+	grant := s.grant
 	// local_user_init: the step exists, its tasks are not launched yet.
 	if o.env, err = o.local.UserInit(ctx, grant.JobID, grant.StepID, o.env); err != nil {
 		fmt.Fprintf(env.Stderr, "srun: error: %v\n", err)
-		s := &stepRun{cmd: env, opts: o, grant: grant}
 		s.end()
 		return 1
 	}
-	s := &stepRun{cmd: env, opts: o, grant: grant, target: t}
 	stdinTask := o.stdinTask
-	s.hub = newHub(ln, grant.Cred, grant.Nodes, grant.Tasks, o.label, env.Stdout, env.Stderr, stdinTask)
+	var creds []string
+	for _, c := range s.comps {
+		for range c.grant.Nodes {
+			creds = append(creds, c.grant.Cred)
+		}
+	}
+	s.hub = newHub(ln, creds, grant.Nodes, grant.Tasks, o.label, env.Stdout, env.Stderr, stdinTask)
 	s.hub.outTask, s.hub.errTask = o.outTask, o.errTask
 	go s.hub.serve()
 	defer s.hub.close()
@@ -162,6 +209,71 @@ func runStep(ctx context.Context, env *clienv.Env, t connect.Target, o *stepOpti
 	// step's accounting record says how it ended.
 	s.end()
 	return s.exitCode()
+}
+
+// taskCount is how many tasks a grant's layout has.
+func taskCount(g stepproto.Grant) int {
+	n := 0
+	for _, t := range g.Tasks {
+		n += len(t)
+	}
+	return n
+}
+
+// wholeGrant joins the components' grants into the step srun runs:
+// their nodes in turn, tasks numbered on, the job's side joined the same
+// way (srun's env for a heterogeneous step: SLURM_JOB_NODELIST of every
+// component, SLURM_NTASKS of all), under leader's id when there is one.
+func (s *stepRun) wholeGrant(leader uint32) stepproto.Grant {
+	if len(s.comps) == 1 {
+		g := s.comps[0].grant
+		if leader != 0 {
+			g.JobID = leader
+		}
+		return g
+	}
+	g := s.comps[0].grant
+	g.Nodes, g.NodeAddrs, g.Tasks, g.CPUs, g.GPUs, g.MemMB = nil, nil, nil, nil, nil, nil
+	g.JobNodes, g.JobCPUsPerNode, g.JobTasks, g.JobNumTasks = nil, nil, nil, 0
+	for _, c := range s.comps {
+		cg := c.grant
+		g.Nodes = append(g.Nodes, cg.Nodes...)
+		g.NodeAddrs = append(g.NodeAddrs, cg.NodeAddrs...)
+		for _, ts := range cg.Tasks {
+			shifted := make([]int, len(ts))
+			for k, t := range ts {
+				shifted[k] = t + c.firstTask
+			}
+			g.Tasks = append(g.Tasks, shifted)
+		}
+		g.CPUs = append(g.CPUs, cg.CPUs...)
+		g.GPUs = append(g.GPUs, padGPUs(cg.GPUs, len(cg.Nodes))...)
+		g.MemMB = append(g.MemMB, padMem(cg.MemMB, len(cg.Nodes))...)
+		g.JobNodes = append(g.JobNodes, cg.JobNodes...)
+		g.JobCPUsPerNode = append(g.JobCPUsPerNode, cg.JobCPUsPerNode...)
+		g.JobTasks = append(g.JobTasks, cg.JobTasks...)
+		g.JobNumTasks += cg.JobNumTasks
+		// srun names the step's job after its last component.
+		g.JobName = cg.JobName
+	}
+	if leader != 0 {
+		g.JobID = leader
+	}
+	return g
+}
+
+func padGPUs(v [][]int, n int) [][]int {
+	for len(v) < n {
+		v = append(v, nil)
+	}
+	return v[:n]
+}
+
+func padMem(v []uint64, n int) []uint64 {
+	for len(v) < n {
+		v = append(v, 0)
+	}
+	return v[:n]
 }
 
 // listen opens srun's port for the node daemons, on the address this
@@ -250,7 +362,9 @@ func createStep(ctx context.Context, env *clienv.Env, jobID uint32, req stepprot
 	}
 }
 
-// launch sends every node its part of the step, at once.
+// launch sends every node its part of the step, at once: each
+// component's nodes with their component's credential and options, all
+// with the whole step's layout and environment.
 func (s *stepRun) launch(ctx context.Context, host string) error {
 	g := s.grant
 	o := s.opts
@@ -278,7 +392,7 @@ func (s *stepRun) launch(ctx context.Context, host string) error {
 		CPUBind: o.cpuBind, SrunHost: host, SrunPort: portN, Umask: umask(),
 		GPUsPerNode: o.gpusPerNode, GPUsPerTask: o.gpusPerTask, SubmitDir: s.cmd.Cwd, SubmitHost: s.cmd.Hostname,
 		TimeLimitMin: g.TimeLimit, MemPerCPU: memPerCPU, MemPerNode: memPerNode, StepMem: o.memPerNode > 0 || o.memPerCPU > 0,
-		UID: g.UID, GID: g.GID, User: g.User, OwnAllocation: o.ownAllocation,
+		UID: g.UID, GID: g.GID, User: g.User, OwnAllocation: o.ownAllocation, HetStep: s.het,
 	})
 	hosts := make([]string, len(g.NodeAddrs))
 	for i, a := range g.NodeAddrs {
@@ -294,33 +408,37 @@ func (s *stepRun) launch(ctx context.Context, host string) error {
 		return err
 	}
 	client := nodeproto.NewClient(nil, tlsClient)
-	for i := range g.Nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l := nodeproto.StepLaunch{
-				Cred: g.Cred, JobID: g.JobID, StepID: g.StepID, NodeIndex: i, Tasks: g.Tasks[i],
-				Nodes: g.Nodes, TasksPerNode: counts, Argv: o.argv, Env: base, Cwd: s.cmd.Cwd,
-				UID: g.UID, GID: g.GID, User: g.User, CPUsPerTask: max(o.cpusPerTask, 1), CPUBind: o.cpuBind,
-				GPUsPerTask: o.gpusPerTask, GPUBind: o.gpuBind, StdOut: o.output, StdErr: o.errorPat, StdIn: o.inputFile,
-				StdinTask: o.stdinTask, JobName: g.JobName, MemPerCPU: g.MemPerCPU, KillWait: time.Duration(g.KillWait) * time.Second,
-			}
-			if i < len(g.GPUs) {
-				l.GPUs = g.GPUs[i]
-			}
-			if i < len(g.MemMB) {
-				l.MemLimitMB = g.MemMB[i]
-			}
-			l.CPUs = stepCPUs(g, i)
-			l.NodeAddrs = hosts
-			if g.NodeAddrs[i] == "" {
-				errs[i] = fmt.Errorf("Task launch for StepId=%d.%d failed on node %s: Communication connection failure", g.JobID, g.StepID, g.Nodes[i])
-				return
-			}
-			if err := client.Post(ctx, "", client.URL(g.NodeAddrs[i], nodeproto.PathStepLaunch), l, nil); err != nil {
-				errs[i] = fmt.Errorf("Task launch for StepId=%d.%d failed on node %s: %v", g.JobID, g.StepID, g.Nodes[i], err)
-			}
-		}()
+	for _, c := range s.comps {
+		cg, co := c.grant, c.opts
+		for j := range cg.Nodes {
+			i := c.firstNode + j
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l := nodeproto.StepLaunch{
+					Cred: cg.Cred, JobID: cg.JobID, StepID: cg.StepID, NodeIndex: i, Tasks: g.Tasks[i],
+					Nodes: g.Nodes, TasksPerNode: counts, Argv: co.argv, Env: base, Cwd: s.cmd.Cwd,
+					UID: cg.UID, GID: cg.GID, User: cg.User, CPUsPerTask: max(co.cpusPerTask, 1), CPUBind: co.cpuBind,
+					GPUsPerTask: co.gpusPerTask, GPUBind: co.gpuBind, StdOut: o.output, StdErr: o.errorPat, StdIn: o.inputFile,
+					StdinTask: o.stdinTask, JobName: g.JobName, MemPerCPU: cg.MemPerCPU, KillWait: time.Duration(cg.KillWait) * time.Second,
+				}
+				if j < len(cg.GPUs) {
+					l.GPUs = cg.GPUs[j]
+				}
+				if j < len(cg.MemMB) {
+					l.MemLimitMB = cg.MemMB[j]
+				}
+				l.CPUs = stepCPUs(cg, j)
+				l.NodeAddrs = hosts
+				if cg.NodeAddrs[j] == "" {
+					errs[i] = fmt.Errorf("Task launch for StepId=%d.%d failed on node %s: Communication connection failure", cg.JobID, cg.StepID, cg.Nodes[j])
+					return
+				}
+				if err := client.Post(ctx, "", client.URL(cg.NodeAddrs[j], nodeproto.PathStepLaunch), l, nil); err != nil {
+					errs[i] = fmt.Errorf("Task launch for StepId=%d.%d failed on node %s: %v", cg.JobID, cg.StepID, cg.Nodes[j], err)
+				}
+			}()
+		}
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -499,14 +617,17 @@ func (s *stepRun) exitCode() int {
 	return code
 }
 
-// end tells the controller the step is over.
+// end tells the controller the step is over, in every job it ran in.
 func (s *stepRun) end() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	path := strings.NewReplacer("{job_id}", strconv.FormatUint(uint64(s.grant.JobID), 10),
-		"{step_id}", strconv.FormatUint(uint64(s.grant.StepID), 10)).Replace(stepproto.PathEnd)
-	if err := s.cmd.Call(ctx, "POST", path, s.endReport(), nil); err != nil {
-		fmt.Fprintf(s.cmd.Stderr, "srun: error: step complete for StepId=%d.%d: %v\n", s.grant.JobID, s.grant.StepID, err)
+	report := s.endReport()
+	for _, c := range s.comps {
+		path := strings.NewReplacer("{job_id}", strconv.FormatUint(uint64(c.grant.JobID), 10),
+			"{step_id}", strconv.FormatUint(uint64(c.grant.StepID), 10)).Replace(stepproto.PathEnd)
+		if err := s.cmd.Call(ctx, "POST", path, report, nil); err != nil {
+			fmt.Fprintf(s.cmd.Stderr, "srun: error: step complete for StepId=%d.%d: %v\n", c.grant.JobID, c.grant.StepID, err)
+		}
 	}
 }
 
