@@ -905,24 +905,37 @@ func (s *Server) SlurmV0044PostJobAllocate(ctx context.Context, req api.OptV0044
 	}
 	r, ok := req.Get()
 	desc, hasJob := r.Job.Get()
-	if !ok || !hasJob {
-		if ok && len(r.Hetjob) > 0 {
-			return fail(422, slurmerr.New(slurmerr.InvalidQuery, "heterogeneous jobs are not supported"), "_job_post_allocate")
-		}
+	descs := []api.V0044JobDescMsg{desc}
+	switch {
+	case ok && !hasJob && len(r.Hetjob) > 0:
+		// A heterogeneous allocation (salloc A : B).
+		descs = r.Hetjob
+	case !ok || !hasJob:
 		return fail(422, slurmerr.New(slurmerr.InvalidQuery, `Populated "job" field is required for job allocation`), "_job_post_allocate")
 	}
-	if desc.Script.Or("") != "" {
-		return fail(422, slurmerr.New(slurmerr.InvalidQuery, "an allocation has no batch script"), "_job_post_allocate")
+	var subs []controller.Submission
+	for i := range descs {
+		d := &descs[i]
+		if d.Script.Or("") != "" {
+			return fail(422, slurmerr.New(slurmerr.InvalidQuery, "an allocation has no batch script"), "_job_post_allocate")
+		}
+		sub, err := submissionFromWire(d, s.ctl.MaxArraySize())
+		if err != nil {
+			return fail(422, err, "_job_post_allocate")
+		}
+		if len(sub.Req.Array.Tasks) > 0 {
+			return fail(422, slurmerr.New(slurmerr.InvalidArray, "an allocation cannot be an array"), "_job_post_allocate")
+		}
+		sub.Req.Interactive = true
+		subs = append(subs, sub)
 	}
-	sub, err := submissionFromWire(&desc, s.ctl.MaxArraySize())
-	if err != nil {
-		return fail(422, err, "_job_post_allocate")
+	var res controller.SubmitResult
+	var err error
+	if len(subs) > 1 {
+		res, err = s.ctl.SubmitHet(ctx, caller(ctx), subs)
+	} else {
+		res, err = s.ctl.Submit(ctx, caller(ctx), subs[0])
 	}
-	if len(sub.Req.Array.Tasks) > 0 {
-		return fail(422, slurmerr.New(slurmerr.InvalidArray, "an allocation cannot be an array"), "_job_post_allocate")
-	}
-	sub.Req.Interactive = true
-	res, err := s.ctl.Submit(ctx, caller(ctx), sub)
 	if err != nil {
 		e := apiError(err, "slurm_allocate_resources()")
 		if d := detailOf(err); d != "" {

@@ -69,6 +69,9 @@ func TestParseSelector(t *testing.T) {
 // formatSelector writes a selector back the way users write one.
 func formatSelector(s controller.JobSelector) string {
 	out := strconv.FormatUint(uint64(s.ID), 10)
+	if s.Het {
+		out += "+" + strconv.FormatUint(uint64(s.HetOffset), 10)
+	}
 	if s.Tasks != nil {
 		out += "_[" + arrayspec.Format(s.Tasks, 0) + "]"
 	}
@@ -76,7 +79,7 @@ func formatSelector(s controller.JobSelector) string {
 }
 
 func FuzzParseSelector(f *testing.F) {
-	for _, s := range []string{"123", "123_4", "123_[1-3,7]", "1_0-1000:7", "4294967295", "0", "12_", "12_[x]", "1_[]", "1_%2", "٣"} {
+	for _, s := range []string{"123", "123_4", "123_[1-3,7]", "1_0-1000:7", "4294967295", "0", "12_", "12_[x]", "1_[]", "1_%2", "٣", "12+1", "12+", "+1", "1+2+3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,5 +92,36 @@ func TestHetJobControl(t *testing.T) {
 	c.WaitState(id, "CANCELLED", 20*time.Second)
 	if st := c.State(next); st != "CANCELLED" {
 		t.Errorf("second component: %s", st)
+	}
+}
+
+// TestHetAllocation: salloc A : B makes a heterogeneous allocation; its
+// command sees every component as salloc writes them (SLURM_JOB_ID the
+// leader's, the rest per component), srun spans the components, and the
+// allocation's end ends them all.
+func TestHetAllocation(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, ClusterOptions{Nodes: 3, CPUs: 4})
+	cmd := "echo $SLURM_JOB_ID $SLURM_HET_SIZE $SLURM_JOB_ID_HET_GROUP_1 $SLURM_JOB_NUM_NODES_HET_GROUP_1 ${SLURM_NNODES:-unset}; " +
+		"srun --het-group=0,1 printenv SLURM_PROCID | sort -n | tr '\\n' ' '"
+	r := c.Run("", "salloc", "-N1", "-n1", ":", "-N2", "-n2", "bash", "-c", cmd)
+	id, _ := granted(t, r.Stderr)
+	n, _ := strconv.Atoi(id)
+	next := strconv.Itoa(n + 1)
+	if want := id + " 2 " + next + " 2 unset\n0 1 2 "; r.Code != 0 || r.Stdout != want {
+		t.Fatalf("salloc: exit %d, stdout %q, want %q\nstderr:\n%s", r.Code, r.Stdout, want, r.Stderr)
+	}
+	c.WaitState(id, "COMPLETED", 20*time.Second)
+	c.WaitState(next, "COMPLETED", 20*time.Second)
+
+	// srun A : B outside a job makes its own heterogeneous allocation.
+	r = c.Run("", "srun", "-n1", "bash", "-c", "echo A $SLURM_PROCID $SLURM_NTASKS", ":", "-n2", "bash", "-c", "echo B $SLURM_PROCID $SLURM_NTASKS")
+	got := lines(r.Stdout)
+	slices.Sort(got)
+	if r.Code != 0 || strings.Join(got, ";") != "A 0 3;B 1 3;B 2 3" {
+		t.Errorf("srun A : B: exit %d, %q\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if q := c.MustRun("", "squeue", "-h"); q != "" {
+		t.Errorf("srun's allocation still queued:\n%s", q)
 	}
 }

@@ -65,11 +65,21 @@ func Allocate(ctx context.Context, env *clienv.Env, prog string, desc v0044.V004
 // failed" for salloc, "Unable to allocate resources" for srun) and
 // returned as a non-zero status.
 func Submit(ctx context.Context, env *clienv.Env, prog string, desc v0044.V0044JobDescMsg) (uint32, int) {
+	return SubmitHet(ctx, env, prog, []v0044.V0044JobDescMsg{desc})
+}
+
+// SubmitHet is Submit for a heterogeneous job when descs has several
+// components (hetjob); it returns the leader's id.
+func SubmitHet(ctx context.Context, env *clienv.Env, prog string, descs []v0044.V0044JobDescMsg) (uint32, int) {
 	failed := "Job submit/allocate failed"
 	if prog == "srun" {
 		failed = "Unable to allocate resources"
 	}
-	res, err := env.Client.SlurmV0044PostJobAllocate(ctx, v0044.NewOptV0044JobAllocReq(v0044.V0044JobAllocReq{Job: v0044.NewOptV0044JobDescMsg(desc)}))
+	body := v0044.V0044JobAllocReq{Job: v0044.NewOptV0044JobDescMsg(descs[0])}
+	if len(descs) > 1 {
+		body = v0044.V0044JobAllocReq{Hetjob: descs}
+	}
+	res, err := env.Client.SlurmV0044PostJobAllocate(ctx, v0044.NewOptV0044JobAllocReq(body))
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: error: %s: %v\n", prog, failed, err)
 		return 0, 1
@@ -152,6 +162,24 @@ func Wait(ctx context.Context, env *clienv.Env, prog string, id uint32, pending 
 		}
 		delay = min(delay*2, 500*time.Millisecond)
 	}
+}
+
+// Lookup reads job id's own record (GET /job/{id}; a heterogeneous
+// job's leader answers for every component, so the record is picked by
+// its id).
+func Lookup(ctx context.Context, env *clienv.Env, id uint32) (v0044.V0044JobInfo, error) {
+	res, err := env.Client.SlurmV0044GetJob(ctx, v0044.SlurmV0044GetJobParams{JobID: strconv.FormatUint(uint64(id), 10)})
+	if err != nil {
+		return v0044.V0044JobInfo{}, err
+	}
+	if r, ok := res.(*v0044.V0044OpenapiJobInfoResp); ok {
+		for _, j := range r.Jobs {
+			if uint32(j.JobID.Or(0)) == id {
+				return j, nil
+			}
+		}
+	}
+	return v0044.V0044JobInfo{}, &RevokedError{JobID: id}
 }
 
 // Release ends an allocation with the command's exit code

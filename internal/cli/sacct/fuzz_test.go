@@ -30,7 +30,7 @@ func FuzzParseFormat(f *testing.F) {
 // FuzzParseSelector: any -j item is read or refused; one read names a
 // job, and prints back to an item that reads the same.
 func FuzzParseSelector(f *testing.F) {
-	for _, s := range []string{"125", "131_2", "125.batch", "131_2.0", "0", "x", "1.", "_1", "1_x", "131_[1-3,7]", "131_[", "131_[1-3%2]"} {
+	for _, s := range []string{"125", "131_2", "125.batch", "131_2.0", "0", "x", "1.", "_1", "1_x", "131_[1-3,7]", "131_[", "131_[1-3%2]", "34+1", "34+1.2", "34+", "+1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -42,6 +42,9 @@ func FuzzParseSelector(f *testing.F) {
 			t.Fatalf("%q: job 0", s)
 		}
 		back := strconv.FormatUint(uint64(sel.id), 10)
+		if sel.het {
+			back += "+" + strconv.FormatUint(uint64(sel.offset), 10)
+		}
 		if sel.tasks != nil {
 			back += "_[" + arrayspec.Format(sel.tasks, 0) + "]"
 		}
@@ -49,7 +52,7 @@ func FuzzParseSelector(f *testing.F) {
 			back += "." + sel.step
 		}
 		again, err := parseSelector(back)
-		if err != nil || again.id != sel.id || again.step != sel.step || !slices.Equal(again.tasks, sel.tasks) {
+		if err != nil || again.id != sel.id || again.step != sel.step || !slices.Equal(again.tasks, sel.tasks) || again.het != sel.het || again.offset != sel.offset {
 			t.Fatalf("%q -> %q -> %+v %v", s, back, again, err)
 		}
 	})

@@ -2,6 +2,9 @@ package salloc
 
 import (
 	"cmp"
+	"context"
+	"fmt"
+	"github.com/droverhq/drover/internal/cli/alloc"
 	"slices"
 	"strconv"
 	"strings"
@@ -257,4 +260,41 @@ func shellOf(passwd string, uid uint32) string {
 		}
 	}
 	return ""
+}
+
+// hetEnv is the command's environment for a heterogeneous allocation, as
+// salloc writes it (env_array_for_job once per component): every job
+// variable as SLURM_<NAME>_HET_GROUP_n and SLURM_<NAME>_PACK_GROUP_n,
+// SLURM_JOB_ID alone kept plain (the leader's), then SLURM_HET_SIZE and
+// SLURM_PACK_SIZE.
+func (s *session) hetEnv(ctx context.Context, leaderEnv []string, comps []*jobopts.Options, sub submission) ([]string, error) {
+	env := jobopts.NewEnviron(leaderEnv)
+	shared := map[string]bool{"SLURM_SUBMIT_DIR": true, "SLURM_SUBMIT_HOST": true, "SLURM_CLUSTER_NAME": true, "SLURM_JOB_ID": true}
+	for k, o := range comps {
+		id := s.id + uint32(k)
+		g, err := alloc.Lookup(ctx, s.env, id)
+		if err != nil {
+			return nil, fmt.Errorf("component %d (job %d): %w", k, id, err)
+		}
+		vars, err := commandEnv(nil, o, allocationOf(id, g), sub)
+		if err != nil {
+			return nil, err
+		}
+		n := strconv.Itoa(k)
+		for _, kv := range vars {
+			name, v, _ := strings.Cut(kv, "=")
+			if !strings.HasPrefix(name, "SLURM_") || (shared[name] && name != "SLURM_JOB_ID") {
+				continue
+			}
+			if !shared[name] {
+				env.Unset(name)
+			}
+			env.Set(name+"_PACK_GROUP_"+n, v)
+			env.Set(name+"_HET_GROUP_"+n, v)
+		}
+	}
+	size := strconv.Itoa(len(comps))
+	env.Set("SLURM_PACK_SIZE", size)
+	env.Set("SLURM_HET_SIZE", size)
+	return env.List(), nil
 }

@@ -101,22 +101,38 @@ func run(ctx context.Context, env *clienv.Env, args []string, sigs <-chan os.Sig
 		return s.errorExit
 	}
 	p := jobopts.NewSalloc(jobopts.Config{Prog: "salloc", Now: clock(), Cwd: env.Cwd, UID: env.User.UID, LookupEnv: own.Lookup, ErrorExit: s.errorExit, PluginOptions: plugins.Options()})
-	argv, err := p.Parse(args)
-	o := p.Options()
+	// Each ":" on the command line starts the next component of a
+	// heterogeneous job, which takes over what the one before it does
+	// not reset.
+	var comps []*jobopts.Options
+	var argv []string
+	for rest := args; ; {
+		if len(comps) > 0 {
+			if p, err = p.NextComponent(); err != nil {
+				return s.exit(err)
+			}
+		}
+		ops, err := p.Parse(rest)
+		o := p.Options()
+		for _, m := range o.Messages {
+			s.printf("%s", m)
+		}
+		if err != nil {
+			return s.exit(err)
+		}
+		for _, w := range o.Warnings {
+			s.printf("warning: %s", w)
+		}
+		comps = append(comps, o)
+		if len(ops) > 0 && ops[0] == ":" {
+			rest = ops[1:]
+			continue
+		}
+		argv = ops
+		break
+	}
+	o := comps[0]
 	s.opts = o
-	for _, m := range o.Messages {
-		s.printf("%s", m)
-	}
-	if err != nil {
-		return s.exit(err)
-	}
-	for _, w := range o.Warnings {
-		s.printf("warning: %s", w)
-	}
-	if len(argv) > 0 && argv[0] == ":" {
-		s.printf("error: heterogeneous jobs are not supported by Drover")
-		return s.errorExit
-	}
 	if len(argv) == 0 && !o.NoShell {
 		argv = []string{defaultShell(env, own)}
 	}
@@ -146,13 +162,16 @@ func run(ctx context.Context, env *clienv.Env, args []string, sigs <-chan os.Sig
 		}
 	}
 
-	desc := o.JobDesc()
-	desc.CurrentWorkingDirectory = v0044.NewOptString(dir)
-	if len(argv) > 0 {
-		desc.Argv = argv
+	descs := make([]v0044.V0044JobDescMsg, len(comps))
+	for i, co := range comps {
+		descs[i] = co.JobDesc()
+		descs[i].CurrentWorkingDirectory = v0044.NewOptString(dir)
+		if len(argv) > 0 {
+			descs[i].Argv = argv
+		}
 	}
 	before := clock()
-	g, code := s.allocate(ctx, desc)
+	g, code := s.allocate(ctx, descs)
 	if code >= 0 {
 		return code
 	}
@@ -173,8 +192,12 @@ func run(ctx context.Context, env *clienv.Env, args []string, sigs <-chan os.Sig
 		return 1
 	default:
 	}
+	sub := submission{Dir: env.Cwd, Host: env.Hostname}
 	a := allocationOf(s.id, g.Job)
-	cmdEnv, err := commandEnv(append(own.List(), plugopts.Env(o.PluginValues)...), o, a, submission{Dir: env.Cwd, Host: env.Hostname})
+	cmdEnv, err := commandEnv(append(own.List(), plugopts.Env(o.PluginValues)...), o, a, sub)
+	if err == nil && len(comps) > 1 {
+		cmdEnv, err = s.hetEnv(ctx, cmdEnv, comps, sub)
+	}
 	var local *plugopts.Local
 	if err == nil {
 		// The plugins' allocator stages see the command's environment,
@@ -223,11 +246,11 @@ func defaultShell(env *clienv.Env, own *jobopts.Environ) string {
 // allocate submits the request and waits for the grant, as
 // slurm_allocate_resources_blocking does for salloc. It returns the
 // granted job and -1, or the status salloc exits with.
-func (s *session) allocate(ctx context.Context, desc v0044.V0044JobDescMsg) (alloc.Granted, int) {
+func (s *session) allocate(ctx context.Context, descs []v0044.V0044JobDescMsg) (alloc.Granted, int) {
 	// salloc's own signal handling ends the wait, not the caller's
 	// context (which the same signals cancel).
 	base := context.WithoutCancel(ctx)
-	id, code := alloc.Submit(base, s.env, "salloc", desc)
+	id, code := alloc.SubmitHet(base, s.env, "salloc", descs)
 	if code != 0 {
 		return alloc.Granted{}, s.errorExit
 	}

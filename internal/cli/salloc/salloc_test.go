@@ -167,10 +167,6 @@ func TestRun(t *testing.T) {
 			args: []string{"--version"},
 			want: clitest.Run{Stdout: "slurm " + clienv.SlurmVersion + "\n"},
 		},
-		"heterogeneous job": {
-			args: []string{"-N1", ":", "-N1", "true"},
-			want: clitest.Run{Code: 1, Stderr: "salloc: error: heterogeneous jobs are not supported by Drover\n"},
-		},
 		"warning": {
 			states:   []v0044.V0044JobInfoJobStateItem{running},
 			args:     []string{"-N4", "-n2", "true"},

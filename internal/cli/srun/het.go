@@ -7,10 +7,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/droverhq/drover/internal/cli/alloc"
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/jobopts"
 	"github.com/droverhq/drover/internal/cli/plugopts"
+	v0044 "github.com/droverhq/drover/openapi/v0044"
 	"github.com/droverhq/drover/plugins/protocol"
 )
 
@@ -174,7 +176,7 @@ func runHet(ctx context.Context, env *clienv.Env, own *jobopts.Environ, segs []s
 	size, _ := strconv.Atoi(sizeVar)
 	switch {
 	case !inJob:
-		return fail("heterogeneous job allocations from srun are not supported by Drover; use salloc or sbatch with ':'")
+		return runHetAllocation(ctx, env, own, segs, plugins, parseIn)
 	case !isHet || size < 1:
 		size = 1
 	}
@@ -232,4 +234,70 @@ func runHet(ctx context.Context, env *clienv.Env, own *jobopts.Environ, segs []s
 	}
 	defer func() { local.Exit(ctx, uint32(leader), comps[0].env) }()
 	return runSteps(ctx, env, t, comps, uint32(leader))
+}
+
+// runHetAllocation is srun A : B outside a job: a heterogeneous
+// allocation of srun's own, one component per part of the command line,
+// for the length of one step over all of them.
+func runHetAllocation(ctx context.Context, env *clienv.Env, own *jobopts.Environ, segs []segment, plugins *plugopts.Plugins,
+	parseIn func(*jobopts.Environ, []string) (*jobopts.Options, []string, error)) int {
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(env.Stderr, "srun: error: "+format+"\n", args...)
+		return 1
+	}
+	var opts []*jobopts.Options
+	var argvs [][]string
+	var descs []v0044.V0044JobDescMsg
+	for i, seg := range segs {
+		if seg.groups != nil && (len(seg.groups) != 1 || seg.groups[0] != i) {
+			return fail("--het-group is valid only inside a heterogeneous job allocation")
+		}
+		o, operands, err := parseIn(own, append(slices.Clone(seg.options), seg.argv...))
+		if err != nil {
+			return exit(env, err)
+		}
+		d := o.JobDesc()
+		if !d.Name.Set {
+			d.Name = v0044.NewOptString(o.CmdName)
+		}
+		d.CurrentWorkingDirectory = v0044.NewOptString(env.Cwd)
+		opts, argvs, descs = append(opts, o), append(argvs, operands), append(descs, d)
+	}
+	t, err := connect.Resolve()
+	if err != nil {
+		return fail("%v", err)
+	}
+	leader, code := alloc.SubmitHet(ctx, env, "srun", descs)
+	if code != 0 {
+		return code
+	}
+	if _, err := alloc.Wait(ctx, env, "srun", leader, nil); err != nil {
+		if ctx.Err() != nil {
+			err = &alloc.RevokedError{JobID: leader}
+			alloc.Release(env, leader, 1)
+		}
+		return fail("%v", err)
+	}
+	local, stepEnv, err := plugins.Start(ctx, protocol.ContextLocal, argvs[0], append(opts[0].StepEnvironment(own).List(), plugopts.Env(opts[0].PluginValues)...))
+	if err != nil {
+		alloc.Release(env, leader, 1)
+		return fail("%v", err)
+	}
+	var comps []*stepOptions
+	for i, o := range opts {
+		so, err := stepOptionsOf(o, argvs[i], stepEnv)
+		if err != nil {
+			local.Exit(ctx, leader, stepEnv)
+			alloc.Release(env, leader, 1)
+			return fail("%v", err)
+		}
+		so.jobID, so.ownAllocation, so.local = leader+uint32(i), true, local
+		comps = append(comps, so)
+	}
+	code = runSteps(ctx, env, t, comps, leader)
+	local.Exit(ctx, leader, comps[0].env)
+	if err := alloc.Release(env, leader, code); err != nil {
+		fmt.Fprintf(env.Stderr, "srun: error: Unable to release job allocation %d: %v\n", leader, err)
+	}
+	return code
 }
