@@ -109,6 +109,8 @@ type step struct {
 	group *proctrack.Group
 	// gather samples the tasks once they started (nil before).
 	gather *gatherer
+	// pmi serves PMI to the tasks of an MPI step (nil: none).
+	pmi *stepPMI
 }
 
 // stepTask is one task of a step on this node.
@@ -241,6 +243,9 @@ func (a *Agent) newStep(l *nodeproto.StepLaunch, now time.Time) (*step, error) {
 			return nil, &launchError{status: http.StatusInternalServerError, msg: msgUserNotFound, err: err}
 		}
 		s.ident = id
+	}
+	if s.pmi, err = s.newStepPMI(); err != nil {
+		return nil, bad("%v", err)
 	}
 	s.cwd = l.Cwd
 	if st, err := os.Stat(s.cwd); err != nil || !st.IsDir() {
@@ -631,6 +636,10 @@ func (s *step) readSrun(conn net.Conn) {
 			if f.Code > 0 && f.Code < 65 {
 				s.signal(syscall.Signal(f.Code))
 			}
+		case stepio.KVSData, stepio.KVSFence:
+			if s.pmi != nil {
+				s.pmi.fromSrun(f)
+			}
 		default:
 			s.agent.logger.Debug("unexpected frame from srun", "job", s.key.job, "step", s.key.step, "kind", f.Kind)
 		}
@@ -765,6 +774,10 @@ type taskStart struct {
 	cmd        func(dir string) *exec.Cmd
 	pipes      taskPipes
 	outR, errR *os.File
+	// pmiConn and pmiChild are the daemon's and the task's ends of its
+	// PMI socket (MPI steps only).
+	pmiConn  net.Conn
+	pmiChild *os.File
 }
 
 // prepareTask builds a task's environment, command and pipes; nil when
@@ -811,6 +824,14 @@ func (s *step) prepareTask(t *stepTask) *taskStart {
 	// Output pipes are made even when files are named: the shell that
 	// opens the files as the user says through them if it cannot.
 	ts := &taskStart{task: t, path: path, cpus: cpus}
+	if s.pmi != nil {
+		ts.pmiConn, ts.pmiChild, env, err = s.pmi.taskSocket(env, t.id)
+		if err != nil {
+			s.failTask(t, path, err)
+			return nil
+		}
+		t.env = env
+	}
 	p := &ts.pipes
 	var stdout, stderr, stdin *os.File
 	ts.outR, stdout, err = p.add(false)
@@ -824,6 +845,10 @@ func (s *step) prepareTask(t *stepTask) *taskStart {
 		p.close(true)
 		p.close(false)
 		t.stdin, t.stdinW = nil, nil
+		if ts.pmiChild != nil {
+			ts.pmiChild.Close()
+			ts.pmiConn.Close()
+		}
 		s.failTask(t, path, err)
 		return nil
 	}
@@ -840,6 +865,9 @@ func (s *step) prepareTask(t *stepTask) *taskStart {
 		if stdin != nil {
 			cmd.Stdin = stdin
 		}
+		if ts.pmiChild != nil {
+			cmd.ExtraFiles = []*os.File{ts.pmiChild}
+		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 		if s.ident != nil && execArgv == nil {
 			cmd.SysProcAttr.Credential = s.ident.Credential()
@@ -855,6 +883,14 @@ func (s *step) prepareTask(t *stepTask) *taskStart {
 func (s *step) started(p *taskStart, cmd *exec.Cmd, err error) {
 	t := p.task
 	p.pipes.close(false)
+	if p.pmiChild != nil {
+		p.pmiChild.Close()
+		if err != nil {
+			p.pmiConn.Close()
+		} else {
+			go s.pmi.serve(s, p.pmiConn, t.id)
+		}
+	}
 	if err != nil {
 		p.pipes.close(true)
 		t.stdin, t.stdinW = nil, nil

@@ -303,6 +303,12 @@ type StepLaunch struct {
 	MemLimitMB uint64 `json:"mem_limit_mb,omitempty"`
 	// KillWait is how long tasks get between SIGTERM and SIGKILL.
 	KillWait time.Duration `json:"kill_wait"`
+	// MPI is the step's MPI type ("pmi2": the daemon serves PMI to its
+	// tasks; "" or "none": nothing), with the step's PMI job id
+	// (PMI_JOBID, "JOB.STEP") and PMI_process_mapping.
+	MPI        string `json:"mpi,omitempty"`
+	PMIJobID   string `json:"pmi_job_id,omitempty"`
+	PMIMapping string `json:"pmi_mapping,omitempty"`
 }
 
 // Error is an error answer.

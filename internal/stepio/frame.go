@@ -60,11 +60,23 @@ const (
 	// Signal is srun → node: deliver signal Code to every task of the
 	// node.
 	Signal
+	// KVSData carries pairs an MPI step's tasks published (package pmi's
+	// encoding), either way: a node's for the fence in progress, or, from
+	// srun, every node's.
+	KVSData
+	// KVSFence ends a fence's data: from a node, its tasks all entered
+	// fence Code; from srun, the exchange of fence Code is complete.
+	KVSFence
+	// Abort reports that Task aborted the MPI step (PMI abort): Code is
+	// its exit code, Data the message srun prints before ending the
+	// step.
+	Abort
 )
 
 var kindNames = [...]string{
 	Hello: "Hello", Stdout: "Stdout", Stderr: "Stderr", Exit: "Exit",
 	Failed: "Failed", Stdin: "Stdin", StdinEOF: "StdinEOF", Signal: "Signal",
+	KVSData: "KVSData", KVSFence: "KVSFence", Abort: "Abort",
 }
 
 // String returns the kind's name, or Kind(n) for an unknown kind.
@@ -75,12 +87,12 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
-func (k Kind) valid() bool { return k >= Hello && k <= Signal }
+func (k Kind) valid() bool { return k >= Hello && k <= Abort }
 
 // carriesData reports whether frames of the kind may have Data.
 func (k Kind) carriesData() bool {
 	switch k {
-	case Hello, Stdout, Stderr, Failed, Stdin:
+	case Hello, Stdout, Stderr, Failed, Stdin, KVSData, Abort:
 		return true
 	}
 	return false
@@ -91,7 +103,7 @@ func (k Kind) carriesData() bool {
 // Failed, whose Data only means something whole.
 func (k Kind) splittable() bool {
 	switch k {
-	case Stdout, Stderr, Stdin:
+	case Stdout, Stderr, Stdin, KVSData:
 		return true
 	}
 	return false

@@ -97,8 +97,8 @@ func TestHeaderLayout(t *testing.T) {
 }
 
 func TestKindString(t *testing.T) {
-	got := fmt.Sprint(Hello, Stdout, Stderr, Exit, Failed, Stdin, StdinEOF, Signal, Kind(0), Kind(9))
-	want := "Hello Stdout Stderr Exit Failed Stdin StdinEOF Signal Kind(0) Kind(9)"
+	got := fmt.Sprint(Hello, Stdout, Stderr, Exit, Failed, Stdin, StdinEOF, Signal, KVSData, KVSFence, Abort, Kind(0), Kind(12))
+	want := "Hello Stdout Stderr Exit Failed Stdin StdinEOF Signal KVSData KVSFence Abort Kind(0) Kind(12)"
 	if got != want {
 		t.Errorf("kind names = %q, want %q", got, want)
 	}
@@ -140,7 +140,8 @@ func TestWriteRefuses(t *testing.T) {
 		want error
 	}{
 		"unknown kind":        {f: Frame{Kind: 0}, want: ErrMalformed},
-		"kind past the last":  {f: Frame{Kind: Signal + 1}, want: ErrMalformed},
+		"kind past the last":  {f: Frame{Kind: Abort + 1}, want: ErrMalformed},
+		"data on a fence":     {f: Frame{Kind: KVSFence, Data: []byte("x")}, want: ErrMalformed},
 		"signaled stdout":     {f: Frame{Kind: Stdout, Signaled: true}, want: ErrMalformed},
 		"data on exit":        {f: Frame{Kind: Exit, Data: []byte("x")}, want: ErrMalformed},
 		"data on signal":      {f: Frame{Kind: Signal, Code: 2, Data: []byte("x")}, want: ErrMalformed},
@@ -190,7 +191,7 @@ func TestReaderRejects(t *testing.T) {
 		"zeros":             {in: make([]byte, 64), want: []error{ErrMalformed}},
 		"other version":     {in: with(header(0), 0, 0xD2), want: []error{ErrMalformed}},
 		"kind zero":         {in: with(header(0), 1, 0), want: []error{ErrMalformed}},
-		"kind nine":         {in: with(header(0), 1, 9), want: []error{ErrMalformed}},
+		"kind twelve":       {in: with(header(0), 1, 12), want: []error{ErrMalformed}},
 		"unknown flag":      {in: with(header(0), 2, 2), want: []error{ErrMalformed}},
 		"signaled stdout":   {in: with(header(0), 2, 1), want: []error{ErrMalformed}},
 		"reserved byte":     {in: with(header(0), 3, 1), want: []error{ErrMalformed}},

@@ -51,6 +51,9 @@ type Target struct {
 	// TLSCA is the CA certificate the cluster's TCP traffic is checked
 	// with when TLSType=tls/s2n ("": plain HTTP).
 	TLSCA string
+	// MpiDefault is slurm.conf's MpiDefault: the MPI type of steps that
+	// ask for none ("": none).
+	MpiDefault string
 }
 
 // TLS is the client side of the cluster's TLS (nil: plain HTTP).
@@ -118,13 +121,14 @@ func Resolve() (Target, error) {
 		if tc.Enabled {
 			where.tlsCA = tc.CAFile
 		}
+		where.mpiDefault = sc.MpiDefault
 		ports, _ := sc.Value("SrunPortRange")
 		if lo, hi, err := slurmconf.ParsePortRange(ports); err == nil {
 			where.srunPorts = [2]int{lo, hi}
 		}
 		resolved.Store(key, where)
 	}
-	t.URL, t.Sack, t.SrunPorts, t.TLSCA = where.url, where.sack, where.srunPorts, where.tlsCA
+	t.URL, t.Sack, t.SrunPorts, t.TLSCA, t.MpiDefault = where.url, where.sack, where.srunPorts, where.tlsCA, where.mpiDefault
 	if where.local {
 		if st, err := os.Stat(where.socket); err == nil && st.Mode()&os.ModeSocket != 0 {
 			t.Socket = where.socket
@@ -168,9 +172,9 @@ type confKey struct {
 }
 
 type confTarget struct {
-	url, socket, sack, tlsCA string
-	local                    bool
-	srunPorts                [2]int
+	url, socket, sack, tlsCA, mpiDefault string
+	local                                bool
+	srunPorts                            [2]int
 }
 
 // Client returns the generated client for a target.

@@ -425,9 +425,10 @@ func srunEnv() []envDef {
 // (Finish returns that as an *Exit too).
 const MPIList = "list"
 
-// MPITypes are the --mpi values Drover accepts: "none" (also spelled
-// "openmpi", which Slurm treats as none), "pmi2" and "pmix".
-var MPITypes = []string{"none", "pmi2", "pmix"}
+// MPITypes are the --mpi values that work: "none" (also spelled
+// "openmpi", which Slurm treats as none) and "pmi2", served by the node
+// daemons (package pmi).
+var MPITypes = []string{"none", "pmi2"}
 
 // MPIListText is srun --mpi=list's output (plugrack_print_mpi_plugins)
 // for MPITypes.

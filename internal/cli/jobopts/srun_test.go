@@ -108,7 +108,6 @@ func TestSrunOptions(t *testing.T) {
 			in:   run{args: cmd("--cpu-bind=rank")},
 			want: Options{CPUBind: "rank", Messages: []string{"Ignoring --cpu-bind=rank. Rank binding is obsolete."}},
 		},
-		"mpi pmix":         {in: run{args: cmd("--mpi=pmix")}, want: Options{MPI: "pmix"}},
 		"mpi none":         {in: run{args: cmd("--mpi", "none")}, want: Options{MPI: "none"}},
 		"mpi pmi2":         {in: run{args: cmd("--mpi=pmi2")}, want: Options{MPI: "pmi2"}},
 		"disable status":   {in: run{args: cmd("-X")}, want: Options{DisableStatus: true}},
@@ -397,7 +396,7 @@ func TestSrunErrors(t *testing.T) {
 		},
 		"mpi list": {
 			in:   run{args: []string{"--mpi=list"}},
-			want: Exit{Code: 0, Stdout: "MPI plugin types are...\n\tnone\n\tpmi2\n\tpmix\n"},
+			want: Exit{Code: 0, Stdout: "MPI plugin types are...\n\tnone\n\tpmi2\n"},
 		},
 		"unknown mpi": {
 			in: run{args: cmd("--mpi=openmpi5")},

@@ -44,6 +44,14 @@ type hub struct {
 	outMu   sync.Mutex
 	partial map[partKey][]byte // with --label: each task's unfinished line
 	doneCh  chan struct{}
+
+	// The PMI fence exchange of an MPI step: each node's pairs until
+	// every node has entered the fence, then all of them to every node.
+	kvsParts  [][]byte
+	kvsFenced []bool
+	kvsIn     int
+	// onAbort is told of a task's PMI abort.
+	onAbort func(task uint32, code int32, msg string)
 }
 
 type partKey struct {
@@ -66,7 +74,8 @@ type taskStatus struct {
 func newHub(ln net.Listener, creds []string, nodes []string, tasks [][]int, label bool, stdout, stderr io.Writer, stdinTask int) *hub {
 	h := &hub{ln: ln, creds: creds, nodes: nodes, tasks: tasks, label: label, stdout: stdout, stderr: stderr,
 		stdinTask: stdinTask, outTask: -1, errTask: -1, conns: make([]*nodeConn, len(nodes)), status: map[int]taskStatus{},
-		partial: map[partKey][]byte{}, doneCh: make(chan struct{})}
+		partial: map[partKey][]byte{}, doneCh: make(chan struct{}),
+		kvsParts: make([][]byte, len(nodes)), kvsFenced: make([]bool, len(nodes))}
 	for _, t := range tasks {
 		h.total += len(t)
 	}
@@ -124,8 +133,46 @@ func (h *hub) handle(c net.Conn) {
 		case stepio.Exit:
 			h.flushPartial([]int{int(f.Task)})
 			h.exit(int(f.Task), taskStatus{Code: f.Code, Signaled: f.Signaled})
+		case stepio.KVSData:
+			h.mu.Lock()
+			h.kvsParts[node] = append(h.kvsParts[node], f.Data...)
+			h.mu.Unlock()
+		case stepio.KVSFence:
+			h.kvsFence(node, f.Code)
+		case stepio.Abort:
+			if h.onAbort != nil {
+				h.onAbort(f.Task, f.Code, string(f.Data))
+			}
 		}
 	}
+}
+
+// kvsFence records that a node's tasks entered fence epoch; once every
+// node has, each gets every node's pairs, as Slurm's PMI tree gathers
+// them at srun and sends them back down.
+func (h *hub) kvsFence(node int, epoch int32) {
+	h.mu.Lock()
+	if h.kvsFenced[node] {
+		h.mu.Unlock()
+		return
+	}
+	h.kvsFenced[node] = true
+	h.kvsIn++
+	if h.kvsIn < len(h.nodes) {
+		h.mu.Unlock()
+		return
+	}
+	var all []byte
+	for i, part := range h.kvsParts {
+		all = append(all, part...)
+		h.kvsParts[i], h.kvsFenced[i] = nil, false
+	}
+	h.kvsIn = 0
+	h.mu.Unlock()
+	if len(all) > 0 {
+		h.broadcast(stepio.Frame{Kind: stepio.KVSData, Data: all})
+	}
+	h.broadcast(stepio.Frame{Kind: stepio.KVSFence, Code: epoch})
 }
 
 // lost marks every task of a node whose connection ended as gone; a node

@@ -22,6 +22,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/plugopts"
 	"github.com/droverhq/drover/internal/nodeproto"
+	"github.com/droverhq/drover/internal/pmi"
 	"github.com/droverhq/drover/internal/slurmerr"
 	"github.com/droverhq/drover/internal/stepenv"
 	"github.com/droverhq/drover/internal/stepproto"
@@ -75,6 +76,8 @@ type stepOptions struct {
 	local *plugopts.Local
 	// env is the environment the tasks start from (srun's own).
 	env []string
+	// mpi is --mpi (or SLURM_MPI_TYPE); "" takes MpiDefault.
+	mpi string
 }
 
 // stepRun is one running step.
@@ -89,6 +92,8 @@ type stepRun struct {
 	// they are components of a heterogeneous job.
 	comps []stepComp
 	het   bool
+	// mpi is the MPI type the node daemons serve ("" none, "pmi2").
+	mpi string
 	// target is how the controller was reached: its TLS is the nodes'.
 	target connect.Target
 	hub    *hub
@@ -138,7 +143,19 @@ func runSteps(ctx context.Context, env *clienv.Env, t connect.Target, comps []*s
 		}
 		ln, pin = tls.NewListener(ln, cfg), fp
 	}
-	s := &stepRun{cmd: env, opts: o, target: t, het: leader != 0}
+	mpi := o.mpi
+	if mpi == "" {
+		mpi = t.MpiDefault
+	}
+	switch mpi {
+	case "none", "openmpi":
+		mpi = ""
+	case "", "pmi2":
+	default:
+		fmt.Fprintf(env.Stderr, "srun: error: MPI: Cannot create context for mpi/%s\n", mpi)
+		return 1
+	}
+	s := &stepRun{cmd: env, opts: o, target: t, het: leader != 0, mpi: mpi}
 	for i, co := range comps {
 		req := stepproto.CreateRequest{
 			Name: co.name, MinNodes: co.minNodes, MaxNodes: co.maxNodes, Tasks: co.tasks, TasksPerNode: co.tasksPerNode,
@@ -187,6 +204,7 @@ func runSteps(ctx context.Context, env *clienv.Env, t connect.Target, comps []*s
 	}
 	s.hub = newHub(ln, creds, grant.Nodes, grant.Tasks, o.label, env.Stdout, env.Stderr, stdinTask)
 	s.hub.outTask, s.hub.errTask = o.outTask, o.errTask
+	s.hub.onAbort = s.pmiAbort
 	go s.hub.serve()
 	defer s.hub.close()
 
@@ -408,6 +426,16 @@ func (s *stepRun) launch(ctx context.Context, host string) error {
 		return err
 	}
 	client := nodeproto.NewClient(nil, tlsClient)
+	var mapping string
+	if s.mpi != "" {
+		nodeOf := make([]int, taskCount(g))
+		for i, ts := range g.Tasks {
+			for _, t := range ts {
+				nodeOf[t] = i
+			}
+		}
+		mapping = pmi.ProcessMapping(nodeOf)
+	}
 	for _, c := range s.comps {
 		cg, co := c.grant, c.opts
 		for j := range cg.Nodes {
@@ -421,6 +449,9 @@ func (s *stepRun) launch(ctx context.Context, host string) error {
 					UID: cg.UID, GID: cg.GID, User: cg.User, CPUsPerTask: max(co.cpusPerTask, 1), CPUBind: co.cpuBind,
 					GPUsPerTask: co.gpusPerTask, GPUBind: co.gpuBind, StdOut: o.output, StdErr: o.errorPat, StdIn: o.inputFile,
 					StdinTask: o.stdinTask, JobName: g.JobName, MemPerCPU: cg.MemPerCPU, KillWait: time.Duration(cg.KillWait) * time.Second,
+				}
+				if s.mpi != "" {
+					l.MPI, l.PMIJobID, l.PMIMapping = s.mpi, fmt.Sprintf("%d.%d", g.JobID, g.StepID), mapping
 				}
 				if j < len(cg.GPUs) {
 					l.GPUs = cg.GPUs[j]
@@ -506,6 +537,14 @@ func (s *stepRun) onSignal(sig syscall.Signal, lastIntr *time.Time) {
 	default:
 		s.hub.signal(sig)
 	}
+}
+
+// pmiAbort ends the step when a task aborts it through PMI
+// (MPI_Abort), as Slurm's mpi/pmi2 has srun do.
+func (s *stepRun) pmiAbort(task uint32, code int32, msg string) {
+	fmt.Fprintf(s.cmd.Stderr, "srun: error: StepId=%d.%d: task %d: %s\n", s.grant.JobID, s.grant.StepID, task, msg)
+	s.setCancelled()
+	s.hub.signal(syscall.SIGKILL)
 }
 
 func (s *stepRun) setCancelled() {
