@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/droverhq/drover/internal/daemon.Version=$(VERSION)
 
 all: build
 
-build: $(BIN)/drover $(BIN)/drover-gres-nvml $(BIN)/drover-spank-nccl $(BIN)/drover-spank-container
+build: $(BIN)/drover $(BIN)/drover-gres-nvml $(BIN)/drover-spank-nccl $(BIN)/drover-spank-container $(BIN)/drover-mpi-pmix
 
 # The main binary is pure Go; NVML needs cgo, so the GPU plugin is a
 # program of its own.
@@ -27,6 +27,15 @@ $(BIN)/drover-spank-nccl: FORCE
 $(BIN)/drover-spank-container: FORCE
 	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./cmd/drover-spank-container
 
+# The PMIx plugin (srun --mpi=pmix) links Debian's libpmix (libpmix-dev);
+# without it, a program that says so is built instead.
+$(BIN)/drover-mpi-pmix: FORCE
+	if pkg-config --exists pmix 2>/dev/null; then \
+		CGO_ENABLED=1 $(GO) build -trimpath -tags pmix -o $@ ./cmd/drover-mpi-pmix; \
+	else \
+		CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./cmd/drover-mpi-pmix; \
+	fi
+
 FORCE:
 
 generate:
@@ -36,6 +45,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^openapi/v[0-9]*/')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	if pkg-config --exists pmix 2>/dev/null; then $(GO) vet -tags pmix ./cmd/drover-mpi-pmix; fi
 
 # The end-to-end tests build and run the binary themselves, which go
 # test's cache cannot see: they always run.

@@ -93,6 +93,7 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 		AcctGather:       sc.JobAcctGatherType,
 		AcctGatherFreq:   sc.JobAcctGatherFrequency,
 	}
+	cfg.PMIxPlugin = helperPath("drover-mpi-pmix")
 	if gresPlugin != nil {
 		// A nil *host.Gres in the interface would not be nil.
 		cfg.Gres = gresPlugin

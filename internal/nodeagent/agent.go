@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/droverhq/drover/plugins/host"
 	"log/slog"
 	"net"
 	"net/http"
@@ -73,6 +74,9 @@ type Config struct {
 	// it.
 	Gres           GresPlugin
 	HealthInterval time.Duration
+	// PMIxPlugin is the program that serves srun --mpi=pmix
+	// (drover-mpi-pmix), started on the first such step ("": none).
+	PMIxPlugin string
 	// Reload reads the daemon's files again when the controller asks
 	// (scontrol reconfigure); nil: it cannot.
 	Reload func() (Reloaded, error)
@@ -98,6 +102,9 @@ type Agent struct {
 
 	spank spankState
 	files files
+	// pmix is the PMIx plugin, once a step needed it.
+	pmixOnce sync.Once
+	pmix     *host.MPI
 
 	mu   sync.Mutex
 	jobs map[uint32]*runningJob
@@ -495,6 +502,9 @@ func (a *Agent) finish(d nodeproto.JobDone) {
 func (a *Agent) Close() error {
 	a.endSteps()
 	a.closeSpank()
+	if a.pmix != nil {
+		a.pmix.Close()
+	}
 	if a.cfg.Gres != nil {
 		a.cfg.Gres.Close()
 	}

@@ -6,26 +6,39 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/droverhq/drover/internal/pmi"
 	"github.com/droverhq/drover/internal/stepio"
+	"github.com/droverhq/drover/plugins/host"
+	"github.com/droverhq/drover/plugins/protocol"
 )
 
-// MPI types a step may ask the node daemon to serve.
-const mpiPMI2 = "pmi2"
+// MPI types a step may ask the node daemon to serve: pmi2 by itself
+// (package pmi), pmix through the PMIx plugin.
+const (
+	mpiPMI2 = "pmi2"
+	mpiPMIx = "pmix"
+)
 
 // pmiFD is the descriptor a task finds its PMI socket on (PMI_FD): the
 // first after its standard streams.
 const pmiFD = 3
 
-// stepPMI is a step's PMI service on this node (srun --mpi=pmi2): a
-// pmi.Server for its tasks, whose fences go through srun.
+// stepPMI is a step's MPI service on this node: a pmi.Server for pmi2,
+// or the PMIx plugin's namespace for pmix. Either way the node's fences
+// go through srun.
 type stepPMI struct {
 	srv *pmi.Server
-	// epoch counts this node's fences; in carries srun's answer to the
-	// one in progress (every node's pairs), fed by readSrun.
+	// plugin serves pmix; env is what it gave each local rank.
+	plugin *host.MPI
+	env    map[int][]string
+	// epoch counts pmi2's fences; in carries srun's answer to the one in
+	// progress (every node's data), fed by readSrun.
 	epoch int32
 	in    chan []byte
 	buf   []byte
@@ -37,6 +50,12 @@ func (s *step) newStepPMI() (*stepPMI, error) {
 	switch s.l.MPI {
 	case "", "none", "openmpi":
 		return nil, nil
+	case mpiPMIx:
+		plugin, err := s.agent.pmixPlugin()
+		if err != nil {
+			return nil, err
+		}
+		return &stepPMI{plugin: plugin, in: make(chan []byte, 1)}, nil
 	case mpiPMI2:
 	default:
 		return nil, fmt.Errorf("MPI: Cannot create context for mpi/%s", s.l.MPI)
@@ -48,31 +67,56 @@ func (s *step) newStepPMI() (*stepPMI, error) {
 	p := &stepPMI{in: make(chan []byte, 1)}
 	p.srv = &pmi.Server{
 		JobID: s.l.PMIJobID, Size: size, Local: len(s.l.Tasks), ProcessMapping: s.l.PMIMapping,
-		Fence: s.pmiFence,
-		Abort: func(rank, code int, msg string) {
-			s.send(stepio.Frame{Kind: stepio.Abort, Node: uint32(s.l.NodeIndex), Task: uint32(rank), Code: int32(code), Data: []byte(msg)})
+		Fence: func(ctx context.Context, local []byte) ([]byte, error) {
+			p.epoch++
+			return s.exchange(ctx, p.epoch, local)
 		},
+		Abort: s.mpiAbort,
 	}
 	return p, nil
 }
 
-// pmiFence sends this node's pairs to srun and waits for everyone's.
-func (s *step) pmiFence(ctx context.Context, local []byte) ([]byte, error) {
-	p := s.pmi
-	p.epoch++
+// pmixPlugin starts the node's PMIx plugin on first use.
+func (a *Agent) pmixPlugin() (*host.MPI, error) {
+	a.pmixOnce.Do(func() {
+		if a.cfg.PMIxPlugin == "" {
+			return
+		}
+		if _, err := os.Stat(a.cfg.PMIxPlugin); err != nil {
+			return
+		}
+		a.pmix = host.OpenMPI(host.Spec{
+			Path: a.cfg.PMIxPlugin, Args: []string{"tmpdir=" + filepath.Join(a.cfg.SpoolDir, "pmix")},
+			Name: "mpi/pmix", Timeout: 30 * time.Second, Logger: a.logger,
+		})
+	})
+	if a.pmix == nil {
+		return nil, errors.New("MPI: Cannot create context for mpi/pmix")
+	}
+	return a.pmix, nil
+}
+
+// exchange sends this node's fence data to srun and waits for every
+// node's.
+func (s *step) exchange(ctx context.Context, epoch int32, local []byte) ([]byte, error) {
 	node := uint32(s.l.NodeIndex)
 	if len(local) > 0 {
 		s.send(stepio.Frame{Kind: stepio.KVSData, Node: node, Data: local})
 	}
-	s.send(stepio.Frame{Kind: stepio.KVSFence, Node: node, Code: p.epoch})
+	s.send(stepio.Frame{Kind: stepio.KVSFence, Node: node, Code: epoch})
 	select {
-	case all := <-p.in:
+	case all := <-s.pmi.in:
 		return all, nil
 	case <-s.done:
-		return nil, errors.New("step ended during a PMI fence")
+		return nil, errors.New("step ended during a fence")
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// mpiAbort tells srun a task aborted the step (PMI abort, MPI_Abort).
+func (s *step) mpiAbort(rank, code int, msg string) {
+	s.send(stepio.Frame{Kind: stepio.Abort, Node: uint32(s.l.NodeIndex), Task: uint32(rank), Code: int32(code), Data: []byte(msg)})
 }
 
 // fromSrun takes srun's KVSData and KVSFence frames.
@@ -91,8 +135,81 @@ func (p *stepPMI) fromSrun(f stepio.Frame) {
 	}
 }
 
-// taskSocket makes a task's PMI socket: the daemon's end, and the end
-// the task inherits as PMI_FD with the variables Slurm's mpi/pmi2 sets.
+// pmixStart registers the step with the PMIx plugin and relays its
+// events until the step ends; the plugin then forgets the step.
+func (s *step) pmixStart(ctx context.Context) error {
+	p := s.pmi
+	l := s.l
+	size := 0
+	for _, rs := range l.PMIRanks {
+		size += len(rs)
+	}
+	env, err := p.plugin.Setup(ctx, protocol.MPISetupRequest{
+		MPIRequest: protocol.MPIRequest{Step: l.PMIJobID},
+		UID:        s.cred.UID, GID: s.cred.GID, Nodes: l.Nodes, NodeIndex: l.NodeIndex, Ranks: l.PMIRanks, Size: size,
+	})
+	if err != nil {
+		return fmt.Errorf("PMIx set-up: %w", err)
+	}
+	p.env = env
+	go s.pmixEvents()
+	return nil
+}
+
+func (s *step) pmixEvents() {
+	p := s.pmi
+	step := s.l.PMIJobID
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-s.done
+		cancel()
+	}()
+	log := s.agent.logger.With("job", s.key.job, "step", s.key.step)
+	for ctx.Err() == nil {
+		ev, err := p.plugin.Next(ctx, step)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("PMIx plugin", "err", err)
+				time.Sleep(100 * time.Millisecond)
+			}
+			continue
+		}
+		switch ev.Kind {
+		case protocol.MPIEventFence:
+			all, err := s.exchange(ctx, ev.Epoch, ev.Data)
+			if err != nil {
+				continue
+			}
+			if err := p.plugin.Fence(ctx, step, ev.Epoch, all); err != nil {
+				log.Warn("PMIx fence", "err", err)
+			}
+		case protocol.MPIEventAbort:
+			s.mpiAbort(ev.Rank, ev.Code, fmt.Sprintf("PMIx abort by task %d with exit code %d: %s", ev.Rank, ev.Code, ev.Message))
+		}
+	}
+	tctx, tcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer tcancel()
+	if err := p.plugin.Teardown(tctx, step); err != nil {
+		log.Debug("PMIx teardown", "err", err)
+	}
+}
+
+// taskEnv gives a pmix task its variables (PMIX_NAMESPACE, PMIX_RANK, the
+// server's address...).
+func (p *stepPMI) taskEnv(env []string, rank int) []string {
+	e := newEnvList(env)
+	for _, kv := range p.env[rank] {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			e.set(k, v)
+		}
+	}
+	return e.list()
+}
+
+// taskSocket makes a pmi2 task's PMI socket: the daemon's end, and the
+// end the task inherits as PMI_FD with the variables Slurm's mpi/pmi2
+// sets.
 func (p *stepPMI) taskSocket(env []string, rank int) (mine net.Conn, theirs *os.File, _ []string, err error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -113,7 +230,7 @@ func (p *stepPMI) taskSocket(env []string, rank int) (mine net.Conn, theirs *os.
 	return mine, os.NewFile(uintptr(fds[1]), "pmi-task"), e.list(), nil
 }
 
-// serve answers a task's PMI requests until it finalizes or ends.
+// serve answers a pmi2 task's requests until it finalizes or ends.
 func (p *stepPMI) serve(s *step, c net.Conn, rank int) {
 	defer c.Close()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -692,6 +692,15 @@ func (s *step) startTasks() {
 		return
 	}
 	s.devs = gs
+	if s.pmi != nil && s.pmi.plugin != nil {
+		if err := s.pmixStart(s.agent.stepCtx); err != nil {
+			s.agent.logger.Warn("step MPI set-up failed", "job", l.JobID, "step", l.StepID, "err", err)
+			for _, t := range s.tasks {
+				s.failTask(t, l.Argv[0], err)
+			}
+			return
+		}
+	}
 	limits := proctrack.Limits{MemoryBytes: int64(l.MemLimitMB) << 20, AccountCPU: s.agent.cfg.AcctGather == GatherCgroup}
 	if gs != nil {
 		limits.DenyDevices = gs.deny
@@ -824,7 +833,11 @@ func (s *step) prepareTask(t *stepTask) *taskStart {
 	// Output pipes are made even when files are named: the shell that
 	// opens the files as the user says through them if it cannot.
 	ts := &taskStart{task: t, path: path, cpus: cpus}
-	if s.pmi != nil {
+	if s.pmi != nil && s.pmi.plugin != nil {
+		env = s.pmi.taskEnv(env, t.id)
+		t.env = env
+	}
+	if s.pmi != nil && s.pmi.srv != nil {
 		ts.pmiConn, ts.pmiChild, env, err = s.pmi.taskSocket(env, t.id)
 		if err != nil {
 			s.failTask(t, path, err)

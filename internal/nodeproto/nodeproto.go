@@ -309,6 +309,8 @@ type StepLaunch struct {
 	MPI        string `json:"mpi,omitempty"`
 	PMIJobID   string `json:"pmi_job_id,omitempty"`
 	PMIMapping string `json:"pmi_mapping,omitempty"`
+	// PMIRanks are every node's ranks, in node order (pmix only).
+	PMIRanks [][]int `json:"pmi_ranks,omitempty"`
 }
 
 // Error is an error answer.

@@ -32,6 +32,7 @@ const (
 	KindSpank     = "spank"
 	KindGres      = "gres"
 	KindJobSubmit = "job_submit"
+	KindMPI       = "mpi"
 )
 
 // Versions are the major protocol versions of each kind this build
@@ -40,6 +41,7 @@ var Versions = map[string][]int{
 	KindSpank:     {1},
 	KindGres:      {1},
 	KindJobSubmit: {1},
+	KindMPI:       {1},
 }
 
 // FullMethod is a method's gRPC name: "/drover.plugin.spank.v1.Plugin/Hook".

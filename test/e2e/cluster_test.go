@@ -65,6 +65,13 @@ func TestMain(m *testing.M) {
 		// Without a C compiler the GPU tests use gres.conf devices.
 		fmt.Fprintln(os.Stderr, "build drover-gres-nvml (GPU detection tests will use gres.conf):", err)
 	}
+	pmix := exec.Command("go", "build", "-tags", "pmix", "-o", filepath.Join(dir, "drover-mpi-pmix"), "github.com/droverhq/drover/cmd/drover-mpi-pmix")
+	pmix.Env = append(os.Environ(), "CGO_ENABLED=1")
+	pmix.Stdout, pmix.Stderr = os.Stderr, os.Stderr
+	if err := pmix.Run(); err != nil {
+		// Without libpmix-dev the PMIx tests skip.
+		fmt.Fprintln(os.Stderr, "build drover-mpi-pmix (PMIx tests will skip):", err)
+	}
 	// The commands cache what plugins offer per user: the tests keep
 	// theirs apart from the machine's. (Set after the builds: go's own
 	// build cache lives under XDG_CACHE_HOME too.)

@@ -1,8 +1,15 @@
 package jobopts
 
 import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // NewSrun returns a parser with srun's option table (Slurm 25.11's), filling
@@ -427,30 +434,52 @@ const MPIList = "list"
 
 // MPITypes are the --mpi values that work: "none" (also spelled
 // "openmpi", which Slurm treats as none) and "pmi2", served by the node
-// daemons (package pmi).
-var MPITypes = []string{"none", "pmi2"}
+// daemons (package pmi), then "pmix" where the PMIx plugin is installed
+// beside the commands and can serve (drover-mpi-pmix --check).
+func MPITypes() []string {
+	types := []string{"none", "pmi2"}
+	if PMIxAvailable() {
+		types = append(types, "pmix")
+	}
+	return types
+}
+
+// PMIxAvailable reports whether the PMIx plugin is installed with the
+// commands and built with libpmix; asked once per process.
+var PMIxAvailable = sync.OnceValue(func() bool {
+	exe, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return exec.CommandContext(ctx, filepath.Join(filepath.Dir(exe), "drover-mpi-pmix"), "--check").Run() == nil
+})
 
 // MPIListText is srun --mpi=list's output (plugrack_print_mpi_plugins)
 // for MPITypes.
 func MPIListText() string {
 	var b strings.Builder
 	b.WriteString("MPI plugin types are...\n")
-	for _, t := range MPITypes {
+	types := MPITypes()
+	for _, t := range types {
 		b.WriteString("\t" + t + "\n")
+	}
+	if slices.Contains(types, "pmix") {
+		b.WriteString("specific pmix plugin versions available: pmix_v4\n")
 	}
 	return b.String()
 }
 
 func validMPI(t string) bool {
-	if t == "openmpi" {
+	switch t {
+	case "openmpi", "none", "pmi2":
 		return true
 	}
-	for _, m := range MPITypes {
-		if t == m {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(MPITypes(), t)
 }
 
 // StdioKind says what srun's -i, -o or -e designates (fname_create).

@@ -150,7 +150,7 @@ func runSteps(ctx context.Context, env *clienv.Env, t connect.Target, comps []*s
 	switch mpi {
 	case "none", "openmpi":
 		mpi = ""
-	case "", "pmi2":
+	case "", "pmi2", "pmix":
 	default:
 		fmt.Fprintf(env.Stderr, "srun: error: MPI: Cannot create context for mpi/%s\n", mpi)
 		return 1
@@ -452,6 +452,9 @@ func (s *stepRun) launch(ctx context.Context, host string) error {
 				}
 				if s.mpi != "" {
 					l.MPI, l.PMIJobID, l.PMIMapping = s.mpi, fmt.Sprintf("%d.%d", g.JobID, g.StepID), mapping
+					if s.mpi == "pmix" {
+						l.PMIRanks = g.Tasks
+					}
 				}
 				if j < len(cg.GPUs) {
 					l.GPUs = cg.GPUs[j]
