@@ -167,7 +167,9 @@ func (s *step) pmixEvents() {
 	}()
 	log := s.agent.logger.With("job", s.key.job, "step", s.key.step)
 	for ctx.Err() == nil {
-		ev, err := p.plugin.Next(ctx, step)
+		// Next returns within a second: it is not cut short when the
+		// step ends, which would be taken for a hung plugin.
+		ev, err := p.plugin.Next(context.Background(), step)
 		if err != nil {
 			if ctx.Err() == nil {
 				log.Warn("PMIx plugin", "err", err)
@@ -196,9 +198,11 @@ func (s *step) pmixEvents() {
 }
 
 // taskEnv gives a pmix task its variables (PMIX_NAMESPACE, PMIX_RANK, the
-// server's address...).
-func (p *stepPMI) taskEnv(env []string, rank int) []string {
+// server's address...) and SLURM_PMIX_MAPPING_SERV.
+func (p *stepPMI) taskEnv(env []string, rank int, mapping string) []string {
 	e := newEnvList(env)
+	// srun's process mapping, as Slurm's mpi/pmix gives it to the step.
+	e.set("SLURM_PMIX_MAPPING_SERV", mapping)
 	for _, kv := range p.env[rank] {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			e.set(k, v)

@@ -834,7 +834,7 @@ func (s *step) prepareTask(t *stepTask) *taskStart {
 	// opens the files as the user says through them if it cannot.
 	ts := &taskStart{task: t, path: path, cpus: cpus}
 	if s.pmi != nil && s.pmi.plugin != nil {
-		env = s.pmi.taskEnv(env, t.id)
+		env = s.pmi.taskEnv(env, t.id, l.PMIMapping)
 		t.env = env
 	}
 	if s.pmi != nil && s.pmi.srv != nil {

@@ -99,6 +99,7 @@ func (p *Plugin) Call(ctx context.Context, method string, in, out any) error {
 	if err != nil {
 		return err
 	}
+	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, p.spec.Timeout)
 	defer cancel()
 	err = conn.Call(ctx, method, in, out)
@@ -106,6 +107,11 @@ func (p *Plugin) Call(ctx context.Context, method string, in, out any) error {
 		return nil
 	}
 	switch {
+	case caller.Err() != nil:
+		// The caller gave up: the plugin is not at fault, and may be
+		// serving others (the PMIx plugin serves every step of its
+		// node).
+		err = caller.Err()
 	case ctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded:
 		// gRPC may see the deadline a moment before ctx says so.
 		// A plugin that hangs is stopped: the next call starts it

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"log/slog"
 	"os"
 	"slices"
@@ -193,5 +194,30 @@ func TestPluginSocketNeedsTheDaemonsCertificate(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: another program reached the plugin", name)
 		}
+	}
+}
+
+// A call its caller gives up on fails, and the plugin goes on running:
+// it may be serving others (the PMIx plugin serves every step).
+func TestCallerCancelKeepsPlugin(t *testing.T) {
+	p, _ := open(t, time.Minute)
+	if _, err := hook(p); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	before := p.client
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	var out protocol.HookReply
+	err := p.Call(ctx, protocol.SpankMethodHook, protocol.Hook{Stage: protocol.StageTaskInit, Context: protocol.ContextRemote, Args: []string{"hang"}}, &out)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("cancelled call: %v", err)
+	}
+	p.mu.Lock()
+	after := p.client
+	p.mu.Unlock()
+	if after != before || after.Exited() {
+		t.Errorf("the plugin was stopped when its caller gave up")
 	}
 }

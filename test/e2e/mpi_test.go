@@ -65,6 +65,11 @@ func TestMPIPMI2(t *testing.T) {
 	if r := c.Run("", "srun", "--mpi=pmi2", "-N2", "-n4", "-m", "cyclic", bin); r.Code != 0 || ranks(r.Stdout) != want {
 		t.Errorf("cyclic: exit %d\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
+	// The variables Slurm's mpi/pmi2 gives the tasks.
+	r = c.Run("", "srun", "--mpi=pmi2", "-N2", "-n2", "bash", "-c", "echo $PMI_RANK $PMI_SIZE $PMI_FD ${PMI_JOBID#*.}")
+	if got := ranks(r.Stdout); r.Code != 0 || got != "0 2 3 0\n1 2 3 0" {
+		t.Errorf("pmi2 variables: exit %d\n%s\nstderr:\n%s", r.Code, got, r.Stderr)
+	}
 	// Without PMI each rank is a world of its own.
 	if r := c.Run("", "srun", "--mpi=none", "-N2", "-n2", bin); r.Code != 0 || ranks(r.Stdout) != "rank 0 of 1 sum 0\nrank 0 of 1 sum 0" {
 		t.Errorf("--mpi=none: exit %d\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
@@ -124,6 +129,11 @@ func TestMPIPMIx(t *testing.T) {
 	c.WaitState(id, "COMPLETED", 60*time.Second)
 	if got := ranks(c.ReadFile("pmix.out")); got != want {
 		t.Errorf("batch job's srun --mpi=pmix:\n%s", got)
+	}
+	// The variables Slurm's mpi/pmix gives the tasks.
+	r = c.Run("", "srun", "--mpi=pmix", "-N2", "-n2", "bash", "-c", "echo $PMIX_RANK $SLURM_PMIX_MAPPING_SERV ${PMIX_NAMESPACE%.*.*} ${PMIX_SERVER_URI41:+uri}")
+	if got := ranks(r.Stdout); r.Code != 0 || got != "0 (vector,(0,2,1)) slurm.pmix uri\n1 (vector,(0,2,1)) slurm.pmix uri" {
+		t.Errorf("pmix variables: exit %d\n%s\nstderr:\n%s", r.Code, got, r.Stderr)
 	}
 	if got := c.MustRun("", "srun", "--mpi=list"); got != "MPI plugin types are...\n\tnone\n\tpmi2\n\tpmix\nspecific pmix plugin versions available: pmix_v4\n" {
 		t.Errorf("--mpi=list:\n%s", got)

@@ -23,13 +23,15 @@ type hub struct {
 	ln net.Listener
 	// creds are the step credentials each node proves itself with (the
 	// components of a heterogeneous step each have their own).
-	creds  []string
-	nodes  []string
-	tasks  [][]int // per node, the global task ids
-	label  bool
-	width  int // label width: digits of the largest task id
-	stdout io.Writer
-	stderr io.Writer
+	creds []string
+	nodes []string
+	tasks [][]int // per node, the global task ids
+	label bool
+	// unbuffered is srun -u: output goes out as it comes, not by lines.
+	unbuffered bool
+	width      int // label width: digits of the largest task id
+	stdout     io.Writer
+	stderr     io.Writer
 	// stdinTask gets srun's stdin (-1: none, -2: all).
 	stdinTask int
 	// outTask and errTask are the tasks whose stdout and stderr are
@@ -218,10 +220,12 @@ func (h *hub) output(task uint32, data []byte, stderr bool) {
 	}
 	h.outMu.Lock()
 	defer h.outMu.Unlock()
-	if !h.label {
+	if !h.label && h.unbuffered {
 		w.Write(data)
 		return
 	}
+	// Whole lines, so that tasks' lines do not mix, as slurmstepd
+	// forwards output unless srun -u.
 	key := partKey{task, stderr}
 	buf := append(h.partial[key], data...)
 	var out bytes.Buffer
@@ -230,7 +234,9 @@ func (h *hub) output(task uint32, data []byte, stderr bool) {
 		if i < 0 {
 			break
 		}
-		h.writeLabel(&out, task)
+		if h.label {
+			h.writeLabel(&out, task)
+		}
 		out.Write(buf[:i+1])
 		buf = buf[i+1:]
 	}
@@ -253,9 +259,6 @@ func (h *hub) writeLabel(b *bytes.Buffer, task uint32) {
 
 // flushPartial writes what tasks left without a final newline.
 func (h *hub) flushPartial(tasks []int) {
-	if !h.label {
-		return
-	}
 	h.outMu.Lock()
 	defer h.outMu.Unlock()
 	for _, t := range tasks {
@@ -263,9 +266,13 @@ func (h *hub) flushPartial(tasks []int) {
 			key := partKey{uint32(t), stderr}
 			if rest := h.partial[key]; len(rest) > 0 {
 				var b bytes.Buffer
-				h.writeLabel(&b, uint32(t))
+				if h.label {
+					h.writeLabel(&b, uint32(t))
+				}
 				b.Write(rest)
-				b.WriteByte('\n')
+				if h.label {
+					b.WriteByte('\n')
+				}
 				if stderr {
 					h.stderr.Write(b.Bytes())
 				} else {

@@ -179,7 +179,7 @@ func stepOptionsOf(o *jobopts.Options, operands, environ []string) (*stepOptions
 		overcommit: o.Overcommit, overlap: o.Overlap, exact: o.Exact,
 		cpuBind: o.CPUBind, gpuBind: o.GPUBind, label: o.Label,
 		killBadExit: o.KillOnBadExit.Set && o.KillOnBadExit.Val != 0,
-		quitOnIntr:  o.QuitOnInterrupt, noStatus: o.DisableStatus, mpi: o.MPI,
+		quitOnIntr:  o.QuitOnInterrupt, noStatus: o.DisableStatus, mpi: o.MPI, unbuffered: o.Unbuffered,
 	}
 	// -o and -e name files, or choose whose output srun shows: all
 	// tasks', none, or one task's. Without -e, stderr goes where -o

@@ -78,6 +78,8 @@ type stepOptions struct {
 	env []string
 	// mpi is --mpi (or SLURM_MPI_TYPE); "" takes MpiDefault.
 	mpi string
+	// unbuffered is -u: task output is relayed as it comes.
+	unbuffered bool
 }
 
 // stepRun is one running step.
@@ -204,6 +206,7 @@ func runSteps(ctx context.Context, env *clienv.Env, t connect.Target, comps []*s
 	}
 	s.hub = newHub(ln, creds, grant.Nodes, grant.Tasks, o.label, env.Stdout, env.Stderr, stdinTask)
 	s.hub.outTask, s.hub.errTask = o.outTask, o.errTask
+	s.hub.unbuffered = o.unbuffered
 	s.hub.onAbort = s.pmiAbort
 	go s.hub.serve()
 	defer s.hub.close()
