@@ -42,6 +42,19 @@ type stepState struct {
 	events  chan protocol.MPIEvent
 	epoch   int32
 	pending map[int32]fenceCall
+	// gone is closed when the step is torn down: events nobody will
+	// read are dropped.
+	gone chan struct{}
+}
+
+// post queues an event without holding the server's thread.
+func (st *stepState) post(ev protocol.MPIEvent) {
+	go func() {
+		select {
+		case st.events <- ev:
+		case <-st.gone:
+		}
+	}()
 }
 
 var (
@@ -78,7 +91,7 @@ func setup(req *protocol.MPISetupRequest) (*protocol.MPISetupReply, error) {
 		mu.Unlock()
 		return nil, fmt.Errorf("step %s is already set up", req.Step)
 	}
-	steps[ns] = &stepState{events: make(chan protocol.MPIEvent, 64), pending: map[int32]fenceCall{}}
+	steps[ns] = &stepState{events: make(chan protocol.MPIEvent, 64), pending: map[int32]fenceCall{}, gone: make(chan struct{})}
 	mu.Unlock()
 	env, err := registerStep(ns, req.Size, req.Nodes, req.Ranks, req.NodeIndex, req.Nodes[req.NodeIndex], req.UID, req.GID)
 	if err != nil {
@@ -133,6 +146,7 @@ func teardown(req *protocol.MPIStepRequest) error {
 	if st == nil {
 		return nil
 	}
+	close(st.gone)
 	for _, call := range st.pending {
 		completeFence(call.cbfunc, call.cbdata, nil, true)
 	}
@@ -154,7 +168,7 @@ func onFence(ns string, data []byte, cbfunc, cbdata unsafe.Pointer) {
 	st.pending[st.epoch] = fenceCall{cbfunc, cbdata}
 	mu.Unlock()
 	// The server's own thread must not wait on the node daemon.
-	go func() { st.events <- ev }()
+	st.post(ev)
 }
 
 // onAbort is a client's PMIx_Abort.
@@ -165,7 +179,5 @@ func onAbort(ns string, rank, status int, msg string) {
 	if st == nil {
 		return
 	}
-	go func() {
-		st.events <- protocol.MPIEvent{Kind: protocol.MPIEventAbort, Rank: rank, Code: status, Message: msg}
-	}()
+	st.post(protocol.MPIEvent{Kind: protocol.MPIEventAbort, Rank: rank, Code: status, Message: msg})
 }

@@ -119,10 +119,20 @@ func (s *step) mpiAbort(rank, code int, msg string) {
 	s.send(stepio.Frame{Kind: stepio.Abort, Node: uint32(s.l.NodeIndex), Task: uint32(rank), Code: int32(code), Data: []byte(msg)})
 }
 
+// maxFenceData bounds what srun may send for one fence: srun is the
+// user's process, and the daemon must not hold whatever it sends.
+const maxFenceData = 256 << 20
+
 // fromSrun takes srun's KVSData and KVSFence frames.
 func (p *stepPMI) fromSrun(f stepio.Frame) {
 	switch f.Kind {
 	case stepio.KVSData:
+		if len(p.buf)+len(f.Data) > maxFenceData {
+			// Too much: the fence gets nothing, which its tasks see
+			// as missing keys, and the memory is not held.
+			p.buf = nil
+			return
+		}
 		p.buf = append(p.buf, f.Data...)
 	case stepio.KVSFence:
 		all := p.buf

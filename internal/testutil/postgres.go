@@ -105,7 +105,10 @@ func StartPostgres() (*Postgres, error) {
 	p.Port = l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	p.cmd = exec.Command(server, "-D", data, "-p", strconv.Itoa(p.Port), "-k", dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=50")
+		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=50",
+		// Shared memory segments in the data folder, not /dev/shm: a
+		// server stopped hard leaves nothing behind outside it.
+		"-c", "dynamic_shared_memory_type=mmap")
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	logf, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {

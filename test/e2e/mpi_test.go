@@ -130,6 +130,13 @@ func TestMPIPMIx(t *testing.T) {
 	if got := ranks(c.ReadFile("pmix.out")); got != want {
 		t.Errorf("batch job's srun --mpi=pmix:\n%s", got)
 	}
+	// MPI_Abort in one rank ends the whole step.
+	must(t, os.WriteFile(filepath.Join(c.WorkDir, "abort.py"), []byte("from mpi4py import MPI\nc = MPI.COMM_WORLD\nif c.Get_rank() == 2:\n    c.Abort(7)\nc.Barrier()\n"), 0o644))
+	start := time.Now()
+	r = c.Run("", "srun", "--mpi=pmix", "-N2", "-n4", "/usr/bin/python3", "abort.py")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "task 2: PMIx abort by task 2 with exit code 7") || time.Since(start) > 30*time.Second {
+		t.Errorf("MPI_Abort: exit %d after %v\nstderr:\n%s", r.Code, time.Since(start), r.Stderr)
+	}
 	// The variables Slurm's mpi/pmix gives the tasks.
 	r = c.Run("", "srun", "--mpi=pmix", "-N2", "-n2", "bash", "-c", "echo $PMIX_RANK $SLURM_PMIX_MAPPING_SERV ${PMIX_NAMESPACE%.*.*} ${PMIX_SERVER_URI41:+uri}")
 	if got := ranks(r.Stdout); r.Code != 0 || got != "0 (vector,(0,2,1)) slurm.pmix uri\n1 (vector,(0,2,1)) slurm.pmix uri" {

@@ -26,6 +26,13 @@ var resetEachPass = map[string]bool{
 // options given so far that are not reset between components already
 // applied, as Slurm's commands carry them from one component to the next.
 func (p *Parser) NextComponent() (*Parser, error) {
+	return p.NextComponentIn(p.cfg.LookupEnv)
+}
+
+// NextComponentIn is NextComponent for a component that reads its
+// environment through lookup (srun in a heterogeneous job reads each
+// component's variables under their plain names).
+func (p *Parser) NextComponentIn(lookup func(string) (string, bool)) (*Parser, error) {
 	var defs []*optDef
 	var envs []envDef
 	switch p.cmd {
@@ -36,7 +43,9 @@ func (p *Parser) NextComponent() (*Parser, error) {
 	default:
 		defs, envs = sbatchOptions(), sbatchEnv()
 	}
-	next := newParser(p.cfg, p.cmd, defs, envs)
+	cfg := p.cfg
+	cfg.LookupEnv = lookup
+	next := newParser(cfg, p.cmd, defs, envs)
 	for _, d := range p.defs {
 		src, ok := p.opts.Sources[d.id]
 		if !ok || resetEachPass[d.id] {

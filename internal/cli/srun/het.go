@@ -166,7 +166,7 @@ func componentEnv(own *jobopts.Environ, k int) *jobopts.Environ {
 // against its component's view of the job's environment. It must run
 // inside such a job (an allocation of its own is not made for one).
 func runHet(ctx context.Context, env *clienv.Env, own *jobopts.Environ, segs []segment, plugins *plugopts.Plugins,
-	parseIn func(*jobopts.Environ, []string) (*jobopts.Options, []string, error)) int {
+	parseIn func(*jobopts.Parser, *jobopts.Environ, []string) (*jobopts.Parser, []string, error)) int {
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(env.Stderr, "srun: error: "+format+"\n", args...)
 		return 1
@@ -190,11 +190,11 @@ func runHet(ctx context.Context, env *clienv.Env, own *jobopts.Environ, segs []s
 		}
 		// --het-group=0 in a plain job is the job itself.
 		segs[0].groups = nil
-		o, operands, err := parseIn(own, append(slices.Clone(segs[0].options), segs[0].argv...))
+		p, operands, err := parseIn(nil, own, append(slices.Clone(segs[0].options), segs[0].argv...))
 		if err != nil {
 			return exit(env, err)
 		}
-		return runOne(ctx, env, own, o, operands, plugins)
+		return runOne(ctx, env, own, p.Options(), operands, plugins)
 	}
 	t, err := connect.Resolve()
 	if err != nil {
@@ -205,12 +205,15 @@ func runHet(ctx context.Context, env *clienv.Env, own *jobopts.Environ, segs []s
 	var comps []*stepOptions
 	var local *plugopts.Local
 	var stepEnv []string
+	var prev *jobopts.Parser
 	for i, g := range groups {
 		e := componentEnv(own, g)
-		o, operands, err := parseIn(e, append(slices.Clone(per[i].options), per[i].argv...))
+		p, operands, err := parseIn(prev, e, append(slices.Clone(per[i].options), per[i].argv...))
 		if err != nil {
 			return exit(env, err)
 		}
+		prev = p
+		o := p.Options()
 		id, ok := e.Lookup("SLURM_JOB_ID")
 		jobID, perr := strconv.ParseUint(id, 10, 32)
 		if !ok || perr != nil {
@@ -240,7 +243,7 @@ func runHet(ctx context.Context, env *clienv.Env, own *jobopts.Environ, segs []s
 // allocation of srun's own, one component per part of the command line,
 // for the length of one step over all of them.
 func runHetAllocation(ctx context.Context, env *clienv.Env, own *jobopts.Environ, segs []segment, plugins *plugopts.Plugins,
-	parseIn func(*jobopts.Environ, []string) (*jobopts.Options, []string, error)) int {
+	parseIn func(*jobopts.Parser, *jobopts.Environ, []string) (*jobopts.Parser, []string, error)) int {
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(env.Stderr, "srun: error: "+format+"\n", args...)
 		return 1
@@ -248,14 +251,17 @@ func runHetAllocation(ctx context.Context, env *clienv.Env, own *jobopts.Environ
 	var opts []*jobopts.Options
 	var argvs [][]string
 	var descs []v0044.V0044JobDescMsg
+	var prev *jobopts.Parser
 	for i, seg := range segs {
 		if seg.groups != nil && (len(seg.groups) != 1 || seg.groups[0] != i) {
 			return fail("--het-group is valid only inside a heterogeneous job allocation")
 		}
-		o, operands, err := parseIn(own, append(slices.Clone(seg.options), seg.argv...))
+		p, operands, err := parseIn(prev, own, append(slices.Clone(seg.options), seg.argv...))
 		if err != nil {
 			return exit(env, err)
 		}
+		prev = p
+		o := p.Options()
 		d := o.JobDesc()
 		if !d.Name.Set {
 			d.Name = v0044.NewOptString(o.CmdName)

@@ -41,10 +41,21 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		return 1
 	}
 	cfg := jobopts.Config{Prog: "srun", Now: clock(), Cwd: env.Cwd, UID: env.User.UID, LookupEnv: own.Lookup, ErrorExit: 1, PluginOptions: plugins.Options()}
-	parseIn := func(e *jobopts.Environ, args []string) (*jobopts.Options, []string, error) {
-		c := cfg
-		c.LookupEnv = e.Lookup
-		p := jobopts.NewSrun(c)
+	// parseIn reads one component's options against its environment,
+	// after what the component before it (prev, nil for the first)
+	// carries over.
+	parseIn := func(prev *jobopts.Parser, e *jobopts.Environ, args []string) (*jobopts.Parser, []string, error) {
+		var p *jobopts.Parser
+		if prev == nil {
+			c := cfg
+			c.LookupEnv = e.Lookup
+			p = jobopts.NewSrun(c)
+		} else {
+			var err error
+			if p, err = prev.NextComponentIn(e.Lookup); err != nil {
+				return nil, nil, err
+			}
+		}
 		operands, err := p.Parse(args)
 		o := p.Options()
 		for _, m := range o.Messages {
@@ -55,15 +66,18 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 				fmt.Fprintf(env.Stderr, "srun: Warning: %s\n", w)
 			}
 		}
-		return o, operands, err
+		return p, operands, err
 	}
 	var o *jobopts.Options
 	segs, err := splitSegments(args, func(a []string) (*jobopts.Options, []string, error) {
-		so, operands, err := parseIn(own, a)
-		if o == nil {
-			o = so
+		p, operands, err := parseIn(nil, own, a)
+		if err != nil {
+			return nil, nil, err
 		}
-		return so, operands, err
+		if o == nil {
+			o = p.Options()
+		}
+		return p.Options(), operands, nil
 	})
 	if err != nil {
 		return exit(env, err)
