@@ -9,12 +9,16 @@ LDFLAGS := -X github.com/droverhq/drover/internal/daemon.Version=$(VERSION)
 
 all: build
 
-build: $(BIN)/drover $(BIN)/drover-gres-nvml $(BIN)/drover-spank-nccl $(BIN)/drover-spank-container $(BIN)/drover-mpi-pmix
+build: $(BIN)/drover $(BIN)/drover-client $(BIN)/drover-gres-nvml $(BIN)/drover-spank-nccl $(BIN)/drover-spank-container $(BIN)/drover-mpi-pmix
 
 # The main binary is pure Go; NVML needs cgo, so the GPU plugin is a
 # program of its own.
 $(BIN)/drover: FORCE
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/drover
+
+# The commands alone (sbatch, squeue, srun...), without the daemons' code.
+$(BIN)/drover-client: FORCE
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/drover-client
 
 $(BIN)/drover-gres-nvml: FORCE
 	CGO_ENABLED=1 $(GO) build -trimpath -o $@ ./cmd/drover-gres-nvml

@@ -9,20 +9,16 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/authctx"
+	"github.com/droverhq/drover/internal/droverapi"
 	"github.com/droverhq/drover/internal/jwtauth"
 	"github.com/droverhq/drover/internal/slurmerr"
 )
 
-// TokenPath is Drover's addition for `scontrol token` (slurmctld's
-// REQUEST_AUTH_TOKEN has no slurmrestd operation): POST with the query
-// parameters lifespan (seconds, or "infinite") and username; the answer
-// is {"token": "..."} or slurmrestd's error envelope.
-const TokenPath = "/drover/v1/token"
+// TokenPath and TokenReply are the token endpoint's (package droverapi).
+const TokenPath = droverapi.TokenPath
 
 // TokenReply is the token endpoint's answer.
-type TokenReply struct {
-	Token string `json:"token"`
-}
+type TokenReply = droverapi.TokenReply
 
 // handleToken issues a token with slurmctld's rules: auth/jwt must be on;
 // a user gets one for themselves only, root and SlurmUser for anyone;

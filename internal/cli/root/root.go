@@ -8,14 +8,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
-	"github.com/droverhq/drover/internal/cli/connect"
+	"github.com/droverhq/drover/internal/cli/shim"
 	"github.com/droverhq/drover/internal/daemon"
 	"github.com/droverhq/drover/internal/devcluster"
 )
@@ -23,8 +22,8 @@ import (
 // Main runs the program for argv and returns the exit code.
 func Main(argv []string) int {
 	prog := filepath.Base(argv[0])
-	if cmd, ok := shims[prog]; ok {
-		return runShim(prog, cmd, argv[1:])
+	if cmd, ok := shim.Lookup(prog); ok {
+		return shim.Run(prog, cmd, argv[1:])
 	}
 	root := newRoot()
 	root.SetArgs(argv[1:])
@@ -35,30 +34,6 @@ func Main(argv []string) int {
 	return 0
 }
 
-// shimMemoryLimit is the heap a drop-in command may grow to before the
-// garbage collector runs at all (see runShim).
-const shimMemoryLimit = 512 << 20
-
-func runShim(prog string, cmd shim, args []string) int {
-	// A command lives for milliseconds and its garbage dies with it:
-	// collecting as the heap doubles from 4 MB (Go's default) costs squeue
-	// over 5,000 jobs a third of its time. The collector runs only near
-	// the limit, so a listing of any size still fits; GOGC and GOMEMLIMIT
-	// set by the caller win.
-	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetGCPercent(-1)
-		debug.SetMemoryLimit(shimMemoryLimit)
-	}
-	env, err := connect.Env(prog)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: error: %v\n", prog, err)
-		return 1
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return cmd(ctx, env, args)
-}
-
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "drover",
@@ -67,15 +42,15 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(controllerCmd(), nodeCmd(), restdCmd(), sackdCmd(), keygenCmd(), devCmd(), simCmd(), versionCmd(), installShimsCmd())
-	for name, cmd := range shims {
-		name, cmd := name, cmd
+	for _, name := range shim.Names() {
+		cmd, _ := shim.Lookup(name)
 		root.AddCommand(&cobra.Command{
 			Use:                name,
 			Short:              "run as " + name,
 			Hidden:             true,
 			DisableFlagParsing: true,
 			RunE: func(_ *cobra.Command, args []string) error {
-				if code := runShim(name, cmd, args); code != 0 {
+				if code := shim.Run(name, cmd, args); code != 0 {
 					os.Exit(code)
 				}
 				return nil
@@ -302,7 +277,7 @@ func InstallShims(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	for _, name := range ShimNames() {
+	for _, name := range shim.Names() {
 		link := filepath.Join(dir, name)
 		_ = os.Remove(link)
 		if err := os.Symlink(exe, link); err != nil {

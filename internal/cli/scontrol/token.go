@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/droverhq/drover/internal/restapi"
+	"github.com/droverhq/drover/internal/droverapi"
 )
 
 // token is `scontrol token [lifespan=S|infinite] [username=U]`: it asks
@@ -37,11 +37,11 @@ func (c *cmd) token(ctx context.Context, args []string) {
 			return
 		}
 	}
-	path := restapi.TokenPath
+	path := droverapi.TokenPath
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var reply restapi.TokenReply
+	var reply droverapi.TokenReply
 	if err := c.env.Call(ctx, "POST", path, nil, &reply); err != nil {
 		c.exitCode = 1
 		fmt.Fprintf(c.env.Stderr, "scontrol: error: slurm_fetch_token: error with request: %v\n", err)

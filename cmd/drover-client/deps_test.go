@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The commands' binary links the client side only: none of the daemons'
+// packages (controller, scheduler, state, accounting store, REST server,
+// bridges, node daemon) nor the libraries only they use.
+func TestNoServerCode(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/droverhq/drover/cmd/drover-client").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	forbidden := []string{
+		"github.com/droverhq/drover/internal/controller",
+		"github.com/droverhq/drover/internal/sched",
+		"github.com/droverhq/drover/internal/state",
+		"github.com/droverhq/drover/internal/acctdb",
+		"github.com/droverhq/drover/internal/restapi",
+		"github.com/droverhq/drover/internal/restd",
+		"github.com/droverhq/drover/internal/nodeagent",
+		"github.com/droverhq/drover/internal/daemon",
+		"github.com/droverhq/drover/internal/proctrack",
+		"github.com/droverhq/drover/internal/cli/root",
+		"github.com/containerd/cgroups",
+		"go.etcd.io/bbolt",
+		"modernc.org/sqlite",
+		"github.com/jackc/pgx",
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, f := range forbidden {
+			if dep == f || strings.HasPrefix(dep, f+"/") {
+				t.Errorf("drover-client links %s", dep)
+			}
+		}
+		// The bridges translate for the server; the commands read the
+		// generated client (limitwire is wire helpers both share).
+		if strings.HasPrefix(dep, "github.com/droverhq/drover/bridge/") && !strings.HasSuffix(dep, "/limitwire") {
+			t.Errorf("drover-client links %s", dep)
+		}
+	}
+}
