@@ -2,6 +2,7 @@ package srun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -74,7 +75,7 @@ func parseHetGroup(v string) ([]int, error) {
 			b, err2 = strconv.Atoi(hi)
 		}
 		if err1 != nil || err2 != nil || a < 0 || b < a || b > 127 {
-			return nil, fmt.Errorf("Invalid hetjob group specification: %s", v)
+			return nil, fmt.Errorf("Invalid --het-group value: %s", v)
 		}
 		for n := a; n <= b; n++ {
 			if !slices.Contains(out, n) {
@@ -85,6 +86,9 @@ func parseHetGroup(v string) ([]int, error) {
 	slices.Sort(out)
 	return out, nil
 }
+
+// errDuplicateGroups is srun's fatal error for a component named twice.
+var errDuplicateGroups = errors.New("Duplicate het groups in single srun not supported")
 
 // hetComponents pairs the segments with the components of the job they
 // run in: each segment its --het-group, else its place; a single segment
@@ -109,7 +113,7 @@ func hetComponents(segs []segment, size int) ([]int, []segment, error) {
 	seen := map[int]bool{}
 	for _, g := range groups {
 		if seen[g] {
-			return nil, nil, fmt.Errorf("Duplicate het groups in single srun not supported")
+			return nil, nil, errDuplicateGroups
 		}
 		seen[g] = true
 	}
@@ -181,6 +185,10 @@ func runHet(ctx context.Context, env *clienv.Env, own *jobopts.Environ, segs []s
 		size = 1
 	}
 	groups, per, err := hetComponents(segs, size)
+	if errors.Is(err, errDuplicateGroups) {
+		fmt.Fprintf(env.Stderr, "srun: fatal: %v\n", err)
+		return 1
+	}
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -254,7 +262,7 @@ func runHetAllocation(ctx context.Context, env *clienv.Env, own *jobopts.Environ
 	var prev *jobopts.Parser
 	for i, seg := range segs {
 		if seg.groups != nil && (len(seg.groups) != 1 || seg.groups[0] != i) {
-			return fail("--het-group is valid only inside a heterogeneous job allocation")
+			return fail("--het-group expected to be used within an HetJob allocation")
 		}
 		p, operands, err := parseIn(prev, own, append(slices.Clone(seg.options), seg.argv...))
 		if err != nil {
