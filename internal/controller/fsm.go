@@ -972,66 +972,42 @@ func (s *fsm) failJobsOn(name string, t time.Time, delay time.Duration) applyRes
 				hetDone = map[job.ID]bool{}
 			}
 			hetDone[l.ID] = true
-			s.failHetJob(l, name, t, delay, &res)
-			continue
+			j = l
 		}
-		if j.BatchHost != "" {
-			res.Kill = append(res.Kill, batchOn{id, j.BatchHost})
-		}
-		switch {
-		case j.State == job.Running && j.Req.Requeue && j.BatchHost == name:
-			if run := s.requeue(j, t, j.RequeueOnEnd && j.RequeueHold, "", job.NodeFail, delay); run != nil {
-				res.Runs = append(res.Runs, *run)
-			}
-		case j.State == job.Running && j.Req.Requeue:
-			// Requeued once its batch host reports the script ended.
-			j.RequeueOnEnd, j.RequeueAs = true, job.NodeFail
-			s.touch(j, t)
-			continue
-		case j.State == job.Running:
-			j.State = job.NodeFail
-			j.Reason = job.ReasonNodeDown
-			j.EndTime = t
-			s.count(job.NodeFail)
-			res.Runs = append(res.Runs, *j)
-		}
-		j.Completing = false
-		s.touch(j, t)
-		res.Ended = append(res.Ended, id)
+		s.failJob(j, name, t, delay, &res)
 	}
 	return res
 }
 
-// failHetJob is failJobsOn for a heterogeneous job one of whose
-// components held the failed node: the leader's batch script is killed
-// and the whole job requeued, or ended NODE_FAIL.
-func (s *fsm) failHetJob(l *job.Job, name string, t time.Time, delay time.Duration, res *applyResult) {
-	if l.BatchHost != "" {
-		res.Kill = append(res.Kill, batchOn{l.ID, l.BatchHost})
+// failJob deals with one job that held a failed node (a heterogeneous
+// job's leader for all its components), as failJobsOn says.
+func (s *fsm) failJob(j *job.Job, name string, t time.Time, delay time.Duration, res *applyResult) {
+	if j.BatchHost != "" {
+		res.Kill = append(res.Kill, batchOn{j.ID, j.BatchHost})
 	}
 	switch {
-	case l.State == job.Running && l.Req.Requeue && l.BatchHost == name:
-		if run := s.requeue(l, t, l.RequeueOnEnd && l.RequeueHold, "", job.NodeFail, delay); run != nil {
+	case j.State == job.Running && j.Req.Requeue && j.BatchHost == name:
+		if run := s.requeue(j, t, j.RequeueOnEnd && j.RequeueHold, "", job.NodeFail, delay); run != nil {
 			res.Runs = append(res.Runs, *run)
 		}
-		s.requeueHetSiblings(l, t, false, "", job.NodeFail, delay, res)
-	case l.State == job.Running && l.Req.Requeue:
-		// Requeued, all of it, once its batch host reports the script
-		// ended.
-		l.RequeueOnEnd, l.RequeueAs = true, job.NodeFail
-		s.touch(l, t)
+		s.requeueHetSiblings(j, t, false, "", job.NodeFail, delay, res)
+	case j.State == job.Running && j.Req.Requeue:
+		// Requeued (with every component) once its batch host reports
+		// the script ended.
+		j.RequeueOnEnd, j.RequeueAs = true, job.NodeFail
+		s.touch(j, t)
 		return
-	case l.State == job.Running:
-		l.State = job.NodeFail
-		l.Reason = job.ReasonNodeDown
-		l.EndTime = t
+	case j.State == job.Running:
+		j.State = job.NodeFail
+		j.Reason = job.ReasonNodeDown
+		j.EndTime = t
 		s.count(job.NodeFail)
-		res.Runs = append(res.Runs, *l)
-		s.endHetSiblings(l, t, res)
+		res.Runs = append(res.Runs, *j)
+		s.endHetSiblings(j, t, res)
 	}
-	l.Completing = false
-	s.touch(l, t)
-	res.Ended = append(res.Ended, l.ID)
+	j.Completing = false
+	s.touch(j, t)
+	res.Ended = append(res.Ended, j.ID)
 }
 
 func (s *fsm) applySplit(c *command) applyResult {

@@ -261,14 +261,7 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 			if s.StartsOnly && t > 0 && bf.agg == nil {
 				bf.agg = p.sc.agg.reset(bf.lines, bf.partNodes[part.Name], part.Name)
 			}
-			for i := range alloc.Nodes {
-				n := bf.index[alloc.Nodes[i].Node]
-				bf.lines[n].take(t, end, &alloc.Nodes[i])
-				bf.changed = append(bf.changed, n)
-				if bf.agg != nil {
-					bf.agg.take(t, end, n, &alloc.Nodes[i])
-				}
-			}
+			bf.reserve(t, end, alloc)
 			if t > 0 {
 				pl := Planned{Start: s.Now.Add(time.Duration(t) * time.Second)}
 				if !s.StartsOnly {
@@ -285,6 +278,19 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 			if !j.IsArrayMeta() || p.started[j.ID] >= len(j.PendingTasks) {
 				delete(plan.Reasons, j.ID)
 			}
+		}
+	}
+}
+
+// reserve takes alloc's share of its nodes from t to end on the
+// pass's timelines.
+func (bf *bfPass) reserve(t, end int64, alloc *job.Allocation) {
+	for i := range alloc.Nodes {
+		n := bf.index[alloc.Nodes[i].Node]
+		bf.lines[n].take(t, end, &alloc.Nodes[i])
+		bf.changed = append(bf.changed, n)
+		if bf.agg != nil {
+			bf.agg.take(t, end, n, &alloc.Nodes[i])
 		}
 	}
 }
@@ -333,14 +339,7 @@ func (b *Backfill) backfillHet(s *Snapshot, bf *bfPass, leader *job.Job) {
 		if durs[i] != forever {
 			end = t + durs[i]
 		}
-		for k := range alloc.Nodes {
-			n := bf.index[alloc.Nodes[k].Node]
-			bf.lines[n].take(t, end, &alloc.Nodes[k])
-			bf.changed = append(bf.changed, n)
-			if bf.agg != nil {
-				bf.agg.take(t, end, n, &alloc.Nodes[k])
-			}
-		}
+		bf.reserve(t, end, alloc)
 		bill(part, alloc)
 		out[i] = alloc
 	}
