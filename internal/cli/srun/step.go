@@ -94,7 +94,8 @@ type stepRun struct {
 	// they are components of a heterogeneous job.
 	comps []stepComp
 	het   bool
-	// mpi is the MPI type the node daemons serve ("" none, "pmi2").
+	// mpi is the MPI type the node daemons serve ("" none, "pmi2",
+	// "pmix").
 	mpi string
 	// target is how the controller was reached: its TLS is the nodes'.
 	target connect.Target
