@@ -2,53 +2,14 @@ package spank
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/droverhq/drover/plugins/host"
 	"github.com/droverhq/drover/plugins/protocol"
+	"github.com/droverhq/drover/spank/plugconf"
 )
-
-// Info is what a command needs to know of a plugin without running it:
-// its name, its options and the stages it implements.
-type Info struct {
-	Entry
-	Name    string            `json:"name"`
-	Options []protocol.Option `json:"options,omitempty"`
-	Stages  []string          `json:"stages,omitempty"`
-	// OnlyWithOptions: see protocol.OptionsReply.
-	OnlyWithOptions bool `json:"only_with_options,omitempty"`
-}
-
-// Given reports whether env carries one of the plugin's options.
-func (i Info) Given(env []string) bool {
-	for _, o := range i.Options {
-		for _, name := range []string{OptionEnvName(i.Name, o.Name), "SPANK_" + OptionEnvName(i.Name, o.Name)} {
-			if index(env, name) >= 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// Has reports whether the plugin implements stage.
-func (i Info) Has(stage string) bool { return slices.Contains(i.Stages, stage) }
-
-// DefaultCache is where Describe keeps what it learnt, per user.
-func DefaultCache() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "drover", "spank-plugins.json")
-}
 
 // Describe returns each plugin's Info: from cacheFile while the program
 // is the same file (path, size, modification time) with the same
@@ -60,12 +21,7 @@ func Describe(ctx context.Context, entries []Entry, cacheFile string, timeout ti
 	if log == nil {
 		log = slog.Default()
 	}
-	cache := map[string]Info{}
-	if cacheFile != "" {
-		if b, err := os.ReadFile(cacheFile); err == nil {
-			_ = json.Unmarshal(b, &cache)
-		}
-	}
+	cache := plugconf.ReadCache(cacheFile)
 	var out []Info
 	changed := false
 	seen := map[string]bool{}
@@ -74,7 +30,7 @@ func Describe(ctx context.Context, entries []Entry, cacheFile string, timeout ti
 			continue
 		}
 		seen[e.Path] = true
-		key := cacheKey(e)
+		key := plugconf.CacheKey(e)
 		if info, ok := cache[key]; ok && key != "" {
 			info.Entry = e
 			out = append(out, info)
@@ -98,50 +54,9 @@ func Describe(ctx context.Context, entries []Entry, cacheFile string, timeout ti
 		}
 	}
 	if changed && cacheFile != "" {
-		if err := writeCache(cacheFile, cache); err != nil {
+		if err := plugconf.WriteCache(cacheFile, cache); err != nil {
 			log.Debug("keep the plugin cache", "file", cacheFile, "err", err)
 		}
 	}
 	return out, nil
-}
-
-// cacheKey names a plugin program as it is now; "" when it cannot be
-// read (it is then described every time).
-func cacheKey(e Entry) string {
-	st, err := os.Stat(e.Path)
-	if err != nil || st.IsDir() {
-		return ""
-	}
-	return fmt.Sprintf("%s|%d|%d|%s", e.Path, st.Size(), st.ModTime().UnixNano(), strings.Join(e.Args, "\x00"))
-}
-
-// writeCache keeps the entries of programs that are still there as they
-// were, so that the file does not grow with every plugin ever seen.
-func writeCache(file string, cache map[string]Info) error {
-	for k, in := range cache {
-		if cacheKey(in.Entry) != k {
-			delete(cache, k)
-		}
-	}
-	b, err := json.Marshal(cache)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".spank-plugins-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), file)
 }

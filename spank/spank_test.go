@@ -24,7 +24,7 @@ var helloPlugin string
 // The test binary doubles as a second plugin whose task_init fails when
 // its plugstack.conf arguments say "fail".
 func TestMain(m *testing.M) {
-	if os.Getenv(protocol.Handshake.MagicCookieKey) == protocol.Handshake.MagicCookieValue {
+	if os.Getenv(protocol.MagicCookieKey) == protocol.MagicCookieValue {
 		sdk.ServeSpank(&sdk.Spank{
 			TaskInit: func(c *sdk.Context) error {
 				if slices.Contains(c.Args, "fail") {

@@ -28,7 +28,7 @@ import (
 const prog = "drover-gres-nvml"
 
 func main() {
-	if os.Getenv(protocol.Handshake.MagicCookieKey) != "" {
+	if os.Getenv(protocol.MagicCookieKey) != "" {
 		sdk.ServeGres(gresnvml.NewPlugin().Gres())
 		return
 	}

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/droverhq/drover/plugins/protocol"
+	"github.com/droverhq/drover/plugins/protocol/rpc"
 )
 
 // DefaultTimeout bounds one call when Spec.Timeout is zero.
@@ -58,7 +59,7 @@ type Plugin struct {
 
 	mu     sync.Mutex
 	client *plugin.Client
-	conn   *protocol.Conn
+	conn   *rpc.Conn
 	closed bool
 }
 
@@ -155,7 +156,7 @@ func (p *Plugin) reset() {
 
 // connect returns a connection to a running program, starting it when
 // needed.
-func (p *Plugin) connect() (*protocol.Conn, error) {
+func (p *Plugin) connect() (*rpc.Conn, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -172,8 +173,8 @@ func (p *Plugin) connect() (*protocol.Conn, error) {
 		return nil, fmt.Errorf("plugin %s: unknown plugin kind %q", p.spec.Name, p.spec.Kind)
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  protocol.Handshake,
-		VersionedPlugins: protocol.PluginSets(p.spec.Kind),
+		HandshakeConfig:  rpc.Handshake,
+		VersionedPlugins: rpc.PluginSets(p.spec.Kind),
 		Cmd:              exec.Command(p.spec.Path),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		// The plugin's socket is a file other users of the host could
@@ -187,17 +188,17 @@ func (p *Plugin) connect() (*protocol.Conn, error) {
 		SyncStderr:   &lineLogger{l: p.spec.Logger.With("plugin", p.spec.Name)},
 		StartTimeout: p.spec.Timeout,
 	})
-	rpc, err := client.Client()
+	rc, err := client.Client()
 	if err != nil {
 		client.Kill()
 		return nil, fmt.Errorf("plugin %s: start %s: %w", p.spec.Name, p.spec.Path, err)
 	}
-	raw, err := rpc.Dispense(p.spec.Kind)
+	raw, err := rc.Dispense(p.spec.Kind)
 	if err != nil {
 		client.Kill()
 		return nil, fmt.Errorf("plugin %s: %w", p.spec.Name, err)
 	}
-	conn, ok := raw.(*protocol.Conn)
+	conn, ok := raw.(*rpc.Conn)
 	if !ok {
 		client.Kill()
 		return nil, fmt.Errorf("plugin %s: unexpected %T", p.spec.Name, raw)

@@ -25,7 +25,7 @@ import (
 // The test binary doubles as a plugin: go-plugin starts it with its
 // handshake cookie set, and a hook's arguments choose how it misbehaves.
 func TestMain(m *testing.M) {
-	if os.Getenv(protocol.Handshake.MagicCookieKey) == protocol.Handshake.MagicCookieValue {
+	if os.Getenv(protocol.MagicCookieKey) == protocol.MagicCookieValue {
 		sdk.ServeSpank(&sdk.Spank{
 			Options: func(args []string) []protocol.Option {
 				return []protocol.Option{{Name: "greeting", ArgInfo: "word", Usage: "what to greet with", HasArg: true}}

@@ -28,6 +28,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/droverhq/drover/plugins/protocol"
+	"github.com/droverhq/drover/plugins/protocol/rpc"
 )
 
 // Stage functions run in one SPANK stage; an error fails it, with the
@@ -176,13 +177,13 @@ func ServeSpank(p *Spank) {
 	serve(protocol.KindSpank, protocol.SpankMethods, p.handle)
 }
 
-func serve(kind string, methods []string, h protocol.Handler) {
+func serve(kind string, methods []string, h rpc.Handler) {
 	sets := map[int]plugin.PluginSet{}
 	for _, v := range protocol.Versions[kind] {
-		sets[v] = plugin.PluginSet{kind: &protocol.GRPCPlugin{Kind: kind, Major: v, Methods: methods, Handler: h}}
+		sets[v] = plugin.PluginSet{kind: &rpc.GRPCPlugin{Kind: kind, Major: v, Methods: methods, Handler: h}}
 	}
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  protocol.Handshake,
+		HandshakeConfig:  rpc.Handshake,
 		VersionedPlugins: sets,
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           logger,

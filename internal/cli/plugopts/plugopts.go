@@ -6,24 +6,46 @@ package plugopts
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/jobopts"
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/plugins/protocol"
-	"github.com/droverhq/drover/spank"
+	"github.com/droverhq/drover/spank/plugconf"
 )
+
+// Host runs plugin programs for the commands. The drover binary sets it
+// (package plugopts/hosted); the commands' own binary, drover-client,
+// links no plugin host and leaves it nil: a command that must run a
+// plugin is then handed to drover.
+var Host interface {
+	// Describe is what the plugins of entries offer, from the cache or
+	// by starting the changed ones.
+	Describe(ctx context.Context, entries []plugconf.Entry, cacheFile string, timeout time.Duration, log *slog.Logger) ([]plugconf.Info, error)
+	// Load starts the plugins of entries.
+	Load(ctx context.Context, entries []plugconf.Entry, timeout time.Duration, log *slog.Logger) (Stack, error)
+}
+
+// Stack is the running plugins of a command.
+type Stack interface {
+	Run(ctx context.Context, hook protocol.Hook) ([]protocol.EnvChange, error)
+	Close()
+}
 
 // describeTimeout bounds starting a plugin to learn its options.
 const describeTimeout = 10 * time.Second
 
 // Plugins are what the plugins in plugstack.conf offer the command.
 type Plugins struct {
-	infos []spank.Info
+	infos []plugconf.Info
 }
 
 // Load reads plugstack.conf (from the slurm.conf at SLURM_CONF or the
@@ -52,8 +74,10 @@ func (ps *Plugins) Options() []jobopts.PluginOption {
 	return out
 }
 
-// describe is what the plugins in plugstack.conf offer.
-func describe(ctx context.Context, lookupEnv func(string) (string, bool)) ([]spank.Info, error) {
+// describe is what the plugins in plugstack.conf offer. Without a Host,
+// a plugin the cache does not know, or one with stages a command runs,
+// hands the command to drover (handOver).
+func describe(ctx context.Context, lookupEnv func(string) (string, bool)) ([]plugconf.Info, error) {
 	path, ok := lookupEnv("SLURM_CONF")
 	if !ok || path == "" {
 		path = clienv.DefaultConfPath()
@@ -64,23 +88,52 @@ func describe(ctx context.Context, lookupEnv func(string) (string, bool)) ([]spa
 		// the controller.
 		return nil, nil
 	}
-	conf, dirs := spank.ConfPaths(sc, path)
+	conf, dirs := plugconf.ConfPaths(sc, path)
 	if _, err := os.Stat(conf); err != nil {
 		return nil, nil
 	}
 	quiet := slog.New(slog.DiscardHandler)
-	entries, err := spank.ReadConf(conf, dirs, quiet)
+	entries, err := plugconf.ReadConf(conf, dirs, quiet)
 	if err != nil || len(entries) == 0 {
 		return nil, err
 	}
-	return spank.Describe(ctx, entries, spank.DefaultCache(), describeTimeout, quiet)
+	if Host != nil {
+		return Host.Describe(ctx, entries, plugconf.DefaultCache(), describeTimeout, quiet)
+	}
+	known, missing := plugconf.Cached(entries, plugconf.DefaultCache())
+	runs := slices.ContainsFunc(known, func(in plugconf.Info) bool { return slices.ContainsFunc(localStages, in.Has) })
+	if len(missing) > 0 || runs {
+		return nil, handOver()
+	}
+	return known, nil
+}
+
+// handOver runs the command again as drover, which can run plugins: it
+// is the same program with the plugin host linked, beside this one.
+// It returns only if that fails.
+func handOver() error {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return fmt.Errorf("plugstack.conf names plugins this command must run: %w", err)
+	}
+	drover := filepath.Join(filepath.Dir(exe), "drover")
+	if drover == exe {
+		return errors.New("plugstack.conf names plugins this command must run, and no plugin host is linked")
+	}
+	if err := syscall.Exec(drover, os.Args, os.Environ()); err != nil {
+		return fmt.Errorf("plugstack.conf names plugins this command must run, and %s cannot run them: %w", drover, err)
+	}
+	return nil
 }
 
 // Env is the variables that carry the given option values.
 func Env(values []jobopts.PluginValue) []string {
 	out := make([]string, 0, len(values))
 	for _, v := range values {
-		out = append(out, spank.OptionEnvName(v.Plugin, v.Name)+"="+v.Value)
+		out = append(out, plugconf.OptionEnvName(v.Plugin, v.Name)+"="+v.Value)
 	}
 	return out
 }
@@ -89,7 +142,7 @@ func Env(values []jobopts.PluginValue) []string {
 // srun, allocator in sbatch and salloc), starting only the plugins that
 // implement one of them.
 type Local struct {
-	stack   *spank.Stack
+	stack   Stack
 	context string
 	argv    []string
 }
@@ -105,7 +158,7 @@ func (ps *Plugins) Start(ctx context.Context, context string, argv, env []string
 	if ps == nil {
 		return nil, env, nil
 	}
-	var entries []spank.Entry
+	var entries []plugconf.Entry
 	for _, in := range ps.infos {
 		if slices.ContainsFunc(localStages, in.Has) && (!in.OnlyWithOptions || in.Given(env)) {
 			entries = append(entries, in.Entry)
@@ -114,7 +167,11 @@ func (ps *Plugins) Start(ctx context.Context, context string, argv, env []string
 	if len(entries) == 0 {
 		return nil, env, nil
 	}
-	stack, err := spank.Load(ctx, entries, describeTimeout, slog.New(slog.DiscardHandler))
+	if Host == nil {
+		// describe handed such commands over already.
+		return nil, env, errors.New("no plugin host to run the plugins' stages")
+	}
+	stack, err := Host.Load(ctx, entries, describeTimeout, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, env, err
 	}
@@ -153,5 +210,5 @@ func (l *Local) run(ctx context.Context, stage string, jobID, stepID uint32, env
 	if err != nil {
 		return env, err
 	}
-	return spank.Apply(env, changes), nil
+	return plugconf.Apply(env, changes), nil
 }

@@ -3,6 +3,9 @@
 package root
 
 import (
+	// The commands in drover run plugins themselves.
+	_ "github.com/droverhq/drover/internal/cli/plugopts/hosted"
+
 	"context"
 	"fmt"
 	"os"
@@ -265,7 +268,9 @@ func installShimsCmd() *cobra.Command {
 	return cmd
 }
 
-// InstallShims makes DIR/<command> links to the running drover binary.
+// InstallShims makes DIR/<command> links to the commands' own binary,
+// drover-client, beside the running drover (to drover itself when it is
+// not there): the commands then start as small programs do.
 func InstallShims(dir string) error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -273,6 +278,9 @@ func InstallShims(dir string) error {
 	}
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
 		return fmt.Errorf("find drover binary: %w", err)
+	}
+	if client := filepath.Join(filepath.Dir(exe), "drover-client"); isProgram(client) {
+		exe = client
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
@@ -285,4 +293,10 @@ func InstallShims(dir string) error {
 		}
 	}
 	return nil
+}
+
+// isProgram reports whether path is an executable file.
+func isProgram(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
 }

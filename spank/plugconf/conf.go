@@ -1,4 +1,4 @@
-package spank
+package plugconf
 
 import (
 	"os"

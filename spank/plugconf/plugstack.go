@@ -1,7 +1,9 @@
-// Package spank runs Drover's SPANK-like launch hooks: it reads
-// plugstack.conf as Slurm's spank.c does, loads each listed plugin
-// program (package plugins/host) and calls their stages in order.
-package spank
+// Package plugconf is what a command needs of its SPANK-like plugins
+// without running them: plugstack.conf read as Slurm's spank.c reads it,
+// what each plugin offers from the per-user cache, and the variables
+// that carry option values. Package spank runs the plugins; this one
+// links none of the plugin host, so the commands stay small.
+package plugconf
 
 import (
 	"bufio"

@@ -1,0 +1,122 @@
+package plugconf
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/droverhq/drover/plugins/protocol"
+)
+
+// Info is what a command needs to know of a plugin without running it:
+// its name, its options and the stages it implements.
+type Info struct {
+	Entry
+	Name    string            `json:"name"`
+	Options []protocol.Option `json:"options,omitempty"`
+	Stages  []string          `json:"stages,omitempty"`
+	// OnlyWithOptions: see protocol.OptionsReply.
+	OnlyWithOptions bool `json:"only_with_options,omitempty"`
+}
+
+// Given reports whether env carries one of the plugin's options.
+func (i Info) Given(env []string) bool {
+	for _, o := range i.Options {
+		for _, name := range []string{OptionEnvName(i.Name, o.Name), "SPANK_" + OptionEnvName(i.Name, o.Name)} {
+			if Index(env, name) >= 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Has reports whether the plugin implements stage.
+func (i Info) Has(stage string) bool { return slices.Contains(i.Stages, stage) }
+
+// DefaultCache is where Describe keeps what it learnt, per user.
+func DefaultCache() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "drover", "spank-plugins.json")
+}
+
+// Cached returns what cacheFile says of each plugin of entries, in
+// order and once per program, and the entries it says nothing of (new or
+// changed programs, which must be started to learn what they offer).
+func Cached(entries []Entry, cacheFile string) (known []Info, missing []Entry) {
+	cache := ReadCache(cacheFile)
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if seen[e.Path] {
+			continue
+		}
+		seen[e.Path] = true
+		key := CacheKey(e)
+		if info, ok := cache[key]; ok && key != "" {
+			info.Entry = e
+			known = append(known, info)
+			continue
+		}
+		missing = append(missing, e)
+	}
+	return known, missing
+}
+
+// ReadCache reads the cache file (empty when it cannot be read: an
+// unusable cache is only slower).
+func ReadCache(file string) map[string]Info {
+	cache := map[string]Info{}
+	if file != "" {
+		if b, err := os.ReadFile(file); err == nil {
+			_ = json.Unmarshal(b, &cache)
+		}
+	}
+	return cache
+}
+
+// CacheKey names a plugin program as it is now; "" when it cannot be
+// read (it is then described every time).
+func CacheKey(e Entry) string {
+	st, err := os.Stat(e.Path)
+	if err != nil || st.IsDir() {
+		return ""
+	}
+	return fmt.Sprintf("%s|%d|%d|%s", e.Path, st.Size(), st.ModTime().UnixNano(), strings.Join(e.Args, "\x00"))
+}
+
+// WriteCache keeps the entries of programs that are still there as they
+// were, so that the file does not grow with every plugin ever seen.
+func WriteCache(file string, cache map[string]Info) error {
+	for k, in := range cache {
+		if CacheKey(in.Entry) != k {
+			delete(cache, k)
+		}
+	}
+	b, err := json.Marshal(cache)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".spank-plugins-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), file)
+}
