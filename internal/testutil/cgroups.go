@@ -58,3 +58,13 @@ func removeCgroups(cluster string) bool {
 	}
 	return clean
 }
+
+// RemoveCgroupRoots removes the drover folder every hierarchy holds the
+// clusters' cgroups in, where it is empty: call it once no cluster runs
+// (a cluster starting beside it would find its parent gone).
+func RemoveCgroupRoots() {
+	mounts, _ := filepath.Glob("/sys/fs/cgroup/*")
+	for _, m := range append(mounts, "/sys/fs/cgroup") {
+		_ = os.Remove(filepath.Join(m, "drover"))
+	}
+}

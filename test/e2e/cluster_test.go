@@ -82,6 +82,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	testutil.RemoveCgroupRoots()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
