@@ -22,36 +22,22 @@ func Describe(ctx context.Context, entries []Entry, cacheFile string, timeout ti
 		log = slog.Default()
 	}
 	cache := plugconf.ReadCache(cacheFile)
-	var out []Info
-	changed := false
-	seen := map[string]bool{}
-	for _, e := range entries {
-		if seen[e.Path] {
-			continue
-		}
-		seen[e.Path] = true
-		key := plugconf.CacheKey(e)
-		if info, ok := cache[key]; ok && key != "" {
-			info.Entry = e
-			out = append(out, info)
-			continue
-		}
+	out, changed, err := plugconf.Resolve(entries, cache, func(e Entry) (Info, bool, error) {
 		p := host.Open(host.Spec{Path: e.Path, Args: e.Args, Kind: protocol.KindSpank, Timeout: timeout, Logger: log})
 		var reply protocol.OptionsReply
 		err := p.Call(ctx, protocol.SpankMethodOptions, protocol.OptionsRequest{Args: e.Args}, &reply)
 		p.Close()
 		if err != nil {
 			if e.Required {
-				return nil, fmt.Errorf("spank: %s:%d: Failed to load plugin %s. Aborting.: %w", e.File, e.Line, e.Path, err)
+				return Info{}, false, fmt.Errorf("spank: %s:%d: Failed to load plugin %s. Aborting.: %w", e.File, e.Line, e.Path, err)
 			}
 			log.Info(fmt.Sprintf("spank: %s:%d: Failed to load optional plugin %s. Ignored.", e.File, e.Line, e.Path), "err", err)
-			continue
+			return Info{}, false, nil
 		}
-		info := Info{Entry: e, Name: p.Name(), Options: reply.Options, Stages: reply.Stages, OnlyWithOptions: reply.OnlyWithOptions}
-		out = append(out, info)
-		if key != "" {
-			cache[key], changed = info, true
-		}
+		return Info{Entry: e, Name: p.Name(), Options: reply.Options, Stages: reply.Stages, OnlyWithOptions: reply.OnlyWithOptions}, true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if changed && cacheFile != "" {
 		if err := plugconf.WriteCache(cacheFile, cache); err != nil {

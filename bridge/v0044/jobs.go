@@ -82,8 +82,9 @@ func (s *Server) SlurmV0044PostJobSubmit(ctx context.Context, req api.OptV0044Jo
 		desc.Script = r.Script
 	}
 	var subs []controller.Submission
+	het := ok && !hasJob && len(r.Jobs) > 0
 	switch {
-	case ok && !hasJob && len(r.Jobs) > 0:
+	case het:
 		// A heterogeneous job: the script is the top-level one or the
 		// first component's, run by the first component for all.
 		first := &r.Jobs[0]
@@ -115,7 +116,7 @@ func (s *Server) SlurmV0044PostJobSubmit(ctx context.Context, req api.OptV0044Jo
 	}
 	var res controller.SubmitResult
 	var err error
-	if len(r.Jobs) > 0 && !hasJob {
+	if het {
 		res, err = s.ctl.SubmitHet(ctx, caller(ctx), subs)
 	} else {
 		res, err = s.ctl.Submit(ctx, caller(ctx), subs[0])

@@ -195,17 +195,8 @@ func (p *Policy) Runnable(j *job.Job) job.Reason {
 		}
 	}
 	req := j.ReqTRES()
-	for _, l := range jl.MaxTRESPerJob {
-		if name, over := exceeds(req, l.Limit); over {
-			return tresReason(l.Scope, "Max", name, "PerJob")
-		}
-	}
-	for _, l := range jl.MaxTRESMinsPerJob {
-		for _, name := range slices.Sorted(mapsKeys(l.Limit)) {
-			if counted(name) && req.Count(name)*limitMins(j) > l.Limit[name] {
-				return minutesReason(l.Scope, name, "PerJob")
-			}
-		}
+	if r := perJobReason(jl, j, req); r != "" {
+		return r
 	}
 	for _, l := range jl.MinTRESPerJob {
 		for name, min := range l.Limit {
@@ -314,17 +305,8 @@ func (p *Policy) Fits(j *job.Job, alloc *job.Allocation) job.Reason {
 	t := allocTRES(alloc)
 	// The per-job limits again, on what the job holds (its memory, nodes
 	// and billing are known only now).
-	for _, l := range jl.MaxTRESPerJob {
-		if name, over := exceeds(t, l.Limit); over {
-			return tresReason(l.Scope, "Max", name, "PerJob")
-		}
-	}
-	for _, l := range jl.MaxTRESMinsPerJob {
-		for _, name := range slices.Sorted(mapsKeys(l.Limit)) {
-			if counted(name) && t.Count(name)*limitMins(j) > l.Limit[name] {
-				return minutesReason(l.Scope, name, "PerJob")
-			}
-		}
+	if r := perJobReason(jl, j, t); r != "" {
+		return r
 	}
 	for _, scope := range []Scope{ScopeQOS, ScopeAssoc} {
 		for _, c := range jl.Counters {
@@ -378,6 +360,24 @@ func (p *Policy) Fits(j *job.Job, alloc *job.Allocation) job.Reason {
 				if name, over := exceeds(n, l.Limit); over {
 					return tresReason(scope, "Max", name, "PerNode")
 				}
+			}
+		}
+	}
+	return ""
+}
+
+// perJobReason is the reason a job of size t breaks its MaxTRESPerJob or
+// MaxTRESMinsPerJob limits ("" when it does not).
+func perJobReason(jl *Job, j *job.Job, t job.TRES) job.Reason {
+	for _, l := range jl.MaxTRESPerJob {
+		if name, over := exceeds(t, l.Limit); over {
+			return tresReason(l.Scope, "Max", name, "PerJob")
+		}
+	}
+	for _, l := range jl.MaxTRESMinsPerJob {
+		for _, name := range slices.Sorted(mapsKeys(l.Limit)) {
+			if counted(name) && t.Count(name)*limitMins(j) > l.Limit[name] {
+				return minutesReason(l.Scope, name, "PerJob")
 			}
 		}
 	}

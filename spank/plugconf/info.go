@@ -46,11 +46,12 @@ func DefaultCache() string {
 	return filepath.Join(dir, "drover", "spank-plugins.json")
 }
 
-// Cached returns what cacheFile says of each plugin of entries, in
-// order and once per program, and the entries it says nothing of (new or
-// changed programs, which must be started to learn what they offer).
-func Cached(entries []Entry, cacheFile string) (known []Info, missing []Entry) {
-	cache := ReadCache(cacheFile)
+// Resolve returns each plugin's Info once per program, in the order of
+// entries: from cache while the program is the same file (path, size,
+// modification time) with the same arguments, else from describe, whose
+// answer is added to cache (ok false leaves the plugin out; an error
+// stops). added says whether cache changed.
+func Resolve(entries []Entry, cache map[string]Info, describe func(Entry) (Info, bool, error)) (out []Info, added bool, err error) {
 	seen := map[string]bool{}
 	for _, e := range entries {
 		if seen[e.Path] {
@@ -60,11 +61,32 @@ func Cached(entries []Entry, cacheFile string) (known []Info, missing []Entry) {
 		key := CacheKey(e)
 		if info, ok := cache[key]; ok && key != "" {
 			info.Entry = e
-			known = append(known, info)
+			out = append(out, info)
 			continue
 		}
-		missing = append(missing, e)
+		info, ok, err := describe(e)
+		if err != nil {
+			return nil, added, err
+		}
+		if !ok {
+			continue
+		}
+		out = append(out, info)
+		if key != "" {
+			cache[key], added = info, true
+		}
 	}
+	return out, added, nil
+}
+
+// Cached returns what cacheFile says of each plugin of entries, in
+// order and once per program, and the entries it says nothing of (new or
+// changed programs, which must be started to learn what they offer).
+func Cached(entries []Entry, cacheFile string) (known []Info, missing []Entry) {
+	known, _, _ = Resolve(entries, ReadCache(cacheFile), func(e Entry) (Info, bool, error) {
+		missing = append(missing, e)
+		return Info{}, false, nil
+	})
 	return known, missing
 }
 

@@ -163,16 +163,7 @@ func (c *cmd) docJobs(ctx context.Context, val *string, r *v0044.V0044OpenapiJob
 
 // docNodes fills r with the nodes, or those of a hostlist.
 func (c *cmd) docNodes(ctx context.Context, val *string, r *v0044.V0044OpenapiNodesResp) bool {
-	params := v0044.SlurmV0044GetNodesParams{}
-	switch {
-	case c.detail:
-		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsDETAIL)
-	case c.future:
-		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsFUTURE)
-	case c.all:
-		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsALL)
-	}
-	res, err := c.env.Client.SlurmV0044GetNodes(ctx, params)
+	res, err := c.env.Client.SlurmV0044GetNodes(ctx, c.nodeParams())
 	failed := false
 	switch t := res.(type) {
 	case *v0044.V0044OpenapiNodesResp:

@@ -301,7 +301,8 @@ func (c *cmd) threadsLookup(ctx context.Context) func(string) int {
 
 // ---- nodes ----
 
-func (c *cmd) loadNodes(ctx context.Context) (v0044.V0044Nodes, *restError) {
+// nodeParams asks for the nodes -d, --future or -a show.
+func (c *cmd) nodeParams() v0044.SlurmV0044GetNodesParams {
 	params := v0044.SlurmV0044GetNodesParams{}
 	switch {
 	case c.detail:
@@ -311,7 +312,11 @@ func (c *cmd) loadNodes(ctx context.Context) (v0044.V0044Nodes, *restError) {
 	case c.all:
 		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsALL)
 	}
-	res, err := c.env.Client.SlurmV0044GetNodes(ctx, params)
+	return params
+}
+
+func (c *cmd) loadNodes(ctx context.Context) (v0044.V0044Nodes, *restError) {
+	res, err := c.env.Client.SlurmV0044GetNodes(ctx, c.nodeParams())
 	if err != nil {
 		re, _ := fromTransport(err)
 		return nil, re
