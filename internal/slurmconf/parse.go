@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 )
 
 const (
@@ -89,6 +91,36 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("load slurm.conf: %w", err)
 	}
 	return parse(data, path, readLimited)
+}
+
+// LoadShared is Load for a command, which reads slurm.conf in several
+// places (its connection to the controller, its plugins' options): the
+// file is parsed once while its size and modification time stay the
+// same. The Config is shared, so callers must not change it.
+func LoadShared(path string) (*Config, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Load(path) // says why, in its words
+	}
+	key := sharedKey{path: path, size: fi.Size(), mtime: fi.ModTime()}
+	if c, ok := shared.Load(key); ok {
+		return c.(*Config), nil
+	}
+	c, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	shared.Store(key, c)
+	return c, nil
+}
+
+// shared holds LoadShared's parsed files.
+var shared sync.Map // sharedKey -> *Config
+
+type sharedKey struct {
+	path  string
+	size  int64
+	mtime time.Time
 }
 
 // Parse reads a slurm.conf from r. filename names it in messages, and

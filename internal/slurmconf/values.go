@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -32,12 +33,24 @@ type keyInfo struct {
 	kind keyKind
 }
 
-// keyTable maps lower-cased key names to their keyInfo.
-type keyTable map[string]keyInfo
+// keyTable lists lower-cased key names with their keyInfo, sorted by
+// name (TestKeyTablesSorted). A sorted list is laid out by the compiler;
+// a map would be built each time a program starts, and every command
+// starts by reading slurm.conf.
+type keyTable []keyEntry
+
+type keyEntry struct {
+	key  string
+	info keyInfo
+}
 
 func (t keyTable) lookup(key string) (keyInfo, bool) {
-	k, ok := t[strings.ToLower(key)]
-	return k, ok
+	key = strings.ToLower(key)
+	i, ok := slices.BinarySearchFunc(t, key, func(e keyEntry, k string) int { return strings.Compare(e.key, k) })
+	if !ok {
+		return keyInfo{}, false
+	}
+	return t[i].info, true
 }
 
 // Value errors, worded as Slurm's s_p_handle_* functions word them.

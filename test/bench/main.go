@@ -102,11 +102,18 @@ func run() error {
 	if bin == "" {
 		// A private copy: a bin/drover rebuilt meanwhile (by another
 		// build) cannot change what is measured half way through.
+		// The commands' own binary beside it: install-shims links the
+		// commands to it, as an installation does.
 		bin = filepath.Join(work, "drover")
-		build := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/droverhq/drover/cmd/drover")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("build drover: %w: %s", err, out)
+		for _, b := range []struct{ out, pkg string }{
+			{bin, "github.com/droverhq/drover/cmd/drover"},
+			{filepath.Join(work, "drover-client"), "github.com/droverhq/drover/cmd/drover-client"},
+		} {
+			build := exec.Command("go", "build", "-trimpath", "-o", b.out, b.pkg)
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := build.CombinedOutput(); err != nil {
+				return fmt.Errorf("build %s: %w: %s", filepath.Base(b.out), err, out)
+			}
 		}
 	}
 	if bin, err = filepath.Abs(bin); err != nil {

@@ -142,14 +142,19 @@ func alternateArgs(ctx context.Context, rec *recorder, system string, runs int, 
 	return nil
 }
 
-// timeOnce runs a command once and returns its wall time in ms.
+// timeOnce runs a command (a name, or a program's absolute path) once and
+// returns its wall time in ms.
 func timeOnce(ctx context.Context, in instance, name string, args ...string) (float64, error) {
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		return 0, err
 	}
 	defer devNull.Close()
-	cmd := exec.CommandContext(ctx, in.Command(name), args...)
+	path := name
+	if !filepath.IsAbs(path) {
+		path = in.Command(name)
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Stdout = devNull
 	wall, err := runTimed(cmd, in)
 	if err != nil {

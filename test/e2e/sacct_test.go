@@ -3,7 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"go.yaml.in/yaml/v3"
+	"github.com/go-faster/yaml"
 	"os"
 	"path/filepath"
 	"regexp"

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/go-faster/yaml"
 )
 
 // TestScontrolShowDocuments: scontrol show job|node|partition|reservation

@@ -13,9 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	v0044 "github.com/droverhq/drover/openapi/v0044"
-	v0045 "github.com/droverhq/drover/openapi/v0045"
 )
 
 // Env is the context of one command invocation.
@@ -34,11 +31,11 @@ type Env struct {
 	// column) reads it.
 	Now func() time.Time
 	// Client reaches the controller through the slurmrestd v0.0.44 API.
-	Client v0044.Invoker
+	Client API
 	// Client45 reaches it through v0.0.45, for the operations v0.0.44
 	// lacks (partitions made and changed at run time); nil in tests that
 	// do not need it.
-	Client45 v0045.Invoker
+	Client45 API45
 	// Call sends one of Drover's own requests, for what v0.0.44 has no
 	// operation for (job steps): in as JSON, the answer decoded into out
 	// (see connect.Call).

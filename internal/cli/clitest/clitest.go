@@ -22,6 +22,7 @@ import (
 	"github.com/ogen-go/ogen/ogenerrors"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/jobstream"
 	"github.com/droverhq/drover/internal/fieldsel"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -58,7 +59,7 @@ func New(t testing.TB, h v0044.Handler, now time.Time) *Harness {
 		srv.ServeHTTP(w, r.WithContext(ctx))
 	}))
 	t.Cleanup(ts.Close)
-	client, err := v0044.NewClient(ts.URL, anonymous{}, v0044.WithClient(&http.Client{Transport: fieldsel.Transport(nil)}))
+	client, err := v0044.NewClient(ts.URL, anonymous{}, v0044.WithClient(&http.Client{Transport: jobstream.Transport(fieldsel.Transport(nil))}))
 	if err != nil {
 		t.Fatalf("new client: %v", err)
 	}

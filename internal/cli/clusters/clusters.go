@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/droverhq/drover/internal/cli/clienv"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -15,7 +16,7 @@ import (
 // cluster's name, the errors to print (one per name the accounting does
 // not know, then, when nothing is left, that the list cannot be reached),
 // and whether the job may be submitted.
-func Select(ctx context.Context, client v0044.Invoker, list string) (string, []string, bool) {
+func Select(ctx context.Context, client clienv.API, list string) (string, []string, bool) {
 	local := ""
 	if client != nil {
 		if res, err := client.SlurmV0044GetPing(ctx); err == nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/ogen-go/ogen/ogenerrors"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/jobstream"
 	"github.com/droverhq/drover/internal/fieldsel"
 	"github.com/droverhq/drover/internal/sack"
 	"github.com/droverhq/drover/internal/slurmconf"
@@ -95,7 +96,7 @@ func Resolve() (Target, error) {
 	if v, ok := resolved.Load(key); ok {
 		where = v.(confTarget)
 	} else {
-		sc, err := slurmconf.Load(path)
+		sc, err := slurmconf.LoadShared(path)
 		if err != nil {
 			return Target{}, err
 		}
@@ -179,7 +180,7 @@ type confTarget struct {
 
 // Client returns the generated client for a target.
 func Client(t Target, userName string) (*v0044.Client, error) {
-	hc := &http.Client{Timeout: 60 * time.Second, Transport: fieldsel.Transport(transport(t))}
+	hc := &http.Client{Timeout: 60 * time.Second, Transport: jobstream.Transport(fieldsel.Transport(transport(t)))}
 	return v0044.NewClient(t.base(), userSource{name: userName, socket: t.Socket != ""}, v0044.WithClient(hc))
 }
 

@@ -235,13 +235,18 @@ func (f Format) Header() string {
 // Row renders one job (without its newline).
 func (f Format) Row(j *Job, ctx *Context) string {
 	var b strings.Builder
+	f.WriteRow(&b, j, ctx)
+	return b.String()
+}
+
+// WriteRow is Row written into b.
+func (f Format) WriteRow(b *strings.Builder, j *Job, ctx *Context) {
 	for _, col := range f.Columns {
 		if col.Field != nil {
-			b.WriteString(layout(col.Field.value(j, ctx), col.Width, col.Right))
+			writeLayout(b, col.Field.value(j, ctx), col.Width, col.Right)
 		}
 		b.WriteString(col.Suffix)
 	}
-	return b.String()
 }
 
 // Value renders one field of a job alone, without column layout: what

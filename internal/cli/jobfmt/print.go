@@ -28,8 +28,16 @@ func whole(s string) cell { return cell{text: s} }
 // pads (left or right) and, for left-justified columns, truncates; a zero
 // width prints the text as is; a negative one appends a blank.
 func layout(c cell, width int, right bool) string {
+	var b strings.Builder
+	writeLayout(&b, c, width, right)
+	return b.String()
+}
+
+// writeLayout is layout written straight into a row: a listing of
+// thousands of rows makes no string per cell.
+func writeLayout(b *strings.Builder, c cell, width int, right bool) {
 	if c.omit {
-		return ""
+		return
 	}
 	s := c.text
 	if c.null {
@@ -42,23 +50,38 @@ func layout(c cell, width int, right bool) string {
 	}
 	switch {
 	case width < 0:
-		return s + " "
+		b.WriteString(s)
+		b.WriteByte(' ')
 	case width == 0:
-		return s
+		b.WriteString(s)
 	case right:
-		if len(s) < width {
-			s = strings.Repeat(" ", width-len(s)) + s
+		switch {
+		case len(s) < width:
+			pad(b, width-len(s))
+			b.WriteString(s)
+		case c.cut && len(s) > width:
+			b.WriteString(s[:width])
+		default:
+			b.WriteString(s)
 		}
-		if c.cut && len(s) > width {
-			s = s[:width]
-		}
-		return s
 	default:
 		if len(s) > width {
 			s = s[:width]
 		}
-		return s + strings.Repeat(" ", width-len(s))
+		b.WriteString(s)
+		pad(b, width-len(s))
 	}
+}
+
+const blanks = "                                                                "
+
+// pad writes n blanks.
+func pad(b *strings.Builder, n int) {
+	for n > len(blanks) {
+		b.WriteString(blanks)
+		n -= len(blanks)
+	}
+	b.WriteString(blanks[:n])
 }
 
 func utoa(v uint32) string { return strconv.FormatUint(uint64(v), 10) }

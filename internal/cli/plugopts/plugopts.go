@@ -82,7 +82,7 @@ func describe(ctx context.Context, lookupEnv func(string) (string, bool)) ([]plu
 	if !ok || path == "" {
 		path = clienv.DefaultConfPath()
 	}
-	sc, err := slurmconf.Load(path)
+	sc, err := slurmconf.LoadShared(path)
 	if err != nil {
 		// The command reports an unreadable slurm.conf where it needs
 		// the controller.

@@ -5,6 +5,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/coltable"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/droverhq/drover/internal/timefmt"
 )
@@ -97,10 +98,11 @@ func cpuTime(secs float64) string {
 	return timefmt.FormatDurationPadded(int64(secs))
 }
 
-// fields are the ones this sacct knows, by their names in lower case.
-var fields = map[string]field{}
-
-func init() {
+// fields are the ones this sacct knows, by their names in lower case;
+// the table is built when a command first needs it, not as every command
+// starts.
+var fields = sync.OnceValue(func() map[string]field {
+	fields := map[string]field{}
 	for _, f := range []field{
 		{"JobID", 12, true, func(r *row, _ *cellCtx) string { return r.jobID }},
 		{"JobIDRaw", 12, true, func(r *row, _ *cellCtx) string { return r.rawID }},
@@ -156,7 +158,8 @@ func init() {
 	for _, f := range append(usageFields(), otherFields()...) {
 		fields[strings.ToLower(f.name)] = f
 	}
-}
+	return fields
+})
 
 // otherFields are the rest of sacct -e's fields.
 func otherFields() []field {
@@ -273,7 +276,7 @@ const briefFormat = "JobID,State,ExitCode"
 // parseFormat reads a -o list: names, each with an optional %WIDTH.
 func parseFormat(s string) ([]column, error) {
 	return coltable.ParseFormat(s, func(name string) (field, int, bool) {
-		f, ok := fields[name]
+		f, ok := fields()[name]
 		return f, f.width, ok
 	})
 }

@@ -20,7 +20,7 @@ func FuzzParseFormat(f *testing.F) {
 			return
 		}
 		for _, c := range cols {
-			if _, ok := fields[strings.ToLower(c.Field.name)]; !ok {
+			if _, ok := fields()[strings.ToLower(c.Field.name)]; !ok {
 				t.Fatalf("%q: unknown field %q", s, c.Field.name)
 			}
 		}

@@ -225,7 +225,7 @@ func (o *options) printJSON(env *clienv.Env, prog string, resp *v0044.V0044Opena
 	}
 	out.Meta = v0044.NewOptV0044OpenapiMeta(slurmjson.CLIMeta(prog, o.argv, env.User.Name, env.User.GID, clienv.SlurmVersion, resp.Meta))
 	out.Errors, out.Warnings = v0044.V0044OpenapiErrors{}, v0044.V0044OpenapiWarnings{}
-	text, err := slurmjson.Format(&out, slurmjson.SlurmdbdJobsResp)
+	text, err := slurmjson.Format(&out, slurmjson.SlurmdbdJobsResp())
 	if err == nil && o.yaml {
 		text, err = slurmjson.YAML(text)
 	}
@@ -304,7 +304,7 @@ func parse(prog string, env *clienv.Env, args []string, now time.Time) (options,
 		return o, 0, true
 	case helpFormat:
 		var names []string
-		for _, f := range fields {
+		for _, f := range fields() {
 			names = append(names, f.name)
 		}
 		slices.Sort(names)

@@ -43,7 +43,7 @@ func TestUsageMatchesRealSacct(t *testing.T) {
 			want := strings.Split(line, "|")
 			var got []string
 			for k, n := range names {
-				f, ok := fields[strings.ToLower(n)]
+				f, ok := fields()[strings.ToLower(n)]
 				if !ok {
 					t.Fatalf("no field %s", n)
 				}
@@ -76,7 +76,7 @@ func TestFieldList(t *testing.T) {
 		t.Fatalf("%d names, %d columns", len(names), len(dashes))
 	}
 	for i, n := range names {
-		f, ok := fields[strings.ToLower(n)]
+		f, ok := fields()[strings.ToLower(n)]
 		switch {
 		case !ok:
 			t.Errorf("field %s unknown", n)

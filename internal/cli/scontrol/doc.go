@@ -59,19 +59,19 @@ func (c *cmd) showDoc(ctx context.Context, entity string, val *string) bool {
 	case "jobs":
 		var r v0044.V0044OpenapiJobInfoResp
 		failed = c.docJobs(ctx, val, &r)
-		doc, schema, meta, errs, warns = &r, slurmjson.JobInfoResp, &r.Meta, &r.Errors, &r.Warnings
+		doc, schema, meta, errs, warns = &r, slurmjson.JobInfoResp(), &r.Meta, &r.Errors, &r.Warnings
 	case "nodes":
 		var r v0044.V0044OpenapiNodesResp
 		failed = c.docNodes(ctx, val, &r)
-		doc, schema, meta, errs, warns = &r, slurmjson.NodesResp, &r.Meta, &r.Errors, &r.Warnings
+		doc, schema, meta, errs, warns = &r, slurmjson.NodesResp(), &r.Meta, &r.Errors, &r.Warnings
 	case "partitions":
 		var r v0044.V0044OpenapiPartitionResp
 		failed = c.docPartitions(ctx, val, &r)
-		doc, schema, meta, errs, warns = &r, slurmjson.PartitionResp, &r.Meta, &r.Errors, &r.Warnings
+		doc, schema, meta, errs, warns = &r, slurmjson.PartitionResp(), &r.Meta, &r.Errors, &r.Warnings
 	case "reservations":
 		var r v0044.V0044OpenapiReservationResp
 		failed = c.docReservations(ctx, val, &r)
-		doc, schema, meta, errs, warns = &r, slurmjson.ReservationResp, &r.Meta, &r.Errors, &r.Warnings
+		doc, schema, meta, errs, warns = &r, slurmjson.ReservationResp(), &r.Meta, &r.Errors, &r.Warnings
 	default:
 		return false
 	}

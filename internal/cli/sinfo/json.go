@@ -36,7 +36,7 @@ func partitionJSON(p *v0044.V0044PartitionInfo) any {
 		// The generated encoder wrote it; it always parses.
 		return jsonRaw("null")
 	}
-	return slurmjson.Reorder(tree, "", slurmjson.PartitionInfo)
+	return slurmjson.Reorder(tree, "", slurmjson.PartitionInfo())
 }
 
 // noValJSON renders a number struct as slurmrestd does.

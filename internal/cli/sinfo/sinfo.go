@@ -113,7 +113,7 @@ func (c *cmd) main(ctx context.Context, args []string) int {
 	if done {
 		return code
 	}
-	c.conf, _ = slurmconf.Load(c.env.SlurmConfPath())
+	c.conf, _ = slurmconf.LoadShared(c.env.SlurmConfPath())
 	for {
 		if !opts.noHeader && !opts.json && (opts.iterate > 0 || opts.long) {
 			// print_date: ctime(3) of the command's clock.

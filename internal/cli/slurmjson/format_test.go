@@ -91,7 +91,7 @@ func TestFormatMatchesReference(t *testing.T) {
 	for _, o := range []struct {
 		name string
 		s    Schema
-	}{{"odd", oddSchema}, {"jobs", JobInfoResp}, {"partition", PartitionInfo}, {"none", Schema{}}} {
+	}{{"odd", oddSchema}, {"jobs", JobInfoResp()}, {"partition", PartitionInfo()}, {"none", Schema{}}} {
 		for _, in := range formatCases {
 			t.Run(o.name, func(t *testing.T) { checkFormat(t, in, o.s) })
 		}
@@ -117,11 +117,11 @@ func TestFormatMatchesReferenceJobs(t *testing.T) {
 	for i := range resp.Jobs {
 		one := resp
 		one.Jobs = resp.Jobs[i : i+1]
-		compareFormat(t, &one, JobInfoResp)
+		compareFormat(t, &one, JobInfoResp())
 	}
-	compareFormat(t, &resp, JobInfoResp)
+	compareFormat(t, &resp, JobInfoResp())
 	resp.Jobs = v0044.V0044JobInfoMsg{}
-	compareFormat(t, &resp, JobInfoResp)
+	compareFormat(t, &resp, JobInfoResp())
 }
 
 func TestFormatMatchesReferencePartitions(t *testing.T) {
@@ -137,7 +137,7 @@ func TestFormatMatchesReferencePartitions(t *testing.T) {
 		t.Fatal("no partitions in the capture")
 	}
 	for i := range resp.Partitions {
-		compareFormat(t, &resp.Partitions[i], PartitionInfo)
+		compareFormat(t, &resp.Partitions[i], PartitionInfo())
 	}
 }
 
@@ -222,7 +222,7 @@ func BenchmarkFormat(b *testing.B) {
 			b.ReportAllocs()
 			var size int
 			for b.Loop() {
-				out, err := impl.format(&resp, JobInfoResp)
+				out, err := impl.format(&resp, JobInfoResp())
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -125,7 +125,7 @@ func TestFormatMatchesSlurmrestd(t *testing.T) {
 			if err := resp.Decode(jx.DecodeBytes(raw)); err != nil {
 				t.Fatalf("decode: %v", err)
 			}
-			got, err := Format(&resp, JobInfoResp)
+			got, err := Format(&resp, JobInfoResp())
 			if err != nil {
 				t.Fatal(err)
 			}

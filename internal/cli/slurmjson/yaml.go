@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/go-faster/yaml"
 )
 
 // YAML rewrites a JSON document (as Format writes it) as the commands'

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/go-faster/yaml"
 )
 
 func TestYAML(t *testing.T) {

@@ -49,7 +49,7 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	if done {
 		return code
 	}
-	sc, err := slurmconf.Load(env.SlurmConfPath())
+	sc, err := slurmconf.LoadShared(env.SlurmConfPath())
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
 		return 1
@@ -273,7 +273,7 @@ func (in *inputs) assocPriority(account, user, partition string) uint32 {
 // count and CPUs (FUTURE nodes left out, as the controller leaves them),
 // each partition's PriorityJobFactor, each association's fair-share
 // factor and, where their weights count, the QOS and associations.
-func load(ctx context.Context, cl v0044.Invoker, pc *priority.Config) (*inputs, error) {
+func load(ctx context.Context, cl clienv.API, pc *priority.Config) (*inputs, error) {
 	in := &inputs{partFactor: map[string]uint32{}, partTRES: map[string]job.TRES{}, fairShare: map[string]float64{}, qosPrio: map[string]uint32{}}
 	jr, err := cl.SlurmV0044GetJobs(ctx, v0044.SlurmV0044GetJobsParams{})
 	if err != nil {

@@ -26,11 +26,10 @@ type record struct {
 
 // filter selects and copies the jobs to print, in the controller's order,
 // as squeue's _filter_job and _filter_job_part do.
-func (q *queue) filter(jobs []jobfmt.Job, now time.Time) []*record {
+func (q *queue) filter(jobs []*jobfmt.Job, now time.Time) []*record {
 	o := q.opts
 	var recs []*record
-	for i := range jobs {
-		j := &jobs[i]
+	for _, j := range jobs {
 		if !q.keep(j, now) {
 			continue
 		}

@@ -33,7 +33,7 @@ func (q *queue) printJSON(resp *v0044.V0044OpenapiJobInfoResp) error {
 
 	// Slurm's serializer: the data parser's member order, "\/", and its
 	// layout of empty arrays.
-	text, err := slurmjson.Format(&out, slurmjson.JobInfoResp)
+	text, err := slurmjson.Format(&out, slurmjson.JobInfoResp())
 	if err == nil && q.opts.yaml {
 		text, err = slurmjson.YAML(text)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/jobstream"
 	"github.com/droverhq/drover/internal/fieldsel"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -93,7 +94,7 @@ type queue struct {
 // once loads, filters and prints the jobs; it returns the exit code.
 func (q *queue) once(ctx context.Context) int {
 	o, env := q.opts, q.env
-	resp, err := q.load(ctx)
+	resp, jobs, err := q.load(ctx)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "slurm_load_jobs error: %s\n", err)
 		return 1
@@ -106,12 +107,11 @@ func (q *queue) once(ctx context.Context) int {
 		return 0
 	}
 	if o.verbose > 0 {
-		fmt.Fprintf(env.Stdout, "last_update_time=%d records=%d\n", resp.LastUpdate.Number.Or(0), len(resp.Jobs))
+		fmt.Fprintf(env.Stdout, "last_update_time=%d records=%d\n", resp.LastUpdate.Number.Or(0), len(jobs))
 	}
 	if q.format == nil {
 		q.format = q.parseFormat()
 	}
-	jobs := jobfmt.FromV0044List(resp.Jobs)
 	return q.print(jobs)
 }
 
@@ -204,8 +204,11 @@ func (q *queue) members() []string {
 }
 
 // load asks the controller for the jobs: GET /job/{id} when exactly one
-// job was named (squeue's slurm_load_job), GET /jobs otherwise.
-func (q *queue) load(ctx context.Context) (*v0044.V0044OpenapiJobInfoResp, error) {
+// job was named (squeue's slurm_load_job), GET /jobs otherwise. The job
+// list of GET /jobs is read record by record into squeue's own rows
+// (jobstream) unless --json prints the records themselves; the answer
+// then comes back without them.
+func (q *queue) load(ctx context.Context) (*v0044.V0044OpenapiJobInfoResp, []*jobfmt.Job, error) {
 	o := q.opts
 	var flags v0044.OptSlurmV0044GetJobsFlags
 	switch {
@@ -215,8 +218,9 @@ func (q *queue) load(ctx context.Context) (*v0044.V0044OpenapiJobInfoResp, error
 		flags = v0044.NewOptSlurmV0044GetJobsFlags(v0044.SlurmV0044GetJobsFlagsDETAIL)
 	}
 	var (
-		res any
-		err error
+		res  any
+		err  error
+		rows []*jobfmt.Job
 	)
 	if len(o.jobs) == 1 {
 		p := v0044.SlurmV0044GetJobParams{JobID: utoa(o.jobs[0].jobID)}
@@ -226,18 +230,40 @@ func (q *queue) load(ctx context.Context) (*v0044.V0044OpenapiJobInfoResp, error
 		res, err = q.env.Client.SlurmV0044GetJob(ctx, p)
 	} else {
 		ctx = fieldsel.With(ctx, q.members())
+		if !o.json {
+			// Rows are made in slabs: one allocation per 256 jobs,
+			// and a row never moves once made.
+			var slab []jobfmt.Job
+			ctx = jobstream.With(ctx, func(w *v0044.V0044JobInfo) error {
+				if len(slab) == 0 {
+					slab = make([]jobfmt.Job, 256)
+				}
+				j := &slab[0]
+				slab = slab[1:]
+				*j = jobfmt.FromV0044(w)
+				rows = append(rows, j)
+				return nil
+			})
+		}
 		res, err = q.env.Client.SlurmV0044GetJobs(ctx, v0044.SlurmV0044GetJobsParams{Flags: flags})
 	}
 	if err != nil {
-		return nil, transportError(err)
+		return nil, nil, transportError(err)
 	}
 	switch r := res.(type) {
 	case *v0044.V0044OpenapiJobInfoResp:
-		return r, nil
+		if len(r.Jobs) > 0 {
+			// A whole answer: GET /job/{id}, --json, or a transport
+			// that does not stream (the tests' own).
+			for _, j := range jobfmt.FromV0044List(r.Jobs) {
+				rows = append(rows, &j)
+			}
+		}
+		return r, rows, nil
 	case *v0044.V0044OpenapiJobInfoRespStatusCode:
-		return nil, restError(r.StatusCode, r.Response.Errors)
+		return nil, nil, restError(r.StatusCode, r.Response.Errors)
 	}
-	return nil, fmt.Errorf("unexpected response %T", res)
+	return nil, nil, fmt.Errorf("unexpected response %T", res)
 }
 
 // slurmError carries the text slurm_perror prints for a failed request
@@ -271,7 +297,7 @@ func transportError(err error) error {
 }
 
 // print filters, folds, sorts and prints jobs; it returns the exit code.
-func (q *queue) print(jobs []jobfmt.Job) int {
+func (q *queue) print(jobs []*jobfmt.Job) int {
 	o, env := q.opts, q.env
 	w := env.Stdout
 	ctx := &jobfmt.Context{
@@ -294,20 +320,22 @@ func (q *queue) print(jobs []jobfmt.Job) int {
 		return err.code
 	}
 	var b strings.Builder
+	var scratch jobfmt.Job
 	for _, r := range recs {
 		if r == nil {
 			continue
 		}
-		q.printRecord(&b, r, ctx)
+		q.printRecord(&b, r, ctx, &scratch)
 	}
 	io.WriteString(w, b.String())
 	return 0
 }
 
 // printRecord prints one record; with -r an array meta record prints one
-// line per pending task.
-func (q *queue) printRecord(b *strings.Builder, r *record, ctx *jobfmt.Context) {
-	j := *r.job
+// line per pending task. j is the room the record's row is made in,
+// reused from one record to the next.
+func (q *queue) printRecord(b *strings.Builder, r *record, ctx *jobfmt.Context, j *jobfmt.Job) {
+	*j = *r.job
 	j.Partition = r.part
 	if r.jobPrio != 0 {
 		j.Priority = r.jobPrio
@@ -318,12 +346,12 @@ func (q *queue) printRecord(b *strings.Builder, r *record, ctx *jobfmt.Context) 
 		for _, rg := range tasks.Ranges() {
 			for id := uint64(rg.First); id <= uint64(rg.Last); id++ {
 				j.ArrayTaskID = uint32(id)
-				b.WriteString(q.format.Row(&j, ctx))
+				q.format.WriteRow(b, j, ctx)
 				b.WriteByte('\n')
 			}
 		}
 		return
 	}
-	b.WriteString(q.format.Row(&j, ctx))
+	q.format.WriteRow(b, j, ctx)
 	b.WriteByte('\n')
 }

@@ -149,7 +149,7 @@ func printJSON(env *clienv.Env, o *options, resp *v0044.V0044OpenapiSharesResp, 
 	}
 	out.Meta = v0044.NewOptV0044OpenapiMeta(slurmjson.CLIMeta(env.Prog, o.argv, env.User.Name, env.User.GID, clienv.SlurmVersion, resp.Meta))
 	out.Errors, out.Warnings = v0044.V0044OpenapiErrors{}, v0044.V0044OpenapiWarnings{}
-	text, err := slurmjson.Format(&out, slurmjson.SharesResp)
+	text, err := slurmjson.Format(&out, slurmjson.SharesResp())
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: error: %v\n", env.Prog, err)
 		return 1

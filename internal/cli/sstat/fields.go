@@ -4,6 +4,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/coltable"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // field is a column -o can name, with sstat's default width.
@@ -13,13 +14,16 @@ type field struct {
 	cell  func(s *stepStat, f format) string
 }
 
-// fields are sstat's, by their names in lower case.
-var fields = map[string]field{}
+// fieldTable is sstat's fields, by their names in lower case, and -e's
+// list of them; it is built when a command first needs it, not as every
+// command starts.
+type fieldTable struct {
+	byName map[string]field
+	order  []string
+}
 
-// fieldOrder is -e's list.
-var fieldOrder []string
-
-func init() {
+var fields = sync.OnceValue(func() fieldTable {
+	t := fieldTable{byName: map[string]field{}}
 	maxOf := func(k metric, pr func(float64) string) func(*stepStat, format) string {
 		return func(s *stepStat, _ format) string { return pr(s.m[k].max) }
 	}
@@ -127,10 +131,11 @@ func init() {
 		}},
 		{"TRESUsageOutTot", 15, func(s *stepStat, _ format) string { return tresOut("0", count(s.m[mDiskWrite].tot)) }},
 	} {
-		fields[strings.ToLower(f.name)] = f
-		fieldOrder = append(fieldOrder, f.name)
+		t.byName[strings.ToLower(f.name)] = f
+		t.order = append(t.order, f.name)
 	}
-}
+	return t
+})
 
 // defaultFormat is sstat's default columns.
 const defaultFormat = "JobID,MaxVMSize,MaxVMSizeNode,MaxVMSizeTask,AveVMSize,MaxRSS,MaxRSSNode,MaxRSSTask,AveRSS," +
@@ -150,7 +155,7 @@ type column = coltable.Spec[field]
 // parseFormat reads a -o list: names, each with an optional %WIDTH.
 func parseFormat(s string) ([]column, error) {
 	return coltable.ParseFormat(s, func(name string) (field, int, bool) {
-		f, ok := fields[name]
+		f, ok := fields().byName[name]
 		return f, f.width, ok
 	})
 }

@@ -223,9 +223,9 @@ func parse(env *clienv.Env, args []string) (options, int, bool) {
 		fmt.Fprintln(env.Stdout, "slurm "+clienv.SlurmVersion)
 		return o, 0, true
 	case helpFormat:
-		for i, n := range fieldOrder {
+		for i, n := range fields().order {
 			fmt.Fprintf(env.Stdout, "%-20s", n)
-			if i%4 == 3 || i == len(fieldOrder)-1 {
+			if i%4 == 3 || i == len(fields().order)-1 {
 				fmt.Fprintln(env.Stdout)
 			}
 		}

@@ -38,7 +38,7 @@ func TestLineMatchesRealSstat(t *testing.T) {
 	s := captured()
 	var got []string
 	for i, n := range names {
-		got = append(got, fields[strings.ToLower(n)].cell(&s, format{noConvert: true}))
+		got = append(got, fields().byName[strings.ToLower(n)].cell(&s, format{noConvert: true}))
 		if n == "AveCPUFreq" {
 			want[i] = "0" // no CPU frequency is read here
 		}
@@ -58,7 +58,7 @@ func TestConvertedUnits(t *testing.T) {
 		"MaxDiskRead": "1685835", "AvePages": "1", "NTasks": "4",
 		"TRESUsageInMax": "cpu=00:00:26,energy=0,fs/disk=1685835,mem=64592K,pages=3,vmem=142876K",
 	} {
-		if got := fields[strings.ToLower(name)].cell(&s, format{}); got != want {
+		if got := fields().byName[strings.ToLower(name)].cell(&s, format{}); got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
@@ -83,7 +83,7 @@ func TestAggregate(t *testing.T) {
 	s := newStepStat(&st, nodes)
 	got := map[string]string{}
 	for _, n := range []string{"JobID", "NTasks", "Nodelist", "Pids", "MaxRSS", "MaxRSSNode", "MaxRSSTask", "AveRSS", "MinCPU", "MinCPUNode", "MinCPUTask", "MaxDiskWriteNode", "ReqCPUFreq"} {
-		got[n] = fields[strings.ToLower(n)].cell(&s, format{})
+		got[n] = fields().byName[strings.ToLower(n)].cell(&s, format{})
 	}
 	want := map[string]string{
 		"JobID": "7.1", "NTasks": "3", "Nodelist": "a[1-2]", "Pids": "10,11,12,20",
@@ -114,7 +114,7 @@ func TestHelpFormatMatchesReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(strings.Fields(string(data)), fieldOrder); d != "" {
+	if d := cmp.Diff(strings.Fields(string(data)), fields().order); d != "" {
 		t.Fatalf("-e (-real +ours):\n%s", d)
 	}
 }
@@ -148,10 +148,10 @@ func TestGPUMeasures(t *testing.T) {
 		{Task: 1, GPUs: true, GPUMem: 1 << 30, GPUUtil: 100, RSS: 1 << 20},
 	}}}
 	s := newStepStat(&st, nodes)
-	if got, want := fields["tresusageinmax"].cell(&s, format{}), "cpu=00:00:00,energy=0,fs/disk=0,gres/gpumem=2G,gres/gpuutil=200,mem=1M,pages=0,vmem=0K"; got != want {
+	if got, want := fields().byName["tresusageinmax"].cell(&s, format{}), "cpu=00:00:00,energy=0,fs/disk=0,gres/gpumem=2G,gres/gpuutil=200,mem=1M,pages=0,vmem=0K"; got != want {
 		t.Errorf("TRESUsageInMax = %q, want %q", got, want)
 	}
-	if got, want := fields["tresusageinmintask"].cell(&s, format{}), "cpu=00:00:00,fs/disk=0,gres/gpumem=1,gres/gpuutil=1,mem=0,pages=0,vmem=0"; got != want {
+	if got, want := fields().byName["tresusageinmintask"].cell(&s, format{}), "cpu=00:00:00,fs/disk=0,gres/gpumem=1,gres/gpuutil=1,mem=0,pages=0,vmem=0"; got != want {
 		t.Errorf("TRESUsageInMinTask = %q, want %q", got, want)
 	}
 }
