@@ -42,6 +42,20 @@ type Config struct {
 	Policy  Policy
 	// Backfill are the bf_* settings of a backfill run.
 	Backfill sched.BackfillParams
+	// Progress, when set, is told how the replay goes every few hundred
+	// events and once at the end (it decides itself how often to show
+	// it).
+	Progress func(Progress)
+}
+
+// Progress is how far a replay has got.
+type Progress struct {
+	// Ended and Total count jobs: ended so far, and in the replay.
+	Ended, Total int
+	// Now is the simulated time, in seconds of the trace.
+	Now int64
+	// Done says the replay is over.
+	Done bool
 }
 
 // Outcome is what happened to one job.
@@ -158,7 +172,11 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 	if len(jobs) > 0 {
 		now = jobs[0].submit
 	}
+	ended, events := 0, 0
 	for next < len(jobs) || len(ends) > 0 || len(pending) > 0 {
+		if events++; cfg.Progress != nil && events%256 == 0 {
+			cfg.Progress(Progress{Ended: ended, Total: len(jobs), Now: now})
+		}
 		// Everything due by now: ends free their nodes, submissions queue.
 		for len(ends) > 0 && ends[0].at <= now {
 			e := heap.Pop(&ends).(end)
@@ -168,6 +186,7 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 			free.gpus += sj.j.Alloc.TotalGPUs()
 			delete(running, e.id)
 			res.Outcomes[e.id-1].End = e.at
+			ended++
 		}
 		for next < len(jobs) && jobs[next].submit <= now {
 			pending = append(pending, jobs[next].j)
@@ -251,6 +270,9 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 		now = max(now, nextAt)
 	}
 	res.Wall = time.Since(begin)
+	if cfg.Progress != nil {
+		cfg.Progress(Progress{Ended: ended, Total: len(jobs), Now: now, Done: true})
+	}
 	return res, nil
 }
 

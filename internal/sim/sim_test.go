@@ -197,3 +197,30 @@ func TestChart(t *testing.T) {
 		t.Errorf("a .png name was accepted")
 	}
 }
+
+// Progress is told as the replay goes and once at its end, with every
+// job ended then.
+func TestProgress(t *testing.T) {
+	tr := smallTrace(t)
+	var seen []Progress
+	res, err := Run(tr, Config{Cluster: Cluster{Nodes: 4, CPUs: 1}, Policy: Backfill,
+		Progress: func(p Progress) { seen = append(seen, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) == 0 {
+		t.Fatal("no progress")
+	}
+	last, end := seen[len(seen)-1], int64(0)
+	for _, o := range res.Outcomes {
+		end = max(end, o.End)
+	}
+	if !last.Done || last.Ended != len(res.Outcomes) || last.Total != len(res.Outcomes) || last.Now != end {
+		t.Errorf("last progress %+v, want done with %d of %d ended at %d", last, len(res.Outcomes), len(res.Outcomes), end)
+	}
+	for _, p := range seen[:len(seen)-1] {
+		if p.Done {
+			t.Errorf("progress %+v done before the end", p)
+		}
+	}
+}

@@ -23,7 +23,7 @@ const (
 )
 
 // ReadSWF parses the Standard Workload Format: ';' header comments (of
-// which MaxProcs is kept) and lines of 18 numbers, -1 for unknown. A job
+// which MaxProcs, MaxNodes and UnixStartTime are kept) and lines of 18 numbers, -1 for unknown. A job
 // without run time or processors is skipped and counted. The requested
 // processors are used where given, the allocated ones otherwise (some
 // logs, CTC's among them, record only those).
@@ -40,9 +40,15 @@ func ReadSWF(r io.Reader, name string) (*Trace, error) {
 			continue
 		}
 		if strings.HasPrefix(text, ";") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(text[1:]), "MaxProcs:"); ok {
-				if n, err := strconv.Atoi(strings.Fields(v + " x")[0]); err == nil && n > 0 {
-					t.MaxProcs = n
+			header := strings.TrimSpace(text[1:])
+			for _, h := range []struct {
+				key string
+				to  *int
+			}{{"MaxProcs:", &t.MaxProcs}, {"MaxNodes:", &t.MaxNodes}, {"UnixStartTime:", &t.Start}} {
+				if v, ok := strings.CutPrefix(header, h.key); ok {
+					if n, err := strconv.Atoi(strings.Fields(v + " x")[0]); err == nil && n > 0 {
+						*h.to = n
+					}
 				}
 			}
 			continue

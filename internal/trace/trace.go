@@ -54,6 +54,12 @@ type Trace struct {
 	Jobs []Job
 	// MaxProcs is the machine's size from an SWF header (0: not given).
 	MaxProcs int
+	// MaxNodes is its number of nodes, from the same header (0: not
+	// given); MaxProcs/MaxNodes is the processors of a node.
+	MaxNodes int
+	// Start is the Unix time submission times count from (an SWF
+	// header's UnixStartTime; 0: not given).
+	Start int
 	// Skipped counts job lines left out because they cannot be replayed
 	// (no run time, no processors), as the archive's own tools do.
 	Skipped int
@@ -144,4 +150,30 @@ func Read(r io.Reader, name string) (*Trace, error) {
 		return ReadGPU(br, name)
 	}
 	return ReadSWF(br, name)
+}
+
+// Scale makes the trace the workload of a machine n times as large with
+// the same offered load: the machine's processors and nodes are
+// multiplied by n and jobs arrive n times as fast (submission times,
+// counted from the first, divided by n), each job as large and as long
+// as in the log. The logged waits no longer apply and are dropped.
+func (t *Trace) Scale(n int) error {
+	if n < 1 {
+		return fmt.Errorf("scale %d: at least 1", n)
+	}
+	if n == 1 || len(t.Jobs) == 0 {
+		return nil
+	}
+	t.MaxProcs *= n
+	t.MaxNodes *= n
+	first := t.Jobs[0].Submit
+	for i := range t.Jobs {
+		first = min(first, t.Jobs[i].Submit)
+	}
+	for i := range t.Jobs {
+		j := &t.Jobs[i]
+		j.Submit = first + (j.Submit-first)/int64(n)
+		j.Wait = -1
+	}
+	return nil
 }

@@ -145,3 +145,45 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// The header's MaxNodes and UnixStartTime are kept beside MaxProcs: the
+// simulator makes nodes of MaxProcs/MaxNodes processors and dates its
+// progress from the start.
+func TestSWFMachineHeader(t *testing.T) {
+	in := "; MaxNodes: 5832\n; MaxProcs: 93312 (16 a node)\n; UnixStartTime: 1000000000\n" +
+		"1 0 0 10 16 -1 -1 16 60 -1 1 1 -1 -1 1 -1 -1 -1\n"
+	tr, err := ReadSWF(strings.NewReader(in), "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.MaxNodes != 5832 || tr.MaxProcs != 93312 || tr.Start != 1000000000 {
+		t.Errorf("nodes %d procs %d start %d, want 5832 93312 1000000000", tr.MaxNodes, tr.MaxProcs, tr.Start)
+	}
+}
+
+// Scale makes the machine n times as large and the arrivals n times as
+// fast, keeping each job's size and length; the logged waits go.
+func TestScale(t *testing.T) {
+	tr := &Trace{MaxProcs: 4, MaxNodes: 2, Jobs: []Job{
+		{ID: "1", Submit: 100, Run: 50, Procs: 2, Wait: 3},
+		{ID: "2", Submit: 130, Run: 60, Procs: 4, Wait: 0},
+		{ID: "3", Submit: 400, Run: 70, Procs: 1, Wait: 9},
+	}}
+	if err := tr.Scale(10); err != nil {
+		t.Fatal(err)
+	}
+	want := []Job{
+		{ID: "1", Submit: 100, Run: 50, Procs: 2, Wait: -1},
+		{ID: "2", Submit: 103, Run: 60, Procs: 4, Wait: -1},
+		{ID: "3", Submit: 130, Run: 70, Procs: 1, Wait: -1},
+	}
+	if d := cmp.Diff(want, tr.Jobs); d != "" {
+		t.Errorf("jobs (-want +got):\n%s", d)
+	}
+	if tr.MaxProcs != 40 || tr.MaxNodes != 20 {
+		t.Errorf("machine %d procs on %d nodes, want 40 on 20", tr.MaxProcs, tr.MaxNodes)
+	}
+	if err := tr.Scale(0); err == nil {
+		t.Error("scale 0 accepted")
+	}
+}

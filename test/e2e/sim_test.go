@@ -47,11 +47,20 @@ func TestSim(t *testing.T) {
 		{[]string{"sim", trace, "--policy", "sjf"}, `unknown policy "sjf" (fifo or backfill)`},
 		{[]string{"sim", trace, "--scheduler-parameters", "bf_window=0"}, "--scheduler-parameters: Invalid SchedulerParameters bf_window: 0"},
 		{[]string{"sim", trace, "--chart", "x.pdf"}, "the name must end in .svg"},
+		{[]string{"sim", trace, "--scale", "0"}, "--scale: scale 0: at least 1"},
 	} {
 		_, stderr, code := runDrover(t, tc.args...)
 		if code != 1 || !strings.Contains(stderr, tc.err) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, stderr, tc.err)
 		}
+	}
+	// Twice the machine, jobs arriving twice as fast: the site's
+	// schedule no longer applies and is not shown; the job larger than
+	// the machine now fits.
+	out, stderr, code = runDrover(t, "sim", trace, "--scale", "2")
+	if code != 0 || !strings.Contains(out, "machine  8 nodes x 1 CPU\n") || !strings.Contains(out, "0 larger than the machine") ||
+		strings.Contains(out, "site log") {
+		t.Errorf("--scale 2: exit %d %s\n%s", code, stderr, out)
 	}
 	gpu := filepath.Join(t.TempDir(), "gpu.csv")
 	os.WriteFile(gpu, []byte("job_id,submission_time,duration,num_gpu\na,0,10,8\n"), 0o644)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,7 @@ func simCmd() *cobra.Command {
 		chart    string
 		params   string
 		limit    int
+		scale    int
 	)
 	cmd := &cobra.Command{
 		Use:   "sim TRACE",
@@ -28,9 +30,12 @@ the Standard Workload Format of the Parallel Workloads Archive (plain or .gz),
 or a GPU job trace (CSV: job_id,submission_time,duration,num_gpu; a .tar.gz
 of such files is read whole, or one member with FILE.tar.gz:MEMBER).
 
-An SWF trace runs on its machine's MaxProcs nodes of one processor unless
---nodes/--cpus say otherwise, and the site's own logged schedule is shown
-beside the simulated ones. A GPU trace runs on --nodes nodes of --gpus GPUs;
+An SWF trace runs on its machine as its header describes it: MaxNodes nodes
+of MaxProcs/MaxNodes processors (MaxProcs nodes of one processor when the
+header names no nodes) unless --nodes/--cpus say otherwise, and the site's
+own logged schedule is shown beside the simulated ones. --scale N replays
+it on a machine N times as large with jobs arriving N times as fast (the
+same load; the site's schedule is then not shown). A GPU trace runs on --nodes nodes of --gpus GPUs;
 a job of more GPUs than a node has takes whole nodes. Jobs' time limits are
 the users' estimates, or their run times where the trace has none.`,
 		Args: cobra.ExactArgs(1),
@@ -41,6 +46,9 @@ the users' estimates, or their run times where the trace has none.`,
 			}
 			if limit > 0 && limit < len(t.Jobs) {
 				t.Jobs = t.Jobs[:limit]
+			}
+			if err := t.Scale(scale); err != nil {
+				return fmt.Errorf("--scale: %w", err)
 			}
 			if err := simMachine(t, &c); err != nil {
 				return err
@@ -58,7 +66,9 @@ the users' estimates, or their run times where the trace has none.`,
 			var series []sim.Series
 			skipped := 0
 			for _, p := range strings.Split(policies, ",") {
-				res, err := sim.Run(t, sim.Config{Cluster: c, Policy: sim.Policy(strings.TrimSpace(p)), Backfill: bf})
+				policy := sim.Policy(strings.TrimSpace(p))
+				res, err := sim.Run(t, sim.Config{Cluster: c, Policy: policy, Backfill: bf,
+					Progress: progressLine(os.Stderr, string(policy), t)})
 				if err != nil {
 					return err
 				}
@@ -95,6 +105,7 @@ the users' estimates, or their run times where the trace has none.`,
 	f.StringVar(&params, "scheduler-parameters", "", "SchedulerParameters for backfill (bf_window=, bf_resolution=, bf_max_job_test=, bf_interval=...)")
 	f.StringVar(&chart, "chart", "", "write a chart of the waits to this .svg or .png file")
 	f.IntVar(&limit, "jobs", 0, "replay only the first N jobs of the trace")
+	f.IntVar(&scale, "scale", 1, "replay on a machine N times the trace's, jobs arriving N times as fast")
 	return cmd
 }
 
@@ -115,6 +126,9 @@ func simMachine(t *trace.Trace, c *sim.Cluster) error {
 	c.GPUs = 0
 	if c.CPUs <= 0 {
 		c.CPUs = 1
+		if t.MaxNodes > 0 && t.MaxProcs >= t.MaxNodes && t.MaxProcs%t.MaxNodes == 0 {
+			c.CPUs = t.MaxProcs / t.MaxNodes
+		}
 	}
 	if c.Nodes <= 0 {
 		if t.MaxProcs <= 0 {
@@ -130,4 +144,42 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// progressLine reports a long replay's progress on w about once a second:
+// jobs ended, the simulated date, and the rate so far. On a terminal the
+// line is rewritten in place.
+func progressLine(w *os.File, policy string, t *trace.Trace) func(sim.Progress) {
+	term := false
+	if fi, err := w.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		term = true
+	}
+	begin := time.Now()
+	last := begin
+	shown := false
+	return func(p sim.Progress) {
+		now := time.Now()
+		if !p.Done && now.Sub(last) < time.Second {
+			return
+		}
+		if p.Done && !shown {
+			return // a replay shorter than a second needs no progress line
+		}
+		last, shown = now, true
+		date := fmt.Sprintf("day %d", p.Now/86400)
+		if t.Start > 0 {
+			date = time.Unix(int64(t.Start)+p.Now, 0).UTC().Format("2006-01-02 15:04")
+		}
+		rate := float64(p.Ended) / max(now.Sub(begin).Seconds(), 1e-9)
+		line := fmt.Sprintf("sim %s: %s of %s jobs done, simulated %s, %s jobs/s", policy,
+			sim.Thousands(p.Ended), sim.Thousands(p.Total), date, sim.Thousands(int(rate)))
+		switch {
+		case term && p.Done:
+			fmt.Fprintf(w, "\r\033[K%s\n", line)
+		case term:
+			fmt.Fprintf(w, "\r\033[K%s", line)
+		default:
+			fmt.Fprintln(w, line)
+		}
+	}
 }
