@@ -110,26 +110,45 @@ func measureSched(sz sizes, rec *recorder) error {
 }
 
 // measureSim is the simulator figure: jobs replayed per second of wall
-// time on a whole trace, per policy.
+// time on a whole trace, per policy; then the first 10,000 jobs of the
+// same trace on a machine of about 5,000 nodes (drover sim --scale), the
+// size of today's large machines.
 func measureSim(path string, runs int, rec *recorder) error {
 	t, err := trace.Open(path)
 	if err != nil {
 		return fmt.Errorf("simulator trace: %w", err)
 	}
-	c := sim.Cluster{Nodes: t.MaxProcs, CPUs: 1}
-	for _, p := range []sim.Policy{sim.FIFO, sim.Backfill} {
-		f := figure{Key: "sim-" + string(p), Unit: "jobs/s", Higher: true,
-			Title:   fmt.Sprintf("drover sim, %s, %s jobs of %s on %d nodes", p, strconv.Itoa(len(t.Jobs)), t.Name, c.Nodes),
-			Command: "drover sim " + path + " --policy " + string(p)}
-		var samples []float64
-		for range runs {
-			res, err := sim.Run(t, sim.Config{Cluster: c, Policy: p})
-			if err != nil {
-				return err
+	big, err := trace.Open(path)
+	if err != nil {
+		return fmt.Errorf("simulator trace: %w", err)
+	}
+	big.Jobs = big.Jobs[:min(len(big.Jobs), 10_000)]
+	scale := max(5000/max(big.MaxProcs, 1), 1)
+	if err := big.Scale(scale); err != nil {
+		return err
+	}
+	for _, r := range []struct {
+		key, flags string
+		t          *trace.Trace
+	}{
+		{"sim-", "", t},
+		{"sim-5k-nodes-", fmt.Sprintf(" --jobs 10000 --scale %d", scale), big},
+	} {
+		c := sim.Cluster{Nodes: r.t.MaxProcs, CPUs: 1}
+		for _, p := range []sim.Policy{sim.FIFO, sim.Backfill} {
+			f := figure{Key: r.key + string(p), Unit: "jobs/s", Higher: true,
+				Title:   fmt.Sprintf("drover sim, %s, %s jobs of %s on %d nodes", p, strconv.Itoa(len(r.t.Jobs)), r.t.Name, c.Nodes),
+				Command: "drover sim " + path + r.flags + " --policy " + string(p)}
+			var samples []float64
+			for range runs {
+				res, err := sim.Run(r.t, sim.Config{Cluster: c, Policy: p})
+				if err != nil {
+					return err
+				}
+				samples = append(samples, float64(len(res.Outcomes))/res.Wall.Seconds())
 			}
-			samples = append(samples, float64(len(res.Outcomes))/res.Wall.Seconds())
+			rec.add(f, "Drover", samples, "")
 		}
-		rec.add(f, "Drover", samples, "")
 	}
 	return nil
 }
