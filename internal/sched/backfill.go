@@ -224,7 +224,8 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 		tested++
 		perUser[j.Req.UserID]++
 		part := s.Partitions[j.Req.Partition]
-		sh := shapeOf(&j.Req, b.defMemPerCPU(part), b.defMemPerNode(part))
+		asked := shapeOf(&j.Req, b.defMemPerCPU(part), b.defMemPerNode(part))
+		sh := bf.planShape(part, asked)
 		d := int64(forever)
 		if j.Req.TimeLimit != job.Infinite {
 			d = bf.roundUp(int64(j.Req.TimeLimit) * 60)
@@ -244,6 +245,12 @@ func (b *Backfill) backfill(s *Snapshot, p *pass) {
 			t, alloc, ok := bf.earliest(j, part, &sh, d)
 			if !ok {
 				break
+			}
+			if t == 0 && asked.spread && sh.nodes > 1 {
+				// Planned on whole nodes; it starts with what it asked.
+				if alloc, ok = bf.spreadNow(&asked, alloc); !ok {
+					break
+				}
 			}
 			if t == 0 {
 				// Held by a limit, it must not take the nodes it would
@@ -313,7 +320,10 @@ func (b *Backfill) backfillHet(s *Snapshot, bf *bfPass, leader *job.Job) {
 			return
 		}
 		part := s.Partitions[c.Req.Partition]
+		// A component that named no node count is planned on one node
+		// (the main pass spreads it).
 		shapes[i] = shapeOf(&c.Req, b.defMemPerCPU(part), b.defMemPerNode(part))
+		shapes[i].spread = false
 		durs[i] = int64(forever)
 		if c.Req.TimeLimit != job.Infinite {
 			durs[i] = bf.roundUp(int64(c.Req.TimeLimit) * 60)
@@ -531,6 +541,51 @@ func (bf *bfPass) roundUp(sec int64) int64 {
 // earliest finds the earliest time within the window at which the job can
 // hold its nodes for d seconds without touching any reservation, and the
 // allocation it would get then.
+// planShape is the shape backfill plans a job with. A job that named no
+// node count (spread) and fits on no single node is planned on the fewest
+// of its partition's nodes that hold its tasks when empty, each of them
+// whole: a reservation over time needs a node count and shares that do
+// not depend on what else runs. The main pass still starts such a job
+// over partly used nodes as soon as their free processors add up.
+func (bf *bfPass) planShape(part *partition.Partition, sh shape) shape {
+	if !sh.spread {
+		return sh
+	}
+	sh.spread = false
+	var most uint32
+	for _, i := range bf.partNodes[part.Name] {
+		n := bf.lines[i].ns.Node
+		empty := free{cpus: n.CPUs, mem: n.RealMemory}
+		for _, g := range n.GPUs {
+			if g.Index < 64 {
+				empty.gpus |= 1 << g.Index
+			}
+		}
+		t, _ := sh.capacityFree(n, empty)
+		most = max(most, t)
+	}
+	if most == 0 || sh.tasks <= most {
+		return sh
+	}
+	k := (sh.tasks + most - 1) / most
+	sh.nodes, sh.tasksPerNode, sh.tasks = int(k), most, k*most
+	return sh
+}
+
+// spreadNow places a job that asked for no node count on the nodes its
+// whole-node plan found free now, taking only the tasks it asked for.
+func (bf *bfPass) spreadNow(asked *shape, plan *job.Allocation) (*job.Allocation, bool) {
+	cands := make([]*NodeState, 0, len(plan.Nodes))
+	for _, na := range plan.Nodes {
+		ns := bf.p.node(na.Node)
+		if ns == nil {
+			return nil, false
+		}
+		cands = append(cands, ns)
+	}
+	return asked.place(cands, nil)
+}
+
 func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d int64) (int64, *job.Allocation, bool) {
 	return bf.earliestFrom(j, part, sh, d, 0)
 }

@@ -57,6 +57,9 @@ func TestPlacementMatchesConsTres(t *testing.T) {
 		"n2 c3 on one node":       {job.Request{NumTasks: 2, CPUsPerTask: 3}, []uint32{2}, []uint32{6}},
 		"ntasks-per-node spreads": {job.Request{MinNodes: 2, TasksPerNode: 2}, []uint32{2, 2}, []uint32{2, 2}},
 		"exclusive takes all":     {job.Request{Exclusive: true}, []uint32{1}, []uint32{8}},
+		// No node count: as many nodes as the tasks take, filled in order.
+		"n20 alone spreads 8,8,4": {job.Request{NumTasks: 20}, []uint32{8, 8, 4}, []uint32{8, 8, 4}},
+		"n12 c2 spreads 4,4,4":    {job.Request{NumTasks: 12, CPUsPerTask: 2}, []uint32{4, 4, 4}, []uint32{8, 8, 8}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -77,6 +80,63 @@ func TestPlacementMatchesConsTres(t *testing.T) {
 				t.Errorf("cpus (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// A job of -n alone goes over partly used nodes when their free
+// processors add up, as cons_tres spreads it; -N with the same tasks
+// waits for its nodes; more tasks than the partition's processors never
+// start.
+func TestSpreadOverPartlyUsedNodes(t *testing.T) {
+	f := &FIFO{Defaults: Defaults{DefMemPerCPU: 100}}
+	s := snapshot(testNodes(4, 8, 0), pending(10, job.Request{NumTasks: 10}))
+	for i := range s.Nodes {
+		s.Nodes[i].Used = node.Alloc{CPUs: 5, Jobs: 1, MemMB: 500}
+	}
+	plan := f.Schedule(s)
+	if len(plan.Starts) != 1 {
+		t.Fatalf("-n 10 over 4 nodes with 3 free each: starts %v, reasons %v", plan.Starts, plan.Reasons)
+	}
+	var tasks []uint32
+	for _, na := range plan.Starts[0].Alloc.Nodes {
+		tasks = append(tasks, na.Tasks)
+	}
+	if d := cmp.Diff([]uint32{3, 3, 3, 1}, tasks); d != "" {
+		t.Errorf("tasks (-want +got):\n%s", d)
+	}
+
+	s = snapshot(testNodes(4, 8, 0), pending(11, job.Request{MinNodes: 2, MaxNodes: 2, NumTasks: 10}))
+	for i := range s.Nodes {
+		s.Nodes[i].Used = node.Alloc{CPUs: 5, Jobs: 1, MemMB: 500}
+	}
+	if plan := f.Schedule(s); len(plan.Starts) != 0 || plan.Reasons[11] != job.ReasonResources {
+		t.Errorf("-N 2 -n 10 on nodes with 3 free each: starts %v, reasons %v", plan.Starts, plan.Reasons)
+	}
+	if err := Feasible(&job.Request{NumTasks: 33}, s.Partitions["gpu"], testNodes(4, 8, 0), Defaults{}); err == nil {
+		t.Error("-n 33 on 32 processors is feasible")
+	}
+}
+
+// Backfill plans a spread job on whole nodes and, when it can start now,
+// starts it with the tasks it asked for.
+func TestBackfillSpreadJob(t *testing.T) {
+	b := backfillSched()
+	nodes := testNodes(4, 8, 0)
+	blocker := pending(1, job.Request{MinNodes: 4, MaxNodes: 4, NumTasks: 32, TimeLimit: 60})
+	spread := pending(2, job.Request{NumTasks: 12, TimeLimit: 30})
+	s := snapshot(nodes, blocker, spread)
+	running(s, 50, 120, job.Allocation{Nodes: []job.NodeAlloc{{Node: "n1", CPUs: 2, Tasks: 2}}})
+	s.Backfill = true
+	plan := b.Schedule(s)
+	if len(plan.Starts) != 1 || plan.Starts[0].JobID != 2 {
+		t.Fatalf("starts %v, reasons %v", plan.Starts, plan.Reasons)
+	}
+	var total uint32
+	for _, na := range plan.Starts[0].Alloc.Nodes {
+		total += na.Tasks
+	}
+	if total != 12 {
+		t.Errorf("spread job started with %d tasks, want 12: %+v", total, plan.Starts[0].Alloc.Nodes)
 	}
 }
 

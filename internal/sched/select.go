@@ -23,6 +23,10 @@ type shape struct {
 	gpusPerNode  uint32
 	gpusPerJob   uint32
 	gpuType      string
+	// spread says the job named no node count (-n alone, no -N, -w or
+	// --ntasks-per-node): as cons_tres does, its tasks go on as many
+	// nodes as it takes, nodes at least one task each.
+	spread bool
 }
 
 // shapeOf derives the per-node request Slurm's cons_tres would compute.
@@ -40,6 +44,7 @@ func shapeOf(r *job.Request, defMemPerCPU, defMemPerNode uint64) shape {
 		s.nodes = len(r.NodeList)
 	}
 	s.tasks = r.NumTasks
+	s.spread = r.MinNodes == 0 && r.MaxNodes == 0 && len(r.NodeList) == 0 && r.TasksPerNode == 0 && r.NumTasks > 1
 	if s.tasks == 0 {
 		if s.tasksPerNode > 0 {
 			s.tasks = s.tasksPerNode * uint32(s.nodes)
@@ -320,6 +325,7 @@ func (s shape) placeInto(dst *job.Allocation, picks []pick, cands []*NodeState, 
 		}
 		picks = append(picks, pick{ns: ns, cap: c, gpus: g})
 	}
+	var packed *NodeState
 	if s.packsGPUs() && len(required) == 0 {
 		// GPU packing: the node with the fewest free GPUs that fits, so
 		// that whole GPU nodes stay free for the jobs that need them.
@@ -337,13 +343,18 @@ func (s shape) placeInto(dst *job.Allocation, picks []pick, cands []*NodeState, 
 		}
 		if best != nil {
 			picks = append(picks, pick{ns: best, cap: bestCap, gpus: bestGPUs})
+			packed = best
 		}
 	}
+	var room uint32
+	for _, p := range picks {
+		room += p.cap
+	}
 	for _, ns := range cands {
-		if len(picks) >= s.nodes {
+		if len(picks) >= s.nodes && (!s.spread || room >= s.tasks) {
 			break
 		}
-		if required[ns.Node.Name] {
+		if required[ns.Node.Name] || ns == packed {
 			continue
 		}
 		c, g := s.capacity(ns)
@@ -351,11 +362,14 @@ func (s shape) placeInto(dst *job.Allocation, picks []pick, cands []*NodeState, 
 			continue
 		}
 		picks = append(picks, pick{ns: ns, cap: c, gpus: g})
+		room += c
 	}
 	if len(picks) < s.nodes {
 		return nil, false
 	}
-	picks = picks[:s.nodes]
+	if !s.spread {
+		picks = picks[:s.nodes]
+	}
 	// Minimum tasks everywhere, then fill in order.
 	var placed uint32
 	for i := range picks {

@@ -318,6 +318,12 @@ func TestSbatchResourceEnvironment(t *testing.T) {
 	if want := "nodes=n[1-2] ntasks=4 tpn=3,1 cpn=3,1 con=3\n"; out != want {
 		t.Errorf("-N2 -n4: %q, want %q", out, want)
 	}
+	// -n alone takes as many nodes as its tasks need (8(x2),4 for -n 20
+	// on Slurm 22.05's four 8-CPU nodes; here 8,4 on two).
+	_, out = c.RunJob("n12", "-n12", "--wrap", show)
+	if want := "nodes=n[1-2] ntasks=12 tpn=8,4 cpn=8,4 con=8\n"; out != want {
+		t.Errorf("-n12: %q, want %q", out, want)
+	}
 	id, out := c.RunJob("excl", "--exclusive", "--wrap", show)
 	exclEnv := envOf(strings.ReplaceAll(out, " ", "\n"))
 	if exclEnv["nodes"] != "n1" || exclEnv["ntasks"] != "" || exclEnv["cpn"] != "8" || exclEnv["con"] != "8" {
