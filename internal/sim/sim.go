@@ -306,12 +306,10 @@ func request(k trace.Kind, tj *trace.Job, c Cluster) (job.Request, int, bool) {
 		if tj.Procs > c.Nodes*cpus {
 			return r, 0, false
 		}
-		if tj.Procs <= cpus {
-			r.NumTasks = uint32(tj.Procs)
-		} else {
-			r.MinNodes = uint32((tj.Procs + cpus - 1) / cpus)
-			r.NumTasks = uint32(tj.Procs)
-		}
+		// sbatch -n PROCS: the tasks go wherever processors are free,
+		// on as many nodes as that takes, as the logged machines
+		// allocated processors.
+		r.NumTasks = uint32(tj.Procs)
 		return r, tj.Procs, true
 	}
 }
