@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/partition"
 )
 
@@ -24,6 +25,8 @@ type scratch struct {
 	// built for, so that it is rebuilt only when the nodes change.
 	index map[string]int
 	names []string
+	// indexed are the node objects index was built from, beside names.
+	indexed []*node.Node
 	// indexGen counts the times index was rebuilt.
 	indexGen uint64
 	// cands is the main pass's candidate list, reused from job to job.
@@ -85,20 +88,23 @@ func (sc *scratch) members(part *partition.Partition, n int) []bool {
 // indexNodes makes index name each of the snapshot's nodes, rebuilding it
 // only when the node names differ from last time.
 func (sc *scratch) indexNodes(nodes []NodeState) {
-	same := len(sc.names) == len(nodes)
+	same := len(sc.names) == len(nodes) && len(sc.indexed) == len(nodes)
 	for i := 0; same && i < len(nodes); i++ {
-		same = sc.names[i] == nodes[i].Node.Name
+		// The same node object has the same name: the names are read
+		// only for nodes the caller made anew.
+		same = sc.indexed[i] == nodes[i].Node || sc.names[i] == nodes[i].Node.Name
 	}
 	if same {
 		return
 	}
 	clear(sc.index)
 	sc.indexGen++
-	sc.names = sc.names[:0]
+	sc.names, sc.indexed = sc.names[:0], sc.indexed[:0]
 	for i := range nodes {
 		name := nodes[i].Node.Name
 		sc.index[name] = i
 		sc.names = append(sc.names, name)
+		sc.indexed = append(sc.indexed, nodes[i].Node)
 	}
 }
 

@@ -314,8 +314,12 @@ type pick struct {
 // many jobs only to reserve their nodes.
 func (s shape) placeInto(dst *job.Allocation, picks []pick, cands []*NodeState, required map[string]bool) (*job.Allocation, bool) {
 	picks = picks[:0]
-	// Required nodes must all be usable and fit.
+	// Required nodes must all be usable and fit. (Most jobs name none:
+	// the candidates are not walked, nor each name hashed, for nothing.)
 	for _, ns := range cands {
+		if len(required) == 0 {
+			break
+		}
 		if !required[ns.Node.Name] {
 			continue
 		}
@@ -354,7 +358,7 @@ func (s shape) placeInto(dst *job.Allocation, picks []pick, cands []*NodeState, 
 		if len(picks) >= s.nodes && (!s.spread || room >= s.tasks) {
 			break
 		}
-		if required[ns.Node.Name] || ns == packed {
+		if ns == packed || (len(required) > 0 && required[ns.Node.Name]) {
 			continue
 		}
 		c, g := s.capacity(ns)

@@ -111,8 +111,8 @@ func measureSched(sz sizes, rec *recorder) error {
 
 // measureSim is the simulator figure: jobs replayed per second of wall
 // time on a whole trace, per policy; then the first 10,000 jobs of the
-// same trace on a machine of about 5,000 nodes (drover sim --scale), the
-// size of today's large machines.
+// same trace on a machine of about 5,000 nodes of 16 CPUs (drover sim
+// --cpus 16 --scale), the size of today's large machines.
 func measureSim(path string, runs int, rec *recorder) error {
 	t, err := trace.Open(path)
 	if err != nil {
@@ -123,21 +123,23 @@ func measureSim(path string, runs int, rec *recorder) error {
 		return fmt.Errorf("simulator trace: %w", err)
 	}
 	big.Jobs = big.Jobs[:min(len(big.Jobs), 10_000)]
-	scale := max(5000/max(big.MaxProcs, 1), 1)
+	const bigCPUs = 16
+	scale := max(5000*bigCPUs/max(big.MaxProcs, 1), 1)
 	if err := big.Scale(scale); err != nil {
 		return err
 	}
 	for _, r := range []struct {
 		key, flags string
 		t          *trace.Trace
+		cpus       int
 	}{
-		{"sim-", "", t},
-		{"sim-5k-nodes-", fmt.Sprintf(" --jobs 10000 --scale %d", scale), big},
+		{"sim-", "", t, 1},
+		{"sim-5k-nodes-", fmt.Sprintf(" --jobs 10000 --cpus %d --scale %d", bigCPUs, scale), big, bigCPUs},
 	} {
-		c := sim.Cluster{Nodes: r.t.MaxProcs, CPUs: 1}
+		c := sim.Cluster{Nodes: r.t.MaxProcs / r.cpus, CPUs: r.cpus}
 		for _, p := range []sim.Policy{sim.FIFO, sim.Backfill} {
 			f := figure{Key: r.key + string(p), Unit: "jobs/s", Higher: true,
-				Title:   fmt.Sprintf("drover sim, %s, %s jobs of %s on %d nodes", p, strconv.Itoa(len(r.t.Jobs)), r.t.Name, c.Nodes),
+				Title:   fmt.Sprintf("drover sim, %s, %s jobs of %s on %d nodes of %d CPUs", p, strconv.Itoa(len(r.t.Jobs)), r.t.Name, c.Nodes, c.CPUs),
 				Command: "drover sim " + path + r.flags + " --policy " + string(p)}
 			var samples []float64
 			for range runs {
