@@ -137,6 +137,27 @@ func TestContainers(t *testing.T) {
 	c.MustRun("", "scancel", long)
 	c.WaitState(long, "CANCELLED", 20*time.Second)
 
+	// A script on standard input whose directives use the plugin: the
+	// commands' binary, which runs no plugin, reads the script, finds
+	// the option and hands itself to drover, which reads the same script
+	// again; the plugin checks the options at submission.
+	r = c.Run("#!/bin/sh\n#SBATCH --container-image="+root+"\n#SBATCH --container-mounts=relative:/x\ntrue\n", "sbatch")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "paths must be absolute") {
+		t.Errorf("sbatch, bad mount in a script on stdin: %+v", r)
+	}
+	r = c.Run("#!/bin/sh\n#SBATCH --container-image="+root+"\n#SBATCH -o stdin-script.out\n#SBATCH -J from-stdin\nsrun cat /etc/os-release\n", "sbatch")
+	if r.Code != 0 {
+		t.Fatalf("sbatch, script on stdin: %+v", r)
+	}
+	fromStdin := strings.TrimSpace(strings.TrimPrefix(r.Stdout, "Submitted batch job "))
+	c.WaitState(fromStdin, "COMPLETED", 30*time.Second)
+	if got := c.ReadFile("stdin-script.out"); !strings.HasPrefix(got, "NAME=\"Drover busybox\"") {
+		t.Errorf("script on stdin, handed over: %q", got)
+	}
+	if f := fieldMap(c.MustRun("", "scontrol", "show", "job", fromStdin)); f["JobName"] != "from-stdin" {
+		t.Errorf("script on stdin, handed over: JobName=%s", f["JobName"])
+	}
+
 	// Mistakes are the user's to see.
 	r = c.Run("", "srun", "--container-image="+filepath.Join(dir, "missing.tar"), "true")
 	if r.Code == 0 || !strings.Contains(r.Stderr, "missing.tar: no such file or directory") {

@@ -30,6 +30,7 @@ func TestSim(t *testing.T) {
 		"machine  4 nodes x 1 CPU\n",
 		"fifo  backfill  site log\n",
 		"mean wait     99 s      42 s      42 s\n",
+		"site log: the schedule the site logged, with what the simulation leaves out",
 		"chart: " + chart + "\n",
 	} {
 		if !strings.Contains(out, want) {

@@ -1,6 +1,7 @@
 package jobfmt
 
 import (
+	"github.com/droverhq/drover/internal/cli/wireval"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -8,10 +9,10 @@ import (
 // triples are folded back into them so that the print rules read as
 // Slurm's do ("INFINITE prints UNLIMITED, NO_VAL prints NOT_SET").
 const (
-	NoVal      uint32 = 0xfffffffe
-	Infinite   uint32 = 0xffffffff
-	NoVal16    uint16 = 0xfffe
-	Infinite16 uint16 = 0xffff
+	NoVal      uint32 = wireval.NoVal
+	Infinite   uint32 = wireval.Infinite
+	NoVal16    uint16 = wireval.NoVal16
+	Infinite16 uint16 = wireval.Infinite16
 	// coreSpecThread marks a core_spec counting threads (CORE_SPEC_THREAD).
 	coreSpecThread uint16 = 0x8000
 	// threadSpecUnset is the thread_spec slurmrestd reports when the job's
@@ -330,46 +331,13 @@ func FromV0044List(ws []v0044.V0044JobInfo) []Job {
 	return out
 }
 
-const noVal64 = ^uint64(0) - 1
+const noVal64 = wireval.NoVal64
 
-func u32(o v0044.OptV0044Uint32NoValStruct) uint32 {
-	v, ok := o.Get()
-	switch {
-	case !ok:
-		return NoVal
-	case v.Infinite.Or(false):
-		return Infinite
-	case !v.Set.Or(false):
-		return NoVal
-	}
-	return uint32(v.Number.Or(0))
-}
-
-func u16(o v0044.OptV0044Uint16NoValStruct) uint16 {
-	v, ok := o.Get()
-	switch {
-	case !ok:
-		return NoVal16
-	case v.Infinite.Or(false):
-		return Infinite16
-	case !v.Set.Or(false):
-		return NoVal16
-	}
-	return uint16(v.Number.Or(0))
-}
-
-func u64(o v0044.OptV0044Uint64NoValStruct) uint64 {
-	v, ok := o.Get()
-	switch {
-	case !ok:
-		return noVal64
-	case v.Infinite.Or(false):
-		return ^uint64(0)
-	case !v.Set.Or(false):
-		return noVal64
-	}
-	return uint64(v.Number.Or(0))
-}
+var (
+	u32 = wireval.U32
+	u16 = wireval.U16
+	u64 = wireval.U64
+)
 
 // zeroIfUnset maps NO_VAL to 0, for counters slurmctld never leaves unset
 // but a sparse REST record might omit.

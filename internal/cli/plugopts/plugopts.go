@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/jobopts"
 	"github.com/droverhq/drover/internal/slurmconf"
@@ -46,6 +48,19 @@ const describeTimeout = 10 * time.Second
 // Plugins are what the plugins in plugstack.conf offer the command.
 type Plugins struct {
 	infos []plugconf.Info
+	// stdin is what the command read of its standard input before its
+	// plugins' stages (sbatch's script), for drover to read again if the
+	// command is handed over then.
+	stdin []byte
+}
+
+// ReadStdin records what the command read of its standard input: a
+// command handed to drover once its options are known (Start) gives it
+// drover to read again.
+func (ps *Plugins) ReadStdin(data []byte) {
+	if ps != nil {
+		ps.stdin = data
+	}
 }
 
 // Load reads plugstack.conf (from the slurm.conf at SLURM_CONF or the
@@ -101,17 +116,24 @@ func describe(ctx context.Context, lookupEnv func(string) (string, bool)) ([]plu
 		return Host.Describe(ctx, entries, plugconf.DefaultCache(), describeTimeout, quiet)
 	}
 	known, missing := plugconf.Cached(entries, plugconf.DefaultCache())
-	runs := slices.ContainsFunc(known, func(in plugconf.Info) bool { return slices.ContainsFunc(localStages, in.Has) })
+	// A plugin whose stages run only for jobs that use its options
+	// (OnlyWithOptions, as the container plugin) is known to need a
+	// host only once the options are read: Start hands over then.
+	runs := slices.ContainsFunc(known, func(in plugconf.Info) bool {
+		return !in.OnlyWithOptions && slices.ContainsFunc(localStages, in.Has)
+	})
 	if len(missing) > 0 || runs {
-		return nil, handOver()
+		return nil, handOver(nil)
 	}
 	return known, nil
 }
 
 // handOver runs the command again as drover, which can run plugins: it
 // is the same program with the plugin host linked, beside this one.
-// It returns only if that fails.
-func handOver() error {
+// stdin, when the command read its standard input already, is what it
+// read: drover reads it again from an in-memory file. It returns only if
+// that fails.
+func handOver(stdin []byte) error {
 	exe, err := os.Executable()
 	if err == nil {
 		exe, err = filepath.EvalSymlinks(exe)
@@ -122,6 +144,11 @@ func handOver() error {
 	drover := filepath.Join(filepath.Dir(exe), "drover")
 	if drover == exe {
 		return errors.New("plugstack.conf names plugins this command must run, and no plugin host is linked")
+	}
+	if stdin != nil {
+		if err := replaceStdin(stdin); err != nil {
+			return fmt.Errorf("plugstack.conf names plugins this command must run: %w", err)
+		}
 	}
 	if err := syscall.Exec(drover, os.Args, os.Environ()); err != nil {
 		return fmt.Errorf("plugstack.conf names plugins this command must run, and %s cannot run them: %w", drover, err)
@@ -168,8 +195,9 @@ func (ps *Plugins) Start(ctx context.Context, context string, argv, env []string
 		return nil, env, nil
 	}
 	if Host == nil {
-		// describe handed such commands over already.
-		return nil, env, errors.New("no plugin host to run the plugins' stages")
+		// Only plugins used through their options are left (describe
+		// handed the others over): this command uses one.
+		return nil, env, handOver(ps.stdin)
 	}
 	stack, err := Host.Load(ctx, entries, describeTimeout, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -211,4 +239,25 @@ func (l *Local) run(ctx context.Context, stage string, jobID, stepID uint32, env
 		return env, err
 	}
 	return plugconf.Apply(env, changes), nil
+}
+
+// replaceStdin makes standard input an in-memory file holding data, read
+// from its start.
+func replaceStdin(data []byte) error {
+	fd, err := unix.MemfdCreate("stdin", 0)
+	if err != nil {
+		return fmt.Errorf("memfd for standard input: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "stdin")
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("memfd for standard input: %w", err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		return fmt.Errorf("memfd for standard input: %w", err)
+	}
+	if err := unix.Dup2(fd, 0); err != nil {
+		return fmt.Errorf("standard input: %w", err)
+	}
+	return nil
 }

@@ -88,6 +88,11 @@ the users' estimates, or their run times where the trace has none.`,
 			if err := sim.Report(os.Stdout, header, cols); err != nil {
 				return err
 			}
+			if len(cols) > 0 && cols[len(cols)-1].Run == nil {
+				fmt.Println("\nsite log: the schedule the site logged, with what the simulation leaves out: jobs held by\n" +
+					"their users or waiting on dependencies, outages and drained nodes, reservations, other\n" +
+					"partitions and their limits, priorities other than submission order.")
+			}
 			if chart != "" {
 				if err := sim.Chart(chart, "Waits on "+t.Name, series); err != nil {
 					return err

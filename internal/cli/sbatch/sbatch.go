@@ -138,6 +138,9 @@ func run(ctx context.Context, env *clienv.Env, args []string, proc process) int 
 	if !ok {
 		return code
 	}
+	if src.fromStdin {
+		plugins.ReadStdin(src.body)
+	}
 
 	// Second pass: directives, environment, command line.
 	ds, err := sbatchscript.Scan(src.body, sbatchscript.Prefix, sbatchscript.LegacyPrefix)
@@ -279,6 +282,8 @@ type script struct {
 	msgName string
 	// argv is the script path and its arguments, sent as the job's argv.
 	argv []string
+	// fromStdin says body was read from standard input.
+	fromStdin bool
 }
 
 // readScript reads the whole script (callers may delete the file as soon as
@@ -296,10 +301,10 @@ func (c *cmd) readScript(opts *jobopts.Options, operands []string) (script, int,
 	switch {
 	case len(operands) == 0 || operands[0] == "-":
 		s.body, err = readAll(c.env.Stdin)
-		s.argv = operands
+		s.argv, s.fromStdin = operands, true
 	case operands[0] == "/dev/stdin":
 		s.body, err = readAll(c.env.Stdin)
-		s.argv = operands
+		s.argv, s.fromStdin = operands, true
 		s.jobName, s.msgName = "stdin", "stdin"
 	default:
 		name := c.findScript(operands[0])

@@ -5,18 +5,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/internal/cli/wireval"
 	"github.com/droverhq/drover/internal/timefmt"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // Slurm's sentinel values, as the v0.0.44 number structs stand for them.
 const (
-	noVal      = 0xfffffffe
-	infinite   = 0xffffffff
-	noVal16    = 0xfffe
-	infinite16 = 0xffff
-	noVal64    = 0xfffffffffffffffe
-	infinite64 = 0xffffffffffffffff
+	noVal      = wireval.NoVal
+	infinite   = wireval.Infinite
+	noVal16    = wireval.NoVal16
+	infinite16 = wireval.Infinite16
+	noVal64    = wireval.NoVal64
+	infinite64 = wireval.Infinite64
 )
 
 // orNull prints a string the way C's printf("%s") prints Slurm's NULL
@@ -29,51 +30,11 @@ func orNull(s string) string {
 	return s
 }
 
-// u32 returns a 32-bit number struct as Slurm's raw value: NO_VAL when
-// unset, INFINITE when infinite.
-func u32(o v0044.OptV0044Uint32NoValStruct) uint64 {
-	v, ok := o.Get()
-	if !ok {
-		return noVal
-	}
-	if v.Infinite.Or(false) {
-		return infinite
-	}
-	if !v.Set.Or(false) {
-		return noVal
-	}
-	return uint64(uint32(v.Number.Or(0)))
-}
-
-// u16 is u32 for 16-bit fields (NO_VAL16, INFINITE16).
-func u16(o v0044.OptV0044Uint16NoValStruct) uint64 {
-	v, ok := o.Get()
-	if !ok {
-		return noVal16
-	}
-	if v.Infinite.Or(false) {
-		return infinite16
-	}
-	if !v.Set.Or(false) {
-		return noVal16
-	}
-	return uint64(uint16(v.Number.Or(0)))
-}
-
-// u64 is u32 for 64-bit fields (NO_VAL64, INFINITE64).
-func u64(o v0044.OptV0044Uint64NoValStruct) uint64 {
-	v, ok := o.Get()
-	if !ok {
-		return noVal64
-	}
-	if v.Infinite.Or(false) {
-		return infinite64
-	}
-	if !v.Set.Or(false) {
-		return noVal64
-	}
-	return uint64(v.Number.Or(0))
-}
+// u32, u16 and u64 read number structs as Slurm's raw values, widened
+// for the printers.
+func u32(o v0044.OptV0044Uint32NoValStruct) uint64 { return uint64(wireval.U32(o)) }
+func u16(o v0044.OptV0044Uint16NoValStruct) uint64 { return uint64(wireval.U16(o)) }
+func u64(o v0044.OptV0044Uint64NoValStruct) uint64 { return wireval.U64(o) }
 
 // epoch returns a time number struct as seconds since the epoch, 0 when it
 // is unset (which slurm_make_time_str prints "Unknown").

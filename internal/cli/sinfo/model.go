@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/droverhq/drover/internal/cli/wireval"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/slurmconf"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
@@ -11,40 +12,16 @@ import (
 
 // Slurm's sentinel values, as the v0.0.44 number structs stand for them.
 const (
-	noVal      = 0xfffffffe
-	infinite   = 0xffffffff
-	noVal64    = 0xfffffffffffffffe
-	infinite64 = 0xffffffffffffffff
+	noVal      = wireval.NoVal
+	infinite   = wireval.Infinite
+	noVal64    = wireval.NoVal64
+	infinite64 = wireval.Infinite64
 )
 
-// u32 returns a 32-bit number struct as Slurm's raw value: NO_VAL when
-// unset, INFINITE when infinite.
-func u32(o v0044.OptV0044Uint32NoValStruct) uint64 {
-	v, ok := o.Get()
-	switch {
-	case !ok:
-		return noVal
-	case v.Infinite.Or(false):
-		return infinite
-	case !v.Set.Or(false):
-		return noVal
-	}
-	return uint64(uint32(v.Number.Or(0)))
-}
-
-// u64 is u32 for 64-bit fields.
-func u64(o v0044.OptV0044Uint64NoValStruct) uint64 {
-	v, ok := o.Get()
-	switch {
-	case !ok:
-		return noVal64
-	case v.Infinite.Or(false):
-		return infinite64
-	case !v.Set.Or(false):
-		return noVal64
-	}
-	return uint64(v.Number.Or(0))
-}
+// u32 and u64 read number structs as Slurm's raw values, widened for the
+// printers.
+func u32(o v0044.OptV0044Uint32NoValStruct) uint64 { return uint64(wireval.U32(o)) }
+func u64(o v0044.OptV0044Uint64NoValStruct) uint64 { return wireval.U64(o) }
 
 // node is the part of a slurmrestd node sinfo reports.
 type node struct {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/getopt"
+	"github.com/droverhq/drover/internal/cli/wireval"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/priority"
 	"github.com/droverhq/drover/internal/slurmconf"
@@ -376,20 +377,19 @@ func epoch(v v0044.OptV0044Uint64NoValStruct) time.Time {
 	return time.Unix(s.Number.Or(0), 0)
 }
 
+// u32 and u16 read counters: 0 when unset or infinite.
 func u32(v v0044.OptV0044Uint32NoValStruct) int64 {
-	s, ok := v.Get()
-	if !ok || !s.Set.Or(false) || s.Infinite.Or(false) {
-		return 0
+	if n, ok := wireval.Finite32(v); ok {
+		return n
 	}
-	return int64(s.Number.Or(0))
+	return 0
 }
 
 func u16(v v0044.OptV0044Uint16NoValStruct) int64 {
-	s, ok := v.Get()
-	if !ok || !s.Set.Or(false) || s.Infinite.Or(false) {
-		return 0
+	if n, ok := wireval.Finite16(v); ok {
+		return n
 	}
-	return int64(s.Number.Or(0))
+	return 0
 }
 
 // dropZeroWeights leaves out of a short format the factors nobody weighs.
