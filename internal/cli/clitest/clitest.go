@@ -238,6 +238,10 @@ func (noSecurity) HandleUser(ctx context.Context, _ v0044.OperationName, _ v0044
 	return ctx, nil
 }
 
+// NoCredentials is a security source that sends none, for clients of a
+// test server that accepts anyone.
+var NoCredentials v0044.SecuritySource = anonymous{}
+
 // anonymous sends no credentials; the tests' server accepts anyone.
 type anonymous struct{}
 

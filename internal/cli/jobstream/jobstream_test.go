@@ -14,7 +14,6 @@ import (
 	"github.com/go-faster/jx"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/ogen-go/ogen/ogenerrors"
 
 	"github.com/droverhq/drover/internal/cli/clitest"
 	"github.com/droverhq/drover/internal/cli/jobstream"
@@ -140,7 +139,7 @@ func TestTransportThroughTheGeneratedClient(t *testing.T) {
 		io.WriteString(w, `{"jobs":[],"last_backfill":{},"last_update":{},"errors":[{"error":"Invalid job id specified","error_number":2017}],"warnings":[],"meta":{}}`)
 	}))
 	defer srv.Close()
-	client, err := v0044.NewClient(srv.URL, anonymous{}, v0044.WithClient(&http.Client{Transport: jobstream.Transport(nil)}))
+	client, err := v0044.NewClient(srv.URL, clitest.NoCredentials, v0044.WithClient(&http.Client{Transport: jobstream.Transport(nil)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,20 +185,6 @@ func TestTransportThroughTheGeneratedClient(t *testing.T) {
 	if !ok || bad.StatusCode != http.StatusNotFound || bad.Response.Errors[0].Error.Or("") != "Invalid job id specified" {
 		t.Errorf("error answer read as %#v", res)
 	}
-}
-
-type anonymous struct{}
-
-func (anonymous) BearerAuth(context.Context, v0044.OperationName) (v0044.BearerAuth, error) {
-	return v0044.BearerAuth{}, ogenerrors.ErrSkipClientSecurity
-}
-
-func (anonymous) Token(context.Context, v0044.OperationName) (v0044.Token, error) {
-	return v0044.Token{}, ogenerrors.ErrSkipClientSecurity
-}
-
-func (anonymous) User(context.Context, v0044.OperationName) (v0044.User, error) {
-	return v0044.User{}, ogenerrors.ErrSkipClientSecurity
 }
 
 // FuzzSplit holds the stream to the generated client's whole decoding:
