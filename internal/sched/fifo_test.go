@@ -140,6 +140,27 @@ func TestBackfillSpreadJob(t *testing.T) {
 	}
 }
 
+// GPU packing goes to the busiest GPU node that holds the whole job: the
+// busiest of all, with one CPU free, cannot take -n4, and the job starts
+// on the idle node instead of waiting.
+func TestGPUPackingNeedsTheWholeJob(t *testing.T) {
+	f := &FIFO{Defaults: Defaults{DefMemPerCPU: 100}}
+	for name, req := range map[string]job.Request{
+		"-N1 -n4 --gres=gpu:1": {MinNodes: 1, MaxNodes: 1, NumTasks: 4, GPUsPerNode: 1},
+		"-n4 --gres=gpu:1":     {NumTasks: 4, GPUsPerNode: 1},
+	} {
+		s := snapshot(testNodes(2, 8, 4), pending(1, req))
+		s.Nodes[0].Used = node.Alloc{CPUs: 7, MemMB: 700, Jobs: 1, GPUs: []bool{true, true, true, false}}
+		plan := f.Schedule(s)
+		if len(plan.Starts) != 1 {
+			t.Fatalf("%s: starts %v, reasons %v", name, plan.Starts, plan.Reasons)
+		}
+		if na := plan.Starts[0].Alloc.Nodes; len(na) != 1 || na[0].Node != "n2" || na[0].Tasks != 4 {
+			t.Errorf("%s: placed %+v, want all four tasks on n2", name, na)
+		}
+	}
+}
+
 func TestFIFOBlocksPartitionAndSharesNodes(t *testing.T) {
 	f := &FIFO{Defaults: Defaults{DefMemPerCPU: 100}}
 	nodes := testNodes(1, 4, 8)

@@ -337,8 +337,11 @@ func (s shape) placeInto(dst *job.Allocation, picks []pick, cands []*NodeState, 
 		var bestCap uint32
 		var bestGPUs []int
 		for _, ns := range cands {
+			// Only a node that holds every task: a busier one that
+			// holds fewer would leave the job unplaced (or spread
+			// wider) while another node could run it whole.
 			c, g := s.capacity(ns)
-			if c == 0 {
+			if c == 0 || c < s.tasks {
 				continue
 			}
 			if best == nil || freeGPUCount(ns) < freeGPUCount(best) {
