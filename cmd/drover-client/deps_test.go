@@ -24,7 +24,7 @@ func TestNoServerCode(t *testing.T) {
 		"github.com/droverhq/drover/internal/nodeagent",
 		"github.com/droverhq/drover/internal/daemon",
 		"github.com/droverhq/drover/internal/proctrack",
-		"github.com/droverhq/drover/internal/cli/root",
+		"github.com/droverhq/drover/internal/drovercmd",
 		"github.com/containerd/cgroups",
 		"go.etcd.io/bbolt",
 		"modernc.org/sqlite",

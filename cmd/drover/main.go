@@ -5,9 +5,9 @@ package main
 import (
 	"os"
 
-	"github.com/droverhq/drover/internal/cli/root"
+	"github.com/droverhq/drover/internal/drovercmd"
 )
 
 func main() {
-	os.Exit(root.Main(os.Args))
+	os.Exit(drovercmd.Main(os.Args))
 }

@@ -122,13 +122,13 @@ func TestCommandsLinkNoServerCode(t *testing.T) {
 	server := []string{
 		"internal/controller", "internal/sched", "internal/state", "internal/acctdb", "internal/restapi",
 		"internal/restd", "internal/nodeagent", "internal/daemon", "internal/proctrack", "internal/devcluster",
+		"internal/drovercmd",
 		"plugins/host", "plugins/protocol/rpc",
 	}
 	libraries := []string{"github.com/containerd/cgroups", "go.etcd.io/bbolt", "modernc.org/sqlite",
 		"github.com/jackc/pgx", "github.com/hashicorp/go-plugin", "google.golang.org/grpc"}
-	// root is drover's own subcommands (the daemons among them) and
 	// plugopts/hosted hands the commands inside drover the plugin host.
-	exempt := []string{"internal/cli/root", "internal/cli/plugopts/hosted", "internal/cli/clitest"}
+	exempt := []string{"internal/cli/plugopts/hosted", "internal/cli/clitest"}
 	n := 0
 	for path, p := range packages(t) {
 		if !under(path, "internal/cli") || under(path, exempt...) {

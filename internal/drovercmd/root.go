@@ -1,6 +1,6 @@
-// Package root dispatches the drover binary: by the name it was invoked as
+// Package drovercmd dispatches the drover binary: by the name it was invoked as
 // (a drop-in Slurm command) or by its subcommand (daemons and tools).
-package root
+package drovercmd
 
 import (
 	// The commands in drover run plugins themselves.

@@ -1,4 +1,4 @@
-package root
+package drovercmd
 
 import (
 	"fmt"
