@@ -84,7 +84,7 @@ func TestWireTypesStayAtTheEdges(t *testing.T) {
 func TestPurePackagesDoNoIO(t *testing.T) {
 	pure := []string{
 		"internal/sched", "internal/job", "internal/node", "internal/partition", "internal/assoc",
-		"internal/reservation", "internal/depend", "internal/steplayout", "internal/acctpolicy",
+		"internal/reservation", "internal/depend", "internal/step/layout", "internal/acctpolicy",
 	}
 	// Packages whose use means I/O. (fmt and errors link os; that is
 	// not I/O of the package's own.)

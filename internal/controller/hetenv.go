@@ -5,7 +5,7 @@ import (
 
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/job"
-	"github.com/droverhq/drover/internal/steplayout"
+	steplayout "github.com/droverhq/drover/internal/step/layout"
 )
 
 // hetEnvLocked is what a heterogeneous job's batch script learns of its

@@ -11,8 +11,8 @@ import (
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/sched"
 	"github.com/droverhq/drover/internal/slurmerr"
-	"github.com/droverhq/drover/internal/stepcred"
-	"github.com/droverhq/drover/internal/steplayout"
+	stepcred "github.com/droverhq/drover/internal/step/cred"
+	steplayout "github.com/droverhq/drover/internal/step/layout"
 )
 
 // Job steps: srun asks the controller for a step within a running job

@@ -10,8 +10,8 @@ import (
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmerr"
-	"github.com/droverhq/drover/internal/stepcred"
-	"github.com/droverhq/drover/internal/steplayout"
+	stepcred "github.com/droverhq/drover/internal/step/cred"
+	steplayout "github.com/droverhq/drover/internal/step/layout"
 )
 
 // runningJob starts a job of 2 nodes × 8 CPUs for alice.

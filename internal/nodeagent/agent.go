@@ -28,7 +28,7 @@ import (
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/proctrack"
-	"github.com/droverhq/drover/internal/stepcred"
+	stepcred "github.com/droverhq/drover/internal/step/cred"
 )
 
 // Config configures a node daemon.

@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/droverhq/drover/internal/stepproto"
+	stepproto "github.com/droverhq/drover/internal/step/proto"
 	"net/http"
 	"slices"
 	"strconv"

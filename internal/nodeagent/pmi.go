@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/pmi"
-	"github.com/droverhq/drover/internal/stepio"
+	stepio "github.com/droverhq/drover/internal/step/stream"
 	"github.com/droverhq/drover/plugins/host"
 	"github.com/droverhq/drover/plugins/protocol"
 )

@@ -11,7 +11,7 @@ import (
 
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/nodeproto"
-	"github.com/droverhq/drover/internal/stepio"
+	stepio "github.com/droverhq/drover/internal/step/stream"
 	"github.com/droverhq/drover/plugins/protocol"
 	"github.com/droverhq/drover/spank"
 )

@@ -25,8 +25,8 @@ import (
 	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
-	"github.com/droverhq/drover/internal/stepcred"
-	"github.com/droverhq/drover/internal/stepio"
+	stepcred "github.com/droverhq/drover/internal/step/cred"
+	stepio "github.com/droverhq/drover/internal/step/stream"
 	"github.com/droverhq/drover/internal/usercred"
 )
 

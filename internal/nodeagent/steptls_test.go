@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/nodeproto"
-	"github.com/droverhq/drover/internal/stepcred"
+	stepcred "github.com/droverhq/drover/internal/step/cred"
 	"github.com/droverhq/drover/internal/tlsconf"
 )
 

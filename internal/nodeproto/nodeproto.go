@@ -15,7 +15,7 @@ import (
 
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/msgauth"
-	"github.com/droverhq/drover/internal/stepproto"
+	stepproto "github.com/droverhq/drover/internal/step/proto"
 )
 
 // Paths served by the controller (node -> controller).
@@ -254,7 +254,7 @@ type Signal struct {
 // StepLaunch asks a node daemon to start its tasks of a job step
 // (REQUEST_LAUNCH_TASKS): srun sends it to every node of the step, with
 // the credential the controller signed for the step. The daemon then
-// dials srun back at Cred's address and speaks internal/stepio.
+// dials srun back at Cred's address and speaks internal/step/stream.
 type StepLaunch struct {
 	Cred   string `json:"cred"`
 	JobID  uint32 `json:"job_id"`

@@ -12,8 +12,8 @@ import (
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/slurmerr"
-	"github.com/droverhq/drover/internal/steplayout"
-	"github.com/droverhq/drover/internal/stepproto"
+	steplayout "github.com/droverhq/drover/internal/step/layout"
+	stepproto "github.com/droverhq/drover/internal/step/proto"
 )
 
 // maxStepBody caps a step request: an argv and a node list.
@@ -33,7 +33,7 @@ func isSHA256Hex(s string) bool {
 	return true
 }
 
-// stepRoutes adds the job step paths (internal/stepproto) to mux.
+// stepRoutes adds the job step paths (internal/step/proto) to mux.
 func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 	mux.HandleFunc("POST "+stepproto.PathCreate, func(w http.ResponseWriter, r *http.Request) {
 		ctl.StatsRef().CountRPC("REQUEST_JOB_STEP_CREATE")

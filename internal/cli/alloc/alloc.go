@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
-	"github.com/droverhq/drover/internal/stepproto"
+	stepproto "github.com/droverhq/drover/internal/step/proto"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/internal/hostlist"
-	"github.com/droverhq/drover/internal/stepenv"
+	stepenv "github.com/droverhq/drover/internal/step/env"
 )
 
 // checks collects the problems a command reports together before giving

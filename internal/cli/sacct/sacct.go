@@ -26,7 +26,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/slurmjson"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/reportproto"
-	"github.com/droverhq/drover/internal/stepproto"
+	stepproto "github.com/droverhq/drover/internal/step/proto"
 	"github.com/droverhq/drover/internal/timefmt"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )

@@ -11,7 +11,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/jobopts"
 	"github.com/droverhq/drover/internal/hostlist"
-	"github.com/droverhq/drover/internal/steplayout"
+	steplayout "github.com/droverhq/drover/internal/step/layout"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 

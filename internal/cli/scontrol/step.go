@@ -9,7 +9,7 @@ import (
 
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/job"
-	"github.com/droverhq/drover/internal/stepproto"
+	stepproto "github.com/droverhq/drover/internal/step/proto"
 )
 
 // showSteps is "show step [JOB[.STEP]]": the running steps as

@@ -10,7 +10,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/job"
-	"github.com/droverhq/drover/internal/stepproto"
+	stepproto "github.com/droverhq/drover/internal/step/proto"
 )
 
 // defaultStepFormat is squeue -s's format (squeue.c).

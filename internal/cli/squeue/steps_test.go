@@ -11,7 +11,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clitest"
 	"github.com/droverhq/drover/internal/job"
-	"github.com/droverhq/drover/internal/stepproto"
+	stepproto "github.com/droverhq/drover/internal/step/proto"
 )
 
 // squeue -s lists the running steps, batch steps included, in squeue.c's

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/droverhq/drover/internal/stepio"
+	stepio "github.com/droverhq/drover/internal/step/stream"
 )
 
 // hub is srun's end of the step's I/O: it accepts one connection from

@@ -2,7 +2,7 @@
 // it runs a job step on the job's nodes; outside one it first obtains an
 // allocation, runs the step in it and releases it. The step's tasks are
 // started by the node daemons, which stream their output back to srun
-// (see internal/stepio).
+// (see internal/step/stream).
 package srun
 
 import (

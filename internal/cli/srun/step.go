@@ -24,8 +24,8 @@ import (
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/pmi"
 	"github.com/droverhq/drover/internal/slurmerr"
-	"github.com/droverhq/drover/internal/stepenv"
-	"github.com/droverhq/drover/internal/stepproto"
+	stepenv "github.com/droverhq/drover/internal/step/env"
+	stepproto "github.com/droverhq/drover/internal/step/proto"
 	"github.com/droverhq/drover/internal/tlsconf"
 )
 

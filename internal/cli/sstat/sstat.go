@@ -21,7 +21,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/getopt"
 	"github.com/droverhq/drover/internal/slurmerr"
-	"github.com/droverhq/drover/internal/stepproto"
+	stepproto "github.com/droverhq/drover/internal/step/proto"
 )
 
 var longOptions = []string{"allsteps", "helpformat", "help", "pidformat", "jobs", "noheader", "noconvert",

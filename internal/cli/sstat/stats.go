@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/internal/hostlist"
-	"github.com/droverhq/drover/internal/stepproto"
+	stepproto "github.com/droverhq/drover/internal/step/proto"
 	"github.com/droverhq/drover/internal/timefmt"
 )
 
