@@ -26,6 +26,7 @@ import (
 	"github.com/ogen-go/ogen/ogenerrors"
 
 	"github.com/droverhq/drover/bridge/adapt"
+	"github.com/droverhq/drover/bridge/droverv1"
 	bridge42 "github.com/droverhq/drover/bridge/v0042"
 	bridge43 "github.com/droverhq/drover/bridge/v0043"
 	bridge44 "github.com/droverhq/drover/bridge/v0044"
@@ -117,9 +118,7 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 		mux.HandleFunc("/slurm/"+o.version, NotFound)
 		mux.HandleFunc("/slurmdb/"+o.version, NotFound)
 	}
-	mux.Handle("POST /drover/v1/job/{job_id}/requeue", requeueHandler(ctl))
-	stepRoutes(mux, ctl)
-	reportRoutes(mux, ctl)
+	droverv1.Routes(mux, ctl)
 	mux.Handle(nodePrefix, ctl.NodeHandler())
 	mux.HandleFunc("/", NotFound)
 	// Without these, ServeMux answers a subtree's name without its slash

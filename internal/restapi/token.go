@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/bridge/droverv1"
 	"github.com/droverhq/drover/internal/authctx"
 	"github.com/droverhq/drover/internal/droverapi"
 	"github.com/droverhq/drover/internal/jwtauth"
@@ -29,19 +30,19 @@ func (f *front) handleToken(w http.ResponseWriter, r *http.Request) {
 	caller, _ := authctx.From(r.Context())
 	j := f.opts.JWT
 	if j == nil {
-		replyError(w, slurmerr.New(slurmerr.PluginNotLoaded, "auth/jwt is not configured"), "_auth_token")
+		droverv1.ReplyError(w, slurmerr.New(slurmerr.PluginNotLoaded, "auth/jwt is not configured"), "_auth_token")
 		return
 	}
 	slurmUser := f.ctl.IsSlurmUser(caller.Identity.UID)
 	if j.Config.NoCreation && !slurmUser {
-		replyError(w, slurmerr.New(slurmerr.AccessDenied, "token creation is disabled"), "_auth_token")
+		droverv1.ReplyError(w, slurmerr.New(slurmerr.AccessDenied, "token creation is disabled"), "_auth_token")
 		return
 	}
 	q := r.URL.Query()
 	user := caller.User
 	if u := q.Get("username"); u != "" {
 		if u != caller.User && !slurmUser {
-			replyError(w, slurmerr.New(slurmerr.UserIDMissing, "attempt to retrieve a token for a different user=%s", u), "_auth_token")
+			droverv1.ReplyError(w, slurmerr.New(slurmerr.UserIDMissing, "attempt to retrieve a token for a different user=%s", u), "_auth_token")
 			return
 		}
 		user = u
@@ -57,19 +58,19 @@ func (f *front) handleToken(w http.ResponseWriter, r *http.Request) {
 		default:
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
-				replyError(w, slurmerr.New(slurmerr.InvalidTimeLimit, "invalid lifespan %q", v), "_auth_token")
+				droverv1.ReplyError(w, slurmerr.New(slurmerr.InvalidTimeLimit, "invalid lifespan %q", v), "_auth_token")
 				return
 			}
 			lifespan = time.Duration(n) * time.Second
 		}
 		if j.Config.MaxLifespan > 0 && lifespan > j.Config.MaxLifespan && !slurmUser {
-			replyError(w, slurmerr.New(slurmerr.InvalidTimeLimit, "lifespan %v exceeds max_token_lifespan %v", lifespan, j.Config.MaxLifespan), "_auth_token")
+			droverv1.ReplyError(w, slurmerr.New(slurmerr.InvalidTimeLimit, "lifespan %v exceeds max_token_lifespan %v", lifespan, j.Config.MaxLifespan), "_auth_token")
 			return
 		}
 	}
 	tok, err := jwtauth.Issue(j.Key, user, lifespan, j.now())
 	if err != nil {
-		replyError(w, slurmerr.New(slurmerr.TokenGenerationFailed, "%v", err), "_auth_token")
+		droverv1.ReplyError(w, slurmerr.New(slurmerr.TokenGenerationFailed, "%v", err), "_auth_token")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -1,4 +1,4 @@
-package restapi
+package droverv1
 
 import (
 	"encoding/json"
@@ -40,23 +40,23 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 		caller, _ := authctx.From(r.Context())
 		id, err := pathID(r, "job_id")
 		if err != nil {
-			replyError(w, err, "step create")
+			ReplyError(w, err, "step create")
 			return
 		}
 		var req stepproto.CreateRequest
 		if err := json.NewDecoder(io.LimitReader(r.Body, maxStepBody)).Decode(&req); err != nil {
-			replyError(w, slurmerr.New(slurmerr.Unspecified, "malformed step request: %v", err), "step create")
+			ReplyError(w, slurmerr.New(slurmerr.Unspecified, "malformed step request: %v", err), "step create")
 			return
 		}
 		if req.SrunCert != "" && !isSHA256Hex(req.SrunCert) {
-			replyError(w, slurmerr.New(slurmerr.Unspecified, "malformed step request: srun_cert is not a hex SHA-256"), "step create")
+			ReplyError(w, slurmerr.New(slurmerr.Unspecified, "malformed step request: srun_cert is not a hex SHA-256"), "step create")
 			return
 		}
 		// No -m: srun's default, which the layout chooses.
 		var dist steplayout.Distribution
 		if req.Distribution != "" {
 			if dist, err = steplayout.ParseDistribution(req.Distribution); err != nil {
-				replyError(w, err, "step create")
+				ReplyError(w, err, "step create")
 				return
 			}
 		}
@@ -74,7 +74,7 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 			HetStepID: req.HetStepID,
 		})
 		if err != nil {
-			replyError(w, err, "step create")
+			ReplyError(w, err, "step create")
 			return
 		}
 		j := g.Job
@@ -109,7 +109,7 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 			err = ctl.EndStep(r.Context(), caller.Identity, job.ID(id), step, controller.StepEnd{ExitCode: end.ExitCode, Signal: end.Signal, Cancelled: end.Cancelled})
 		}
 		if err != nil {
-			replyError(w, err, "step complete")
+			ReplyError(w, err, "step complete")
 			return
 		}
 		replyJSON(w, http.StatusOK, struct{}{})
@@ -130,7 +130,7 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 			err = ctl.SignalStep(r.Context(), caller.Identity, job.ID(id), step, int32(sig))
 		}
 		if err != nil {
-			replyError(w, err, "step signal")
+			ReplyError(w, err, "step signal")
 			return
 		}
 		replyJSON(w, http.StatusOK, struct{}{})
@@ -151,7 +151,7 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 			err = ctl.CompleteAllocation(r.Context(), caller.Identity, job.ID(id), int32(code))
 		}
 		if err != nil {
-			replyError(w, err, "complete job allocation")
+			ReplyError(w, err, "complete job allocation")
 			return
 		}
 		replyJSON(w, http.StatusOK, struct{}{})
@@ -177,7 +177,7 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 			stats, err = ctl.StepStats(r.Context(), caller.Identity, job.ID(id), step)
 		}
 		if err != nil {
-			replyError(w, err, "step stat")
+			ReplyError(w, err, "step stat")
 			return
 		}
 		replyJSON(w, http.StatusOK, stepproto.Stats{Steps: stats})

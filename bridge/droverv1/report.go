@@ -1,4 +1,4 @@
-package restapi
+package droverv1
 
 import (
 	"net/http"
@@ -25,7 +25,7 @@ func reportRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 			usage, err = ctl.AccountingUsage(r.Context(), caller.Identity, q)
 		}
 		if err != nil {
-			replyError(w, err, "accounting usage")
+			ReplyError(w, err, "accounting usage")
 			return
 		}
 		out := reportproto.Usage{Clusters: []reportproto.Cluster{}}
@@ -55,18 +55,18 @@ func stepUsageRoute(mux *http.ServeMux, ctl *controller.Controller) {
 		for _, v := range strings.Split(r.URL.Query().Get("jobs"), ",") {
 			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
 			if err != nil || n == 0 {
-				replyError(w, slurmerr.New(slurmerr.InvalidJobID, "Invalid job id: %s", v), "step usage")
+				ReplyError(w, slurmerr.New(slurmerr.InvalidJobID, "Invalid job id: %s", v), "step usage")
 				return
 			}
 			f.JobIDs = append(f.JobIDs, uint32(n))
 		}
 		if len(f.JobIDs) > 1000 {
-			replyError(w, slurmerr.New(slurmerr.InvalidQuery, "at most 1000 jobs at once"), "step usage")
+			ReplyError(w, slurmerr.New(slurmerr.InvalidQuery, "at most 1000 jobs at once"), "step usage")
 			return
 		}
 		_, steps, err := ctl.AccountingJobs(r.Context(), caller.Identity, f)
 		if err != nil {
-			replyError(w, err, "step usage")
+			ReplyError(w, err, "step usage")
 			return
 		}
 		out := reportproto.StepUsages{Steps: []reportproto.StepUsage{}}

@@ -1,4 +1,4 @@
-package restapi
+package droverv1
 
 import (
 	"net/http"
@@ -23,16 +23,16 @@ func requeueHandler(ctl *controller.Controller) http.HandlerFunc {
 			err = ctl.Requeue(r.Context(), caller.Identity, sel, hold)
 		}
 		if err != nil {
-			replyError(w, err, "requeue")
+			ReplyError(w, err, "requeue")
 			return
 		}
 		replyEnvelope(w, http.StatusOK, api44.V0044OpenapiResp{Errors: api44.V0044OpenapiErrors{}, Warnings: api44.V0044OpenapiWarnings{}})
 	}
 }
 
-// replyError answers with slurmrestd's error envelope: the Slurm error
+// ReplyError answers with slurmrestd's error envelope: the Slurm error
 // number and message of err, 404 for an unknown job, 500 otherwise.
-func replyError(w http.ResponseWriter, err error, source string) {
+func ReplyError(w http.ResponseWriter, err error, source string) {
 	code := slurmerr.CodeOf(err)
 	resp := api44.V0044OpenapiResp{Errors: api44.V0044OpenapiErrors{{
 		ErrorNumber: api44.NewOptInt32(int32(code)),
