@@ -538,9 +538,6 @@ func (bf *bfPass) roundUp(sec int64) int64 {
 	return (sec + bf.res - 1) / bf.res * bf.res
 }
 
-// earliest finds the earliest time within the window at which the job can
-// hold its nodes for d seconds without touching any reservation, and the
-// allocation it would get then.
 // planShape is the shape backfill plans a job with. A job that named no
 // node count (spread) and fits on no single node is planned on the fewest
 // of its partition's nodes that hold its tasks when empty, each of them
@@ -586,6 +583,9 @@ func (bf *bfPass) spreadNow(asked *shape, plan *job.Allocation) (*job.Allocation
 	return asked.place(cands, nil)
 }
 
+// earliest finds the earliest time within the window at which the job can
+// hold its nodes for d seconds without touching any reservation, and the
+// allocation it would get then.
 func (bf *bfPass) earliest(j *job.Job, part *partition.Partition, sh *shape, d int64) (int64, *job.Allocation, bool) {
 	return bf.earliestFrom(j, part, sh, d, 0)
 }

@@ -333,11 +333,9 @@ func FromV0044List(ws []v0044.V0044JobInfo) []Job {
 
 const noVal64 = wireval.NoVal64
 
-var (
-	u32 = wireval.U32
-	u16 = wireval.U16
-	u64 = wireval.U64
-)
+func u32(o v0044.OptV0044Uint32NoValStruct) uint32 { return wireval.U32(o) }
+func u16(o v0044.OptV0044Uint16NoValStruct) uint16 { return wireval.U16(o) }
+func u64(o v0044.OptV0044Uint64NoValStruct) uint64 { return wireval.U64(o) }
 
 // zeroIfUnset maps NO_VAL to 0, for counters slurmctld never leaves unset
 // but a sparse REST record might omit.

@@ -244,7 +244,7 @@ func (l *Local) run(ctx context.Context, stage string, jobID, stepID uint32, env
 // replaceStdin makes standard input an in-memory file holding data, read
 // from its start.
 func replaceStdin(data []byte) error {
-	fd, err := unix.MemfdCreate("stdin", 0)
+	fd, err := unix.MemfdCreate("stdin", unix.MFD_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("memfd for standard input: %w", err)
 	}
