@@ -21,13 +21,23 @@ func TestJobComp(t *testing.T) {
 	held := c.Submit("", "--hold", "--wrap", "true")
 	c.MustRun("", "scancel", held)
 	arr := c.Submit("", "--array=1-2", "--wrap", "true")
+	c.WaitState(arr+"_1", "COMPLETED", 20*time.Second)
 	c.WaitState(arr+"_2", "COMPLETED", 20*time.Second)
 
-	data, err := os.ReadFile(comp)
-	if err != nil {
-		t.Fatal(err)
+	// A job's line is written as it ends, beside its state change: wait
+	// for the five.
+	var data []byte
+	var lines []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var err error
+		if data, err = os.ReadFile(comp); err != nil {
+			t.Fatal(err)
+		}
+		lines = strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+		if len(lines) >= 5 || time.Now().After(deadline) {
+			break
+		}
 	}
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	find := func(prefix string) string {
 		for _, l := range lines {
 			if strings.HasPrefix(l, prefix) {
