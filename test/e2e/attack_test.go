@@ -20,7 +20,7 @@ import (
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/sack"
-	"github.com/droverhq/drover/internal/stepio"
+	stepio "github.com/droverhq/drover/internal/step/stream"
 )
 
 // TestAttacks tries, as an ordinary user on the login host and on a
