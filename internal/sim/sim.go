@@ -163,7 +163,10 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 
 	var ends endHeap
 	var pending []*job.Job
-	running := map[job.ID]sched.Running{}
+	// The running jobs are the snapshot's own list, kept from cycle to
+	// cycle: an end swaps the last one into its place (at[id] is its
+	// index), so a cycle copies nothing.
+	at := map[job.ID]int{}
 	free := amount{c.Nodes * max(c.CPUs, 1), c.Nodes * c.GPUs}
 	next := 0
 	lastBF := int64(math.MinInt64 / 2)
@@ -184,7 +187,11 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 			release(snap, byName, sj.j.Alloc)
 			free.cpus += int(sj.j.Alloc.TotalCPUs())
 			free.gpus += sj.j.Alloc.TotalGPUs()
-			delete(running, e.id)
+			i, last := at[e.id], len(snap.Running)-1
+			snap.Running[i] = snap.Running[last]
+			at[snap.Running[i].ID] = i
+			snap.Running = snap.Running[:last]
+			delete(at, e.id)
 			res.Outcomes[e.id-1].End = e.at
 			ended++
 		}
@@ -213,10 +220,6 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 		if main || bf {
 			snap.Now = epoch.Add(time.Duration(now) * time.Second)
 			snap.Pending = pending
-			snap.Running = snap.Running[:0]
-			for _, r := range running {
-				snap.Running = append(snap.Running, r)
-			}
 			snap.Backfill = bf
 			plan := s.Schedule(snap)
 			res.Cycles++
@@ -231,8 +234,9 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 					free.cpus -= int(a.TotalCPUs())
 					free.gpus -= a.TotalGPUs()
 					endAt := now + max(sj.run, 0)
-					running[st.JobID] = sched.Running{ID: st.JobID, Alloc: &a,
-						End: snap.Now.Add(time.Duration(int64(sj.j.Req.TimeLimit)*60) * time.Second)}
+					at[st.JobID] = len(snap.Running)
+					snap.Running = append(snap.Running, sched.Running{ID: st.JobID, Alloc: &a,
+						End: snap.Now.Add(time.Duration(int64(sj.j.Req.TimeLimit)*60) * time.Second)})
 					heap.Push(&ends, end{at: endAt, id: st.JobID})
 					res.Outcomes[st.JobID-1] = Outcome{Submit: sj.submit, Start: now, Size: sj.size}
 					started[st.JobID] = true
