@@ -3,6 +3,7 @@ package spank
 import (
 	"context"
 	"fmt"
+	"github.com/droverhq/drover/spank/plugconf"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -66,7 +67,7 @@ func TestReadConf(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "plugstack.conf.d", "a.conf"), []byte("optional   /x/a\targ1 arg2\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "plugstack.conf.d", "b.conf"), []byte("required relative-not-found\n"), 0o644))
 	var logs strings.Builder
-	got, err := ReadConf(filepath.Join(dir, "plugstack.conf"), "/nowhere:"+plugDir, slog.New(slog.NewTextHandler(&logs, nil)))
+	got, err := plugconf.ReadConf(filepath.Join(dir, "plugstack.conf"), "/nowhere:"+plugDir, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,15 +84,15 @@ func TestReadConf(t *testing.T) {
 	if !strings.Contains(logs.String(), "spank: "+conf+":5: Invalid line. Ignoring.") {
 		t.Errorf("log %q", logs.String())
 	}
-	if es, err := ReadConf(filepath.Join(dir, "missing.conf"), "", nil); err != nil || es != nil {
+	if es, err := plugconf.ReadConf(filepath.Join(dir, "missing.conf"), "", nil); err != nil || es != nil {
 		t.Errorf("missing plugstack.conf: %v, %v; want an empty stack", es, err)
 	}
 	loop := filepath.Join(dir, "loop.conf")
 	must(t, os.WriteFile(loop, []byte("include loop.conf\n"), 0o644))
-	if _, err := ReadConf(loop, "", nil); err == nil || !strings.Contains(err.Error(), "nest deeper") {
+	if _, err := plugconf.ReadConf(loop, "", nil); err == nil || !strings.Contains(err.Error(), "nest deeper") {
 		t.Errorf("include loop: %v", err)
 	}
-	if _, err := Parse(strings.NewReader("include\n"), "x.conf", nil, nil); err == nil || err.Error() != "x.conf: 1: Invalid include directive" {
+	if _, err := plugconf.Parse(strings.NewReader("include\n"), "x.conf", nil, nil); err == nil || err.Error() != "x.conf: 1: Invalid include directive" {
 		t.Errorf("bare include: %v", err)
 	}
 }
@@ -101,7 +102,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		es, err := Parse(strings.NewReader(s), "f.conf", slog.New(slog.DiscardHandler), func(string) ([]Entry, error) { return nil, nil })
+		es, err := plugconf.Parse(strings.NewReader(s), "f.conf", slog.New(slog.DiscardHandler), func(string) ([]Entry, error) { return nil, nil })
 		if err != nil {
 			return
 		}
@@ -141,7 +142,7 @@ func TestStackRunsStagesInOrder(t *testing.T) {
 	if len(opts) != 1 || opts[0].Name != "hello" || opts[0].Plugin != "spank-hello" {
 		t.Fatalf("options %+v", opts)
 	}
-	ada := OptionEnvName("spank-hello", "hello") + "=Ada"
+	ada := plugconf.OptionEnvName("spank-hello", "hello") + "=Ada"
 	if ada != "_SLURM_SPANK_OPTION_spank_hello_hello=Ada" {
 		t.Fatalf("option variable %s", ada)
 	}
@@ -150,7 +151,7 @@ func TestStackRunsStagesInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := Apply(hook.Env, changes)
+	env := plugconf.Apply(hook.Env, changes)
 	want := []string{"PATH=/bin", ada, "HELLO=Hi Ada from task 5", "SEEN_HELLO=Hi Ada from task 5"}
 	if diff := cmp.Diff(want, env); diff != "" {
 		t.Errorf("task environment (-want +got):\n%s", diff)
@@ -158,11 +159,11 @@ func TestStackRunsStagesInOrder(t *testing.T) {
 	// A variable the user set is not replaced.
 	hook.Env = []string{"HELLO=mine", "SPANK_" + ada}
 	changes, _ = s.Run(ctx, hook)
-	if env := Apply(hook.Env, changes); !slices.Equal(env, []string{"HELLO=mine", "SPANK_" + ada, "SEEN_HELLO=mine"}) {
+	if env := plugconf.Apply(hook.Env, changes); !slices.Equal(env, []string{"HELLO=mine", "SPANK_" + ada, "SEEN_HELLO=mine"}) {
 		t.Errorf("with HELLO set: %q", env)
 	}
 	// The example's own error for --hello without a name fails the stage.
-	hook.Env = []string{OptionEnvName("spank-hello", "hello") + "="}
+	hook.Env = []string{plugconf.OptionEnvName("spank-hello", "hello") + "="}
 	if _, err := s.Run(ctx, hook); err == nil ||
 		err.Error() != "spank: required plugin spank-hello: task_init() failed: --hello needs a name" {
 		t.Errorf("--hello=: %v", err)

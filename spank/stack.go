@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/droverhq/drover/spank/plugconf"
 	"log/slog"
 	"slices"
 	"time"
@@ -118,8 +119,8 @@ func (s *Stack) RunExec(ctx context.Context, hook protocol.Hook) ([]protocol.Env
 		h.Env = env
 		h.Options = map[string]string{}
 		for _, o := range p.options {
-			for _, name := range []string{OptionEnvName(p.Name(), o.Name), "SPANK_" + OptionEnvName(p.Name(), o.Name)} {
-				if i := index(env, name); i >= 0 {
+			for _, name := range []string{plugconf.OptionEnvName(p.Name(), o.Name), "SPANK_" + plugconf.OptionEnvName(p.Name(), o.Name)} {
+				if i := plugconf.Index(env, name); i >= 0 {
 					h.Options[o.Name] = env[i][len(name)+1:]
 					break
 				}
@@ -141,7 +142,7 @@ func (s *Stack) RunExec(ctx context.Context, hook protocol.Hook) ([]protocol.Env
 			continue
 		}
 		changes = append(changes, reply.Env...)
-		env = Apply(env, reply.Env)
+		env = plugconf.Apply(env, reply.Env)
 		if len(reply.Exec) > 0 {
 			execArgv = reply.Exec
 		}

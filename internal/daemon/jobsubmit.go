@@ -9,7 +9,7 @@ import (
 	"github.com/droverhq/drover/internal/jobsubmit"
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/plugins/host"
-	"github.com/droverhq/drover/spank"
+	"github.com/droverhq/drover/spank/plugconf"
 )
 
 // jobSubmitChain starts slurm.conf's JobSubmitPlugins: each name is a
@@ -21,7 +21,7 @@ func jobSubmitChain(sc *slurmconf.Config, confPath string, logger *slog.Logger) 
 	if strings.TrimSpace(v) == "" {
 		return nil, nil
 	}
-	_, dirs := spank.ConfPaths(sc, confPath)
+	_, dirs := plugconf.ConfPaths(sc, confPath)
 	var plugins []jobsubmit.Plugin
 	fail := func(err error) (*jobsubmit.Chain, error) {
 		for _, p := range plugins {
@@ -56,7 +56,7 @@ func findProgram(name, dirs string) (string, bool) {
 		candidates = append(candidates, "drover-job-submit-"+name)
 	}
 	for _, c := range candidates {
-		p := spank.FindPlugin(c, dirs)
+		p := plugconf.FindPlugin(c, dirs)
 		if st, err := os.Stat(p); err == nil && !st.IsDir() && (strings.ContainsRune(name, '/') || p != c) {
 			return p, true
 		}

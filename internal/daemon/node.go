@@ -18,7 +18,7 @@ import (
 	"github.com/droverhq/drover/internal/nodeagent"
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/internal/tlsconf"
-	"github.com/droverhq/drover/spank"
+	"github.com/droverhq/drover/spank/plugconf"
 )
 
 // Version is Drover's own version, set at build time.
@@ -111,7 +111,7 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 		return err
 	}
 	cfg.AuthTTL = ai.TTL
-	cfg.PlugStack, cfg.PluginDir = spank.ConfPaths(sc, path)
+	cfg.PlugStack, cfg.PluginDir = plugconf.ConfPaths(sc, path)
 	cfg.Reload = func() (nodeagent.Reloaded, error) { return reloadNode(v, path, name, dynamic, logger) }
 	servePprof(ctx, v, logger)
 	a, err := nodeagent.New(cfg, logger)
@@ -173,7 +173,7 @@ func reloadNode(v *viper.Viper, path, name, dynamic string, logger *slog.Logger)
 		return nodeagent.Reloaded{}, err
 	}
 	r := nodeagent.Reloaded{CPUs: uint32(nc.CPUs), RealMemory: nc.RealMemory, ConstrainDevices: cg.ConstrainDevices, Keys: ring}
-	r.PlugStack, r.PluginDir = spank.ConfPaths(sc, path)
+	r.PlugStack, r.PluginDir = plugconf.ConfPaths(sc, path)
 	return r, nil
 }
 

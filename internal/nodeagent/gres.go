@@ -12,7 +12,7 @@ import (
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/proctrack"
 	"github.com/droverhq/drover/plugins/protocol"
-	"github.com/droverhq/drover/spank"
+	"github.com/droverhq/drover/spank/plugconf"
 )
 
 // GresPlugin is the node's GPU plugin (a *host.Gres), as the agent uses
@@ -41,9 +41,9 @@ func (g *gresSetup) forTask(env []string, local int) []string {
 	if g == nil {
 		return env
 	}
-	env = spank.Apply(env, g.env)
+	env = plugconf.Apply(env, g.env)
 	if local < len(g.taskEnv) {
-		env = spank.Apply(env, g.taskEnv[local])
+		env = plugconf.Apply(env, g.taskEnv[local])
 	}
 	return env
 }

@@ -14,6 +14,7 @@ import (
 	stepio "github.com/droverhq/drover/internal/step/stream"
 	"github.com/droverhq/drover/plugins/protocol"
 	"github.com/droverhq/drover/spank"
+	"github.com/droverhq/drover/spank/plugconf"
 )
 
 // spankState is the node's SPANK stack, loaded from plugstack.conf on the
@@ -50,7 +51,7 @@ func (a *Agent) spankStack(ctx context.Context) (*spank.Stack, error) {
 	if st.stack != nil || st.empty || files.PlugStack == "" {
 		return st.stack, nil
 	}
-	entries, err := spank.ReadConf(files.PlugStack, files.PluginDir, a.logger)
+	entries, err := plugconf.ReadConf(files.PlugStack, files.PluginDir, a.logger)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +126,7 @@ func (s *step) spankStepStart() error {
 		if err != nil {
 			return err
 		}
-		s.l.Env = spank.Apply(s.l.Env, changes)
+		s.l.Env = plugconf.Apply(s.l.Env, changes)
 	}
 	return nil
 }
@@ -142,7 +143,7 @@ func (s *step) spankTaskInit(t *stepTask, env []string) ([]string, []string, err
 		if err != nil {
 			return env, nil, err
 		}
-		env = spank.Apply(env, changes)
+		env = plugconf.Apply(env, changes)
 		if len(ex) > 0 {
 			execArgv = ex
 		}
@@ -213,7 +214,7 @@ func (a *Agent) spankBatchStart(l *nodeproto.Launch, env []string) ([]string, *p
 		if err != nil {
 			return env, nil, fmt.Errorf("launch hooks: %w", err)
 		}
-		env = spank.Apply(env, changes)
+		env = plugconf.Apply(env, changes)
 	}
 	h.Env = env
 	return env, &h, nil

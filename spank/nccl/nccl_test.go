@@ -15,6 +15,7 @@ import (
 	"github.com/droverhq/drover/plugins/protocol"
 	"github.com/droverhq/drover/plugins/sdk"
 	"github.com/droverhq/drover/spank"
+	"github.com/droverhq/drover/spank/plugconf"
 )
 
 func env(changes []protocol.EnvChange) map[string]string {
@@ -118,11 +119,11 @@ func TestPluginProgram(t *testing.T) {
 		t.Errorf("options %+v", o)
 	}
 	changes, err := s.Run(ctx, protocol.Hook{Stage: protocol.StageTaskInit, Context: protocol.ContextRemote, JobID: 3, NodeList: "localhost",
-		NTasks: 2, TaskID: 1, LocalTaskID: 1, LocalTasks: 2, Env: []string{"RANK=99", spank.OptionEnvName("drover-spank-nccl", "nccl-debug") + "=TRACE"}})
+		NTasks: 2, TaskID: 1, LocalTaskID: 1, LocalTasks: 2, Env: []string{"RANK=99", plugconf.OptionEnvName("drover-spank-nccl", "nccl-debug") + "=TRACE"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(spank.Apply([]string{"RANK=99"}, changes), " ")
+	got := strings.Join(plugconf.Apply([]string{"RANK=99"}, changes), " ")
 	if !strings.Contains(got, "NCCL_DEBUG=TRACE") {
 		t.Errorf("the --nccl-debug option did not reach the plugin: %q", got)
 	}

@@ -84,55 +84,39 @@ func Resolve() (Target, error) {
 			return t, nil
 		}
 	}
-	fi, err := os.Stat(path)
+	// A command resolves more than once (its client, then srun's own
+	// port): slurmconf.LoadShared reads the file once while it stays the
+	// same.
+	sc, err := slurmconf.LoadShared(path)
 	if err != nil {
-		_, err = slurmconf.Load(path) // says why, in its words
 		return Target{}, err
 	}
-	// A command resolves more than once (its client, then srun's own
-	// port); slurm.conf is read once while it stays the same file.
-	key := confKey{path: path, size: fi.Size(), mtime: fi.ModTime()}
-	var where confTarget
-	if v, ok := resolved.Load(key); ok {
-		where = v.(confTarget)
-	} else {
-		sc, err := slurmconf.LoadShared(path)
-		if err != nil {
-			return Target{}, err
+	host := "127.0.0.1"
+	if len(sc.SlurmctldHosts) > 0 {
+		host = sc.SlurmctldHosts[0].Name
+		if a := sc.SlurmctldHosts[0].Addr; a != "" {
+			host = a
 		}
-		host := "127.0.0.1"
-		if len(sc.SlurmctldHosts) > 0 {
-			host = sc.SlurmctldHosts[0].Name
-			if a := sc.SlurmctldHosts[0].Addr; a != "" {
-				host = a
-			}
-		}
-		typ, _ := sc.Value("TLSType")
-		params, _ := sc.Value("TLSParameters")
-		tc, err := tlsconf.FromSlurm(typ, params, path)
-		if err != nil {
-			return Target{}, err
-		}
-		where = confTarget{
-			url:    tc.Scheme() + "://" + net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort))),
-			socket: filepath.Join(sc.StateSaveLocation, "drover.sock"),
-			sack:   sack.Socket(sc.ClusterName),
-			local:  controllerHere(sc),
-		}
-		if tc.Enabled {
-			where.tlsCA = tc.CAFile
-		}
-		where.mpiDefault = sc.MpiDefault
-		ports, _ := sc.Value("SrunPortRange")
-		if lo, hi, err := slurmconf.ParsePortRange(ports); err == nil {
-			where.srunPorts = [2]int{lo, hi}
-		}
-		resolved.Store(key, where)
 	}
-	t.URL, t.Sack, t.SrunPorts, t.TLSCA, t.MpiDefault = where.url, where.sack, where.srunPorts, where.tlsCA, where.mpiDefault
-	if where.local {
-		if st, err := os.Stat(where.socket); err == nil && st.Mode()&os.ModeSocket != 0 {
-			t.Socket = where.socket
+	typ, _ := sc.Value("TLSType")
+	params, _ := sc.Value("TLSParameters")
+	tc, err := tlsconf.FromSlurm(typ, params, path)
+	if err != nil {
+		return Target{}, err
+	}
+	t.URL = tc.Scheme() + "://" + net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort)))
+	t.Sack = sack.Socket(sc.ClusterName)
+	if tc.Enabled {
+		t.TLSCA = tc.CAFile
+	}
+	t.MpiDefault = sc.MpiDefault
+	ports, _ := sc.Value("SrunPortRange")
+	if lo, hi, err := slurmconf.ParsePortRange(ports); err == nil {
+		t.SrunPorts = [2]int{lo, hi}
+	}
+	if socket := filepath.Join(sc.StateSaveLocation, "drover.sock"); controllerHere(sc) {
+		if st, err := os.Stat(socket); err == nil && st.Mode()&os.ModeSocket != 0 {
+			t.Socket = socket
 		}
 	}
 	return t, nil
@@ -161,21 +145,6 @@ func controllerHere(sc *slurmconf.Config) bool {
 	short, _, _ := strings.Cut(me, ".")
 	name, _, _ := strings.Cut(h.Name, ".")
 	return short == name
-}
-
-// resolved caches what Resolve read from each slurm.conf.
-var resolved sync.Map // confKey -> confTarget
-
-type confKey struct {
-	path  string
-	size  int64
-	mtime time.Time
-}
-
-type confTarget struct {
-	url, socket, sack, tlsCA, mpiDefault string
-	local                                bool
-	srunPorts                            [2]int
 }
 
 // Client returns the generated client for a target.
