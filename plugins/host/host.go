@@ -103,17 +103,26 @@ func (p *Plugin) Call(ctx context.Context, method string, in, out any) error {
 	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, p.spec.Timeout)
 	defer cancel()
+	// gRPC may report a deadline a moment before the context's own
+	// timer fires, so whose deadline ran out is told by which came first.
+	own, _ := ctx.Deadline()
+	callerDeadline, callerHas := caller.Deadline()
+	callersFirst := callerHas && !callerDeadline.After(own)
 	err = conn.Call(ctx, method, in, out)
 	if err == nil {
 		return nil
 	}
+	timedOut := ctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded
 	switch {
-	case caller.Err() != nil:
+	case caller.Err() != nil || (timedOut && callersFirst):
 		// The caller gave up: the plugin is not at fault, and may be
 		// serving others (the PMIx plugin serves every step of its
 		// node).
 		err = caller.Err()
-	case ctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded:
+		if err == nil {
+			err = context.DeadlineExceeded
+		}
+	case timedOut:
 		// gRPC may see the deadline a moment before ctx says so.
 		// A plugin that hangs is stopped: the next call starts it
 		// afresh rather than queue behind the stuck one.
