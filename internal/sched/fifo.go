@@ -53,6 +53,12 @@ type pass struct {
 	// partNodes are the indices (into nodes) of each partition's usable
 	// nodes, in configuration order, built on first use.
 	partNodes map[string][]int
+	// kept says the nodes are an in-place snapshot's, the same as last
+	// cycle's: the usable nodes and candidate lists found then still hold.
+	kept bool
+	// partCands are the candidate lists of jobs that exclude no node, by
+	// partition, built on first use.
+	partCands map[string][]*NodeState
 	// preempted are the running jobs this cycle chose to preempt.
 	preempted map[job.ID]bool
 	// policy is the snapshot's limits (nil: none).
@@ -91,6 +97,11 @@ func (p *pass) node(name string) *NodeState {
 func (p *pass) done() {
 	clear(p.sc.order)
 	clear(p.sc.cands)
+	if p.sc.inPlace == nil {
+		for _, c := range p.sc.partCands {
+			clear(c)
+		}
+	}
 	// Nothing of this cycle's is kept alive by the pooled memory.
 	p.sc.bf.p, p.sc.bf.params, p.sc.bf.topo = nil, nil, nil
 	scratchPool.Put(p.sc)
@@ -102,6 +113,10 @@ func (p *pass) usableIn(part *partition.Partition) []int {
 	if idx, ok := p.partNodes[part.Name]; ok {
 		return idx
 	}
+	if idx, ok := p.sc.keptIdx[part.Name]; ok && p.kept {
+		p.partNodes[part.Name] = idx
+		return idx
+	}
 	member := p.sc.members(part, len(p.nodes))
 	idx := p.sc.partIdx[part.Name][:0]
 	for i, ns := range p.nodes {
@@ -111,6 +126,9 @@ func (p *pass) usableIn(part *partition.Partition) []int {
 	}
 	p.sc.partIdx[part.Name] = idx
 	p.partNodes[part.Name] = idx
+	if p.sc.inPlace != nil {
+		p.sc.keptIdx[part.Name] = idx
+	}
 	return idx
 }
 
@@ -118,7 +136,7 @@ func (p *pass) usableIn(part *partition.Partition) []int {
 // slurmctld's main scheduling loop does.
 func (f *FIFO) mainPass(s *Snapshot) *pass {
 	sc := scratchPool.Get().(*scratch)
-	sc.indexNodes(s.Nodes)
+	nodes, kept := sc.workingNodes(s)
 	hint := len(s.Pending)
 	if s.StartsOnly {
 		// Jobs behind a blocked one get no reason: few entries.
@@ -132,6 +150,7 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 		arrayRunning: make(map[job.ID]uint32, len(s.ArrayRunning)),
 		started:      map[job.ID]int{},
 		partNodes:    map[string][]int{},
+		partCands:    map[string][]*NodeState{},
 		policy:       s.Policy,
 	}
 	// The sort keys are read once a job, not once a comparison.
@@ -158,27 +177,7 @@ func (f *FIFO) mainPass(s *Snapshot) *pass {
 	clear(keys)
 	sc.keys = keys[:0]
 	sc.order = p.order
-	// Working copy of node usage: starts in this cycle consume resources.
-	n := len(s.Nodes)
-	flags := 0
-	for i := range s.Nodes {
-		flags += max(len(s.Nodes[i].Node.GPUs), len(s.Nodes[i].Used.GPUs))
-	}
-	sc.nodes = slices.Grow(sc.nodes[:0], n)[:n]
-	sc.nodePtrs = slices.Grow(sc.nodePtrs[:0], n)[:n]
-	sc.gpus = slices.Grow(sc.gpus[:0], flags)[:flags]
-	p.nodes = sc.nodePtrs
-	off := 0
-	for i := range s.Nodes {
-		ns := s.Nodes[i]
-		size := max(len(ns.Node.GPUs), len(ns.Used.GPUs))
-		used := sc.gpus[off : off+size : off+size]
-		off += size
-		clear(used[copy(used, ns.Used.GPUs):])
-		ns.Used.GPUs = used
-		sc.nodes[i] = ns
-		p.nodes[i] = &sc.nodes[i]
-	}
+	p.nodes, p.kept = nodes, kept
 	for k, v := range s.ArrayRunning {
 		p.arrayRunning[k] = v
 	}
@@ -502,6 +501,29 @@ func (p *pass) candidates(part *partition.Partition, r *job.Request) ([]*NodeSta
 		}
 	}
 	idx := p.usableIn(part)
+	if excluded == nil {
+		// The same list serves every job of the partition in this pass:
+		// the pointers are the pass's own nodes, which starts change in
+		// place, and no caller writes into it.
+		if c, ok := p.partCands[part.Name]; ok {
+			return c, required, false
+		}
+		if p.kept && p.sc.keptCands[part.Name] {
+			c := p.sc.partCands[part.Name]
+			p.partCands[part.Name] = c
+			return c, required, false
+		}
+		c := slices.Grow(p.sc.partCands[part.Name][:0], len(idx))
+		for _, i := range idx {
+			c = append(c, p.nodes[i])
+		}
+		p.sc.partCands[part.Name] = c
+		p.partCands[part.Name] = c
+		if p.sc.inPlace != nil {
+			p.sc.keptCands[part.Name] = true
+		}
+		return c, required, false
+	}
 	// The list lives until the next job's: nothing keeps it.
 	out := slices.Grow(p.sc.cands[:0], len(idx))
 	for _, i := range idx {
@@ -537,9 +559,12 @@ func consume(p *pass, a *job.Allocation) {
 		ns.Used.MemMB += na.MemMB
 		ns.Used.Jobs++
 		for _, g := range na.GPUs {
-			if g < len(ns.Used.GPUs) {
-				ns.Used.GPUs[g] = true
+			// A caller's own nodes (InPlace) may flag fewer GPUs than
+			// they have; a copy's flags are sized to the node.
+			for len(ns.Used.GPUs) <= g {
+				ns.Used.GPUs = append(ns.Used.GPUs, false)
 			}
+			ns.Used.GPUs[g] = true
 		}
 	}
 }

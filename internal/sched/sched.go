@@ -19,7 +19,7 @@ import (
 // Scheduler plans job starts.
 type Scheduler interface {
 	// Schedule returns the starts and pending reasons for one cycle. It must
-	// not modify anything the snapshot points to.
+	// not modify anything the snapshot points to (but see InPlace).
 	Schedule(s *Snapshot) *Plan
 }
 
@@ -62,6 +62,14 @@ type Snapshot struct {
 	// simulator): the backfill pass may stop planning once it has shown
 	// that no job left to test can start now.
 	StartsOnly bool
+	// InPlace says the caller keeps this snapshot from cycle to cycle and
+	// changes nothing in its nodes and partitions but the nodes' usage
+	// (the simulator). The pass then takes the resources of the jobs it
+	// starts in Nodes' Used themselves, not in a copy, so the caller
+	// finds them taken when Schedule returns, and what a pass derives
+	// from the nodes and partitions (positions, usable nodes) serves the
+	// next cycle too: a cycle costs the jobs it looks at, not the nodes.
+	InPlace bool
 	// Policy holds jobs to their associations' and QOS's limits (nil:
 	// none); the pass tells it of the jobs it starts.
 	Policy *acctpolicy.Policy

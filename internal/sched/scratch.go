@@ -21,6 +21,14 @@ type scratch struct {
 	nodes    []NodeState
 	nodePtrs []*NodeState
 	gpus     []bool
+	// inPlace is the first of the snapshot nodes nodePtrs point to when
+	// a pass worked on the snapshot's own (Snapshot.InPlace).
+	inPlace *NodeState
+	// keptIdx and keptCands are the usable nodes and the candidate lists
+	// of each partition for that in-place snapshot, kept from cycle to
+	// cycle.
+	keptIdx   map[string][]int
+	keptCands map[string]bool
 	// index is each node's position by name; names are the names it was
 	// built for, so that it is rebuilt only when the nodes change.
 	index map[string]int
@@ -29,8 +37,10 @@ type scratch struct {
 	indexed []*node.Node
 	// indexGen counts the times index was rebuilt.
 	indexGen uint64
-	// cands is the main pass's candidate list, reused from job to job.
-	cands []*NodeState
+	// cands is the main pass's candidate list, reused from job to job;
+	// partCands the lists of jobs that exclude no node, by partition.
+	cands     []*NodeState
+	partCands map[string][]*NodeState
 	// partIdx are the lists usableIn returned last time, by partition;
 	// member flags each partition's nodes, for the node list it was made
 	// from.
@@ -52,7 +62,8 @@ type scratch struct {
 }
 
 var scratchPool = sync.Pool{New: func() any {
-	return &scratch{index: map[string]int{}, partIdx: map[string][]int{}, member: map[string]*membership{}}
+	return &scratch{index: map[string]int{}, partIdx: map[string][]int{}, member: map[string]*membership{},
+		partCands: map[string][]*NodeState{}, keptIdx: map[string][]int{}, keptCands: map[string]bool{}}
 }}
 
 // membership flags the nodes (by position) of one partition.
@@ -68,6 +79,9 @@ type membership struct {
 func (sc *scratch) members(part *partition.Partition, n int) []bool {
 	m := sc.member[part.Name]
 	if m != nil && m.gen == sc.indexGen && len(m.flags) == n && slices.Equal(m.of, part.Nodes) {
+		// The caller's own strings from now on: equal names are then
+		// told by their pointers, without reading their bytes.
+		copy(m.of, part.Nodes)
 		return m.flags
 	}
 	if m == nil {
@@ -91,8 +105,12 @@ func (sc *scratch) indexNodes(nodes []NodeState) {
 	same := len(sc.names) == len(nodes) && len(sc.indexed) == len(nodes)
 	for i := 0; same && i < len(nodes); i++ {
 		// The same node object has the same name: the names are read
-		// only for nodes the caller made anew.
-		same = sc.indexed[i] == nodes[i].Node || sc.names[i] == nodes[i].Node.Name
+		// only for nodes the caller made anew, which are remembered so
+		// that the next cycle reads no name again.
+		if n := nodes[i].Node; sc.indexed[i] != n {
+			same = sc.names[i] == n.Name
+			sc.indexed[i] = n
+		}
 	}
 	if same {
 		return
@@ -106,6 +124,61 @@ func (sc *scratch) indexNodes(nodes []NodeState) {
 		sc.names = append(sc.names, name)
 		sc.indexed = append(sc.indexed, nodes[i].Node)
 	}
+}
+
+// workingNodes returns the nodes a pass works on: copies of the
+// snapshot's, whose usage the pass's starts change, or the snapshot's own
+// when it hands them over (InPlace). kept says they are the same
+// in-place nodes as last cycle's, so that what was derived from them
+// then still holds.
+func (sc *scratch) workingNodes(s *Snapshot) (nodes []*NodeState, kept bool) {
+	n := len(s.Nodes)
+	if s.InPlace && n > 0 {
+		if len(sc.nodePtrs) == n && sc.inPlace == &s.Nodes[0] {
+			return sc.nodePtrs, true
+		}
+		sc.forget()
+		sc.indexNodes(s.Nodes)
+		sc.nodePtrs = slices.Grow(sc.nodePtrs[:0], n)[:n]
+		for i := range s.Nodes {
+			sc.nodePtrs[i] = &s.Nodes[i]
+		}
+		sc.inPlace = &s.Nodes[0]
+		return sc.nodePtrs, false
+	}
+	if sc.inPlace != nil {
+		sc.forget()
+	}
+	sc.indexNodes(s.Nodes)
+	flags := 0
+	for i := range s.Nodes {
+		flags += max(len(s.Nodes[i].Node.GPUs), len(s.Nodes[i].Used.GPUs))
+	}
+	sc.nodes = slices.Grow(sc.nodes[:0], n)[:n]
+	sc.nodePtrs = slices.Grow(sc.nodePtrs[:0], n)[:n]
+	sc.gpus = slices.Grow(sc.gpus[:0], flags)[:flags]
+	off := 0
+	for i := range s.Nodes {
+		ns := s.Nodes[i]
+		size := max(len(ns.Node.GPUs), len(ns.Used.GPUs))
+		used := sc.gpus[off : off+size : off+size]
+		off += size
+		clear(used[copy(used, ns.Used.GPUs):])
+		ns.Used.GPUs = used
+		sc.nodes[i] = ns
+		sc.nodePtrs[i] = &sc.nodes[i]
+	}
+	return sc.nodePtrs, false
+}
+
+// forget drops what was kept for an in-place snapshot.
+func (sc *scratch) forget() {
+	sc.inPlace = nil
+	clear(sc.keptIdx)
+	for _, c := range sc.partCands {
+		clear(c)
+	}
+	clear(sc.keptCands)
 }
 
 // backfillPass is the backfill pass's state, emptied for a new pass.

@@ -125,7 +125,9 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 	}
 	// Only starts matter here: plans for display are not kept.
 	snap := &sched.Snapshot{
-		StartsOnly:   true,
+		StartsOnly: true,
+		// The passes take their starts in the nodes' usage themselves.
+		InPlace:      true,
 		Partitions:   map[string]*partition.Partition{part.Name: part},
 		ArrayRunning: map[job.ID]uint32{},
 		Blocked:      map[job.ID]job.Reason{},
@@ -230,7 +232,6 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 					a := st.Alloc
 					sj.j.Alloc = &a
 					sj.j.State = job.Running
-					take(snap, byName, &a)
 					free.cpus -= int(a.TotalCPUs())
 					free.gpus -= a.TotalGPUs()
 					endAt := now + max(sj.run, 0)
@@ -315,18 +316,6 @@ func request(k trace.Kind, tj *trace.Job, c Cluster) (job.Request, int, bool) {
 		// allocated processors.
 		r.NumTasks = uint32(tj.Procs)
 		return r, tj.Procs, true
-	}
-}
-
-func take(s *sched.Snapshot, byName map[string]int, a *job.Allocation) {
-	for _, na := range a.Nodes {
-		u := &s.Nodes[byName[na.Node]].Used
-		u.CPUs += na.CPUs
-		u.MemMB += na.MemMB
-		u.Jobs++
-		for _, g := range na.GPUs {
-			u.GPUs[g] = true
-		}
 	}
 }
 
