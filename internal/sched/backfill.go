@@ -83,8 +83,11 @@ type bfPass struct {
 	// that kind found: reservations only ever take resources away, so a
 	// later job of the same kind and no shorter cannot start sooner.
 	lowest map[shapeKey][]bound
-	spans  []nodeSpan
-	one    []span
+	// most is what one empty node holds of a spread job's tasks, per
+	// partition and kind of task, found on first use.
+	most  map[shapeKey]uint32
+	spans []nodeSpan
+	one   []span
 	// startBuf and endBuf are firstFit's scratch.
 	startBuf, endBuf []int64
 	// heaps find one-node jobs' starts, per partition and kind of share
@@ -549,6 +552,26 @@ func (bf *bfPass) planShape(part *partition.Partition, sh shape) shape {
 		return sh
 	}
 	sh.spread = false
+	// What an empty node holds depends on the tasks' needs, not on how
+	// many there are: one walk of the nodes serves every job alike.
+	key := shapeKey{part: part.Name, sh: sh}
+	key.sh.tasks, key.sh.nodes = 0, 0
+	most, ok := bf.most[key]
+	if !ok {
+		most = bf.mostTasks(part, sh)
+		bf.most[key] = most
+	}
+	if most == 0 || sh.tasks <= most {
+		return sh
+	}
+	k := (sh.tasks + most - 1) / most
+	sh.nodes, sh.tasksPerNode, sh.tasks = int(k), most, k*most
+	return sh
+}
+
+// mostTasks is the most tasks of a shape one empty node of the partition
+// holds.
+func (bf *bfPass) mostTasks(part *partition.Partition, sh shape) uint32 {
 	var most uint32
 	for _, i := range bf.partNodes[part.Name] {
 		n := bf.lines[i].ns.Node
@@ -561,12 +584,7 @@ func (bf *bfPass) planShape(part *partition.Partition, sh shape) shape {
 		t, _ := sh.capacityFree(n, empty)
 		most = max(most, t)
 	}
-	if most == 0 || sh.tasks <= most {
-		return sh
-	}
-	k := (sh.tasks + most - 1) / most
-	sh.nodes, sh.tasksPerNode, sh.tasks = int(k), most, k*most
-	return sh
+	return most
 }
 
 // spreadNow places a job that asked for no node count on the nodes its

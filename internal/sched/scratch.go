@@ -187,9 +187,11 @@ func (sc *scratch) backfillPass() *bfPass {
 	if bf.lowest == nil {
 		bf.partNodes, bf.lowest = map[string][]int{}, map[shapeKey][]bound{}
 		bf.heaps, bf.kinds = map[runsKey]*freeHeap{}, map[runsKey]*kindIndex{}
+		bf.most = map[shapeKey]uint32{}
 	}
 	clear(bf.partNodes)
 	clear(bf.lowest)
+	clear(bf.most)
 	clear(bf.heaps)
 	clear(bf.kinds)
 	bf.changed, bf.agg, bf.lines = bf.changed[:0], nil, nil
