@@ -85,6 +85,7 @@ func TestPurePackagesDoNoIO(t *testing.T) {
 	pure := []string{
 		"internal/sched", "internal/job", "internal/node", "internal/partition", "internal/assoc",
 		"internal/reservation", "internal/depend", "internal/step/layout", "internal/acctpolicy",
+		"internal/acctrec",
 	}
 	// Packages whose use means I/O. (fmt and errors link os; that is
 	// not I/O of the package's own.)
@@ -110,6 +111,42 @@ func TestPurePackagesDoNoIO(t *testing.T) {
 			if slices.Contains(direct, imp) {
 				t.Errorf("%s imports %s", path, imp)
 			}
+		}
+	}
+}
+
+// The controller's state machine does no I/O and knows nothing of the
+// daemons: no network, no HTTP, no node protocol, no state log, no
+// accounting store, no logs; the controller proposes commands to it and
+// reads it. It links the pure packages and a few more whose code it runs
+// does no I/O: the parsers arrayspec and timefmt, and priority (for the
+// usage it keeps), which links slurmconf for priority.FromSlurm alone;
+// that is why it is not in the pure set above.
+func TestStateMachineDoesNoIO(t *testing.T) {
+	const path = "internal/controller/ctlstate"
+	ioPkgs := []string{"net", "net/http", "os/exec", "database/sql", "log", "log/slog", "go.etcd.io/bbolt",
+		"modernc.org/sqlite", "github.com/jackc/pgx/v5", "github.com/containerd/cgroups/v3"}
+	direct := []string{"os", "io/fs", "syscall", "path/filepath", "time/tzdata"}
+	allowed := []string{
+		path, "internal/job", "internal/node", "internal/partition", "internal/assoc", "internal/reservation",
+		"internal/acctpolicy", "internal/acctrec", "internal/slurmerr", "internal/hostlist",
+		"internal/arrayspec", "internal/timefmt", "internal/priority", "internal/slurmconf",
+	}
+	p, ok := packages(t)[path]
+	if !ok {
+		t.Fatalf("no package %s", path)
+	}
+	for _, d := range p.Deps {
+		if slices.Contains(ioPkgs, d) {
+			t.Errorf("%s links %s", path, d)
+		}
+		if rel, ok := strings.CutPrefix(d, module); ok && !slices.Contains(allowed, rel) {
+			t.Errorf("%s links %s, which the state machine has no use for", path, rel)
+		}
+	}
+	for _, imp := range p.Imports {
+		if slices.Contains(direct, imp) {
+			t.Errorf("%s imports %s", path, imp)
 		}
 	}
 }

@@ -8,29 +8,11 @@ import (
 	"sync/atomic"
 
 	"github.com/droverhq/drover/internal/assoc"
+	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/priority"
 	"github.com/droverhq/drover/internal/slurmerr"
 )
-
-// The accounting model (QOS, accounts, users, associations) is part of
-// the replicated state, as the association manager's cache is slurmctld's
-// view of slurmdbd: one command applies a change whole.
-const opAcct = "acct"
-
-// acctCmd applies a change to the accounting model, all or nothing.
-type acctCmd struct {
-	Change assoc.Change `json:"change"`
-}
-
-func (s *fsm) applyAcct(c *command) applyResult {
-	m, err := s.Acct.Apply(c.Acct.Change)
-	if err != nil {
-		return applyResult{Err: err}
-	}
-	s.Acct = m
-	return applyResult{}
-}
 
 // Accounting returns the accounting model. A change replaces the model
 // whole, so the one returned never changes: callers must not change it
@@ -61,7 +43,7 @@ func (c *Controller) ChangeAccounting(ctx context.Context, who Identity, ch asso
 	if busy {
 		return slurmerr.New(slurmerr.JobsRunningOnAssoc, "")
 	}
-	if _, err := c.propose(ctx, &command{Op: opAcct, Acct: &acctCmd{Change: ch}}); err != nil {
+	if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpAcct, Acct: &ctlstate.AcctCmd{Change: ch}}); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -93,7 +75,7 @@ func (c *Controller) activeUnderLocked(ch assoc.Change, removed []assoc.Associat
 		}
 		return false
 	}
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		if j := c.st.Jobs[id]; !j.State.Terminal() && under(j) {
 			return true
 		}
@@ -249,24 +231,8 @@ func (c *Controller) shareAssocsLocked() []priority.ShareAssoc {
 	for _, key := range slices.Sorted(maps.Keys(c.st.Usage)) {
 		implicit(key)
 	}
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		implicit(jobAssocKey(m, c.st.Jobs[id]))
 	}
 	return out
-}
-
-// upgradeUsage moves usage kept per user (before accounting) to the user's
-// association under root, where such a user's jobs now count.
-func upgradeUsage(u priority.Usage) priority.Usage {
-	var old []string
-	for k := range u {
-		if !strings.Contains(k, "/") {
-			old = append(old, k)
-		}
-	}
-	for _, k := range old {
-		u[priority.AssocKey("root", k)] += u[k]
-		delete(u, k)
-	}
-	return u
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/acctdb"
+	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmerr"
@@ -128,7 +129,7 @@ func (c *Controller) flushAcct(ctx context.Context) (int, error) {
 	if err := c.cfg.Accounting.Put(wctx, b); err != nil {
 		return 0, err
 	}
-	if _, err := c.propose(ctx, &command{Op: opAcctAck, AcctAck: &acctAckCmd{UpTo: entries[len(entries)-1].seq}}); err != nil {
+	if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpAcctAck, AcctAck: &ctlstate.AcctAckCmd{UpTo: entries[len(entries)-1].seq}}); err != nil {
 		return 0, err
 	}
 	return len(entries), nil
@@ -195,6 +196,6 @@ func (c *Controller) StepUsage(ctx context.Context, d nodeproto.StepDone) error 
 	if c.cfg.Accounting == nil {
 		return nil
 	}
-	_, err := c.propose(ctx, &command{Op: opStepUse, StepUse: &stepUseCmd{Report: d, Run: run}})
+	_, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpStepUse, StepUse: &ctlstate.StepUseCmd{Report: ctlstate.NodeStepUsage(d), Run: run}})
 	return err
 }

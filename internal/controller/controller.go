@@ -21,6 +21,7 @@ import (
 
 	"github.com/droverhq/drover/internal/assoc"
 	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/jobcomp"
 	"github.com/droverhq/drover/internal/jobsubmit"
@@ -166,7 +167,7 @@ type Controller struct {
 	acctCPUs atomic.Int64
 
 	mu        sync.RWMutex
-	st        *fsm
+	st        *ctlstate.State
 	nodes     map[string]*node.Node
 	nodeOrder []string
 	parts     map[string]*partition.Partition
@@ -272,7 +273,7 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 		now:         time.Now,
 		sched:       newScheduler(&cfg),
 		client:      nodeproto.NewClient(&msgauth.Signer{Keys: cfg.Keys, Issuer: msgauth.Controller, TTL: cfg.AuthTTL}, cfg.TLSClient),
-		st:          newFSM(1),
+		st:          ctlstate.New(1, cfg.Accounting != nil),
 		nodes:       map[string]*node.Node{},
 		parts:       map[string]*partition.Partition{},
 		reasons:     map[job.ID]job.Reason{},
@@ -284,8 +285,6 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 	if cfg.Now != nil {
 		c.now = cfg.Now
 	}
-	// Before the log is replayed: replay refills the outbox.
-	c.st.acctOn = cfg.Accounting != nil
 	c.syncLayoutLocked()
 	l, err := state.Open(c.StatePath(), (*fsmAdapter)(c), cfg.StoreOptions)
 	if err != nil {
@@ -304,15 +303,15 @@ type fsmAdapter Controller
 
 func (a *fsmAdapter) Apply(_ uint64, record []byte) any {
 	c := (*Controller)(a)
-	var cmd command
+	var cmd ctlstate.Command
 	if err := json.Unmarshal(record, &cmd); err != nil {
-		return applyResult{Err: fmt.Errorf("decode command: %w", err)}
+		return ctlstate.Result{Err: fmt.Errorf("decode command: %w", err)}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	res := c.st.apply(&cmd)
+	res := c.st.Apply(&cmd)
 	switch cmd.Op {
-	case opNodeCreate, opNodeDelete, opPartSet, opPartDelete:
+	case ctlstate.OpNodeCreate, ctlstate.OpNodeDelete, ctlstate.OpPartSet, ctlstate.OpPartDelete:
 		c.syncLayoutLocked()
 	}
 	return res
@@ -325,14 +324,14 @@ func (a *fsmAdapter) Snapshot(w io.Writer) error {
 	c := (*Controller)(a)
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.st.snapshot(w)
+	return c.st.Snapshot(w)
 }
 
 func (a *fsmAdapter) Restore(r io.Reader) error {
 	c := (*Controller)(a)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.st.restore(r); err != nil {
+	if err := c.st.Restore(r); err != nil {
 		return err
 	}
 	c.syncLayoutLocked()
@@ -340,12 +339,12 @@ func (a *fsmAdapter) Restore(r io.Reader) error {
 }
 
 // propose commits cmd durably and applies it.
-func (c *Controller) propose(ctx context.Context, cmd *command) (applyResult, error) {
+func (c *Controller) propose(ctx context.Context, cmd *ctlstate.Command) (ctlstate.Result, error) {
 	return c.proposeWithBlobs(ctx, cmd, nil)
 }
 
 // proposeWithBlobs commits cmd together with bulky data it refers to.
-func (c *Controller) proposeWithBlobs(ctx context.Context, cmd *command, blobs []state.Blob) (applyResult, error) {
+func (c *Controller) proposeWithBlobs(ctx context.Context, cmd *ctlstate.Command, blobs []state.Blob) (ctlstate.Result, error) {
 	if cmd.Time.IsZero() {
 		cmd.Time = c.now()
 	}
@@ -355,13 +354,13 @@ func (c *Controller) proposeWithBlobs(ctx context.Context, cmd *command, blobs [
 	cmd.RequeueDelay = c.cfg.RequeueDelay
 	rec, err := json.Marshal(cmd)
 	if err != nil {
-		return applyResult{}, fmt.Errorf("encode %s command: %w", cmd.Op, err)
+		return ctlstate.Result{}, fmt.Errorf("encode %s command: %w", cmd.Op, err)
 	}
 	out, err := c.log.ApplyWithBlobs(ctx, rec, blobs)
 	if err != nil {
-		return applyResult{}, fmt.Errorf("commit %s: %w", cmd.Op, err)
+		return ctlstate.Result{}, fmt.Errorf("commit %s: %w", cmd.Op, err)
 	}
-	res, _ := out.(applyResult)
+	res, _ := out.(ctlstate.Result)
 	if err := c.cfg.JobComp.Record(res.Runs); err != nil {
 		// The job's state is durable; only its line in the log is lost.
 		c.logger.Error("write job completion record", "err", err)
@@ -579,7 +578,7 @@ func (c *Controller) awaitCycle(ctx context.Context, limit time.Duration) {
 func (c *Controller) scheduleOnce(ctx context.Context) error {
 	begin := time.Now()
 	c.mu.RLock()
-	applied := c.st.applied
+	applied := c.st.Applied()
 	c.mu.RUnlock()
 	if c.idle && applied == c.idleAt {
 		return nil
@@ -612,9 +611,9 @@ func (c *Controller) scheduleOnce(ctx context.Context) error {
 		}
 	}
 	if len(plan.Starts) > 0 {
-		cmd := &command{Op: opStart, Start: &startCmd{}}
+		cmd := &ctlstate.Command{Op: ctlstate.OpStart, Start: &ctlstate.StartCmd{}}
 		for _, s := range plan.Starts {
-			cmd.Start.Starts = append(cmd.Start.Starts, startEntry{JobID: s.JobID, Task: s.Task, Alloc: s.Alloc, Backfill: plan.Backfilled[s.JobID]})
+			cmd.Start.Starts = append(cmd.Start.Starts, ctlstate.StartEntry{JobID: s.JobID, Task: s.Task, Alloc: s.Alloc, Backfill: plan.Backfilled[s.JobID]})
 		}
 		res, err := c.propose(ctx, cmd)
 		if err != nil {
@@ -673,7 +672,7 @@ func (c *Controller) snapshot() (*sched.Snapshot, map[job.ID]string) {
 		n := c.nodeViewLocked(name)
 		s.Nodes = append(s.Nodes, sched.NodeState{Node: n, Used: used[name]})
 	}
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		j := c.st.Jobs[id]
 		switch {
 		case j.State == job.Pending && j.Hold != job.NotHeld:
@@ -718,7 +717,7 @@ func newScheduler(cfg *Config) sched.Scheduler {
 // usageLocked sums the allocations of jobs that hold resources.
 func (c *Controller) usageLocked() map[string]node.Alloc {
 	used := make(map[string]node.Alloc, len(c.nodes))
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		j := c.st.Jobs[id]
 		if j.Alloc == nil || !(j.State == job.Running || j.Completing) {
 			continue
@@ -783,7 +782,7 @@ func (c *Controller) housekeepingLoop() {
 // purge forgets jobs that finished more than MinJobAge before now, as
 // slurmctld's purge_old_job does.
 func (c *Controller) purge(ctx context.Context, now time.Time) error {
-	res, err := c.propose(ctx, &command{Op: opPurge, Purge: &purgeCmd{Before: now.Add(-c.cfg.MinJobAge)}})
+	res, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpPurge, Purge: &ctlstate.PurgeCmd{Before: now.Add(-c.cfg.MinJobAge)}})
 	if err != nil {
 		return err
 	}
@@ -795,7 +794,7 @@ func (c *Controller) enforceTimeLimits(ctx context.Context) {
 	now := c.now()
 	var due []job.ID
 	c.mu.RLock()
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		j := c.st.Jobs[id]
 		limited := j.Req.TimeLimit != job.Infinite && j.Req.TimeLimit != 0
 		if j.State == job.Running && limited && !now.Before(j.EndTime) {
@@ -805,7 +804,7 @@ func (c *Controller) enforceTimeLimits(ctx context.Context) {
 	c.mu.RUnlock()
 	for _, id := range due {
 		c.logger.Info("time limit reached", "job", id)
-		if _, err := c.propose(ctx, &command{Op: opCancel, Cancel: &cancelCmd{JobIDs: []job.ID{id}, State: job.Timeout, Reason: job.ReasonTimeLimit}}); err != nil {
+		if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpCancel, Cancel: &ctlstate.CancelCmd{JobIDs: []job.ID{id}, State: job.Timeout, Reason: job.ReasonTimeLimit}}); err != nil {
 			c.logger.Error("time out job", "job", id, "err", err)
 			continue
 		}
@@ -828,7 +827,7 @@ func (c *Controller) enforceUsageLimits(ctx context.Context) {
 	c.mu.RUnlock()
 	for _, id := range slices.Sorted(maps.Keys(due)) {
 		c.logger.Info("job reached an accounting limit", "job", id, "limit", due[id])
-		if _, err := c.propose(ctx, &command{Op: opCancel, Cancel: &cancelCmd{JobIDs: []job.ID{id}, State: job.Timeout, Reason: job.ReasonTimeLimit}}); err != nil {
+		if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpCancel, Cancel: &ctlstate.CancelCmd{JobIDs: []job.ID{id}, State: job.Timeout, Reason: job.ReasonTimeLimit}}); err != nil {
 			c.logger.Error("time out job", "job", id, "err", err)
 			continue
 		}
@@ -856,7 +855,7 @@ func (c *Controller) checkNodes(ctx context.Context) {
 	c.mu.Unlock()
 	for _, name := range dead {
 		c.logger.Warn("node not responding, setting DOWN", "node", name)
-		res, err := c.propose(ctx, &command{Op: opNodeFail, NodeFail: &nodeFailCmd{Name: name, Reason: "Not responding"}})
+		res, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpNodeFail, NodeFail: &ctlstate.NodeFailCmd{Name: name, Reason: "Not responding"}})
 		if err != nil {
 			c.logger.Error("fail node", "node", name, "err", err)
 			continue

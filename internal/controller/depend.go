@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/depend"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/sched"
@@ -26,7 +27,7 @@ func (c *Controller) checkDependency(spec string) error {
 // dependencyView answers depend.Assess from the controller's jobs for
 // one scheduling cycle. Caller holds c.mu for reading while it is used.
 type dependencyView struct {
-	st *fsm
+	st *ctlstate.State
 	// tasks and singletons are built on first use: most cycles have no
 	// dependency to evaluate.
 	tasks      map[job.ID][]*job.Job
@@ -48,7 +49,7 @@ func (v *dependencyView) Records(id job.ID, task uint32) ([]*job.Job, bool) {
 	}
 	if v.tasks == nil {
 		v.tasks = map[job.ID][]*job.Job{}
-		for _, oid := range v.st.order {
+		for _, oid := range v.st.JobIDs() {
 			if o := v.st.Jobs[oid]; o.IsArray() {
 				v.tasks[o.ArrayJobID] = append(v.tasks[o.ArrayJobID], o)
 			}
@@ -74,7 +75,7 @@ func (v *dependencyView) Records(id job.ID, task uint32) ([]*job.Job, bool) {
 func (v *dependencyView) SingletonBlocked(j *job.Job) bool {
 	if v.singletons == nil {
 		v.singletons = map[singletonKey][]*job.Job{}
-		for _, id := range v.st.order {
+		for _, id := range v.st.JobIDs() {
 			o := v.st.Jobs[id]
 			if !o.State.Terminal() || o.Completing {
 				k := singletonKey{o.Req.UserID, o.Req.Name}
@@ -148,7 +149,7 @@ func (c *Controller) killInvalidDepend(ctx context.Context, snap *sched.Snapshot
 	if len(ids) == 0 {
 		return nil
 	}
-	cmd := &command{Op: opCancel, Cancel: &cancelCmd{JobIDs: ids, State: job.Cancelled, Reason: job.ReasonDependencyNever}}
+	cmd := &ctlstate.Command{Op: ctlstate.OpCancel, Cancel: &ctlstate.CancelCmd{JobIDs: ids, State: job.Cancelled, Reason: job.ReasonDependencyNever}}
 	_, err := c.propose(ctx, cmd)
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
@@ -38,7 +39,7 @@ func (c *Controller) launch(id job.ID) {
 		if err != nil {
 			// Without its script the job can never run.
 			c.logger.Error("batch script missing, failing job", "job", id, "err", err)
-			if _, err := c.propose(context.Background(), &command{Op: opEnd, End: &endCmd{JobID: id, State: job.Failed, ExitCode: 1}}); err != nil {
+			if _, err := c.propose(context.Background(), &ctlstate.Command{Op: ctlstate.OpEnd, End: &ctlstate.EndCmd{JobID: id, State: job.Failed, ExitCode: 1}}); err != nil {
 				c.logger.Error("fail job without script", "job", id, "err", err)
 			}
 			c.Kick()
@@ -60,7 +61,7 @@ func (c *Controller) launch(id job.ID) {
 			n.Responding = false
 		}
 		c.mu.Unlock()
-		if _, err := c.propose(context.Background(), &command{Op: opRequeue, Requeue: &requeueCmd{JobID: id, Reason: job.ReasonJobLaunchFailure, IfRunning: true}}); err != nil {
+		if _, err := c.propose(context.Background(), &ctlstate.Command{Op: ctlstate.OpRequeue, Requeue: &ctlstate.RequeueCmd{JobID: id, Reason: job.ReasonJobLaunchFailure, IfRunning: true}}); err != nil {
 			c.logger.Error("requeue after launch failure", "job", id, "err", err)
 		}
 		c.Kick()
@@ -160,7 +161,7 @@ func endSignal(id job.ID, kind nodeproto.EndKind, wait time.Duration) nodeproto.
 }
 
 // killBatch ends a batch script on a node whatever the job became since.
-func (c *Controller) killBatch(k batchOn) {
+func (c *Controller) killBatch(k ctlstate.BatchOn) {
 	c.sendSignalOn(k.JobID, k.Node, endSignal(k.JobID, nodeproto.EndCancelled, c.cfg.KillWait))
 }
 
@@ -247,9 +248,9 @@ func (c *Controller) preempt(ctx context.Context, pr sched.Preemption) error {
 		return nil
 	}
 	c.logger.Info("preempting job", "job", pr.Victim, "for", pr.For, "mode", mode)
-	cmd := &command{Op: opCancel, Cancel: &cancelCmd{JobIDs: []job.ID{pr.Victim}, State: job.Preempted, Reason: job.ReasonNone}}
+	cmd := &ctlstate.Command{Op: ctlstate.OpCancel, Cancel: &ctlstate.CancelCmd{JobIDs: []job.ID{pr.Victim}, State: job.Preempted, Reason: job.ReasonNone}}
 	if requeue {
-		cmd = &command{Op: opRequeue, Requeue: &requeueCmd{JobID: pr.Victim, OnEnd: true, As: job.Preempted}}
+		cmd = &ctlstate.Command{Op: ctlstate.OpRequeue, Requeue: &ctlstate.RequeueCmd{JobID: pr.Victim, OnEnd: true, As: job.Preempted}}
 	}
 	if _, err := c.propose(ctx, cmd); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/slurmconf"
@@ -16,41 +17,6 @@ import (
 // their definitions, so that every controller replaying it knows them;
 // they join the partitions whose Nodes= is ALL or names a NodeSet whose
 // Feature they have.
-
-const (
-	opNodeCreate = "node_create"
-	opNodeDelete = "node_delete"
-)
-
-// nodeCreateCmd adds dynamic nodes.
-type nodeCreateCmd struct {
-	Nodes []node.Node `json:"nodes"`
-}
-
-// nodeDeleteCmd removes dynamic nodes.
-type nodeDeleteCmd struct {
-	Names []string `json:"names"`
-}
-
-func (s *fsm) applyNodeCreate(c *command) applyResult {
-	for i := range c.NodeCreate.Nodes {
-		n := c.NodeCreate.Nodes[i]
-		if _, ok := s.DynNodes[n.Name]; !ok {
-			s.DynNodes[n.Name] = &n
-		}
-	}
-	s.LastNodeUpdate = c.Time
-	return applyResult{}
-}
-
-func (s *fsm) applyNodeDelete(c *command) applyResult {
-	for _, name := range c.NodeDelete.Names {
-		delete(s.DynNodes, name)
-		delete(s.Nodes, name)
-	}
-	s.LastNodeUpdate = c.Time
-	return applyResult{}
-}
 
 // CreateNodes is scontrol create NodeName=... and REST new/node: line is
 // a NodeName line whose State= is FUTURE or CLOUD. The nodes become usable
@@ -115,7 +81,7 @@ func (c *Controller) addDynNodes(ctx context.Context, nodes []node.Node) ([]stri
 	if limit := c.cfg.MaxNodeCount; limit > 0 && total > max(limit, len(c.cfg.Nodes)) {
 		return nil, slurmerr.New(slurmerr.NodeTableFull, "MaxNodeCount=%d leaves no room for %s", limit, hostlist.Compress(names))
 	}
-	if _, err := c.propose(ctx, &command{Op: opNodeCreate, NodeCreate: &nodeCreateCmd{Nodes: nodes}}); err != nil {
+	if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpNodeCreate, NodeCreate: &ctlstate.NodeCreateCmd{Nodes: nodes}}); err != nil {
 		return nil, err
 	}
 	c.logger.Info("dynamic nodes created", "nodes", hostlist.Compress(names))
@@ -165,7 +131,7 @@ func (c *Controller) DeleteNodes(ctx context.Context, who Identity, expr string)
 	}
 	c.mu.RUnlock()
 	if len(gone) > 0 {
-		if _, err := c.propose(ctx, &command{Op: opNodeDelete, NodeDelete: &nodeDeleteCmd{Names: gone}}); err != nil {
+		if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpNodeDelete, NodeDelete: &ctlstate.NodeDeleteCmd{Names: gone}}); err != nil {
 			return err
 		}
 		c.logger.Info("dynamic nodes deleted", "nodes", hostlist.Compress(gone))

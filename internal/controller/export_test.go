@@ -3,8 +3,6 @@ package controller
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"maps"
 )
 
 // Hooks for the external tests: each runs one step of a background loop
@@ -29,7 +27,7 @@ func (c *Controller) StateJSON() ([]byte, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var buf bytes.Buffer
-	if err := c.st.snapshot(&buf); err != nil {
+	if err := c.st.Snapshot(&buf); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -39,8 +37,8 @@ func (c *Controller) StateJSON() ([]byte, error) {
 func (c *Controller) JobOrder() []uint32 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	out := make([]uint32, len(c.st.order))
-	for i, id := range c.st.order {
+	out := make([]uint32, len(c.st.JobIDs()))
+	for i, id := range c.st.JobIDs() {
 		out[i] = uint32(id)
 	}
 	return out
@@ -58,22 +56,5 @@ func (c *Controller) SendWarnings(ctx context.Context) { c.sendWarnings(ctx) }
 func (c *Controller) CheckSubmitTally() error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	kept := c.st.tally
-	kept.mu.Lock()
-	defer kept.mu.Unlock()
-	if !kept.built {
-		return fmt.Errorf("no tally kept")
-	}
-	var fresh submitTally
-	fresh.build(c.st)
-	if !maps.Equal(fresh.byGroup, kept.byGroup) {
-		return fmt.Errorf("tally %v, counted %v", kept.byGroup, fresh.byGroup)
-	}
-	partQOS := c.partQOSLocked()
-	kept.count(c.st.Acct, partQOS, map[string]uint32{})
-	fresh.count(c.st.Acct, partQOS, map[string]uint32{})
-	if !maps.Equal(fresh.byKey, kept.byKey) {
-		return fmt.Errorf("limit groups %v, counted %v", kept.byKey, fresh.byKey)
-	}
-	return nil
+	return c.st.CheckSubmitTally(c.partQOSLocked())
 }

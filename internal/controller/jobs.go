@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/nodeproto"
@@ -72,7 +73,7 @@ func (c *Controller) SubmitHet(ctx context.Context, who Identity, subs []Submiss
 
 // preparedJob is one checked submission, ready for the state log.
 type preparedJob struct {
-	cmd     *submitCmd
+	cmd     *ctlstate.SubmitCmd
 	blobs   []state.Blob
 	userMsg string
 }
@@ -92,7 +93,7 @@ func (c *Controller) submit(ctx context.Context, who Identity, subs []Submission
 			msgs = append(msgs, p.userMsg)
 		}
 	}
-	cmd := &command{Op: opSubmit, Submit: preps[0].cmd}
+	cmd := &ctlstate.Command{Op: ctlstate.OpSubmit, Submit: preps[0].cmd}
 	if het {
 		cmd.Submit = nil
 		for _, p := range preps {
@@ -262,14 +263,14 @@ func (c *Controller) prepare(ctx context.Context, who Identity, sub Submission, 
 		hold = job.HeldUser
 	}
 	c.mu.RLock()
-	prio := basePriority(c.st.SubmitSeq + 1)
+	prio := ctlstate.BasePriority(c.st.SubmitSeq + 1)
 	var limitErr error
 	var partQOS map[string]string
 	if c.cfg.Enforce.Limits {
 		// Refused before its script is stored; the apply checks again,
 		// one submission after the other.
 		partQOS = c.partQOSLocked()
-		limitErr = c.st.submitLimitErr(&r, partQOS)
+		limitErr = c.st.SubmitLimitErr(&r, partQOS)
 		if limitErr == nil {
 			limitErr = c.denyOnLimitLocked(&r)
 		}
@@ -290,7 +291,7 @@ func (c *Controller) prepare(ctx context.Context, who Identity, sub Submission, 
 		key, p.blobs = scriptBlobs(r.Script, r.Environment)
 	}
 	r.Script, r.Environment = "", nil
-	p.cmd = &submitCmd{Req: r, Hold: hold, Priority: prio, ScriptKey: key, Limits: c.cfg.Enforce.Limits, PartQOS: partQOS}
+	p.cmd = &ctlstate.SubmitCmd{Req: r, Hold: hold, Priority: prio, ScriptKey: key, Limits: c.cfg.Enforce.Limits, PartQOS: partQOS}
 	return p, nil
 }
 
@@ -381,8 +382,8 @@ type JobFilter struct {
 func (c *Controller) Jobs(f JobFilter) []*job.Job {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	out := make([]*job.Job, 0, len(c.st.order))
-	for _, id := range c.st.order {
+	out := make([]*job.Job, 0, len(c.st.JobIDs()))
+	for _, id := range c.st.JobIDs() {
 		j := c.st.Jobs[id]
 		if !f.ChangedSince.IsZero() && j.LastUpdate.Before(f.ChangedSince) {
 			continue
@@ -485,7 +486,7 @@ func (c *Controller) resolveLocked(sel JobSelector) []*job.Job {
 	}
 	// j is the array's own record: collect every task of the array.
 	var recs []*job.Job
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		t := c.st.Jobs[id]
 		if t.ArrayJobID != j.ID {
 			continue
@@ -595,14 +596,14 @@ func (c *Controller) Cancel(ctx context.Context, who Identity, req CancelRequest
 		}
 		return err
 	}
-	cmd := &cancelCmd{UID: who.UID}
+	cmd := &ctlstate.CancelCmd{UID: who.UID}
 	for _, t := range targets {
 		cmd.JobIDs = append(cmd.JobIDs, t.id)
 	}
 	if req.Sel.Tasks != nil {
 		cmd.Tasks = req.Sel.Tasks
 	}
-	res, err := c.propose(ctx, &command{Op: opCancel, Cancel: cmd})
+	res, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpCancel, Cancel: cmd})
 	if err != nil {
 		return err
 	}
@@ -759,7 +760,7 @@ func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, 
 		return err
 	}
 	for _, meta := range metas {
-		res, err := c.propose(ctx, &command{Op: opSplit, Split: &splitCmd{JobID: meta, Tasks: sel.Tasks}})
+		res, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpSplit, Split: &ctlstate.SplitCmd{JobID: meta, Tasks: sel.Tasks}})
 		if err != nil {
 			return err
 		}
@@ -770,7 +771,7 @@ func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, 
 	}
 	for _, id := range ids {
 		u := updates[id]
-		cmd := &updateCmd{JobID: id, TimeLimit: u.TimeLimit, Partition: u.Partition, Name: u.Name, Comment: u.Comment,
+		cmd := &ctlstate.UpdateCmd{JobID: id, TimeLimit: u.TimeLimit, Partition: u.Partition, Name: u.Name, Comment: u.Comment,
 			Priority: u.Priority, Nice: u.Nice, BeginTime: u.BeginTime, MinNodes: u.MinNodes, NumTasks: u.NumTasks, Requeue: u.Requeue,
 			Dependency: u.Dependency}
 		if u.Hold != nil {
@@ -786,7 +787,7 @@ func (c *Controller) Update(ctx context.Context, who Identity, sel JobSelector, 
 			}
 			cmd.Hold = &h
 		}
-		if _, err := c.propose(ctx, &command{Op: opUpdate, Update: cmd}); err != nil {
+		if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpUpdate, Update: cmd}); err != nil {
 			return err
 		}
 	}
@@ -928,14 +929,14 @@ func (c *Controller) Requeue(ctx context.Context, who Identity, sel JobSelector,
 		return err
 	}
 	for _, id := range finished {
-		if _, err := c.propose(ctx, &command{Op: opRequeue, Requeue: &requeueCmd{JobID: id, Hold: hold}}); err != nil {
+		if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpRequeue, Requeue: &ctlstate.RequeueCmd{JobID: id, Hold: hold}}); err != nil {
 			return err
 		}
 	}
 	for _, id := range running {
 		// The job is requeued once its processes are gone (JobDone sees
 		// the mark, which survives a restart of the controller).
-		if _, err := c.propose(ctx, &command{Op: opRequeue, Requeue: &requeueCmd{JobID: id, Hold: hold, OnEnd: true}}); err != nil {
+		if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpRequeue, Requeue: &ctlstate.RequeueCmd{JobID: id, Hold: hold, OnEnd: true}}); err != nil {
 			return err
 		}
 		c.terminate(id, nodeproto.EndCancelled)

@@ -106,35 +106,14 @@ func (c *Controller) jobLimitsLocked(j *job.Job) *acctpolicy.Job {
 	return out
 }
 
-// jobQOSLocked is the QOS whose limits hold a job, first the one whose
-// limits win: its partition's QOS (PartitionName QOS=), then its own, or
-// its own first when it has OverPartQOS, as slurmctld orders them. A
-// partition QOS the accounting does not know is skipped.
+// jobQOSLocked is the QOS whose limits hold a job, in the order of
+// acctpolicy.QOSOrder, under its partition's QOS.
 func (c *Controller) jobQOSLocked(r *job.Request) []assoc.QOS {
 	partQOS := ""
 	if p := c.parts[r.Partition]; p != nil {
 		partQOS = p.QOS
 	}
-	return qosOrder(c.st.Acct, r, partQOS)
-}
-
-// qosOrder is jobQOSLocked for a job whose partition has QOS partQOS.
-func qosOrder(m *assoc.Model, r *job.Request, partQOS string) []assoc.QOS {
-	var out []assoc.QOS
-	own, ok := m.QOS(r.QOS)
-	if ok && r.QOS != "" {
-		out = append(out, own)
-	}
-	if partQOS != "" && partQOS != r.QOS {
-		if pq, ok := m.QOS(partQOS); ok {
-			if len(out) == 1 && own.HasFlag(assoc.FlagOverPartQOS) {
-				out = append(out, pq)
-			} else {
-				out = append([]assoc.QOS{pq}, out...)
-			}
-		}
-	}
-	return out
+	return acctpolicy.QOSOrder(c.st.Acct, r, partQOS)
 }
 
 // without is t less the TRES o limits.
@@ -180,7 +159,7 @@ func (c *Controller) policyLocked(pending []*job.Job) *acctpolicy.Policy {
 		p.Jobs[j.ID] = limits(j)
 	}
 	now := c.now()
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		j := c.st.Jobs[id]
 		if j.Alloc != nil && (j.State == job.Running || j.Completing) {
 			if jl := limits(j); jl != nil {
@@ -292,95 +271,8 @@ func (c *Controller) limitedAbove(key string, limited map[uint32]bool) []uint32 
 	return out
 }
 
-// submitLimitErr refuses a job that its association or QOS may not take
-// more of (GrpSubmitJobs, MaxSubmitJobs, MaxSubmitJobsPerUser,
-// MaxSubmitJobsPerAccount: pending and running jobs together), as
-// slurmctld refuses it with ESLURM_ACCOUNTING_POLICY. An array counts
-// each of its tasks. It runs as the submission is applied, so that
-// concurrent submissions are counted one after the other; the command
-// says whether limits were enforced when it was made, so that replaying
-// the log decides the same.
-func (s *fsm) submitLimitErr(r *job.Request, partQOS map[string]string) error {
-	m := s.Acct
-	if m == nil || !m.HasLimits() {
-		return nil
-	}
-	type limit struct {
-		key    string
-		max    uint32
-		reason string
-	}
-	var limits []limit
-	add := func(key string, n *uint32, reason string) {
-		if n != nil {
-			limits = append(limits, limit{key, *n, reason})
-		}
-	}
-	// The QOS's first, in the order slurmctld checks them, for the
-	// reason it names; then the association's a QOS limit does not
-	// override.
-	var ql assoc.Limits
-	for _, q := range qosOrder(m, r, partQOS[r.Partition]) {
-		l := q.Limits.Under(ql)
-		ql = ql.Over(q.Limits)
-		key := "qos:" + q.Name
-		add(key, l.GrpSubmitJobs, "QOSGrpSubmitJobsLimit")
-		add(key+"/user:"+r.UserName, l.MaxSubmitJobs, "QOSMaxSubmitJobPerUserLimit")
-		add(key+"/account:"+r.Account, l.MaxSubmitJobsPerAccount, "MaxSubmitJobsPerAccount")
-	}
-	if a, ok := m.Resolve(r.UserName, r.Account, r.Partition); ok {
-		var maxSubmit *uint32
-		for _, level := range m.Ancestry(a) {
-			if ql.GrpSubmitJobs == nil {
-				add(assocKey(level), level.Limits.GrpSubmitJobs, "AssocGrpSubmitJobsLimit")
-			}
-			maxSubmit = firstSet(maxSubmit, level.Limits.MaxSubmitJobs)
-		}
-		if ql.MaxSubmitJobs == nil {
-			add("assocmax:"+assocKey(a), maxSubmit, "AssocMaxSubmitJobLimit")
-		}
-	}
-	if len(limits) == 0 {
-		return nil
-	}
-	count := map[string]uint32{}
-	for _, l := range limits {
-		count[l.key] = 0
-	}
-	s.limitCounts(count, partQOS)
-	tasks := uint32(max(len(r.Array.Tasks), 1))
-	for _, l := range limits {
-		if count[l.key]+tasks > l.max {
-			return slurmerr.New(slurmerr.AccountingPolicy, "%s", l.reason)
-		}
-	}
-	return nil
-}
-
 // assocKey names an association's group of jobs.
 func assocKey(a assoc.Association) string { return "assoc:" + strconv.FormatUint(uint64(a.ID), 10) }
-
-// submitKeys are the groups a job counts in for the submit limits; its
-// partition has QOS partQOS.
-func submitKeys(m *assoc.Model, r *job.Request, partQOS string) []string {
-	var out []string
-	if a, ok := m.Resolve(r.UserName, r.Account, r.Partition); ok {
-		for _, level := range m.Ancestry(a) {
-			out = append(out, assocKey(level))
-		}
-		out = append(out, "assocmax:"+assocKey(a))
-	}
-	qos := []string{r.QOS}
-	if partQOS != r.QOS {
-		qos = append(qos, partQOS)
-	}
-	for _, q := range qos {
-		if q != "" {
-			out = append(out, "qos:"+q, "qos:"+q+"/user:"+r.UserName, "qos:"+q+"/account:"+r.Account)
-		}
-	}
-	return out
-}
 
 // partQOSLocked is each partition's QOS, for those that have one.
 func (c *Controller) partQOSLocked() map[string]string {
@@ -429,7 +321,7 @@ func (c *Controller) limitTimeoutsLocked(now time.Time) map[job.ID]string {
 	p := &acctpolicy.Policy{Jobs: map[job.ID]*acctpolicy.Job{}}
 	c.usedMinsLocked(p)
 	var out map[job.ID]string
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		j := c.st.Jobs[id]
 		if j.State != job.Running || j.Alloc == nil || j.StartTime.IsZero() {
 			continue

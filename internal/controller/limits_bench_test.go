@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/assoc"
+	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/priority"
 )
@@ -14,10 +15,10 @@ import (
 // accounts of 50 users each with GrpTRES, GrpTRESMins and MaxJobs, a QOS
 // with per-user limits, pending jobs and running ones from every user,
 // and a year of usage.
-func limitsFSM(b *testing.B, pending, running int) *fsm {
+func limitsFSM(b *testing.B, pending, running int) *ctlstate.State {
 	b.Helper()
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	s := newFSM(100)
+	s := ctlstate.New(100, false)
 	s.Usage, s.LimitUsage = priority.Usage{}, priority.Usage{}
 	ch := assoc.Change{{Kind: assoc.KindQOS, QOS: &assoc.QOS{Name: "normal", UsageFactor: 1,
 		Limits: assoc.Limits{MaxJobs: assoc.Count(40), MaxTRESPerUser: assoc.TRES{"cpu": 512}, GrpSubmitJobs: assoc.Count(1_000_000)}}}}
@@ -47,13 +48,13 @@ func limitsFSM(b *testing.B, pending, running int) *fsm {
 		user := users[i%len(users)]
 		r := job.Request{Name: "j", Partition: "gpu", WorkDir: "/home/" + user, UserID: uint32(1000 + i%len(users)), UserName: user,
 			Account: "acct" + strconv.Itoa(i%len(users)/50), QOS: "normal", MinNodes: 1, MaxNodes: 1, NumTasks: 1, CPUsPerTask: 8, TimeLimit: 600}
-		res := s.apply(&command{Op: opSubmit, Time: t0, MinJobID: 100, Submit: &submitCmd{Req: r, ScriptKey: "s", Priority: 1}})
+		res := s.Apply(&ctlstate.Command{Op: ctlstate.OpSubmit, Time: t0, MinJobID: 100, Submit: &ctlstate.SubmitCmd{Req: r, ScriptKey: "s", Priority: 1}})
 		if res.Err != nil {
 			b.Fatal(res.Err)
 		}
 		if i < running {
 			a := job.Allocation{Nodes: []job.NodeAlloc{{Node: "n" + strconv.Itoa(i), CPUs: 8, MemMB: 1000, Tasks: 1}}}
-			s.apply(&command{Op: opStart, Time: t0, Start: &startCmd{Starts: []startEntry{{JobID: res.JobID, Task: job.NoTask, Alloc: a}}}})
+			s.Apply(&ctlstate.Command{Op: ctlstate.OpStart, Time: t0, Start: &ctlstate.StartCmd{Starts: []ctlstate.StartEntry{{JobID: res.JobID, Task: job.NoTask, Alloc: a}}}})
 		}
 	}
 	return s
@@ -65,7 +66,7 @@ func BenchmarkPolicy(b *testing.B) {
 	s := limitsFSM(b, 50_000, 5_000)
 	c := &Controller{cfg: Config{Enforce: assoc.Enforce{Limits: true}}, st: s, now: func() time.Time { return time.Date(2026, 3, 1, 13, 0, 0, 0, time.UTC) }}
 	var pending []*job.Job
-	for _, id := range s.order {
+	for _, id := range s.JobIDs() {
 		if j := s.Jobs[id]; j.State == job.Pending {
 			pending = append(pending, j)
 		}
@@ -84,7 +85,7 @@ func BenchmarkSubmitLimits(b *testing.B) {
 	r := job.Request{UserName: "u1", Account: "acct0", QOS: "normal"}
 	b.ResetTimer()
 	for range b.N {
-		if err := s.submitLimitErr(&r, nil); err != nil {
+		if err := s.SubmitLimitErr(&r, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

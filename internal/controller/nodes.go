@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/gres"
+	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/nodeproto"
@@ -88,7 +89,7 @@ func (c *Controller) DrainForHealth(ctx context.Context, name, reason string) er
 	}
 	c.logger.Error("draining node for a hardware failure", "node", name, "reason", reason)
 	t := true
-	_, err := c.propose(ctx, &command{Op: opNodeSet, NodeSet: &nodeSetCmd{Name: name, Drain: &t, Reason: reason}})
+	_, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpNodeSet, NodeSet: &ctlstate.NodeSetCmd{Name: name, Drain: &t, Reason: reason}})
 	c.Kick()
 	return err
 }
@@ -157,7 +158,7 @@ func (c *Controller) Register(ctx context.Context, reg nodeproto.Register) (node
 	var lost []*job.Job
 	var done []nodeproto.JobDone
 	var kill []uint32
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		j := c.st.Jobs[id]
 		if j.BatchHost != reg.Name || j.Alloc == nil || !(j.State == job.Running || j.Completing) {
 			continue
@@ -196,14 +197,14 @@ func (c *Controller) Register(ctx context.Context, reg nodeproto.Register) (node
 	if lowGPUs != "" {
 		c.logger.Error("node registered with too few GPUs, draining it", "node", reg.Name, "reason", lowGPUs)
 		t := true
-		if _, err := c.propose(ctx, &command{Op: opNodeSet, NodeSet: &nodeSetCmd{Name: reg.Name, Drain: &t, Reason: lowGPUs}}); err != nil {
+		if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpNodeSet, NodeSet: &ctlstate.NodeSetCmd{Name: reg.Name, Drain: &t, Reason: lowGPUs}}); err != nil {
 			return nodeproto.RegisterReply{}, err
 		}
 	}
 
 	if returnToService {
 		f := false
-		if _, err := c.propose(ctx, &command{Op: opNodeSet, NodeSet: &nodeSetCmd{Name: reg.Name, Down: &f}}); err != nil {
+		if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpNodeSet, NodeSet: &ctlstate.NodeSetCmd{Name: reg.Name, Down: &f}}); err != nil {
 			return nodeproto.RegisterReply{}, err
 		}
 	}
@@ -213,10 +214,10 @@ func (c *Controller) Register(ctx context.Context, reg nodeproto.Register) (node
 		}
 	}
 	for _, j := range lost {
-		cmd := &command{Op: opEnd, End: &endCmd{JobID: j.ID, State: job.NodeFail}}
+		cmd := &ctlstate.Command{Op: ctlstate.OpEnd, End: &ctlstate.EndCmd{JobID: j.ID, State: job.NodeFail}}
 		if j.RequeueOnEnd {
 			// Its processes are gone either way: requeue it as asked.
-			cmd = &command{Op: opRequeue, Requeue: &requeueCmd{JobID: j.ID, Hold: j.RequeueHold}}
+			cmd = &ctlstate.Command{Op: ctlstate.OpRequeue, Requeue: &ctlstate.RequeueCmd{JobID: j.ID, Hold: j.RequeueHold}}
 		}
 		if _, err := c.propose(ctx, cmd); err != nil {
 			return nodeproto.RegisterReply{}, err
@@ -296,9 +297,9 @@ func (c *Controller) JobDone(ctx context.Context, d nodeproto.JobDone) error {
 	}
 	requeue, hold := j.RequeueOnEnd, j.RequeueHold
 	c.mu.Unlock()
-	var cmd *command
+	var cmd *ctlstate.Command
 	if requeue {
-		cmd = &command{Op: opRequeue, Requeue: &requeueCmd{JobID: id, Hold: hold}}
+		cmd = &ctlstate.Command{Op: ctlstate.OpRequeue, Requeue: &ctlstate.RequeueCmd{JobID: id, Hold: hold}}
 	} else {
 		st := job.Completed
 		switch {
@@ -309,7 +310,7 @@ func (c *Controller) JobDone(ctx context.Context, d nodeproto.JobDone) error {
 		case d.Kind == nodeproto.EndFailed, d.ExitCode != 0, d.Signal != 0:
 			st = job.Failed
 		}
-		cmd = &command{Op: opEnd, End: &endCmd{JobID: id, State: st, ExitCode: d.ExitCode, Signal: d.Signal, Usage: d.Usage}}
+		cmd = &ctlstate.Command{Op: ctlstate.OpEnd, End: &ctlstate.EndCmd{JobID: id, State: st, ExitCode: d.ExitCode, Signal: d.Signal, Usage: d.Usage}}
 	}
 	if !d.EndTime.IsZero() {
 		cmd.Time = d.EndTime
@@ -362,7 +363,7 @@ func (c *Controller) LastNodeUpdate() time.Time {
 
 func (c *Controller) completingLocked() map[string]bool {
 	out := map[string]bool{}
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		j := c.st.Jobs[id]
 		if j.Completing && j.Alloc != nil {
 			for _, na := range j.Alloc.Nodes {
@@ -409,7 +410,7 @@ func (c *Controller) UpdateNode(ctx context.Context, who Identity, name string, 
 		return slurmerr.New(slurmerr.InvalidNodeName, "Invalid node name specified: %s", name)
 	}
 	t, f := true, false
-	cmd := &nodeSetCmd{Name: name, Reason: reason, UID: who.UID}
+	cmd := &ctlstate.NodeSetCmd{Name: name, Reason: reason, UID: who.UID}
 	switch change {
 	case NodeNoChange:
 		return nil
@@ -428,7 +429,7 @@ func (c *Controller) UpdateNode(ctx context.Context, who Identity, name string, 
 	case NodeUndrain:
 		cmd.Drain = &f
 	}
-	res, err := c.propose(ctx, &command{Op: opNodeSet, NodeSet: cmd})
+	res, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpNodeSet, NodeSet: cmd})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/partition"
 	"github.com/droverhq/drover/internal/slurmerr"
@@ -15,34 +16,6 @@ import (
 // in the log: they outlive restarts and reconfigures, where slurmctld
 // would keep them only with ReconfigFlags=KeepPartInfo and -R, so that
 // no job waiting in such a partition is lost.
-
-const (
-	opPartSet    = "part_set"
-	opPartDelete = "part_delete"
-)
-
-// partSetCmd makes or replaces a partition.
-type partSetCmd struct {
-	Partition partition.Partition `json:"partition"`
-}
-
-// partDeleteCmd deletes a partition.
-type partDeleteCmd struct {
-	Name string `json:"name"`
-}
-
-func (s *fsm) applyPartSet(c *command) applyResult {
-	p := c.PartSet.Partition
-	s.Parts[p.Name] = &p
-	delete(s.PartsGone, p.Name)
-	return applyResult{}
-}
-
-func (s *fsm) applyPartDelete(c *command) applyResult {
-	delete(s.Parts, c.PartDelete.Name)
-	s.PartsGone[c.PartDelete.Name] = true
-	return applyResult{}
-}
 
 // PartitionChange is what scontrol create/update PartitionName= and a
 // REST partition record set; nil members keep their value.
@@ -170,7 +143,7 @@ func (c *Controller) SetPartition(ctx context.Context, who Identity, ch Partitio
 	if p.DefaultTime != 0 && p.MaxTime != partition.Infinite && p.DefaultTime > p.MaxTime {
 		return slurmerr.New(slurmerr.InvalidTimeLimit, "DefaultTime exceeds MaxTime for partition %s", p.Name)
 	}
-	if _, err := c.propose(ctx, &command{Op: opPartSet, PartSet: &partSetCmd{Partition: p}}); err != nil {
+	if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpPartSet, PartSet: &ctlstate.PartSetCmd{Partition: p}}); err != nil {
 		return err
 	}
 	c.logger.Info("partition set", "partition", p.Name, "create", create)
@@ -194,7 +167,7 @@ func (c *Controller) DeletePartition(ctx context.Context, who Identity, name str
 	case inUse:
 		return slurmerr.New(slurmerr.PartitionInUse, "Partition %s in use by job(s)", name)
 	}
-	if _, err := c.propose(ctx, &command{Op: opPartDelete, PartDelete: &partDeleteCmd{Name: name}}); err != nil {
+	if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpPartDelete, PartDelete: &ctlstate.PartDeleteCmd{Name: name}}); err != nil {
 		return err
 	}
 	c.logger.Info("partition deleted", "partition", name)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/assoc"
+	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/priority"
 )
@@ -117,7 +118,7 @@ func (c *Controller) updateUsage(ctx context.Context) bool {
 	for k, v := range kept {
 		lim[k] = v
 	}
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		j := c.st.Jobs[id]
 		if j.Alloc == nil || j.StartTime.IsZero() {
 			continue
@@ -146,7 +147,7 @@ func (c *Controller) updateUsage(ctx context.Context) bool {
 		}
 	}
 	c.mu.RUnlock()
-	if _, err := c.propose(ctx, &command{Op: opUsage, Time: now, Usage: &usageCmd{Usage: usage, Limits: lim}}); err != nil {
+	if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpUsage, Time: now, Usage: &ctlstate.UsageCmd{Usage: usage, Limits: lim}}); err != nil {
 		c.logger.Error("update fair-share usage", "err", err)
 		return false
 	}
@@ -212,7 +213,7 @@ func (c *Controller) RunTRES() ([]string, map[string][]uint64) {
 	defer c.mu.RUnlock()
 	names := c.cfg.TRES
 	out := map[string][]uint64{}
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		j := c.st.Jobs[id]
 		if j.State != job.Running || j.Alloc == nil || j.Req.TimeLimit == job.Infinite {
 			continue

@@ -77,7 +77,7 @@ func (c *Controller) CheckSuccessor(next *Config) error {
 		}
 	}
 	lostNodes := map[string][]job.ID{}
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		if j := c.st.Jobs[id]; j.Alloc != nil && !jobOver(j) {
 			for _, na := range j.Alloc.Nodes {
 				if !nodes[na.Node] {
@@ -113,7 +113,7 @@ func jobOver(j *job.Job) bool { return j.State.Terminal() && !j.Completing }
 // in it (pending in any of a list, or running).
 func (c *Controller) partitionsInUseLocked() map[string][]job.ID {
 	out := map[string][]job.ID{}
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		j := c.st.Jobs[id]
 		if jobOver(j) {
 			continue

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/reservation"
 	"github.com/droverhq/drover/internal/slurmerr"
@@ -92,7 +93,7 @@ func (c *Controller) SetReservation(ctx context.Context, who Identity, spec Rese
 	if err != nil {
 		return "", err
 	}
-	if _, err := c.propose(ctx, &command{Op: opResvSet, ResvSet: &resvSetCmd{Resv: r}}); err != nil {
+	if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpResvSet, ResvSet: &ctlstate.ResvSetCmd{Resv: r}}); err != nil {
 		return "", err
 	}
 	c.Kick()
@@ -200,7 +201,7 @@ func (c *Controller) conflictLocked(r *reservation.Reservation, node string) boo
 	if r.Has(reservation.IgnoreJobs) {
 		return false
 	}
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		j := c.st.Jobs[id]
 		if j.State != job.Running || j.Alloc == nil || j.Req.Reservation == r.Name {
 			continue
@@ -255,7 +256,7 @@ func (c *Controller) DeleteReservation(ctx context.Context, who Identity, name s
 	if !ok {
 		return slurmerr.New(slurmerr.ReservationInvalid, "")
 	}
-	if _, err := c.propose(ctx, &command{Op: opResvDel, ResvDel: &resvDelCmd{Name: name}}); err != nil {
+	if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpResvDel, ResvDel: &ctlstate.ResvDelCmd{Name: name}}); err != nil {
 		return err
 	}
 	c.Kick()
@@ -263,7 +264,7 @@ func (c *Controller) DeleteReservation(ctx context.Context, who Identity, name s
 }
 
 func (c *Controller) reservationInUseLocked(name string) bool {
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		if j := c.st.Jobs[id]; j.Req.Reservation == name && (j.State == job.Running || j.Completing) {
 			return true
 		}
@@ -320,12 +321,12 @@ func (c *Controller) maintainReservations(ctx context.Context) {
 	}
 	c.mu.Unlock()
 	for i := range set {
-		if _, err := c.propose(ctx, &command{Op: opResvSet, ResvSet: &resvSetCmd{Resv: set[i]}}); err != nil {
+		if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpResvSet, ResvSet: &ctlstate.ResvSetCmd{Resv: set[i]}}); err != nil {
 			c.logger.Error("move reservation on", "reservation", set[i].Name, "err", err)
 		}
 	}
 	for _, name := range del {
-		if _, err := c.propose(ctx, &command{Op: opResvDel, ResvDel: &resvDelCmd{Name: name}}); err != nil {
+		if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpResvDel, ResvDel: &ctlstate.ResvDelCmd{Name: name}}); err != nil {
 			c.logger.Error("remove reservation", "reservation", name, "err", err)
 		}
 		c.mu.Lock()

@@ -68,7 +68,7 @@ func (c *Controller) deleteOrphanScripts() error {
 		return err
 	}
 	c.mu.RLock()
-	used := c.st.scriptKeys()
+	used := c.st.ScriptKeys()
 	c.mu.RUnlock()
 	var orphans []string
 	for _, k := range keys {

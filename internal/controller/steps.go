@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/gres"
+	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/sched"
@@ -14,32 +15,6 @@ import (
 	stepcred "github.com/droverhq/drover/internal/step/cred"
 	steplayout "github.com/droverhq/drover/internal/step/layout"
 )
-
-// Job steps: srun asks the controller for a step within a running job
-// (REQUEST_JOB_STEP_CREATE), launches its tasks on the nodes itself with
-// the credential the controller signs, and reports the step's end.
-const (
-	opStep    = "step"
-	opStepEnd = "step_end"
-)
-
-// stepCmd records a new step; its id is the job's next.
-type stepCmd struct {
-	Step job.Step `json:"step"`
-	// HetStepID asks for the id another component of the same
-	// heterogeneous job already gave the step (srun A : B).
-	HetStepID *uint32 `json:"het_step_id,omitempty"`
-}
-
-// stepEndCmd removes a step that ended.
-type stepEndCmd struct {
-	JobID  job.ID `json:"job_id"`
-	StepID uint32 `json:"step_id"`
-	// How it ended, as srun reports it (accounting's record).
-	ExitCode  int32 `json:"exit_code,omitempty"`
-	Signal    int32 `json:"signal,omitempty"`
-	Cancelled bool  `json:"cancelled,omitempty"`
-}
 
 // StepEnd is how a step ended, as srun reports it.
 type StepEnd struct {
@@ -50,97 +25,6 @@ type StepEnd struct {
 // StepCredLifetime is how long a step's credential may be used to launch
 // it (Slurm's cred_expire is 120 s by default); srun launches at once.
 const StepCredLifetime = 10 * time.Minute
-
-func (s *fsm) applyStep(c *command) applyResult {
-	st := c.Step.Step
-	j := s.Jobs[st.JobID]
-	if err := stepsAllowed(j); err != nil {
-		return applyResult{Err: err}
-	}
-	if !st.Overlap {
-		// The CPUs each node has left after the other steps': checked
-		// here, in log order, so that two steps racing for the same
-		// CPUs cannot both have them.
-		left := s.stepCPUsLeft(j)
-		for i, n := range st.Nodes {
-			if st.CPUs[i] > left[n] {
-				return applyResult{Err: slurmerr.New(slurmerr.NodesBusy, "")}
-			}
-		}
-	}
-	// A heterogeneous job numbers its steps once for all components,
-	// on its leader's count, so that one srun's step has one id in
-	// every component.
-	counter := j.ID
-	if j.IsHet() {
-		counter = j.HetJobID
-	}
-	if want := c.Step.HetStepID; want != nil {
-		inUse := slices.ContainsFunc(s.Steps[j.ID], func(o *job.Step) bool { return o.ID == *want })
-		if !j.IsHet() || *want >= s.NextStep[counter] || inUse {
-			return applyResult{Err: slurmerr.New(slurmerr.InvalidJobID, "step id %d not given to heterogeneous job %d", *want, counter)}
-		}
-		st.ID = *want
-	} else {
-		st.ID = s.NextStep[counter]
-		s.NextStep[counter]++
-	}
-	st.StartTime = c.Time
-	s.Steps[j.ID] = append(s.Steps[j.ID], &st)
-	s.putStep(j, &st, "RUNNING", time.Time{})
-	return applyResult{JobID: j.ID, StepID: st.ID}
-}
-
-func (s *fsm) applyStepEnd(c *command) applyResult {
-	e := c.StepEnd
-	steps := s.Steps[e.JobID]
-	i := slices.IndexFunc(steps, func(st *job.Step) bool { return st.ID == e.StepID })
-	if i < 0 {
-		return applyResult{Err: slurmerr.New(slurmerr.InvalidJobID, "no step %d.%d", e.JobID, e.StepID)}
-	}
-	if j := s.Jobs[e.JobID]; j != nil {
-		state := "COMPLETED"
-		switch {
-		case e.Cancelled:
-			state = "CANCELLED"
-		case e.Signal != 0 || e.ExitCode != 0:
-			state = "FAILED"
-		}
-		s.putStepEnd(j, steps[i], state, c.Time, e.ExitCode, e.Signal)
-	}
-	s.Steps[e.JobID] = slices.Delete(steps, i, i+1)
-	if len(s.Steps[e.JobID]) == 0 {
-		delete(s.Steps, e.JobID)
-	}
-	return applyResult{JobID: e.JobID, StepID: e.StepID}
-}
-
-// stepsAllowed refuses steps in a job that does not run.
-func stepsAllowed(j *job.Job) error {
-	switch {
-	case j == nil:
-		return slurmerr.New(slurmerr.InvalidJobID, "")
-	case j.State == job.Pending:
-		return slurmerr.New(slurmerr.JobPending, "")
-	case j.State != job.Running || j.Completing || j.Alloc == nil:
-		return slurmerr.New(slurmerr.AlreadyDone, "")
-	}
-	return nil
-}
-
-// stepCPUsLeft is, for each node of a job, the CPUs no running step holds.
-func (s *fsm) stepCPUsLeft(j *job.Job) map[string]uint32 {
-	left := make(map[string]uint32, len(j.Alloc.Nodes))
-	for _, na := range j.Alloc.Nodes {
-		left[na.Node] = na.CPUs
-	}
-	for _, st := range s.Steps[j.ID] {
-		for i, n := range st.Nodes {
-			left[n] -= min(left[n], st.CPUs[i])
-		}
-	}
-	return left
-}
 
 // StepRequest is srun's request for a step.
 type StepRequest struct {
@@ -195,7 +79,7 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 	}
 	c.mu.RLock()
 	j := c.st.Jobs[req.JobID]
-	if err := stepsAllowed(j); err != nil {
+	if err := ctlstate.StepsAllowed(j); err != nil {
 		c.mu.RUnlock()
 		return StepGrant{}, err
 	}
@@ -203,7 +87,7 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 		c.mu.RUnlock()
 		return StepGrant{}, slurmerr.New(slurmerr.AccessDenied, "")
 	}
-	left := c.st.stepCPUsLeft(j)
+	left := c.st.StepCPUsLeft(j)
 	avail := make([]steplayout.NodeAvail, len(j.Alloc.Nodes))
 	for i, na := range j.Alloc.Nodes {
 		avail[i] = steplayout.NodeAvail{Name: na.Node, CPUs: int(na.CPUs)}
@@ -265,7 +149,7 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 		st.MemMB = append(st.MemMB, mem)
 		addrList[i] = addrs[n]
 	}
-	res, err := c.propose(ctx, &command{Op: opStep, Step: &stepCmd{Step: st, HetStepID: req.HetStepID}})
+	res, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpStep, Step: &ctlstate.StepCmd{Step: st, HetStepID: req.HetStepID}})
 	if err != nil {
 		return StepGrant{}, err
 	}
@@ -331,7 +215,7 @@ func (c *Controller) EndStep(ctx context.Context, who Identity, jobID job.ID, st
 	if st.UserID != who.UID && !c.privileged(who) {
 		return slurmerr.New(slurmerr.AccessDenied, "")
 	}
-	_, err := c.propose(ctx, &command{Op: opStepEnd, StepEnd: &stepEndCmd{JobID: jobID, StepID: stepID,
+	_, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpStepEnd, StepEnd: &ctlstate.StepEndCmd{JobID: jobID, StepID: stepID,
 		ExitCode: how.ExitCode, Signal: how.Signal, Cancelled: how.Cancelled}})
 	return err
 }
@@ -342,7 +226,7 @@ func (c *Controller) Steps() []job.Step {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var out []job.Step
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		j := c.st.Jobs[id]
 		if j.State == job.Running && j.RunsScript() && j.Alloc != nil && j.BatchHost != "" {
 			var cpus uint32
@@ -422,7 +306,7 @@ func (c *Controller) CompleteAllocation(ctx context.Context, who Identity, id jo
 	if exitCode != 0 {
 		end = job.Failed
 	}
-	if _, err := c.propose(ctx, &command{Op: opEnd, End: &endCmd{JobID: id, State: end, ExitCode: exitCode}}); err != nil {
+	if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpEnd, End: &ctlstate.EndCmd{JobID: id, State: end, ExitCode: exitCode}}); err != nil {
 		return err
 	}
 	c.sendSignal(id, endSignal(id, nodeproto.EndExited, c.cfg.KillWait))

@@ -5,27 +5,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/job"
 )
-
-// warnCmd records that a run got its --signal warning, so that it is sent
-// once per run, even across a controller restart.
-type warnCmd struct {
-	JobID job.ID `json:"job_id"`
-	// Start is the run's start time: a requeued job's next run is
-	// warned again.
-	Start time.Time `json:"start"`
-}
-
-func (s *fsm) applyWarn(c *command) applyResult {
-	j := s.Jobs[c.Warn.JobID]
-	if j == nil || j.State != job.Running || !j.StartTime.Equal(c.Warn.Start) {
-		return applyResult{}
-	}
-	j.WarnSent = true
-	s.touch(j, c.Time)
-	return applyResult{JobID: j.ID}
-}
 
 // warnDue returns when job j's --signal warning is due (zero: never):
 // Seconds before its time limit, or before its reservation ends when that
@@ -62,7 +44,7 @@ func (c *Controller) sendWarnings(ctx context.Context) {
 	}
 	var list []due
 	c.mu.RLock()
-	for _, id := range c.st.order {
+	for _, id := range c.st.JobIDs() {
 		j := c.st.Jobs[id]
 		if at := c.warnDue(j); !at.IsZero() && !now.Before(at) {
 			list = append(list, due{id, j.StartTime, j.Req.Warn})
@@ -70,7 +52,7 @@ func (c *Controller) sendWarnings(ctx context.Context) {
 	}
 	c.mu.RUnlock()
 	for _, d := range list {
-		if _, err := c.propose(ctx, &command{Op: opWarn, Warn: &warnCmd{JobID: d.id, Start: d.start}}); err != nil {
+		if _, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpWarn, Warn: &ctlstate.WarnCmd{JobID: d.id, Start: d.start}}); err != nil {
 			c.logger.Error("record job warning", "job", d.id, "err", err)
 			continue
 		}

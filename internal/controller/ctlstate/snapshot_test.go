@@ -1,4 +1,4 @@
-package controller
+package ctlstate
 
 import (
 	"bytes"
@@ -22,14 +22,14 @@ import (
 // split-off array jobs; running jobs with allocations and GPUs; completed,
 // failed, cancelled, completing, requeued and timed-out jobs; a purged
 // one; drained, down and failed nodes; text that JSON escapes.
-func variedFSM(t *testing.T) *fsm {
+func variedFSM(t *testing.T) *State {
 	t.Helper()
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	s := newFSM(100)
-	run := func(c *command) applyResult {
+	s := New(100, false)
+	run := func(c *Command) Result {
 		t.Helper()
-		res := s.apply(c)
+		res := s.Apply(c)
 		if res.Err != nil {
 			t.Fatalf("%s: %v", c.Op, res.Err)
 		}
@@ -45,7 +45,7 @@ func variedFSM(t *testing.T) *fsm {
 		if edit != nil {
 			edit(&r)
 		}
-		return run(&command{Op: opSubmit, Time: at(sec), MinJobID: 100, Submit: &submitCmd{Req: r, ScriptKey: "script/" + r.Name, Hold: hold, Priority: basePriority(s.SubmitSeq)}}).JobID
+		return run(&Command{Op: OpSubmit, Time: at(sec), MinJobID: 100, Submit: &SubmitCmd{Req: r, ScriptKey: "script/" + r.Name, Hold: hold, Priority: BasePriority(s.SubmitSeq)}}).JobID
 	}
 	alloc := func(nodes ...string) job.Allocation {
 		var a job.Allocation
@@ -55,7 +55,7 @@ func variedFSM(t *testing.T) *fsm {
 		return a
 	}
 	start := func(sec int, id job.ID, task uint32, a job.Allocation) {
-		res := run(&command{Op: opStart, Time: at(sec), Start: &startCmd{Starts: []startEntry{{JobID: id, Task: task, Alloc: a}}}})
+		res := run(&Command{Op: OpStart, Time: at(sec), Start: &StartCmd{Starts: []StartEntry{{JobID: id, Task: task, Alloc: a}}}})
 		if len(res.Started) != 1 {
 			t.Fatalf("job %d task %d did not start", id, task)
 		}
@@ -83,22 +83,22 @@ func variedFSM(t *testing.T) *fsm {
 	start(11, arr, 1, alloc("n3"))
 	start(11, timedOut, job.NoTask, alloc("n3"))
 	start(11, gone, job.NoTask, alloc("n4"))
-	run(&command{Op: opEnd, Time: at(20), End: &endCmd{JobID: done, State: job.Completed}})
-	run(&command{Op: opEnd, Time: at(21), End: &endCmd{JobID: failed, State: job.Failed, ExitCode: 2, Signal: 9}})
-	run(&command{Op: opEnd, Time: at(22), End: &endCmd{JobID: gone, State: job.Completed}})
-	run(&command{Op: opCancel, Time: at(23), Cancel: &cancelCmd{JobIDs: []job.ID{arr}, UID: 1000, Tasks: []uint32{5}}})
-	run(&command{Op: opSplit, Time: at(24), Split: &splitCmd{JobID: arr, Tasks: []uint32{3}}})
+	run(&Command{Op: OpEnd, Time: at(20), End: &EndCmd{JobID: done, State: job.Completed}})
+	run(&Command{Op: OpEnd, Time: at(21), End: &EndCmd{JobID: failed, State: job.Failed, ExitCode: 2, Signal: 9}})
+	run(&Command{Op: OpEnd, Time: at(22), End: &EndCmd{JobID: gone, State: job.Completed}})
+	run(&Command{Op: OpCancel, Time: at(23), Cancel: &CancelCmd{JobIDs: []job.ID{arr}, UID: 1000, Tasks: []uint32{5}}})
+	run(&Command{Op: OpSplit, Time: at(24), Split: &SplitCmd{JobID: arr, Tasks: []uint32{3}}})
 	// Cancelled while running: completing until the processes are gone.
-	run(&command{Op: opCancel, Time: at(25), Cancel: &cancelCmd{JobIDs: []job.ID{timedOut}, State: job.Timeout, Reason: job.ReasonTimeLimit}})
+	run(&Command{Op: OpCancel, Time: at(25), Cancel: &CancelCmd{JobIDs: []job.ID{timedOut}, State: job.Timeout, Reason: job.ReasonTimeLimit}})
 	limit, nice, name := uint32(90), int32(5), "renamed"
-	run(&command{Op: opUpdate, Time: at(26), Update: &updateCmd{JobID: running, TimeLimit: &limit, Name: &name, Nice: &nice}})
-	run(&command{Op: opRequeue, Time: at(27), Requeue: &requeueCmd{JobID: failed, Hold: true, Reason: job.ReasonHeldAdmin}})
+	run(&Command{Op: OpUpdate, Time: at(26), Update: &UpdateCmd{JobID: running, TimeLimit: &limit, Name: &name, Nice: &nice}})
+	run(&Command{Op: OpRequeue, Time: at(27), Requeue: &RequeueCmd{JobID: failed, Hold: true, Reason: job.ReasonHeldAdmin}})
 	drain, down := true, true
-	run(&command{Op: opNodeSet, Time: at(28), NodeSet: &nodeSetCmd{Name: "n4", Drain: &drain, Reason: "maint <soon>", UID: 0}})
-	run(&command{Op: opNodeSet, Time: at(29), NodeSet: &nodeSetCmd{Name: "n5", Down: &down, Reason: "power", UID: 0}})
-	run(&command{Op: opNodeFail, Time: at(30), NodeFail: &nodeFailCmd{Name: "n6", Reason: "Not responding"}})
-	run(&command{Op: opPurge, Time: at(400), Purge: &purgeCmd{Before: at(100)}})
-	run(&command{Op: opAcct, Time: at(401), Acct: &acctCmd{Change: assoc.Change{
+	run(&Command{Op: OpNodeSet, Time: at(28), NodeSet: &NodeSetCmd{Name: "n4", Drain: &drain, Reason: "maint <soon>", UID: 0}})
+	run(&Command{Op: OpNodeSet, Time: at(29), NodeSet: &NodeSetCmd{Name: "n5", Down: &down, Reason: "power", UID: 0}})
+	run(&Command{Op: OpNodeFail, Time: at(30), NodeFail: &NodeFailCmd{Name: "n6", Reason: "Not responding"}})
+	run(&Command{Op: OpPurge, Time: at(400), Purge: &PurgeCmd{Before: at(100)}})
+	run(&Command{Op: OpAcct, Time: at(401), Acct: &AcctCmd{Change: assoc.Change{
 		{Kind: assoc.KindQOS, QOS: &assoc.QOS{Name: "high", Priority: 100, Preempt: []string{"normal"}, PreemptMode: "REQUEUE", UsageFactor: 2, GraceTime: 60}},
 		{Kind: assoc.KindAccount, Account: &assoc.Account{Name: "physics", Description: "the <physics> dept", Organization: "science"}},
 		{Kind: assoc.KindAssoc, Assoc: &assoc.Association{Account: "physics", ParentAccount: "root", Shares: 10, QOS: []string{"high", "normal"}, DefaultQOS: "normal"}},
@@ -117,20 +117,20 @@ func variedFSM(t *testing.T) *fsm {
 // fsmDiff compares two states field by field, listing order included;
 // how many commands each applied is not state. Accounting models compare
 // by their JSON, which holds all of them.
-func fsmDiff(want, got *fsm) string {
+func fsmDiff(want, got *State) string {
 	sameModel := cmp.Comparer(func(a, b *assoc.Model) bool {
 		ja, errA := json.Marshal(a)
 		jb, errB := json.Marshal(b)
 		return errA == nil && errB == nil && bytes.Equal(ja, jb)
 	})
 	// touched and tally are scratch state, remade as they are needed.
-	return cmp.Diff(want, got, cmp.AllowUnexported(fsm{}), cmpopts.IgnoreFields(fsm{}, "applied", "touched", "tally"), sameModel)
+	return cmp.Diff(want, got, cmp.AllowUnexported(State{}), cmpopts.IgnoreFields(State{}, "applied", "touched", "tally"), sameModel)
 }
 
-func snapshotBytes(t testing.TB, s *fsm) []byte {
+func snapshotBytes(t testing.TB, s *State) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := s.snapshot(&buf); err != nil {
+	if err := s.Snapshot(&buf); err != nil {
 		t.Fatalf("snapshot: %v", err)
 	}
 	return buf.Bytes()
@@ -139,8 +139,8 @@ func snapshotBytes(t testing.TB, s *fsm) []byte {
 func TestSnapshotRoundTrip(t *testing.T) {
 	orig := variedFSM(t)
 	data := snapshotBytes(t, orig)
-	got := newFSM(1)
-	if err := got.restore(bytes.NewReader(data)); err != nil {
+	got := New(1, false)
+	if err := got.Restore(bytes.NewReader(data)); err != nil {
 		t.Fatalf("restore: %v", err)
 	}
 	if diff := fsmDiff(orig, got); diff != "" {
@@ -156,14 +156,14 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromLegacy := newFSM(1)
-	if err := fromLegacy.restore(bytes.NewReader(legacy)); err != nil {
+	fromLegacy := New(1, false)
+	if err := fromLegacy.Restore(bytes.NewReader(legacy)); err != nil {
 		t.Fatalf("restore json.Marshal's snapshot: %v", err)
 	}
 	if diff := fsmDiff(orig, fromLegacy); diff != "" {
 		t.Errorf("state restored from json.Marshal's snapshot (-original +restored):\n%s", diff)
 	}
-	unmarshalled := newFSM(1)
+	unmarshalled := New(1, false)
 	if err := json.Unmarshal(data, unmarshalled); err != nil {
 		t.Fatalf("json.Unmarshal of the stream: %v", err)
 	}
@@ -174,9 +174,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 }
 
 func TestSnapshotEmpty(t *testing.T) {
-	orig := newFSM(7)
-	got := newFSM(1)
-	if err := got.restore(bytes.NewReader(snapshotBytes(t, orig))); err != nil {
+	orig := New(7, false)
+	got := New(1, false)
+	if err := got.Restore(bytes.NewReader(snapshotBytes(t, orig))); err != nil {
 		t.Fatalf("restore: %v", err)
 	}
 	if diff := fsmDiff(orig, got); diff != "" {
@@ -205,7 +205,7 @@ func TestSnapshotWriteError(t *testing.T) {
 	s := variedFSM(t)
 	size := len(snapshotBytes(t, s))
 	for _, limit := range []int{0, 1, size / 2, size - 1} {
-		if err := s.snapshot(&failingWriter{limit: limit}); !errors.Is(err, errDiskFull) {
+		if err := s.Snapshot(&failingWriter{limit: limit}); !errors.Is(err, errDiskFull) {
 			t.Errorf("snapshot to a writer failing after %d of %d bytes: %v, want the write error", limit, size, err)
 		}
 	}
@@ -228,7 +228,7 @@ func TestRestoreRejects(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := variedFSM(t)
 			before := snapshotBytes(t, s)
-			if err := s.restore(strings.NewReader(data)); err == nil {
+			if err := s.Restore(strings.NewReader(data)); err == nil {
 				t.Fatalf("restore(%q) succeeded", data)
 			}
 			if !bytes.Equal(snapshotBytes(t, s), before) {
@@ -242,7 +242,7 @@ func TestRestoreRejects(t *testing.T) {
 // state it accepts must snapshot and restore to itself, byte for byte.
 func FuzzRestore(f *testing.F) {
 	var buf bytes.Buffer
-	if err := variedFSM(&testing.T{}).snapshot(&buf); err != nil {
+	if err := variedFSM(&testing.T{}).Snapshot(&buf); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
@@ -250,16 +250,16 @@ func FuzzRestore(f *testing.F) {
 	f.Add([]byte(`{"jobs":null,"nodes":null}`))
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := newFSM(1)
-		if err := s.restore(bytes.NewReader(data)); err != nil {
+		s := New(1, false)
+		if err := s.Restore(bytes.NewReader(data)); err != nil {
 			return
 		}
 		if !slices.IsSorted(s.order) || len(s.order) != len(s.Jobs) {
 			t.Fatalf("listing order %v does not match %d jobs", s.order, len(s.Jobs))
 		}
 		first := snapshotBytes(t, s)
-		again := newFSM(1)
-		if err := again.restore(bytes.NewReader(first)); err != nil {
+		again := New(1, false)
+		if err := again.Restore(bytes.NewReader(first)); err != nil {
 			t.Fatalf("restore of its own snapshot: %v\n%s", err, first)
 		}
 		if diff := fsmDiff(s, again); diff != "" {

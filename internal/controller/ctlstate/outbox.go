@@ -1,46 +1,28 @@
-package controller
+package ctlstate
 
 import (
 	"strconv"
 	"time"
 
-	"github.com/droverhq/drover/internal/acctdb"
+	"github.com/droverhq/drover/internal/acctrec"
 	"github.com/droverhq/drover/internal/arrayspec"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/job"
-	"github.com/droverhq/drover/internal/nodeproto"
 )
 
 // Job accounting is written after the fact, from the state: each command
 // that changes a job leaves the job's record (and its steps') in an
 // outbox that is part of the state, so it is as durable as the change
-// and replicated with it; the accounting agent (acctagent.go) copies the
-// outbox into the store and then commits an acknowledgement that empties
-// what it wrote. A store that is down or slow only lets the outbox grow,
-// as slurmctld's DBD agent queue does; a restart loses nothing, and a
-// record written twice (a crash between the write and the
+// and replicated with it; the controller's accounting agent copies the
+// outbox into the store and then commits an acknowledgement (OpAcctAck)
+// that empties what it wrote. A store that is down or slow only lets the
+// outbox grow, as slurmctld's DBD agent queue does; a restart loses
+// nothing, and a record written twice (a crash between the write and the
 // acknowledgement) replaces itself.
 
-// opAcctAck removes from the outbox what the store now holds.
-const opAcctAck = "acct_ack"
-
-// opStepUse records what one node's tasks of a step used.
-const opStepUse = "step_use"
-
-type stepUseCmd struct {
-	Report nodeproto.StepDone `json:"report"`
-	Run    uint32             `json:"run"`
-}
-
-type acctAckCmd struct {
-	// UpTo is the newest outbox sequence number written: entries at or
-	// below it go; entries changed since keep their newer numbers.
-	UpTo uint64 `json:"up_to"`
-}
-
-// acctOutbox holds the records not yet in the store, keyed by job, run
+// Outbox holds the records not yet in the store, keyed by job, run
 // and step, each with the sequence number of its last change.
-type acctOutbox struct {
+type Outbox struct {
 	Seq   uint64                 `json:"seq"`
 	Jobs  map[string]*outboxJob  `json:"jobs,omitempty"`
 	Steps map[string]*outboxStep `json:"steps,omitempty"`
@@ -50,11 +32,11 @@ type acctOutbox struct {
 }
 
 type outboxEvent struct {
-	Seq uint64       `json:"seq"`
-	Rec acctdb.Event `json:"rec"`
+	Seq uint64        `json:"seq"`
+	Rec acctrec.Event `json:"rec"`
 }
 
-func (o *acctOutbox) putEvent(r acctdb.Event) {
+func (o *Outbox) putEvent(r acctrec.Event) {
 	if o.Events == nil {
 		o.Events = map[string]*outboxEvent{}
 	}
@@ -66,7 +48,7 @@ func (o *acctOutbox) putEvent(r acctdb.Event) {
 // DRAIN opens an event, one that returns closes it (slurmctld's
 // clusteracct_storage_g_node_down and node_up). Its CPUs are filled in
 // when the agent writes it, from the node's definition.
-func (s *fsm) nodeEvent(name string, a *nodeAdmin, wasOut bool, t time.Time) {
+func (s *State) nodeEvent(name string, a *NodeAdmin, wasOut bool, t time.Time) {
 	out := a.Down || a.Drain
 	if !s.acctOn || out == wasOut {
 		return
@@ -77,34 +59,34 @@ func (s *fsm) nodeEvent(name string, a *nodeAdmin, wasOut bool, t time.Time) {
 			state = "DOWN"
 		}
 		a.OutSince, a.OutState, a.OutReason = t, state, a.Reason
-		s.Outbox.putEvent(acctdb.Event{Node: name, Start: t, State: state, Reason: a.Reason})
+		s.Outbox.putEvent(acctrec.Event{Node: name, Start: t, State: state, Reason: a.Reason})
 		return
 	}
 	if !a.OutSince.IsZero() {
-		s.Outbox.putEvent(acctdb.Event{Node: name, Start: a.OutSince, End: t, State: a.OutState, Reason: a.OutReason})
+		s.Outbox.putEvent(acctrec.Event{Node: name, Start: a.OutSince, End: t, State: a.OutState, Reason: a.OutReason})
 	}
 	a.OutSince, a.OutState, a.OutReason = time.Time{}, "", ""
 }
 
 type outboxUse struct {
-	Seq uint64           `json:"seq"`
-	Rec acctdb.NodeUsage `json:"rec"`
+	Seq uint64            `json:"seq"`
+	Rec acctrec.NodeUsage `json:"rec"`
 }
 
 type outboxJob struct {
-	Seq uint64     `json:"seq"`
-	Rec acctdb.Job `json:"rec"`
+	Seq uint64      `json:"seq"`
+	Rec acctrec.Job `json:"rec"`
 }
 
 type outboxStep struct {
-	Seq uint64      `json:"seq"`
-	Rec acctdb.Step `json:"rec"`
+	Seq uint64       `json:"seq"`
+	Rec acctrec.Step `json:"rec"`
 }
 
 // Len is the number of records waiting.
-func (o *acctOutbox) Len() int { return len(o.Jobs) + len(o.Steps) + len(o.Usage) + len(o.Events) }
+func (o *Outbox) Len() int { return len(o.Jobs) + len(o.Steps) + len(o.Usage) + len(o.Events) }
 
-func (o *acctOutbox) putUsage(r acctdb.NodeUsage) {
+func (o *Outbox) putUsage(r acctrec.NodeUsage) {
 	if o.Usage == nil {
 		o.Usage = map[string]*outboxUse{}
 	}
@@ -114,18 +96,18 @@ func (o *acctOutbox) putUsage(r acctdb.NodeUsage) {
 	o.Usage[key] = &outboxUse{Seq: o.Seq, Rec: r}
 }
 
-func (s *fsm) applyStepUse(c *command) {
+func (s *State) applyStepUse(c *Command) {
 	if !s.acctOn {
 		return
 	}
 	d := c.StepUse.Report
-	s.Outbox.putUsage(acctdb.NodeUsage{JobID: d.JobID, Run: c.StepUse.Run, StepID: d.StepID, Node: d.Node, Tasks: d.Tasks,
-		Usage: acctdb.Usage{UserCPU: d.Usage.UserCPU, SystemCPU: d.Usage.SystemCPU, MaxRSS: d.Usage.MaxRSS, MaxRSSNode: d.Node,
+	s.Outbox.putUsage(acctrec.NodeUsage{JobID: d.JobID, Run: c.StepUse.Run, StepID: d.StepID, Node: d.Node, Tasks: d.Tasks,
+		Usage: acctrec.Usage{UserCPU: d.Usage.UserCPU, SystemCPU: d.Usage.SystemCPU, MaxRSS: d.Usage.MaxRSS, MaxRSSNode: d.Node,
 			MaxRSSTask: d.MaxRSSTask, AveRSS: d.AveRSS, MaxDiskRead: d.Usage.MaxDiskRead, MaxDiskWrite: d.Usage.MaxDiskWrite,
 			MaxVMSize: d.Usage.MaxVMSize, MaxPages: d.Usage.MaxPages, Stats: d.Stats}})
 }
 
-func (o *acctOutbox) putJob(r acctdb.Job) {
+func (o *Outbox) putJob(r acctrec.Job) {
 	if o.Jobs == nil {
 		o.Jobs = map[string]*outboxJob{}
 	}
@@ -133,7 +115,7 @@ func (o *acctOutbox) putJob(r acctdb.Job) {
 	o.Jobs[strconv.FormatUint(uint64(r.JobID), 10)+"."+strconv.FormatUint(uint64(r.Run), 10)] = &outboxJob{Seq: o.Seq, Rec: r}
 }
 
-func (o *acctOutbox) putStep(r acctdb.Step) {
+func (o *Outbox) putStep(r acctrec.Step) {
 	if o.Steps == nil {
 		o.Steps = map[string]*outboxStep{}
 	}
@@ -143,7 +125,7 @@ func (o *acctOutbox) putStep(r acctdb.Step) {
 }
 
 // ack drops the entries written up to seq.
-func (o *acctOutbox) ack(seq uint64) {
+func (o *Outbox) ack(seq uint64) {
 	for k, e := range o.Jobs {
 		if e.Seq <= seq {
 			delete(o.Jobs, k)
@@ -169,14 +151,14 @@ func (o *acctOutbox) ack(seq uint64) {
 // markAcct notes that a job changed in the command being applied; its
 // record is taken once the command is done with it (recordAcct), and the
 // submit tally counts it again (tallyTouched).
-func (s *fsm) markAcct(id job.ID) {
+func (s *State) markAcct(id job.ID) {
 	s.touched = append(s.touched, id)
 }
 
 // recordAcct puts into the outbox the records of what the command just
 // applied changed: the runs that ended (a requeued job's lost run among
 // them) and the jobs it touched, as they are now.
-func (s *fsm) recordAcct(res *applyResult) {
+func (s *State) recordAcct(res *Result) {
 	if !s.acctOn || (len(s.touched) == 0 && len(res.Runs) == 0) {
 		s.touched = s.touched[:0]
 		return
@@ -212,7 +194,7 @@ type runKey struct {
 // putRun records a job's run and, once it has started, its batch step.
 // An ended run that is not in a terminal state went back to the queue:
 // sacct shows it REQUEUED.
-func (s *fsm) putRun(j *job.Job, ended bool) {
+func (s *State) putRun(j *job.Job, ended bool) {
 	rec := jobRecord(j)
 	switch {
 	case ended && !j.State.Terminal():
@@ -226,11 +208,11 @@ func (s *fsm) putRun(j *job.Job, ended bool) {
 		// Not started, or an allocation without a batch script.
 		return
 	}
-	st := acctdb.Step{JobID: rec.JobID, Run: rec.Run, StepID: acctdb.StepBatch, Name: "batch",
+	st := acctrec.Step{JobID: rec.JobID, Run: rec.Run, StepID: acctrec.StepBatch, Name: "batch",
 		Nodes: j.BatchHost, NodeCount: 1, Tasks: 1, Start: j.StartTime, End: rec.End, State: rec.State,
 		ExitCode: j.ExitCode, Signal: j.Signal}
 	if u := j.BatchUsage; u != nil {
-		st.Usage = acctdb.Usage{UserCPU: u.UserCPU, SystemCPU: u.SystemCPU, MaxRSS: u.MaxRSS, MaxRSSNode: j.BatchHost,
+		st.Usage = acctrec.Usage{UserCPU: u.UserCPU, SystemCPU: u.SystemCPU, MaxRSS: u.MaxRSS, MaxRSSNode: j.BatchHost,
 			AveRSS: u.MaxRSS, MaxDiskRead: u.MaxDiskRead, MaxDiskWrite: u.MaxDiskWrite, MaxVMSize: u.MaxVMSize, MaxPages: u.MaxPages}
 		st.Usage.Stats.AddTask(*u, j.BatchHost, 0)
 	}
@@ -258,16 +240,16 @@ func (s *fsm) putRun(j *job.Job, ended bool) {
 }
 
 // putStep records one of srun's steps; end is zero while it runs.
-func (s *fsm) putStep(j *job.Job, st *job.Step, state string, end time.Time) {
+func (s *State) putStep(j *job.Job, st *job.Step, state string, end time.Time) {
 	s.putStepEnd(j, st, state, end, 0, 0)
 }
 
 // putStepEnd records one of srun's steps with its exit status.
-func (s *fsm) putStepEnd(j *job.Job, st *job.Step, state string, end time.Time, exitCode, signal int32) {
+func (s *State) putStepEnd(j *job.Job, st *job.Step, state string, end time.Time, exitCode, signal int32) {
 	if !s.acctOn {
 		return
 	}
-	rec := acctdb.Step{JobID: uint32(j.ID), Run: j.RestartCount, StepID: st.ID, Name: st.Name,
+	rec := acctrec.Step{JobID: uint32(j.ID), Run: j.RestartCount, StepID: st.ID, Name: st.Name,
 		Nodes: hostlist.Compress(st.Nodes), NodeCount: uint32(len(st.Nodes)), Tasks: st.NumTasks(),
 		Start: st.StartTime, State: state, ExitCode: exitCode, Signal: signal}
 	var cpus uint32
@@ -279,10 +261,10 @@ func (s *fsm) putStepEnd(j *job.Job, st *job.Step, state string, end time.Time, 
 }
 
 // jobRecord is a run of a job as accounting keeps it.
-func jobRecord(j *job.Job) acctdb.Job {
+func jobRecord(j *job.Job) acctrec.Job {
 	r := j.Req
-	rec := acctdb.Job{
-		JobID: uint32(j.ID), Run: j.RestartCount, ArrayJobID: uint32(j.ArrayJobID), ArrayTaskID: acctdb.NoTask,
+	rec := acctrec.Job{
+		JobID: uint32(j.ID), Run: j.RestartCount, ArrayJobID: uint32(j.ArrayJobID), ArrayTaskID: acctrec.NoTask,
 		Name: r.Name, User: r.UserName, UID: r.UserID, Group: r.GroupName, GID: r.GroupID,
 		Account: r.Account, QOS: r.QOS, Partition: r.Partition, Reservation: r.Reservation,
 		ReqCPUs: j.CPUCount(), Submit: j.SubmitTime, Eligible: j.EligibleTime, Start: j.StartTime, End: j.EndTime,

@@ -1,6 +1,7 @@
-package controller
+package ctlstate
 
 import (
+	"fmt"
 	"maps"
 	"sync"
 
@@ -29,13 +30,16 @@ type submitTally struct {
 	byKey   map[string]uint32
 }
 
+// limitsKey is what the groups a job counts in depend on.
+type limitsKey struct{ user, account, partition, qos string }
+
 type tallyEntry struct {
 	k limitsKey
 	n uint32
 }
 
 // build counts every job of s.
-func (t *submitTally) build(s *fsm) {
+func (t *submitTally) build(s *State) {
 	t.built, t.model, t.keys, t.byKey = true, nil, nil, nil
 	t.byJob, t.byGroup = map[job.ID]tallyEntry{}, map[limitsKey]uint32{}
 	for _, id := range s.order {
@@ -45,7 +49,7 @@ func (t *submitTally) build(s *fsm) {
 
 // limitCounts sets the jobs of s that count against each of the limit
 // groups wanted, under s's accounting model and the partitions' QOS.
-func (s *fsm) limitCounts(wanted map[string]uint32, partQOS map[string]string) {
+func (s *State) limitCounts(wanted map[string]uint32, partQOS map[string]string) {
 	t := s.tally
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -117,7 +121,7 @@ func (t *submitTally) count(m *assoc.Model, partQOS map[string]string, wanted ma
 
 // tallyTouched brings the submit tally up to date with the jobs the
 // command just applied changed.
-func (s *fsm) tallyTouched() {
+func (s *State) tallyTouched() {
 	t := s.tally
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -127,4 +131,28 @@ func (s *fsm) tallyTouched() {
 	for _, id := range s.touched {
 		t.update(id, s.Jobs[id])
 	}
+}
+
+// CheckSubmitTally says whether the submit limits' running count of jobs
+// matches a count of every job, under the partitions' QOS partQOS. The
+// tally is derived state kept up to date command by command; tests call
+// this after each step to catch a change the tally missed.
+func (s *State) CheckSubmitTally(partQOS map[string]string) error {
+	kept := s.tally
+	kept.mu.Lock()
+	defer kept.mu.Unlock()
+	if !kept.built {
+		return fmt.Errorf("no tally kept")
+	}
+	var fresh submitTally
+	fresh.build(s)
+	if !maps.Equal(fresh.byGroup, kept.byGroup) {
+		return fmt.Errorf("tally %v, counted %v", kept.byGroup, fresh.byGroup)
+	}
+	kept.count(s.Acct, partQOS, map[string]uint32{})
+	fresh.count(s.Acct, partQOS, map[string]uint32{})
+	if !maps.Equal(fresh.byKey, kept.byKey) {
+		return fmt.Errorf("limit groups %v, counted %v", kept.byKey, fresh.byKey)
+	}
+	return nil
 }
