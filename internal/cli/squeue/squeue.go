@@ -94,10 +94,29 @@ type queue struct {
 // once loads, filters and prints the jobs; it returns the exit code.
 func (q *queue) once(ctx context.Context) int {
 	o, env := q.opts, q.env
+	var stream *jsonStream
+	if o.json && !o.yaml && len(o.jobs) != 1 {
+		// The list is printed as it arrives (YAML is made of the whole
+		// text).
+		s, err := q.newJSONStream()
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "%s: error: %v\n", env.Prog, err)
+			return 1
+		}
+		stream = s
+		ctx = jobstream.With(ctx, s.job)
+	}
 	resp, jobs, err := q.load(ctx)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "slurm_load_jobs error: %s\n", err)
 		return 1
+	}
+	if stream != nil {
+		if err := stream.finish(resp); err != nil {
+			fmt.Fprintf(env.Stderr, "%s: error: %v\n", env.Prog, err)
+			return 1
+		}
+		return 0
 	}
 	if o.json {
 		if err := q.printJSON(resp); err != nil {
