@@ -121,7 +121,7 @@ var jobMembers = []jobMember{
 	{"max_nodes", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
 		maxNodes := j.Req.MaxNodes
 		if j.State == job.Pending && maxNodes == 0 {
-			maxNodes = j.NodeCount()
+			maxNodes = max(j.NodeCount(), j.NodeGuess)
 		}
 		w.MaxNodes = api.NewOptV0044Uint32NoValStruct(u32(maxNodes))
 	}},
@@ -150,7 +150,11 @@ var jobMembers = []jobMember{
 	{"name", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.Name = api.NewOptString(j.Req.Name) }},
 	{"nice", func(_ *Server, j *job.Job, w *api.V0044JobInfo) { w.Nice = api.NewOptInt32(j.Req.Nice) }},
 	{"node_count", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
-		w.NodeCount = api.NewOptV0044Uint32NoValStruct(u32(j.NodeCount()))
+		n := j.NodeCount()
+		if j.Alloc == nil && j.NodeGuess > 0 {
+			n = j.NodeGuess
+		}
+		w.NodeCount = api.NewOptV0044Uint32NoValStruct(u32(n))
 	}},
 	{"nodes", func(_ *Server, j *job.Job, w *api.V0044JobInfo) {
 		if j.Alloc != nil {

@@ -173,7 +173,10 @@ type Controller struct {
 	parts     map[string]*partition.Partition
 	partOrder []string
 	defPart   string
-	reasons   map[job.ID]job.Reason
+	// partMaxCPUs is the most CPUs a node of each partition has
+	// (slurmctld's max_cpu_cnt), for pending jobs' node counts.
+	partMaxCPUs map[string]uint32
+	reasons     map[job.ID]job.Reason
 	// depText is what the last cycle found left of pending jobs'
 	// dependencies (dependencyText).
 	depText map[job.ID]string

@@ -413,6 +413,7 @@ func (c *Controller) viewLocked(j *job.Job) *job.Job {
 		if pl, ok := c.planned[j.ID]; ok && v.Hold == job.NotHeld {
 			v.PlannedStart, v.SchedNodes = pl.Start, pl.Nodes
 		}
+		v.NodeGuess = v.ExpectedNodes(c.partMaxCPUs[v.Req.Partition])
 		// A job waiting for its begin time is expected then at the
 		// earliest, as slurmctld shows it (StartTime, squeue --start).
 		if begin := v.Req.BeginTime; begin.After(c.now()) && begin.After(v.PlannedStart) {

@@ -72,12 +72,16 @@ func (c *Controller) syncLayoutLocked() {
 		records = append(records, *c.st.Parts[name])
 	}
 	c.parts = make(map[string]*partition.Partition, len(records))
+	c.partMaxCPUs = make(map[string]uint32, len(records))
 	c.partOrder = c.partOrder[:0]
 	c.defPart = ""
 	for i := range records {
 		p := &records[i]
 		p.Nodes = c.partitionNodesLocked(p, dyn)
 		c.parts[p.Name] = p
+		for _, name := range p.Nodes {
+			c.partMaxCPUs[p.Name] = max(c.partMaxCPUs[p.Name], c.nodes[name].CPUs)
+		}
 		c.partOrder = append(c.partOrder, p.Name)
 		if p.Default && c.defPart == "" {
 			c.defPart = p.Name

@@ -215,6 +215,9 @@ type Job struct {
 	// each backfill pass plans again).
 	PlannedStart time.Time
 	SchedNodes   []string
+	// NodeGuess is how many nodes a pending job is expected to take
+	// (slurmctld's node_cnt_wag), for readers; not durable either.
+	NodeGuess uint32 `json:"-"`
 	// Backfilled marks a job the backfill pass started.
 	Backfilled bool
 

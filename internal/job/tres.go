@@ -48,6 +48,38 @@ func (j *Job) TaskCount() uint32 {
 	return max(j.Req.MinNodes, 1)
 }
 
+// ExpectedNodes is the node count slurmctld shows for a job (and
+// NodeGuess holds for a pending one): the nodes it holds; for a pending
+// job the nodes the scheduler planned it on, or a
+// guess from its request on nodes of maxCPUs processors, the partition's
+// largest (job_mgr.c's packing of a pending job's node count: tasks over
+// tasks per node, over what a node holds of tasks of several CPUs, or
+// over CPUs, never below the nodes asked for).
+func (j *Job) ExpectedNodes(maxCPUs uint32) uint32 {
+	if j.Alloc != nil || j.State != Pending {
+		return j.NodeCount()
+	}
+	if len(j.SchedNodes) > 0 {
+		return uint32(len(j.SchedNodes))
+	}
+	least := j.NodeCount()
+	tasks := j.Req.NumTasks
+	if tasks == 0 || maxCPUs == 0 {
+		return least
+	}
+	var nodes uint32
+	switch cpt := j.Req.CPUsPerTask; {
+	case j.Req.TasksPerNode > 0:
+		nodes = tasks / j.Req.TasksPerNode
+	case cpt > 1:
+		perNode := max(maxCPUs/cpt, 1)
+		nodes = (tasks + perNode - 1) / perNode
+	default:
+		nodes = (tasks + maxCPUs - 1) / maxCPUs
+	}
+	return max(nodes, least)
+}
+
 // NodeCount is the nodes the job holds, or asks for.
 func (j *Job) NodeCount() uint32 {
 	if j.Alloc != nil {

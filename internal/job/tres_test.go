@@ -48,3 +48,33 @@ func FuzzParseTRES(f *testing.F) {
 		}
 	})
 }
+
+// A pending job's node count is what slurmctld shows before it runs:
+// -n 20 on 8-CPU nodes is 3 nodes (as Slurm 22.05 shows it in squeue).
+func TestExpectedNodes(t *testing.T) {
+	for name, tc := range map[string]struct {
+		req     Request
+		planned []string
+		maxCPUs uint32
+		want    uint32
+	}{
+		"tasks over CPUs":             {Request{NumTasks: 20}, nil, 8, 3},
+		"fits one node":               {Request{NumTasks: 8}, nil, 8, 1},
+		"cpus per task":               {Request{NumTasks: 10, CPUsPerTask: 3}, nil, 8, 5},
+		"cpus per task above a node":  {Request{NumTasks: 2, CPUsPerTask: 16}, nil, 8, 2},
+		"tasks per node":              {Request{NumTasks: 9, TasksPerNode: 4}, nil, 8, 2},
+		"never below the nodes asked": {Request{NumTasks: 2, MinNodes: 4}, nil, 8, 4},
+		"named nodes":                 {Request{NumTasks: 1, NodeList: []string{"a", "b"}}, nil, 8, 2},
+		"the plan wins":               {Request{NumTasks: 20}, []string{"a", "b", "c", "d"}, 8, 4},
+		"no node known":               {Request{NumTasks: 20}, nil, 0, 1},
+	} {
+		j := &Job{State: Pending, Req: tc.req, SchedNodes: tc.planned}
+		if got := j.ExpectedNodes(tc.maxCPUs); got != tc.want {
+			t.Errorf("%s: %d nodes, want %d", name, got, tc.want)
+		}
+	}
+	running := &Job{State: Running, Req: Request{NumTasks: 20}, Alloc: &Allocation{Nodes: []NodeAlloc{{Node: "a"}, {Node: "b"}}}}
+	if got := running.ExpectedNodes(8); got != 2 {
+		t.Errorf("running job: %d nodes, want the 2 it holds", got)
+	}
+}

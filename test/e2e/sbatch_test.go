@@ -324,6 +324,16 @@ func TestSbatchResourceEnvironment(t *testing.T) {
 	if want := "nodes=n[1-2] ntasks=12 tpn=8,4 cpn=8,4 con=8\n"; out != want {
 		t.Errorf("-n12: %q, want %q", out, want)
 	}
+	// Pending, it shows the nodes it will take, as slurmctld guesses them
+	// (NODES 3 for -n 20 on 8-CPU nodes in Slurm 22.05).
+	held := c.Submit("", "-H", "-n12", "--wrap", "true")
+	if got := c.MustRun("", "squeue", "-h", "-j", held, "-o", "%D"); got != "2\n" {
+		t.Errorf("-n12 pending: squeue NODES %q, want 2", got)
+	}
+	if f := fieldMap(c.MustRun("", "scontrol", "show", "job", held)); !strings.HasPrefix(f["NumNodes"], "2") {
+		t.Errorf("-n12 pending: NumNodes=%s, want 2", f["NumNodes"])
+	}
+	c.MustRun("", "scancel", held)
 	id, out := c.RunJob("excl", "--exclusive", "--wrap", show)
 	exclEnv := envOf(strings.ReplaceAll(out, " ", "\n"))
 	if exclEnv["nodes"] != "n1" || exclEnv["ntasks"] != "" || exclEnv["cpn"] != "8" || exclEnv["con"] != "8" {
