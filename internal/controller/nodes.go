@@ -94,9 +94,6 @@ func (c *Controller) DrainForHealth(ctx context.Context, name, reason string) er
 	return err
 }
 
-// errUnregistered tells a node daemon to register again.
-var errUnregistered = errors.New("node must register")
-
 func (c *Controller) handleRegister(w http.ResponseWriter, r *http.Request) {
 	c.stats.CountRPC("REQUEST_NODE_REGISTRATION_STATUS")
 	var reg nodeproto.Register
@@ -245,18 +242,33 @@ func (c *Controller) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 	if !c.speaksFor(w, r, hb.Name) {
 		return
 	}
+	if err := c.Heartbeat(hb); err != nil {
+		status := http.StatusServiceUnavailable
+		if errors.Is(err, nodeproto.ErrUnregistered) {
+			status = http.StatusConflict
+		}
+		nodeproto.Fail(w, status, err)
+		return
+	}
+	nodeproto.Reply(w, http.StatusOK, struct{}{})
+}
+
+// Heartbeat records a node daemon's ping: the node answers, and what it
+// reports of its free memory and load is what sinfo and scontrol show. A
+// node the controller does not hold registered (never, or set DOWN as not
+// responding since) gets nodeproto.ErrUnregistered: its daemon must
+// register again, so that the jobs it runs are reconciled first.
+func (c *Controller) Heartbeat(hb nodeproto.Heartbeat) error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	n := c.nodes[hb.Name]
 	if n == nil || !n.Registered {
-		c.mu.Unlock()
-		nodeproto.Fail(w, http.StatusConflict, errUnregistered)
-		return
+		return nodeproto.ErrUnregistered
 	}
 	n.LastHeartbeat = c.now()
 	n.Responding = true
 	n.FreeMemMB, n.CPULoad = hb.FreeMemMB, hb.Load
-	c.mu.Unlock()
-	nodeproto.Reply(w, http.StatusOK, struct{}{})
+	return nil
 }
 
 func (c *Controller) handleJobDone(w http.ResponseWriter, r *http.Request) {
