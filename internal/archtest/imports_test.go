@@ -151,6 +151,31 @@ func TestStateMachineDoesNoIO(t *testing.T) {
 	}
 }
 
+// The controller's side of the node protocol (nodeapi) reads, authenticates
+// and answers the node daemons' messages, and knows the controller only
+// through its own interface of one method per message: the node registry,
+// dispatch and the controller's lock stay in the controller, and a message
+// changes the state only through the controller's methods. So it links
+// neither the controller nor its state machine, the scheduler, the state
+// log, the accounting store, nor the REST front and the bridges that mount
+// it.
+func TestNodeAPILinksNoController(t *testing.T) {
+	const path = "internal/controller/nodeapi"
+	forbidden := []string{
+		"internal/controller", "internal/sched", "internal/state", "internal/acctdb", "internal/restapi",
+		"bridge", "openapi",
+	}
+	p, ok := packages(t)[path]
+	if !ok {
+		t.Fatalf("no package %s", path)
+	}
+	for _, d := range p.Deps {
+		if rel, ok := strings.CutPrefix(d, module); ok && under(rel, forbidden...) && !under(rel, path) {
+			t.Errorf("%s links %s", path, rel)
+		}
+	}
+}
+
 // The commands link no server code: none of the daemons' packages, the
 // state store, the accounting store, the REST server or the bridges, nor
 // the libraries only the daemons use (cmd/drover-client's

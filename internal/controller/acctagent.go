@@ -3,7 +3,6 @@ package controller
 import (
 	"cmp"
 	"context"
-	"net/http"
 	"slices"
 	"time"
 
@@ -161,23 +160,6 @@ func (c *Controller) FlushAccounting(ctx context.Context) error {
 // Snapshot writes a snapshot of the state now and truncates the log
 // behind it, as the state log does every SnapshotEvery records.
 func (c *Controller) Snapshot() error { return c.log.Snapshot() }
-
-func (c *Controller) handleStepDone(w http.ResponseWriter, r *http.Request) {
-	c.stats.CountRPC("REQUEST_STEP_COMPLETE")
-	var d nodeproto.StepDone
-	if err := nodeproto.Decode(r, &d); err != nil {
-		nodeproto.Fail(w, http.StatusBadRequest, err)
-		return
-	}
-	if !c.speaksFor(w, r, d.Node) {
-		return
-	}
-	if err := c.StepUsage(r.Context(), d); err != nil {
-		nodeproto.Fail(w, http.StatusBadRequest, err)
-		return
-	}
-	nodeproto.Reply(w, http.StatusOK, struct{}{})
-}
 
 // StepUsage records what a node's tasks of a step used. The node must be
 // one of the job's: a node reports on its own tasks only.

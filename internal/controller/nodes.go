@@ -2,9 +2,7 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -17,18 +15,6 @@ import (
 	"github.com/droverhq/drover/internal/partition"
 	"github.com/droverhq/drover/internal/slurmerr"
 )
-
-// NodeHandler serves the node daemons' protocol (/drover/v1/node/...):
-// messages signed with the cluster key, each by the node it is about.
-func (c *Controller) NodeHandler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+nodeproto.PathRegister, c.handleRegister)
-	mux.HandleFunc("POST "+nodeproto.PathHeartbeat, c.handleHeartbeat)
-	mux.HandleFunc("POST "+nodeproto.PathJobDone, c.handleJobDone)
-	mux.HandleFunc("POST "+nodeproto.PathStepDone, c.handleStepDone)
-	mux.HandleFunc("POST "+nodeproto.PathNodeHealth, c.handleNodeHealth)
-	return c.authNode(mux)
-}
 
 // configuredGPUs is the GPU count slurm.conf's Gres= gives a node.
 func configuredGPUs(n *node.Node) int {
@@ -45,28 +31,6 @@ func configuredGPUs(n *node.Node) int {
 		}
 	}
 	return count
-}
-
-// handleNodeHealth drains a node whose daemon reports failed hardware.
-func (c *Controller) handleNodeHealth(w http.ResponseWriter, r *http.Request) {
-	c.stats.CountRPC("REQUEST_UPDATE_NODE")
-	var h nodeproto.NodeHealth
-	if err := nodeproto.Decode(r, &h); err != nil {
-		nodeproto.Fail(w, http.StatusBadRequest, err)
-		return
-	}
-	if !c.speaksFor(w, r, h.Name) {
-		return
-	}
-	if err := c.DrainForHealth(r.Context(), h.Name, h.Reason); err != nil {
-		status := http.StatusServiceUnavailable
-		if slurmerr.CodeOf(err) == slurmerr.InvalidNodeName {
-			status = http.StatusNotFound
-		}
-		nodeproto.Fail(w, status, err)
-		return
-	}
-	nodeproto.Reply(w, http.StatusOK, struct{}{})
 }
 
 // DrainForHealth drains a node for a hardware failure its daemon found
@@ -92,27 +56,6 @@ func (c *Controller) DrainForHealth(ctx context.Context, name, reason string) er
 	_, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpNodeSet, NodeSet: &ctlstate.NodeSetCmd{Name: name, Drain: &t, Reason: reason}})
 	c.Kick()
 	return err
-}
-
-// errUnregistered tells a node daemon to register again.
-var errUnregistered = errors.New("node must register")
-
-func (c *Controller) handleRegister(w http.ResponseWriter, r *http.Request) {
-	c.stats.CountRPC("REQUEST_NODE_REGISTRATION_STATUS")
-	var reg nodeproto.Register
-	if err := nodeproto.Decode(r, &reg); err != nil {
-		nodeproto.Fail(w, http.StatusBadRequest, err)
-		return
-	}
-	if !c.speaksFor(w, r, reg.Name) {
-		return
-	}
-	reply, err := c.Register(r.Context(), reg)
-	if err != nil {
-		nodeproto.Fail(w, http.StatusNotFound, err)
-		return
-	}
-	nodeproto.Reply(w, http.StatusOK, reply)
 }
 
 // Register records a node daemon's (re)registration and reconciles the jobs
@@ -235,45 +178,22 @@ func (c *Controller) heartbeatEvery() time.Duration {
 	return min(max(c.cfg.SlurmdTimeout/3, 100*time.Millisecond), 30*time.Second)
 }
 
-func (c *Controller) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
-	c.stats.CountRPC("REQUEST_PING")
-	var hb nodeproto.Heartbeat
-	if err := nodeproto.Decode(r, &hb); err != nil {
-		nodeproto.Fail(w, http.StatusBadRequest, err)
-		return
-	}
-	if !c.speaksFor(w, r, hb.Name) {
-		return
-	}
+// Heartbeat records a node daemon's ping: the node answers, and what it
+// reports of its free memory and load is what sinfo and scontrol show. A
+// node the controller does not hold registered (never, or set DOWN as not
+// responding since) gets nodeproto.ErrUnregistered: its daemon must
+// register again, so that the jobs it runs are reconciled first.
+func (c *Controller) Heartbeat(hb nodeproto.Heartbeat) error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	n := c.nodes[hb.Name]
 	if n == nil || !n.Registered {
-		c.mu.Unlock()
-		nodeproto.Fail(w, http.StatusConflict, errUnregistered)
-		return
+		return nodeproto.ErrUnregistered
 	}
 	n.LastHeartbeat = c.now()
 	n.Responding = true
 	n.FreeMemMB, n.CPULoad = hb.FreeMemMB, hb.Load
-	c.mu.Unlock()
-	nodeproto.Reply(w, http.StatusOK, struct{}{})
-}
-
-func (c *Controller) handleJobDone(w http.ResponseWriter, r *http.Request) {
-	c.stats.CountRPC("REQUEST_COMPLETE_BATCH_SCRIPT")
-	var d nodeproto.JobDone
-	if err := nodeproto.Decode(r, &d); err != nil {
-		nodeproto.Fail(w, http.StatusBadRequest, err)
-		return
-	}
-	if !c.speaksFor(w, r, d.Node) {
-		return
-	}
-	if err := c.JobDone(r.Context(), d); err != nil && slurmerr.CodeOf(err) != slurmerr.InvalidJobID {
-		nodeproto.Fail(w, http.StatusServiceUnavailable, err)
-		return
-	}
-	nodeproto.Reply(w, http.StatusOK, struct{}{})
+	return nil
 }
 
 // JobDone records the end of a batch job's processes. It is idempotent: a

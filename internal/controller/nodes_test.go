@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/controller/ctltest"
+	"github.com/droverhq/drover/internal/controller/nodeapi"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
 	"github.com/droverhq/drover/internal/nodeproto"
@@ -132,15 +133,15 @@ func TestNodeDownFailsItsJobs(t *testing.T) {
 	}
 }
 
-// heartbeat posts a heartbeat through the controller's node protocol
-// handler and returns the HTTP status.
+// heartbeat posts a heartbeat through the node protocol's handler
+// (nodeapi) and returns the HTTP status.
 func heartbeat(t *testing.T, c *ctltest.Cluster, name string) int {
 	t.Helper()
 	body, _ := json.Marshal(nodeproto.Heartbeat{Name: name, FreeMemMB: 100, Load: 0.5})
 	req := httptest.NewRequest(http.MethodPost, nodeproto.PathHeartbeat, bytes.NewReader(body))
 	ctltest.SignNode(req, name)
 	rec := httptest.NewRecorder()
-	c.Ctl.NodeHandler().ServeHTTP(rec, req)
+	nodeapi.Handler(c.Ctl).ServeHTTP(rec, req)
 	return rec.Code
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -317,6 +318,11 @@ type StepLaunch struct {
 type Error struct {
 	Error string `json:"error"`
 }
+
+// ErrUnregistered is the controller's answer to a heartbeat of a node it
+// does not hold registered, sent with 409 Conflict: the daemon registers
+// again (and reports its jobs) before it heartbeats.
+var ErrUnregistered = errors.New("node must register")
 
 // MaxBody caps request bodies on both sides (a batch script is at most a
 // few MB in Slurm too).

@@ -33,6 +33,7 @@ import (
 	bridge45 "github.com/droverhq/drover/bridge/v0045"
 	"github.com/droverhq/drover/internal/authctx"
 	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/controller/nodeapi"
 	"github.com/droverhq/drover/internal/fieldsel"
 	"github.com/droverhq/drover/internal/jwtauth"
 	"github.com/droverhq/drover/internal/msgauth"
@@ -119,7 +120,7 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 		mux.HandleFunc("/slurmdb/"+o.version, NotFound)
 	}
 	droverv1.Routes(mux, ctl)
-	mux.Handle(nodePrefix, ctl.NodeHandler())
+	mux.Handle(nodePrefix, nodeapi.Handler(ctl))
 	mux.HandleFunc("/", NotFound)
 	// Without these, ServeMux answers a subtree's name without its slash
 	// ("/slurm/v0.0.44") with an HTML redirect; slurmrestd says 404.
@@ -175,7 +176,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if strings.HasPrefix(path.Clean(r.URL.Path), nodePrefix) {
 		// The node daemons' messages carry their own proof, checked by
-		// the controller whatever the transport (Controller.NodeHandler).
+		// the controller whatever the transport (nodeapi.Handler).
 		// The path is judged cleaned: "/drover/v1/node/../x" is not one.
 		f.next.ServeHTTP(w, r)
 		return

@@ -1,4 +1,4 @@
-package controller_test
+package nodeapi_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/internal/controller/ctltest"
+	"github.com/droverhq/drover/internal/controller/nodeapi"
 	"github.com/droverhq/drover/internal/nodeproto"
 )
 
@@ -22,7 +23,7 @@ func FuzzNodeMessages(f *testing.F) {
 		f.Add(uint8(i), []byte(`garbage`))
 	}
 	c := ctltest.New(f)
-	h := c.Ctl.NodeHandler()
+	h := nodeapi.Handler(c.Ctl)
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
 		req := httptest.NewRequest(http.MethodPost, paths[int(which)%len(paths)], bytes.NewReader(body))
 		ctltest.SignNode(req, "n1")
