@@ -763,6 +763,11 @@ func (c *Controller) housekeepingLoop() {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	lastPurge, lastLimits := c.now(), time.Time{}
+	// Fair-share usage is counted from the controller's start, as
+	// slurmctld's decay thread starts counting when it starts, not from
+	// the first tick: a job that ends before then would otherwise be
+	// charged or not depending on when the tick comes.
+	c.updateUsage(context.Background())
 	for {
 		select {
 		case <-c.stop:
