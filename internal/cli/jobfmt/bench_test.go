@@ -1,6 +1,8 @@
 package jobfmt
 
 import (
+	"github.com/droverhq/drover/internal/cli/readmodel"
+
 	"strings"
 	"testing"
 	"time"
@@ -60,4 +62,4 @@ func BenchmarkFill(b *testing.B) {
 	_ = j
 }
 
-func fill(w *v0044.V0044JobInfo) Job { return FromV0044(w) }
+func fill(w *v0044.V0044JobInfo) Job { return readmodel.FromV0044Job(w) }

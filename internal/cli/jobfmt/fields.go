@@ -473,7 +473,7 @@ func orNA2(s string) cell {
 }
 
 func exit(e ExitCode) cell {
-	if !e.Valid {
+	if !e.Valid() {
 		return cell{omit: true}
 	}
 	return text(e.String())

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/slurmerr"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
@@ -57,7 +58,7 @@ func (c *canceller) loadJobs(ctx context.Context) ([]jobfmt.Job, error) {
 	}
 	switch r := res.(type) {
 	case *v0044.V0044OpenapiJobInfoResp:
-		return jobfmt.FromV0044List(r.Jobs), nil
+		return readmodel.FromV0044Jobs(r.Jobs), nil
 	case *v0044.V0044OpenapiJobInfoRespStatusCode:
 		if code, msg := firstError(r.Response.Errors); code != 0 {
 			return nil, fmt.Errorf("%s", msg)
