@@ -35,3 +35,12 @@ const (
 	FlagCompleting   = readmodel.FlagCompleting
 	coreSpecThread   = readmodel.CoreSpecThread
 )
+
+// zeroIfUnset prints NO_VAL as 0, as squeue prints the counters the
+// model keeps unset (num_tasks of a job that asked for none).
+func zeroIfUnset(v uint32) uint32 {
+	if v == NoVal {
+		return 0
+	}
+	return v
+}
