@@ -15,6 +15,8 @@ const (
 	Infinite   uint32 = wireval.Infinite
 	NoVal16    uint16 = wireval.NoVal16
 	Infinite16 uint16 = wireval.Infinite16
+	NoVal64    uint64 = wireval.NoVal64
+	Infinite64 uint64 = wireval.Infinite64
 	// CoreSpecThread marks a core_spec that counts threads
 	// (CORE_SPEC_THREAD).
 	CoreSpecThread uint16 = 0x8000
@@ -367,9 +369,9 @@ func FromV0044Job(w *v0044.V0044JobInfo) Job {
 	}
 	// slurmctld keeps one pn_min_memory with a per-CPU flag; the API splits
 	// it in two numbers of which at most one is set.
-	if n := u64(w.MemoryPerNode); n != noVal64 {
+	if n := u64(w.MemoryPerNode); n != NoVal64 {
 		j.MinMemory = n
-	} else if n := u64(w.MemoryPerCPU); n != noVal64 {
+	} else if n := u64(w.MemoryPerCPU); n != NoVal64 {
 		j.MinMemory, j.MemPerCPU = n, true
 	}
 	return j
@@ -383,8 +385,6 @@ func FromV0044Jobs(ws []v0044.V0044JobInfo) []Job {
 	}
 	return out
 }
-
-const noVal64 = wireval.NoVal64
 
 func u32(o v0044.OptV0044Uint32NoValStruct) uint32 { return wireval.U32(o) }
 func u16(o v0044.OptV0044Uint16NoValStruct) uint16 { return wireval.U16(o) }

@@ -103,3 +103,34 @@ func TestExitCode(t *testing.T) {
 		})
 	}
 }
+
+// A whole record: flags and lists as slurmrestd spells them, the
+// allocation per node, the memory halves as given.
+func TestJobInfo(t *testing.T) {
+	j := FromV0044JobInfo(decodeJob(t, `{"job_id":7,"flags":["CRON_JOB","BACKFILL_ATTEMPTED"],"mail_type":["BEGIN","TIME=50%"],
+		"memory_per_node":{"set":false},"memory_per_cpu":{"set":true,"number":100},"tasks_per_tres":{"infinite":true},
+		"job_resources":{"cpus":3,"select_type":[],"threads_per_core":{"set":true,"number":1},"nodes":{"list":"n[1-2]","allocation":[
+			{"index":1,"name":"n2","cpus":{"count":2},"memory":{"allocated":512},"sockets":[{"index":0,"cores":[{"index":0,"status":["ALLOCATED"]},{"index":1,"status":["UNALLOCATED"]}]}]},
+			{"index":0,"name":"n1","cpus":{"count":1},"sockets":[]}]}}}`))
+	want := JobInfo{
+		Flags: []string{"CRON_JOB", "BACKFILL_ATTEMPTED"}, MailType: []string{"BEGIN", "TIME=50%"},
+		MemPerNode: NoVal64, MemPerCPU: 100, TasksPerTres: Infinite16,
+		CPUFreqMin: NoVal, CPUFreqMax: NoVal, CPUFreqGov: NoVal,
+		AllocNodes: "n[1-2]",
+		Alloc: []NodeAlloc{
+			{Index: 1, Name: "n2", CPUs: 2, Memory: 512, Sockets: [][]CoreAlloc{{{Index: 0, Allocated: true}, {Index: 1}}}},
+			{Index: 0, Name: "n1", CPUs: 1},
+		},
+	}
+	got := j
+	got.Job = Job{}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if !j.HasFlag("CRON_JOB") || j.HasFlag("CRON") || !j.CronJob || j.JobID != 7 {
+		t.Errorf("flags read as %v (CronJob %v), job id %d", j.Flags, j.CronJob, j.JobID)
+	}
+	if none := FromV0044JobInfo(decodeJob(t, `{"job_resources":{"cpus":0,"select_type":[],"threads_per_core":{"set":false}}}`)); none.Alloc != nil || none.AllocNodes != "" {
+		t.Errorf("no nodes read as %+v %q", none.Alloc, none.AllocNodes)
+	}
+}
