@@ -117,6 +117,9 @@ func TestJobInfo(t *testing.T) {
 		MemPerNode: NoVal64, MemPerCPU: 100, TasksPerTres: Infinite16,
 		CPUFreqMin: NoVal, CPUFreqMax: NoVal, CPUFreqGov: NoVal,
 		AllocNodes: "n[1-2]",
+		// No job_state and no counts: see TestJobInfoUnfolded.
+		NoBaseState: true,
+		Unfolded:    Unfolded{NumNodes: NoVal, NumCPUs: NoVal, HetJobOffset: NoVal},
 		Alloc: []NodeAlloc{
 			{Index: 1, Name: "n2", CPUs: 2, Memory: 512, Sockets: [][]CoreAlloc{{{Index: 0, Allocated: true}, {Index: 1}}}},
 			{Index: 0, Name: "n1", CPUs: 1},
@@ -132,5 +135,97 @@ func TestJobInfo(t *testing.T) {
 	}
 	if none := FromV0044JobInfo(decodeJob(t, `{"job_resources":{"cpus":0,"select_type":[],"threads_per_core":{"set":false}}}`)); none.Alloc != nil || none.AllocNodes != "" {
 		t.Errorf("no nodes read as %+v %q", none.Alloc, none.AllocNodes)
+	}
+}
+
+// What Job folds to 0 for squeue, kept for scontrol: INFINITE times,
+// unset counts, a state list without a base state.
+func TestJobInfoUnfolded(t *testing.T) {
+	type read struct {
+		StartTime, EndTime, PreemptTime, Folded int64
+		NumNodes, NumCPUs, HetJobOffset         uint32
+		FoldedCPUs, FoldedOffset                uint32
+		State                                   string
+		Base                                    State
+		Known                                   bool
+	}
+	tests := map[string]struct {
+		js   string
+		want read
+	}{
+		"missing members": {
+			js:   `{}`,
+			want: read{NumNodes: NoVal, NumCPUs: NoVal, HetJobOffset: NoVal, State: "?"},
+		},
+		"unset": {
+			js: `{"start_time":{"set":false},"end_time":{"set":false,"infinite":false},"preempt_time":{"set":false},
+				"node_count":{"set":false},"cpus":{"set":false},"het_job_offset":{"set":false},"job_state":[]}`,
+			want: read{NumNodes: NoVal, NumCPUs: NoVal, HetJobOffset: NoVal, State: "?"},
+		},
+		"infinite": {
+			js: `{"start_time":{"set":false,"infinite":true},"end_time":{"infinite":true},"preempt_time":{"infinite":true},
+				"node_count":{"infinite":true},"cpus":{"infinite":true},"het_job_offset":{"infinite":true},"job_state":["RUNNING"]}`,
+			want: read{StartTime: int64(Infinite), EndTime: int64(Infinite), PreemptTime: int64(Infinite),
+				NumNodes: Infinite, NumCPUs: Infinite, HetJobOffset: Infinite, FoldedCPUs: Infinite, FoldedOffset: Infinite,
+				State: "RUNNING", Base: StateRunning, Known: true},
+		},
+		"set": {
+			js: `{"start_time":{"set":true,"number":1700000000},"end_time":{"set":true,"infinite":true,"number":5},
+				"node_count":{"set":true,"number":2},"cpus":{"set":true,"number":0},"het_job_offset":{"set":true,"number":0},
+				"job_state":["PENDING"]}`,
+			want: read{StartTime: 1700000000, EndTime: 5, Folded: 1700000000, NumNodes: 2, State: "PENDING", Known: true},
+		},
+		"flag without a base state": {
+			js:   `{"job_state":["COMPLETING"],"het_job_offset":{"set":true,"number":1}}`,
+			want: read{NumNodes: NoVal, NumCPUs: NoVal, HetJobOffset: 1, FoldedOffset: 1, State: "COMPLETING"},
+		},
+		"unprinted flag without a base state": {
+			js:   `{"job_state":["LAUNCH_FAILED"]}`,
+			want: read{NumNodes: NoVal, NumCPUs: NoVal, HetJobOffset: NoVal, State: "?"},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			j := FromV0044JobInfo(decodeJob(t, tt.js))
+			u := j.Unfolded
+			base, known := j.BaseState()
+			got := read{u.StartTime, u.EndTime, u.PreemptTime, j.StartTime, u.NumNodes, u.NumCPUs, u.HetJobOffset,
+				j.NumCPUs, j.HetJobOffset, j.StateString(), base, known}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// An array record holds its own task, and a meta record the tasks of its
+// array_task_string, steps and throttle included.
+func TestHoldsTask(t *testing.T) {
+	tests := map[string]struct {
+		taskID uint32
+		tasks  string
+		want   []uint32
+	}{
+		"one task":       {taskID: 4, want: []uint32{4}},
+		"not a task":     {taskID: NoVal, want: nil},
+		"meta record":    {taskID: NoVal, tasks: "2-4,7%2", want: []uint32{2, 3, 4, 7}},
+		"stepped range":  {taskID: NoVal, tasks: "1-9:4", want: []uint32{1, 5, 9}},
+		"zero step":      {taskID: NoVal, tasks: "3-4:0", want: []uint32{3, 4}},
+		"unreadable":     {taskID: NoVal, tasks: "x-2,5", want: []uint32{5}},
+		"task and range": {taskID: 0, tasks: "8", want: []uint32{0, 8}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			j := Job{ArrayTaskID: tt.taskID, ArrayTaskStr: tt.tasks}
+			var got []uint32
+			for id := uint32(0); id < 12; id++ {
+				if j.HoldsTask(id) {
+					got = append(got, id)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ type JobInfo struct {
 	Job
 
 	FailedNode     string
+	BatchFeatures  string
 	Cron           string
 	SubmitLine     string
 	Extra          string
@@ -42,6 +43,49 @@ type JobInfo struct {
 	// is its node list.
 	Alloc      []NodeAlloc
 	AllocNodes string
+
+	// NoBaseState is set when job_state names no base state. Job.State
+	// reads that as PENDING, which is what squeue prints; scontrol prints
+	// "?" and holds the job neither pending, running nor suspended, as
+	// job_state_string and the IS_JOB_* tests do with a base state out of
+	// range.
+	NoBaseState bool
+	// Unfolded is what Job folds to 0 for squeue, as scontrol reads it.
+	Unfolded Unfolded
+}
+
+// Unfolded holds members of a job record with the sentinels that Job
+// folds to 0, because scontrol shows them: slurm_make_time_str prints an
+// INFINITE time differently from an unset one and _sprint_job_info counts
+// RunTime from it, NumCPUs= prints an unset count as NO_VAL, a pending
+// job's unset node count gives way to its maximum, and `show job 5+0`
+// matches het_job_offset as given.
+type Unfolded struct {
+	// The timestamps in seconds since the epoch: 0 when absent or unset,
+	// int64(Infinite) when slurmrestd reports INFINITE. A set number
+	// wins over the infinite mark, as scontrol has always read them.
+	SubmitTime, EligibleTime, AccrueTime, StartTime, EndTime int64
+	Deadline, ResizeTime, SuspendTime, PreSusTime            int64
+	LastSchedEval, PreemptableTime, PreemptTime              int64
+	// NumNodes, NumCPUs and HetJobOffset are node_count, cpus and
+	// het_job_offset: NoVal when absent or unset, Infinite when infinite.
+	NumNodes, NumCPUs, HetJobOffset uint32
+}
+
+// StateString names the state as scontrol's JobState= does
+// (job_state_string): a printed flag first, then the base state, "?"
+// for a record that names none.
+func (j *JobInfo) StateString() string {
+	if j.NoBaseState && !j.State.printsFlag() {
+		return "?"
+	}
+	return j.State.String()
+}
+
+// BaseState returns the job's base state; ok is false when the record
+// names none (see NoBaseState).
+func (j *JobInfo) BaseState() (s State, ok bool) {
+	return j.State.Base(), !j.NoBaseState
 }
 
 // NodeAlloc is the part of one node a job was given.
@@ -71,6 +115,7 @@ func FromV0044JobInfo(w *v0044.V0044JobInfo) JobInfo {
 	j := JobInfo{
 		Job:            FromV0044Job(w),
 		FailedNode:     w.FailedNode.Or(""),
+		BatchFeatures:  w.BatchFeatures.Or(""),
 		Cron:           w.Cron.Or(""),
 		SubmitLine:     w.SubmitLine.Or(""),
 		Extra:          w.Extra.Or(""),
@@ -87,6 +132,24 @@ func FromV0044JobInfo(w *v0044.V0044JobInfo) JobInfo {
 		MemPerNode:      u64(w.MemoryPerNode),
 		MemPerCPU:       u64(w.MemoryPerCPU),
 		GresDetail:      w.GresDetail,
+		NoBaseState:     !hasBaseState(w.JobState),
+		Unfolded: Unfolded{
+			SubmitTime:      slurmTime(w.SubmitTime),
+			EligibleTime:    slurmTime(w.EligibleTime),
+			AccrueTime:      slurmTime(w.AccrueTime),
+			StartTime:       slurmTime(w.StartTime),
+			EndTime:         slurmTime(w.EndTime),
+			Deadline:        slurmTime(w.Deadline),
+			ResizeTime:      slurmTime(w.ResizeTime),
+			SuspendTime:     slurmTime(w.SuspendTime),
+			PreSusTime:      slurmTime(w.PreSusTime),
+			LastSchedEval:   slurmTime(w.LastSchedEvaluation),
+			PreemptableTime: slurmTime(w.PreemptableTime),
+			PreemptTime:     slurmTime(w.PreemptTime),
+			NumNodes:        u32(w.NodeCount),
+			NumCPUs:         u32(w.Cpus),
+			HetJobOffset:    u32(w.HetJobOffset),
+		},
 	}
 	for _, f := range w.Flags {
 		j.Flags = append(j.Flags, string(f))
@@ -121,6 +184,29 @@ func FromV0044JobInfo(w *v0044.V0044JobInfo) JobInfo {
 		j.Alloc = append(j.Alloc, a)
 	}
 	return j
+}
+
+// slurmTime reads a timestamp keeping INFINITE, which epoch folds to 0.
+func slurmTime(o v0044.OptV0044Uint64NoValStruct) int64 {
+	v, ok := o.Get()
+	switch {
+	case !ok:
+		return 0
+	case v.Set.Or(false):
+		return v.Number.Or(0)
+	case v.Infinite.Or(false):
+		return int64(Infinite)
+	}
+	return 0
+}
+
+func hasBaseState(items []v0044.V0044JobInfoJobStateItem) bool {
+	for _, it := range items {
+		if slices.Contains(baseNames[:], string(it)) {
+			return true
+		}
+	}
+	return false
 }
 
 // FromV0044JobInfos reads a REST job list whole, in its order.

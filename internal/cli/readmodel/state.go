@@ -110,6 +110,17 @@ func (s State) String() string {
 	return "?"
 }
 
+// printsFlag reports a flag that job_state_string names before the base
+// state.
+func (s State) printsFlag() bool {
+	for _, f := range flagNames {
+		if s&f.flag != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Compact names the state as squeue's %t does (job_state_string_compact).
 // EXPEDITING has no compact spelling in Slurm and falls through to the base
 // state there too.
