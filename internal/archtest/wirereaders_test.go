@@ -39,7 +39,6 @@ var wireReaders = []string{
 	"internal/cli/scontrol/config.go",
 	"internal/cli/scontrol/doc.go",
 	"internal/cli/scontrol/hold.go",
-	"internal/cli/scontrol/job.go",
 	"internal/cli/scontrol/node.go",
 	"internal/cli/scontrol/node_update.go",
 	"internal/cli/scontrol/nodes_dynamic.go",

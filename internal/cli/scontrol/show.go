@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/hostlist"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -121,88 +122,30 @@ func parseJobSelector(s string) (jobID uint64, arrayID, hetOffset *uint32, ok bo
 	return jobID, arrayID, hetOffset, true
 }
 
-// taskInJob reports whether array task id belongs to the record, as
-// _task_id_in_job does with the record's task bitmap (slurmrestd gives it
-// as array_task_string, "2-9%2").
-func taskInJob(j *v0044.V0044JobInfo, id uint32) bool {
-	if t := u32(j.ArrayTaskID); t != noVal && t == uint64(id) {
-		return true
-	}
-	spec, _, _ := strings.Cut(j.ArrayTaskString.Or(""), "%")
-	if spec == "" {
-		return false
-	}
-	for _, part := range strings.Split(spec, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		step := uint64(1)
-		if isRange {
-			if h, s, ok := strings.Cut(hi, ":"); ok {
-				hi = h
-				step, _ = strconv.ParseUint(s, 10, 32)
-				if step == 0 {
-					step = 1
-				}
-			}
-		} else {
-			hi = lo
-		}
-		l, err1 := strconv.ParseUint(lo, 10, 32)
-		h, err2 := strconv.ParseUint(hi, 10, 32)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		if uint64(id) >= l && uint64(id) <= h && (uint64(id)-l)%step == 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // loadJobs fetches one job (all records of an array or heterogeneous job)
 // or, with id 0, every job.
-func (c *cmd) loadJobs(ctx context.Context, id uint64) (v0044.V0044JobInfoMsg, *restError) {
-	if id == 0 {
-		params := v0044.SlurmV0044GetJobsParams{}
-		if c.detail {
-			params.Flags = v0044.NewOptSlurmV0044GetJobsFlags(v0044.SlurmV0044GetJobsFlagsDETAIL)
-		} else if c.all {
-			params.Flags = v0044.NewOptSlurmV0044GetJobsFlags(v0044.SlurmV0044GetJobsFlagsALL)
-		}
-		res, err := c.env.Client.SlurmV0044GetJobs(ctx, params)
-		if err != nil {
-			re, _ := fromTransport(err)
-			return nil, re
-		}
-		return jobsFrom(res)
-	}
-	params := v0044.SlurmV0044GetJobParams{JobID: strconv.FormatUint(id, 10)}
+func (c *cmd) loadJobs(ctx context.Context, id uint64) ([]readmodel.JobInfo, *restError) {
+	flags := readmodel.JobsDefault
 	if c.detail {
-		params.Flags = v0044.NewOptSlurmV0044GetJobFlags(v0044.SlurmV0044GetJobFlagsDETAIL)
+		flags = readmodel.JobsDetail
 	} else if c.all {
-		params.Flags = v0044.NewOptSlurmV0044GetJobFlags(v0044.SlurmV0044GetJobFlagsALL)
+		flags = readmodel.JobsAll
 	}
-	res, err := c.env.Client.SlurmV0044GetJob(ctx, params)
+	var ans readmodel.Answer[readmodel.JobInfo]
+	var err error
+	if id == 0 {
+		ans, err = readmodel.GetJobs(ctx, c.env.Client, flags)
+	} else {
+		ans, err = readmodel.GetJob(ctx, c.env.Client, id, flags)
+	}
 	if err != nil {
 		re, _ := fromTransport(err)
 		return nil, re
 	}
-	return jobsFrom(res)
-}
-
-func jobsFrom(res any) (v0044.V0044JobInfoMsg, *restError) {
-	switch r := res.(type) {
-	case *v0044.V0044OpenapiJobInfoResp:
-		if re := fromErrors(r.Errors, 200); re != nil && re.Code != 0 {
-			return nil, re
-		}
-		return r.Jobs, nil
-	case *v0044.V0044OpenapiJobInfoRespStatusCode:
-		if re := fromErrors(r.Response.Errors, r.StatusCode); re != nil {
-			return nil, re
-		}
-		return nil, fromStatus(r.StatusCode)
+	if re := fromAnswer(ans.Errors, ans.Status); re != nil {
+		return nil, re
 	}
-	return nil, fromStatus(0)
+	return ans.Records, nil
 }
 
 // showJob is scontrol_print_job.
@@ -232,14 +175,14 @@ func (c *cmd) showJob(ctx context.Context, val *string) {
 	printed := 0
 	for i := range jobs {
 		j := &jobs[i]
-		if hetOffset != nil && u32(j.HetJobOffset) != uint64(*hetOffset) {
+		if hetOffset != nil && j.Unfolded.HetJobOffset != *hetOffset {
 			continue
 		}
-		if arrayID != nil && !taskInJob(j, *arrayID) {
+		if arrayID != nil && !j.HoldsTask(*arrayID) {
 			continue
 		}
 		v := view
-		if arrayID != nil && j.ArrayTaskString.Or("") != "" {
+		if arrayID != nil && j.ArrayTaskStr != "" {
 			v.arrayTask = arrayID
 		}
 		fmt.Fprint(c.env.Stdout, formatJob(j, v))
