@@ -98,3 +98,61 @@ func jobAnswer(res any) Answer[JobInfo] {
 	}
 	return Answer[JobInfo]{Status: -1}
 }
+
+// NodeFlags is the show flags of a node read.
+type NodeFlags int
+
+const (
+	// NodesDefault asks for what a plain listing shows.
+	NodesDefault NodeFlags = iota
+	// NodesAll adds the nodes of hidden partitions (SHOW_ALL).
+	NodesAll
+	// NodesDetail adds the drained and used GRES (SHOW_DETAIL).
+	NodesDetail
+	// NodesFuture adds the nodes in state FUTURE (SHOW_FUTURE).
+	NodesFuture
+)
+
+// GetNodes is GET /nodes: every node.
+func GetNodes(ctx context.Context, api clienv.API, flags NodeFlags) (Answer[Node], error) {
+	params := v0044.SlurmV0044GetNodesParams{}
+	switch flags {
+	case NodesAll:
+		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsALL)
+	case NodesDetail:
+		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsDETAIL)
+	case NodesFuture:
+		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsFUTURE)
+	}
+	res, err := api.SlurmV0044GetNodes(ctx, params)
+	if err != nil {
+		return Answer[Node]{}, fmt.Errorf("GET /nodes: %w", err)
+	}
+	switch r := res.(type) {
+	case *v0044.V0044OpenapiNodesResp:
+		return Answer[Node]{Records: FromV0044Nodes(r.Nodes), Errors: problems(r.Errors)}, nil
+	case *v0044.V0044OpenapiNodesRespStatusCode:
+		return Answer[Node]{Records: FromV0044Nodes(r.Response.Nodes), Errors: problems(r.Response.Errors), Status: r.StatusCode}, nil
+	}
+	return Answer[Node]{Status: -1}, nil
+}
+
+// GetPartitions is GET /partitions: every partition, the hidden ones too
+// when all is set (SHOW_ALL).
+func GetPartitions(ctx context.Context, api clienv.API, all bool) (Answer[Partition], error) {
+	params := v0044.SlurmV0044GetPartitionsParams{}
+	if all {
+		params.Flags = v0044.NewOptSlurmV0044GetPartitionsFlags(v0044.SlurmV0044GetPartitionsFlagsALL)
+	}
+	res, err := api.SlurmV0044GetPartitions(ctx, params)
+	if err != nil {
+		return Answer[Partition]{}, fmt.Errorf("GET /partitions: %w", err)
+	}
+	switch r := res.(type) {
+	case *v0044.V0044OpenapiPartitionResp:
+		return Answer[Partition]{Records: FromV0044Partitions(r.Partitions), Errors: problems(r.Errors)}, nil
+	case *v0044.V0044OpenapiPartitionRespStatusCode:
+		return Answer[Partition]{Records: FromV0044Partitions(r.Response.Partitions), Errors: problems(r.Response.Errors), Status: r.StatusCode}, nil
+	}
+	return Answer[Partition]{Status: -1}, nil
+}
