@@ -234,3 +234,17 @@ func (c *cmd) docReservations(ctx context.Context, val *string, r *v0044.V0044Op
 	}
 	return failed
 }
+
+// nodeParams asks for the nodes -d, --future or -a show.
+func (c *cmd) nodeParams() v0044.SlurmV0044GetNodesParams {
+	params := v0044.SlurmV0044GetNodesParams{}
+	switch {
+	case c.detail:
+		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsDETAIL)
+	case c.future:
+		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsFUTURE)
+	case c.all:
+		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsALL)
+	}
+	return params
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/ogen-go/ogen/ogenerrors"
 
 	"github.com/droverhq/drover/internal/cli/readmodel"
+	"github.com/droverhq/drover/internal/cli/wireval"
 	"github.com/droverhq/drover/internal/slurmerr"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -112,4 +113,22 @@ func fromTransport(err error) (re *restError, failed bool) {
 		return &restError{Code: int32(slurmerr.Unspecified), Message: slurmerr.Unspecified.Message(), err: err}, true
 	}
 	return &restError{Code: 1001, Message: connectFailure, err: fmt.Errorf("controller request: %w", err)}, true
+}
+
+// u32 reads a number struct as Slurm's raw value, widened for the
+// printers, for the records scontrol still reads off the wire (--json
+// selection, reservations).
+func u32(o v0044.OptV0044Uint32NoValStruct) uint64 { return uint64(wireval.U32(o)) }
+
+// epoch returns a time number struct as seconds since the epoch, 0 when it
+// is unset (which slurm_make_time_str prints "Unknown").
+func epoch(o v0044.OptV0044Uint64NoValStruct) int64 {
+	v, ok := o.Get()
+	if !ok || !v.Set.Or(false) {
+		if ok && v.Infinite.Or(false) {
+			return infinite
+		}
+		return 0
+	}
+	return v.Number.Or(0)
 }

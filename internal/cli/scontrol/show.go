@@ -8,7 +8,6 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/hostlist"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // show runs "show <entity> [<id>]" (argv[0] is the "show" keyword).
@@ -231,7 +230,7 @@ func (c *cmd) threadsLookup(ctx context.Context) func(string) int {
 			threads = map[string]int{}
 			if nodes, re := c.loadNodes(ctx); re == nil {
 				for _, n := range nodes {
-					threads[n.Name.Or("")] = int(n.Threads.Or(1))
+					threads[n.Name] = int(n.Threads)
 				}
 			}
 		}
@@ -244,39 +243,29 @@ func (c *cmd) threadsLookup(ctx context.Context) func(string) int {
 
 // ---- nodes ----
 
-// nodeParams asks for the nodes -d, --future or -a show.
-func (c *cmd) nodeParams() v0044.SlurmV0044GetNodesParams {
-	params := v0044.SlurmV0044GetNodesParams{}
+// nodeFlags asks for the nodes -d, --future or -a show.
+func (c *cmd) nodeFlags() readmodel.NodeFlags {
 	switch {
 	case c.detail:
-		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsDETAIL)
+		return readmodel.NodesDetail
 	case c.future:
-		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsFUTURE)
+		return readmodel.NodesFuture
 	case c.all:
-		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsALL)
+		return readmodel.NodesAll
 	}
-	return params
+	return readmodel.NodesDefault
 }
 
-func (c *cmd) loadNodes(ctx context.Context) (v0044.V0044Nodes, *restError) {
-	res, err := c.env.Client.SlurmV0044GetNodes(ctx, c.nodeParams())
+func (c *cmd) loadNodes(ctx context.Context) ([]readmodel.Node, *restError) {
+	ans, err := readmodel.GetNodes(ctx, c.env.Client, c.nodeFlags())
 	if err != nil {
 		re, _ := fromTransport(err)
 		return nil, re
 	}
-	switch r := res.(type) {
-	case *v0044.V0044OpenapiNodesResp:
-		if re := fromErrors(r.Errors, 200); re != nil && re.Code != 0 {
-			return nil, re
-		}
-		return r.Nodes, nil
-	case *v0044.V0044OpenapiNodesRespStatusCode:
-		if re := fromErrors(r.Response.Errors, r.StatusCode); re != nil {
-			return nil, re
-		}
-		return nil, fromStatus(r.StatusCode)
+	if re := fromAnswer(ans.Errors, ans.Status); re != nil {
+		return nil, re
 	}
-	return nil, fromStatus(0)
+	return ans.Records, nil
 }
 
 // showNodes is scontrol_print_node_list: every node, or the nodes of a
@@ -311,7 +300,7 @@ func (c *cmd) showNodes(ctx context.Context, val *string) {
 	for _, name := range names {
 		found := false
 		for i := range nodes {
-			if nodes[i].Name.Or("") == name {
+			if nodes[i].Name == name {
 				fmt.Fprint(c.env.Stdout, formatNode(&nodes[i], view))
 				found = true
 				break
@@ -343,29 +332,16 @@ func (c *cmd) nodeView() nodeView {
 
 // ---- partitions ----
 
-func (c *cmd) loadPartitions(ctx context.Context) (v0044.V0044PartitionInfoMsg, *restError) {
-	params := v0044.SlurmV0044GetPartitionsParams{}
-	if c.all {
-		params.Flags = v0044.NewOptSlurmV0044GetPartitionsFlags(v0044.SlurmV0044GetPartitionsFlagsALL)
-	}
-	res, err := c.env.Client.SlurmV0044GetPartitions(ctx, params)
+func (c *cmd) loadPartitions(ctx context.Context) ([]readmodel.Partition, *restError) {
+	ans, err := readmodel.GetPartitions(ctx, c.env.Client, c.all)
 	if err != nil {
 		re, _ := fromTransport(err)
 		return nil, re
 	}
-	switch r := res.(type) {
-	case *v0044.V0044OpenapiPartitionResp:
-		if re := fromErrors(r.Errors, 200); re != nil && re.Code != 0 {
-			return nil, re
-		}
-		return r.Partitions, nil
-	case *v0044.V0044OpenapiPartitionRespStatusCode:
-		if re := fromErrors(r.Response.Errors, r.StatusCode); re != nil {
-			return nil, re
-		}
-		return nil, fromStatus(r.StatusCode)
+	if re := fromAnswer(ans.Errors, ans.Status); re != nil {
+		return nil, re
 	}
-	return nil, fromStatus(0)
+	return ans.Records, nil
 }
 
 // showPartitions is scontrol_print_part.
@@ -378,7 +354,7 @@ func (c *cmd) showPartitions(ctx context.Context, val *string) {
 	view := c.partitionView()
 	printed := 0
 	for i := range parts {
-		if val != nil && parts[i].Name.Or("") != *val {
+		if val != nil && parts[i].Name != *val {
 			continue
 		}
 		fmt.Fprint(c.env.Stdout, formatPartition(&parts[i], view))
