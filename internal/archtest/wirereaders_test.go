@@ -15,9 +15,10 @@ import (
 // wire types, beside the read model (internal/cli/readmodel), which is
 // where a command reads a record. The list may only shrink. What
 // legitimately stays builds request bodies, prints --json/--yaml from the
-// wire records themselves, or is the client plumbing (clienv, connect,
-// jobstream, clitest, wireval); the readers not yet moved onto the model
-// (scontrol's show layouts, sinfo, sprio, seff, sacct, squeue's node
+// wire records themselves (sinfo.go loads the answers its --json dumps),
+// or is the client plumbing (clienv, connect, jobstream, clitest,
+// wireval); the readers not yet moved onto the model (scontrol's
+// reservation and licence layouts, sprio, seff, sacct, squeue's node
 // filter, scancel's selection, sshare, sreport) leave it as they move.
 var wireReaders = []string{
 	"internal/cli/alloc/alloc.go",
@@ -49,9 +50,7 @@ var wireReaders = []string{
 	"internal/cli/scontrol/update.go",
 	"internal/cli/seff/seff.go",
 	"internal/cli/sinfo/json.go",
-	"internal/cli/sinfo/model.go",
 	"internal/cli/sinfo/sinfo.go",
-	"internal/cli/sinfo/state.go",
 	"internal/cli/slurmjson/meta.go",
 	"internal/cli/slurmjson/slurmjson.go",
 	"internal/cli/sprio/sprio.go",

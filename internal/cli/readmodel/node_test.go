@@ -144,3 +144,44 @@ func TestPartition(t *testing.T) {
 		})
 	}
 }
+
+// The state names sinfo prints (%t, %T, %E's complete state), from the
+// list slurmrestd writes.
+func TestNodeStateNames(t *testing.T) {
+	type names struct{ Compact, Long, Complete string }
+	tests := map[string]struct {
+		rest []string
+		want names
+	}{
+		"idle":              {[]string{"IDLE"}, names{"IDLE", "IDLE", "IDLE"}},
+		"drained":           {[]string{"IDLE", "DRAIN"}, names{"DRAIN", "DRAINED", "IDLE+DRAIN"}},
+		"draining":          {[]string{"ALLOCATED", "DRAIN"}, names{"DRNG", "DRAINING", "ALLOCATED+DRAIN"}},
+		"mixed draining":    {[]string{"MIXED", "DRAIN"}, names{"DRNG", "DRAINING", "MIXED+DRAIN"}},
+		"down":              {[]string{"DOWN", "NOT_RESPONDING"}, names{"DOWN*", "DOWN*", "DOWN+NOT_RESPONDING"}},
+		"drained down":      {[]string{"DOWN", "DRAIN", "NOT_RESPONDING"}, names{"DRAIN*", "DRAINED*", "DOWN+DRAIN+NOT_RESPONDING"}},
+		"completing":        {[]string{"IDLE", "COMPLETING"}, names{"COMP", "COMPLETING", "IDLE+COMPLETING"}},
+		"alloc completing":  {[]string{"ALLOCATED", "COMPLETING"}, names{"ALLOC+", "ALLOCATED+", "ALLOCATED+COMPLETING"}},
+		"maint":             {[]string{"IDLE", "MAINTENANCE"}, names{"MAINT", "MAINT", "IDLE+MAINTENANCE"}},
+		"reserved":          {[]string{"IDLE", "RESERVED"}, names{"RESV", "RESERVED", "IDLE+RESERVED"}},
+		"planned":           {[]string{"IDLE", "PLANNED"}, names{"PLND", "PLANNED", "IDLE+PLANNED"}},
+		"mixed planned":     {[]string{"MIXED", "PLANNED"}, names{"MIX-", "MIXED-", "MIXED+PLANNED"}},
+		"powered down":      {[]string{"IDLE", "POWERED_DOWN"}, names{"IDLE~", "IDLE~", "IDLE+POWERED_DOWN"}},
+		"fail":              {[]string{"IDLE", "FAIL"}, names{"FAIL", "FAIL", "IDLE+FAIL"}},
+		"failing":           {[]string{"ALLOCATED", "FAIL"}, names{"FAILG", "FAILING", "ALLOCATED+FAIL"}},
+		"unknown":           {[]string{"UNKNOWN", "NOT_RESPONDING"}, names{"UNK*", "UNKNOWN*", "UNKNOWN+NOT_RESPONDING"}},
+		"future":            {[]string{"FUTURE"}, names{"FUTR", "FUTURE", "FUTURE"}},
+		"reboot":            {[]string{"IDLE", "REBOOT_REQUESTED"}, names{"BOOT", "REBOOT", "IDLE+REBOOT_REQUESTED"}},
+		"alloc reboot":      {[]string{"ALLOCATED", "REBOOT_REQUESTED"}, names{"ALLOC@", "ALLOCATED@", "ALLOCATED+REBOOT_REQUESTED"}},
+		"invalid reg":       {[]string{"IDLE", "INVALID_REG"}, names{"INVAL", "INVAL", "IDLE+INVALID_REG"}},
+		"mixed powering up": {[]string{"MIXED", "POWERING_UP"}, names{"MIX#", "MIXED#", "MIXED+POWERING_UP"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s, _, _ := NodeStateFromWire(tc.rest)
+			got := names{s.Compact(), s.String(), s.Complete()}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("state %v (-want +got):\n%s", tc.rest, diff)
+			}
+		})
+	}
+}
