@@ -54,7 +54,6 @@ var wireReaders = []string{
 	"internal/cli/slurmjson/meta.go",
 	"internal/cli/slurmjson/slurmjson.go",
 	"internal/cli/sprio/sprio.go",
-	"internal/cli/squeue/filter.go",
 	"internal/cli/squeue/json.go",
 	"internal/cli/squeue/squeue.go",
 	"internal/cli/sreport/reports.go",
