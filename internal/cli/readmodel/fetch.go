@@ -2,6 +2,7 @@ package readmodel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -41,6 +42,17 @@ func problems(errs v0044.V0044OpenapiErrors) []Problem {
 		out[i] = Problem{Number: e.ErrorNumber.Or(0), Error: e.Error.Or(""), Description: e.Description.Or("")}
 	}
 	return out
+}
+
+// ClientError is the generated client's own error inside a fetch's
+// error, which names the request. Commands that print it after Slurm's
+// wording ("... (connect failure): dial unix ...") print it as they did
+// before the fetches named the request.
+func ClientError(err error) error {
+	if inner := errors.Unwrap(err); inner != nil {
+		return inner
+	}
+	return err
 }
 
 // JobFlags is the show flags of a job read (SHOW_ALL, SHOW_DETAIL).

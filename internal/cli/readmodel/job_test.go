@@ -1,6 +1,8 @@
 package readmodel
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -227,5 +229,17 @@ func TestHoldsTask(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A fetch's error names the request; ClientError gives back what the
+// client said, and an error of no fetch as it is.
+func TestClientError(t *testing.T) {
+	cause := errors.New("dial unix /run/slurmrestd.socket: connect: no such file or directory")
+	if got := ClientError(fmt.Errorf("GET /jobs: %w", cause)); got != cause {
+		t.Errorf("ClientError of a fetch error = %v, want %v", got, cause)
+	}
+	if got := ClientError(cause); got != cause {
+		t.Errorf("ClientError of a bare error = %v, want %v", got, cause)
 	}
 }

@@ -31,7 +31,7 @@ func (c *cmd) wait(ctx context.Context, jobID int32) int {
 		}
 		body, err := readmodel.GetJob(ctx, c.env.Client, uint64(jobID), readmodel.JobsDefault)
 		if err != nil {
-			c.errorf("Currently unable to load job state information, retrying: %v", err)
+			c.errorf("Currently unable to load job state information, retrying: %v", readmodel.ClientError(err))
 			continue
 		}
 		if len(body.Errors) > 0 {
