@@ -18,8 +18,8 @@ import (
 // wire records themselves (sinfo.go loads the answers its --json dumps),
 // or is the client plumbing (clienv, connect, jobstream, clitest,
 // wireval); the readers not yet moved onto the model (scontrol's
-// reservation and licence layouts, sprio, seff, sacct, squeue's node
-// filter, scancel's selection, sshare, sreport) leave it as they move.
+// reservation and licence layouts, sprio's fair-share, QOS and
+// association reads, sacct, sshare, sreport) leave it as they move.
 var wireReaders = []string{
 	"internal/cli/alloc/alloc.go",
 	"internal/cli/clienv/api.go",
@@ -48,7 +48,6 @@ var wireReaders = []string{
 	"internal/cli/scontrol/rest.go",
 	"internal/cli/scontrol/top.go",
 	"internal/cli/scontrol/update.go",
-	"internal/cli/seff/seff.go",
 	"internal/cli/sinfo/json.go",
 	"internal/cli/sinfo/sinfo.go",
 	"internal/cli/slurmjson/meta.go",

@@ -168,3 +168,26 @@ func GetPartitions(ctx context.Context, api clienv.API, all bool) (Answer[Partit
 	}
 	return Answer[Partition]{Status: -1}, nil
 }
+
+// GetAcctJob is GET /slurmdb/job/{id}: every recorded run of the job
+// (id is the job id as the command was given it).
+func GetAcctJob(ctx context.Context, api clienv.API, id string) (Answer[AcctJob], error) {
+	res, err := api.SlurmdbV0044GetJob(ctx, v0044.SlurmdbV0044GetJobParams{JobID: id})
+	if err != nil {
+		return Answer[AcctJob]{}, fmt.Errorf("GET /slurmdb/job/%s: %w", id, err)
+	}
+	read := func(ws []v0044.V0044Job) []AcctJob {
+		out := make([]AcctJob, len(ws))
+		for i := range ws {
+			out[i] = FromV0044AcctJob(&ws[i])
+		}
+		return out
+	}
+	switch r := res.(type) {
+	case *v0044.V0044OpenapiSlurmdbdJobsResp:
+		return Answer[AcctJob]{Records: read(r.Jobs), Errors: problems(r.Errors)}, nil
+	case *v0044.V0044OpenapiSlurmdbdJobsRespStatusCode:
+		return Answer[AcctJob]{Records: read(r.Response.Jobs), Errors: problems(r.Response.Errors), Status: r.StatusCode}, nil
+	}
+	return Answer[AcctJob]{Status: -1}, nil
+}
