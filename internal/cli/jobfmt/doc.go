@@ -2,9 +2,9 @@
 // them. It is shared by the drop-in commands that show jobs (squeue, and
 // scontrol's job views).
 //
-// Job is a REST job record (v0.0.44 V0044JobInfo) folded back into
-// Slurm's own representation: NO_VAL/INFINITE sentinels instead of
-// {set, infinite, number} triples, job states as base-plus-flag bits, empty
+// Job is the read model's job record (readmodel.Job): a REST job record
+// folded back into Slurm's own representation, NO_VAL/INFINITE sentinels
+// instead of {set, infinite, number} triples, job states as base-plus-flag bits, empty
 // strings where slurmctld keeps NULL. Printing rules can then be written as
 // Slurm writes them ("INFINITE prints UNLIMITED", "a NULL string prints
 // (null)").
@@ -15,7 +15,7 @@
 // lists and elapsed times overflow instead of being cut, NULL strings print
 // "(null)" (or nothing under a precision below 6, as glibc does).
 //
-// State, TaskSet and ConvertNumUnit re-implement the Slurm helpers the
-// commands share (job_state_string, bit_fmt/bit_unfmt on array task lists,
+// TaskSet and ConvertNumUnit re-implement the Slurm helpers the commands
+// share (bit_fmt/bit_unfmt on array task lists,
 // convert_num_unit).
 package jobfmt

@@ -171,7 +171,7 @@ var fields = []Field{
 	{Name: "NTPerBoard", Header: "NTASKS_PER_BOARD", value: func(j *Job, _ *Context) cell { return u16OrNA(j.NTasksPerBoard, true) }},
 	{Name: "NumCPUs", Letter: 'C', Header: "CPUS", value: func(j *Job, _ *Context) cell { return text(utoa(j.NumCPUs)) }},
 	{Name: "NumNodes", Letter: 'D', Header: "NODES", value: func(j *Job, _ *Context) cell { return text(utoa(j.NumNodes)) }},
-	{Name: "NumTasks", Header: "TASKS", value: func(j *Job, _ *Context) cell { return text(utoa(j.NumTasks)) }},
+	{Name: "NumTasks", Header: "TASKS", value: func(j *Job, _ *Context) cell { return text(utoa(zeroIfUnset(j.NumTasks))) }},
 	{Name: "Origin", Header: "ORIGIN", value: func(j *Job, _ *Context) cell { return orNA2(j.FedOrigin) }},
 	{Name: "OriginRaw", Header: "ORIGIN_RAW", value: func(j *Job, _ *Context) cell {
 		if id := j.JobID >> 26; id != 0 {
@@ -473,7 +473,7 @@ func orNA2(s string) cell {
 }
 
 func exit(e ExitCode) cell {
-	if !e.Valid {
+	if !e.Valid() {
 		return cell{omit: true}
 	}
 	return text(e.String())

@@ -271,7 +271,7 @@ func TestRowFields(t *testing.T) {
 			want: "1:00:00",
 		},
 		"exit codes": {
-			job:  Job{JobID: 1, ExitCode: ExitCode{Valid: true, Signal: 15}, DerivedExitCode: ExitCode{Valid: true, Status: 3}},
+			job:  Job{JobID: 1, ExitCode: ExitCode{Present: true, Signaled: true, SignalID: 15}, DerivedExitCode: ExitCode{Present: true, Exited: true, ReturnCode: 3}},
 			spec: "exit_code:5|,DerivedEC:5|",
 			want: "0:15 |3:0  |",
 		},

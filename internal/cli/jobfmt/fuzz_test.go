@@ -14,7 +14,7 @@ var fuzzJobs = []Job{
 	{JobID: 128, ArrayTaskID: NoVal, Name: "running_job", Partition: "debug", UserName: "root", State: StateRunning,
 		StartTime: 1795964386, EndTime: 1795967986, SubmitTime: 1795964385, TimeLimit: 60, NumNodes: 1, NumCPUs: 1,
 		Nodes: "rc[1-2]", MinMemory: 100, SocketsPerNode: NoVal16, CoresPerSocket: NoVal16, ThreadsPerCore: NoVal16,
-		CoreSpec: NoVal16, CPUsPerTask: 1, BoardsPerNode: NoVal16, OverSubscribe: "OK", ExitCode: ExitCode{Valid: true}},
+		CoreSpec: NoVal16, CPUsPerTask: 1, BoardsPerNode: NoVal16, OverSubscribe: "OK", ExitCode: ExitCode{Present: true, Exited: true}},
 	{JobID: 131, ArrayJobID: 131, ArrayTaskID: NoVal, ArrayTaskStr: "0-9%2", Name: "", State: StatePending,
 		Reason: "Resources", TimeLimit: Infinite, SocketsPerNode: 2, CoresPerSocket: Infinite16, PreemptTime: int64(NoVal)},
 	{JobID: 7, HetJobID: 6, HetJobOffset: 1, ArrayTaskID: NoVal, State: StateFailed | FlagCompleting, TimeLimit: NoVal,

@@ -2,7 +2,7 @@ package jobfmt
 
 import "slices"
 
-// Record members that FromV0044 reads for the values of the fields below.
+// Record members that readmodel.FromV0044Job reads for the values of the fields below.
 // A command that prints only fields listed here can ask the controller
 // for these members alone (fieldsel), and a whole record prints the same.
 var (

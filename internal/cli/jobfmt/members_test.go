@@ -1,6 +1,8 @@
 package jobfmt
 
 import (
+	"github.com/droverhq/drover/internal/cli/readmodel"
+
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,9 +102,9 @@ func TestFieldMembers(t *testing.T) {
 		}
 		keep := append(slices.Clone(IDMembers), members...)
 		for i := range recs {
-			whole := FromV0044(&recs[i])
+			whole := readmodel.FromV0044Job(&recs[i])
 			sparseRec := clitest.ProjectJob(t, &recs[i], toSet(keep))
-			sparse := FromV0044(&sparseRec)
+			sparse := readmodel.FromV0044Job(&sparseRec)
 			if a, b := f.Row(&whole, ctx), f.Row(&sparse, ctx); a != b {
 				t.Errorf("field %s, record %d (job %d): %q from the whole record, %q from %v", name, i, whole.JobID, a, b, keep)
 			}

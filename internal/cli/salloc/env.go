@@ -4,15 +4,15 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/droverhq/drover/internal/cli/alloc"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/droverhq/drover/internal/cli/alloc"
 	"github.com/droverhq/drover/internal/cli/jobopts"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/hostlist"
 	steplayout "github.com/droverhq/drover/internal/step/layout"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // allocation is what the command's environment takes from the granted
@@ -33,47 +33,36 @@ type allocation struct {
 }
 
 // allocationOf reads a running job's record (GET /job/{id}).
-func allocationOf(id uint32, j v0044.V0044JobInfo) allocation {
+func allocationOf(id uint32, j readmodel.JobInfo) allocation {
 	a := allocation{
-		JobID: id, NodeList: j.Nodes.Or(""),
-		Partition: j.Partition.Or(""), Account: j.Account.Or(""), QOS: j.Qos.Or(""),
-		Reservation: j.ResvName.Or(""), Cluster: j.Cluster.Or(""),
-		SegmentSize: int(j.SegmentSize.Or(0)),
+		JobID: id, NodeList: j.Nodes,
+		Partition: j.Partition, Account: j.Account, QOS: j.QOS,
+		Reservation: j.Reservation, Cluster: j.Cluster,
+		SegmentSize: int(int32(j.SegmentSize)),
 	}
-	if res, ok := j.JobResources.Get(); ok {
-		if nodes, ok := res.Nodes.Get(); ok {
-			alloc := slices.Clone(nodes.Allocation)
-			slices.SortStableFunc(alloc, func(x, y v0044.V0044JobResNode) int { return cmp.Compare(x.Index, y.Index) })
-			for _, n := range alloc {
-				cpus := 0
-				if c, ok := n.Cpus.Get(); ok {
-					cpus = int(c.Count.Or(0))
-				}
-				a.Nodes = append(a.Nodes, n.Name)
-				a.CPUs = append(a.CPUs, cpus)
-			}
-			if a.NodeList == "" {
-				a.NodeList = nodes.List.Or("")
-			}
-		}
+	nodes := slices.Clone(j.Alloc)
+	slices.SortStableFunc(nodes, func(x, y readmodel.NodeAlloc) int { return cmp.Compare(x.Index, y.Index) })
+	for _, n := range nodes {
+		a.Nodes = append(a.Nodes, n.Name)
+		a.CPUs = append(a.CPUs, n.CPUs)
+	}
+	if a.NodeList == "" {
+		a.NodeList = j.AllocNodes
 	}
 	if len(a.Nodes) == 0 && a.NodeList != "" {
 		// No per-node detail: the job's CPUs shared out evenly.
 		names, _ := hostlist.Expand(a.NodeList)
-		total := 0
-		if c, ok := j.Cpus.Get(); ok {
-			total = int(c.Number.Or(0))
-		}
+		total := int(j.NumCPUs)
 		for range names {
 			a.CPUs = append(a.CPUs, total/max(len(names), 1))
 		}
 		a.Nodes = names
 	}
-	if m, ok := j.MemoryPerCPU.Get(); ok && m.Set.Or(false) && m.Number.Or(0) > 0 {
-		a.MemPerCPU = uint64(m.Number.Or(0))
+	if m := j.MemPerCPU; m != readmodel.NoVal64 && m != readmodel.Infinite64 && m > 0 {
+		a.MemPerCPU = m
 	}
-	if m, ok := j.MemoryPerNode.Get(); ok && m.Set.Or(false) && m.Number.Or(0) > 0 {
-		a.MemPerNode = uint64(m.Number.Or(0))
+	if m := j.MemPerNode; m != readmodel.NoVal64 && m != readmodel.Infinite64 && m > 0 {
+		a.MemPerNode = m
 	}
 	return a
 }
@@ -276,7 +265,7 @@ func (s *session) hetEnv(ctx context.Context, leaderEnv []string, comps []*jobop
 		if err != nil {
 			return nil, fmt.Errorf("component %d (job %d): %w", k, id, err)
 		}
-		vars, err := commandEnv(nil, o, allocationOf(id, g), sub)
+		vars, err := commandEnv(nil, o, allocationOf(id, readmodel.FromV0044JobInfo(&g)), sub)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clitest"
 	"github.com/droverhq/drover/internal/cli/jobopts"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -268,14 +269,14 @@ func TestAllocationOf(t *testing.T) {
 		JobID: 9, NodeList: "n[1-2]", Nodes: []string{"n1", "n2"}, CPUs: []int{3, 1},
 		Partition: "batch", Account: "physics", QOS: "normal", Reservation: "maint", Cluster: "c1", MemPerCPU: 100,
 	}
-	if diff := cmp.Diff(want, allocationOf(9, j)); diff != "" {
+	if diff := cmp.Diff(want, allocationOf(9, readmodel.FromV0044JobInfo(&j))); diff != "" {
 		t.Errorf("allocation (-want +got):\n%s", diff)
 	}
 
 	// Without per-node detail the job's CPUs are shared out.
 	j.JobResources.Reset()
 	j.Cpus = v0044.NewOptV0044Uint32NoValStruct(v0044.V0044Uint32NoValStruct{Set: v0044.NewOptBool(true), Number: v0044.NewOptInt32(8)})
-	if got := allocationOf(9, j); !cmp.Equal(got.Nodes, []string{"n1", "n2"}) || !cmp.Equal(got.CPUs, []int{4, 4}) {
+	if got := allocationOf(9, readmodel.FromV0044JobInfo(&j)); !cmp.Equal(got.Nodes, []string{"n1", "n2"}) || !cmp.Equal(got.CPUs, []int{4, 4}) {
 		t.Errorf("without job_resources: nodes %v, CPUs %v", got.Nodes, got.CPUs)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/jobopts"
 	"github.com/droverhq/drover/internal/cli/plugopts"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/slurmerr"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 	"github.com/droverhq/drover/plugins/protocol"
@@ -193,7 +194,7 @@ func run(ctx context.Context, env *clienv.Env, args []string, sigs <-chan os.Sig
 	default:
 	}
 	sub := submission{Dir: env.Cwd, Host: env.Hostname}
-	a := allocationOf(s.id, g.Job)
+	a := allocationOf(s.id, readmodel.FromV0044JobInfo(&g.Job))
 	cmdEnv, err := commandEnv(append(own.List(), plugopts.Env(o.PluginValues)...), o, a, sub)
 	if err == nil && len(comps) > 1 {
 		cmdEnv, err = s.hetEnv(ctx, cmdEnv, comps, sub)

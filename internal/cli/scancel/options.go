@@ -12,6 +12,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/getopt"
 	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/hostlist"
 )
 
@@ -215,7 +216,7 @@ func (o *options) fromEnv(env *clienv.Env, errorf func(string, ...any)) error {
 // setState parses -t/--state or SCANCEL_STATE; scancel words its errors
 // without its name.
 func (o *options) setState(env *clienv.Env, v string, fromEnv bool) error {
-	s, ok := jobfmt.ParseState(v)
+	s, ok := readmodel.ParseState(v)
 	if !ok {
 		if fromEnv {
 			fmt.Fprintf(env.Stderr, "Unrecognized SCANCEL_STATE value: %s\n", v)

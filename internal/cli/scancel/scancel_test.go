@@ -13,7 +13,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/clitest"
-	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -103,7 +103,7 @@ func (f *fakeController) SlurmV0044DeleteJobs(_ context.Context, req v0044.OptV0
 	resp := &v0044.V0044OpenapiKillJobsResp{Status: v0044.V0044KillJobsRespMsg{}}
 	ids := m.Jobs
 	if len(ids) == 0 {
-		for _, j := range jobfmt.FromV0044List(f.jobs.Jobs) {
+		for _, j := range readmodel.FromV0044Jobs(f.jobs.Jobs) {
 			if !j.State.IsFinished() && j.Name == m.JobName.Or(j.Name) {
 				ids = append(ids, strconv.Itoa(int(j.JobID)))
 			}
@@ -130,7 +130,7 @@ func (f *fakeController) code(id string) int32 {
 	}
 	n, _ := strtol(id)
 	found := false
-	for _, j := range jobfmt.FromV0044List(f.jobs.Jobs) {
+	for _, j := range readmodel.FromV0044Jobs(f.jobs.Jobs) {
 		if int64(j.JobID) == n || int64(j.ArrayJobID) == n {
 			found = true
 			if !j.State.IsFinished() {

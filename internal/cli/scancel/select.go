@@ -2,11 +2,13 @@ package scancel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/slurmerr"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
@@ -49,22 +51,30 @@ func (c *canceller) signalSelected(ctx context.Context) int {
 
 // loadJobs is GET /jobs with every job (SHOW_ALL).
 func (c *canceller) loadJobs(ctx context.Context) ([]jobfmt.Job, error) {
-	res, err := c.env.Client.SlurmV0044GetJobs(ctx, v0044.SlurmV0044GetJobsParams{
-		Flags: v0044.NewOptSlurmV0044GetJobsFlags(v0044.SlurmV0044GetJobsFlagsALL),
-	})
+	ans, err := readmodel.GetJobs(ctx, c.env.Client, readmodel.JobsAll)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", connectionMessage, err)
+		return nil, fmt.Errorf("%s: %w", connectionMessage, readmodel.ClientError(err))
 	}
-	switch r := res.(type) {
-	case *v0044.V0044OpenapiJobInfoResp:
-		return jobfmt.FromV0044List(r.Jobs), nil
-	case *v0044.V0044OpenapiJobInfoRespStatusCode:
-		if code, msg := firstError(r.Response.Errors); code != 0 {
-			return nil, fmt.Errorf("%s", msg)
+	switch {
+	case ans.Status < 0:
+		return nil, errors.New("unexpected job list response")
+	case ans.Failed():
+		for _, p := range ans.Errors {
+			if p.Number == 0 {
+				continue
+			}
+			if p.Error == "" {
+				return nil, errors.New(slurmerr.Code(p.Number).Message())
+			}
+			return nil, errors.New(p.Error)
 		}
-		return nil, fmt.Errorf("%s (HTTP %d)", slurmerr.Unspecified.Message(), r.StatusCode)
+		return nil, fmt.Errorf("%s (HTTP %d)", slurmerr.Unspecified.Message(), ans.Status)
 	}
-	return nil, fmt.Errorf("unexpected response %T", res)
+	jobs := make([]jobfmt.Job, len(ans.Records))
+	for i := range ans.Records {
+		jobs[i] = ans.Records[i].Job
+	}
+	return jobs, nil
 }
 
 // matches reports whether record j is one the target names

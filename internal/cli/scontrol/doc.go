@@ -8,7 +8,9 @@ import (
 	"strconv"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/cli/slurmjson"
+	"github.com/droverhq/drover/internal/cli/wireval"
 	"github.com/droverhq/drover/internal/hostlist"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -153,7 +155,7 @@ func (c *cmd) docJobs(ctx context.Context, val *string, r *v0044.V0044OpenapiJob
 		r.Errors, failed = transportErrors(err), true
 	}
 	r.Jobs = slices.DeleteFunc(r.Jobs, func(j v0044.V0044JobInfo) bool {
-		return (het != nil && u32(j.HetJobOffset) != uint64(*het)) || (arrayID != nil && !taskInJob(&j, *arrayID))
+		return (het != nil && u32(j.HetJobOffset) != uint64(*het)) || (arrayID != nil && !readmodel.ArrayHoldsTask(wireval.U32(j.ArrayTaskID), j.ArrayTaskString.Or(""), *arrayID))
 	})
 	if r.Jobs == nil {
 		r.Jobs = v0044.V0044JobInfoMsg{}
@@ -231,4 +233,18 @@ func (c *cmd) docReservations(ctx context.Context, val *string, r *v0044.V0044Op
 		r.Reservations = v0044.V0044ReservationInfoMsg{}
 	}
 	return failed
+}
+
+// nodeParams asks for the nodes -d, --future or -a show.
+func (c *cmd) nodeParams() v0044.SlurmV0044GetNodesParams {
+	params := v0044.SlurmV0044GetNodesParams{}
+	switch {
+	case c.detail:
+		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsDETAIL)
+	case c.future:
+		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsFUTURE)
+	case c.all:
+		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsALL)
+	}
+	return params
 }

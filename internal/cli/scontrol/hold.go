@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/slurmerr"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -57,12 +58,11 @@ func (c *cmd) hold(ctx context.Context, op, word string) {
 	}
 	for i := range jobs {
 		j := &jobs[i]
-		if j.Name.Or("") != name {
+		if j.Name != name {
 			continue
 		}
-		base, _ := jobStates(j)
-		if base != "PENDING" {
-			if u32(j.ArrayTaskID) != noVal {
+		if base, known := j.BaseState(); !known || base != readmodel.StatePending {
+			if j.IsArrayTask() {
 				continue
 			}
 			// Slurm sends the request anyway and reports the
@@ -70,12 +70,12 @@ func (c *cmd) hold(ctx context.Context, op, word string) {
 		}
 		var id string
 		switch {
-		case j.ArrayTaskString.Or("") != "":
-			id = fmt.Sprintf("%d_%s", u32(j.ArrayJobID), j.ArrayTaskString.Or(""))
-		case u32(j.ArrayTaskID) != noVal:
-			id = fmt.Sprintf("%d_%d", u32(j.ArrayJobID), u32(j.ArrayTaskID))
+		case j.ArrayTaskStr != "":
+			id = fmt.Sprintf("%d_%s", j.ArrayJobID, j.ArrayTaskStr)
+		case j.IsArrayTask():
+			id = fmt.Sprintf("%d_%d", j.ArrayJobID, j.ArrayTaskID)
 		default:
-			id = strconv.Itoa(int(j.JobID.Or(0)))
+			id = strconv.FormatUint(uint64(j.JobID), 10)
 		}
 		c.postJob(ctx, id, desc)
 	}

@@ -8,8 +8,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/hostlist"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // jobView carries what the job layout needs besides the job itself.
@@ -58,82 +58,11 @@ func newLineWriter(oneLiner bool) *lineWriter {
 	return &lineWriter{lineEnd: "\n   "}
 }
 
-// Job base states and the flags that job_state_string prints instead of
-// the base state, in its order of precedence.
-var jobStateFlagOrder = []string{
-	"COMPLETING", "STAGE_OUT", "CONFIGURING", "EXPEDITING", "RESIZING",
-	"REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED",
-	"REVOKED", "RESV_DEL_HOLD", "SIGNALING",
-}
-
-var jobBaseStates = []string{
-	"PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED",
-	"TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE",
-	"OUT_OF_MEMORY",
-}
-
-// jobStates splits slurmrestd's job_state list into the base state and the
-// set of flags.
-func jobStates(j *v0044.V0044JobInfo) (base string, flags map[string]bool) {
-	flags = map[string]bool{}
-	for _, s := range j.JobState {
-		if slices.Contains(jobBaseStates, string(s)) {
-			if base == "" {
-				base = string(s)
-			}
-			continue
-		}
-		flags[string(s)] = true
-	}
-	return base, flags
-}
-
-// jobStateString is Slurm's job_state_string: a state flag such as
-// COMPLETING wins over the base state.
-func jobStateString(j *v0044.V0044JobInfo) string {
-	base, flags := jobStates(j)
-	for _, f := range jobStateFlagOrder {
-		if flags[f] {
-			return f
-		}
-	}
-	if base == "" {
-		return "?"
-	}
-	return base
-}
-
-func hasJobFlag(j *v0044.V0044JobInfo, f v0044.V0044JobInfoFlagsItem) bool {
-	return slices.Contains(j.Flags, f)
-}
-
-// exitCode returns the "status:signal" pair scontrol prints for a
-// slurmrestd exit code object.
-func exitCode(o v0044.OptV0044ProcessExitCodeVerbose) string {
-	v, ok := o.Get()
-	if !ok {
-		return "0:0"
-	}
-	signaled := false
-	for _, s := range v.Status {
-		if s == "SIGNALED" || s == "CORE_DUMPED" {
-			signaled = true
-		}
-	}
-	if signaled {
-		sig := uint64(0)
-		if s, ok := v.Signal.Get(); ok {
-			if n := u16(s.ID); n != noVal16 && n != infinite16 {
-				sig = n
-			}
-		}
-		return fmt.Sprintf("0:%d", sig)
-	}
-	rc := u32(v.ReturnCode)
-	if rc == noVal || rc == infinite {
-		rc = 0
-	}
-	return fmt.Sprintf("%d:0", rc&0xff)
+// exitCode returns the "status:signal" pair scontrol prints of a wait
+// status.
+func exitCode(e readmodel.ExitCode) string {
+	status, signal := e.WaitPair()
+	return fmt.Sprintf("%d:%d", status, signal)
 }
 
 // sprintRange prints a count with its optional upper bound as scontrol's
@@ -146,41 +75,21 @@ func sprintRange(lower, upper uint64) string {
 }
 
 // star prints a 16-bit count, or "*" when it is unset or infinite.
-func star(v uint64) string {
+func star(v uint16) string {
 	if v == noVal16 || v == infinite16 {
 		return "*"
 	}
-	return strconv.FormatUint(v, 10)
-}
-
-// shareString is Slurm's job_share_string for slurmrestd's shared list.
-func shareString(shared []v0044.V0044JobInfoSharedItem) string {
-	if len(shared) == 0 {
-		return "OK"
-	}
-	switch shared[0] {
-	case "none":
-		return "NO"
-	case "oversubscribe":
-		return "YES"
-	case "user":
-		return "USER"
-	case "mcs":
-		return "MCS"
-	case "topo":
-		return "TOPO"
-	}
-	return "OK"
+	return strconv.FormatUint(uint64(v), 10)
 }
 
 // mailTypeString is Slurm's print_mail_type for slurmrestd's names.
-func mailTypeString(types []v0044.V0044JobInfoMailTypeItem) string {
+func mailTypeString(types []string) string {
 	if len(types) == 0 {
 		return "NONE"
 	}
 	has := map[string]bool{}
 	for _, t := range types {
-		has[string(t)] = true
+		has[t] = true
 	}
 	var out []string
 	for _, m := range []struct{ rest, name string }{
@@ -249,106 +158,99 @@ func sortedNodeList(nodes string) string {
 }
 
 // formatJob prints one job record in `scontrol show job` layout.
-func formatJob(j *v0044.V0044JobInfo, v jobView) string {
+func formatJob(j *readmodel.JobInfo, v jobView) string {
 	w := newLineWriter(v.oneLiner)
-	base, _ := jobStates(j)
-	pending := base == "PENDING"
+	base, known := j.BaseState()
+	pending := known && base == readmodel.StatePending
+	times := &j.Unfolded
 
 	// Line 1: identity.
-	w.printf("JobId=%d ", j.JobID.Or(0))
-	arrayJobID := u32(j.ArrayJobID)
-	if arrayJobID != 0 && arrayJobID != noVal {
-		taskStr := j.ArrayTaskString.Or("")
-		taskID := u32(j.ArrayTaskID)
+	w.printf("JobId=%d ", j.JobID)
+	if j.ArrayJobID != 0 {
+		taskStr, taskID := j.ArrayTaskStr, j.ArrayTaskID
 		if v.arrayTask != nil {
-			taskStr, taskID = "", uint64(*v.arrayTask)
+			taskStr, taskID = "", *v.arrayTask
 		}
 		if taskStr != "" {
-			w.printf("ArrayJobId=%d ArrayTaskId=%s ", arrayJobID, taskStr)
+			w.printf("ArrayJobId=%d ArrayTaskId=%s ", j.ArrayJobID, taskStr)
 		} else {
-			w.printf("ArrayJobId=%d ArrayTaskId=%d ", arrayJobID, taskID)
+			w.printf("ArrayJobId=%d ArrayTaskId=%d ", j.ArrayJobID, taskID)
 		}
-		if m := u32(j.ArrayMaxTasks); m != 0 && m != noVal {
-			w.printf("ArrayTaskThrottle=%d ", m)
+		if j.ArrayMaxTasks != 0 {
+			w.printf("ArrayTaskThrottle=%d ", j.ArrayMaxTasks)
 		}
-	} else if het := u32(j.HetJobID); het != 0 && het != noVal {
-		w.printf("HetJobId=%d HetJobOffset=%d ", het, u32(j.HetJobOffset))
+	} else if j.HetJobID != 0 {
+		w.printf("HetJobId=%d HetJobOffset=%d ", j.HetJobID, j.Unfolded.HetJobOffset)
 	}
-	w.printf("JobName=%s", j.Name.Or(""))
+	w.printf("JobName=%s", j.Name)
 	w.end()
 
-	if v.detail {
-		if step, ok := j.StepID.Get(); ok && step.Sluid.Or("") != "" {
-			w.printf("SLUID=%s", step.Sluid.Or(""))
-			w.end()
-		}
+	if v.detail && j.SLUID != "" {
+		w.printf("SLUID=%s", j.SLUID)
+		w.end()
 	}
-	if s := j.HetJobIDSet.Or(""); s != "" {
-		w.printf("HetJobIdSet=%s", s)
+	if j.HetJobIDSet != "" {
+		w.printf("HetJobIdSet=%s", j.HetJobIDSet)
 		w.end()
 	}
 
-	user := j.UserName.Or("")
+	user := j.UserName
 	if user == "" {
-		user = strconv.Itoa(int(j.UserID.Or(0)))
+		user = strconv.FormatUint(uint64(j.UserID), 10)
 	}
-	group := j.GroupName.Or("")
+	group := j.GroupName
 	if group == "" {
-		group = strconv.Itoa(int(j.GroupID.Or(0)))
+		group = strconv.FormatUint(uint64(j.GroupID), 10)
 	}
-	mcs := j.McsLabel.Or("")
+	mcs := j.MCSLabel
 	if mcs == "" {
 		mcs = "N/A"
 	}
-	w.printf("UserId=%s(%d) GroupId=%s(%d) MCS_label=%s", user, j.UserID.Or(0), group, j.GroupID.Or(0), mcs)
+	w.printf("UserId=%s(%d) GroupId=%s(%d) MCS_label=%s", user, j.UserID, group, j.GroupID, mcs)
 	w.end()
 
-	prio := u32(j.Priority)
-	if prio == noVal {
-		prio = 0
-	}
-	w.printf("Priority=%d Nice=%d Account=%s QOS=%s", prio, j.Nice.Or(0), orNull(j.Account.Or("")), orNull(j.Qos.Or("")))
+	w.printf("Priority=%d Nice=%d Account=%s QOS=%s", j.Priority, j.Nice, orNull(j.Account), orNull(j.QOS))
 	if v.trackWCKey {
-		w.printf(" WCKey=%s", orNull(j.Wckey.Or("")))
+		w.printf(" WCKey=%s", orNull(j.WCKey))
 	}
 	w.end()
 
-	w.printf("JobState=%s ", jobStateString(j))
-	if desc := j.StateDescription.Or(""); desc != "" {
+	w.printf("JobState=%s ", j.StateString())
+	if j.StateDesc != "" {
 		w.printf("Reason=%s ", strings.Map(func(r rune) rune {
 			if unicode.IsSpace(r) {
 				return '_'
 			}
 			return r
-		}, desc))
+		}, j.StateDesc))
 	} else {
-		w.printf("Reason=%s ", orNull(j.StateReason.Or("")))
+		w.printf("Reason=%s ", orNull(j.Reason))
 	}
-	if fn := j.FailedNode.Or(""); fn != "" {
-		w.printf("FailedNode=%s ", fn)
+	if j.FailedNode != "" {
+		w.printf("FailedNode=%s ", j.FailedNode)
 	}
-	w.printf("Dependency=%s", orNull(j.Dependency.Or("")))
+	w.printf("Dependency=%s", orNull(j.Dependency))
 	w.end()
 
 	w.printf("Requeue=%d Restarts=%d BatchFlag=%d Reboot=%d ExitCode=%s",
-		b2i(j.Requeue.Or(false)), j.RestartCnt.Or(0), b2i(j.BatchFlag.Or(false)), b2i(j.Reboot.Or(false)), exitCode(j.ExitCode))
+		b2i(j.Requeue), j.RestartCnt, b2i(j.BatchFlag), b2i(j.Reboot), exitCode(j.ExitCode))
 	w.end()
 	if v.detail {
 		w.printf("DerivedExitCode=%s", exitCode(j.DerivedExitCode))
 		w.end()
 	}
 
-	// RunTime as _sprint_job_info computes it.
-	start, end := epoch(j.StartTime), epoch(j.EndTime)
-	suspendTime, preSus := epoch(j.SuspendTime), epoch(j.PreSusTime)
+	// RunTime as _sprint_job_info computes it, INFINITE times included.
+	start, end := times.StartTime, times.EndTime
+	suspendTime, preSus := times.SuspendTime, times.PreSusTime
 	var runTime int64
 	switch {
 	case pending || start == 0:
-	case base == "SUSPENDED":
+	case known && base == readmodel.StateSuspended:
 		runTime = preSus
 	default:
 		until := end
-		if base == "RUNNING" || end == 0 {
+		if (known && base == readmodel.StateRunning) || end == 0 {
 			until = v.now.Unix()
 		}
 		if suspendTime != 0 {
@@ -357,46 +259,45 @@ func formatJob(j *v0044.V0044JobInfo, v jobView) string {
 			runTime = until - start
 		}
 	}
-	limit := u32(j.TimeLimit)
-	w.printf("RunTime=%s TimeLimit=%s ", secs2time(runTime), mins2time(limit))
-	if tmin := u32(j.TimeMinimum); tmin == 0 || tmin == noVal {
+	w.printf("RunTime=%s TimeLimit=%s ", secs2time(runTime), mins2time(uint64(j.TimeLimit)))
+	if j.TimeMin == 0 {
 		w.printf("TimeMin=N/A")
 	} else {
-		w.printf("TimeMin=%s", mins2time(tmin))
+		w.printf("TimeMin=%s", mins2time(uint64(j.TimeMin)))
 	}
 	w.end()
 
-	w.printf("SubmitTime=%s EligibleTime=%s", v.timeStr(epoch(j.SubmitTime)), v.timeStr(epoch(j.EligibleTime)))
+	w.printf("SubmitTime=%s EligibleTime=%s", v.timeStr(times.SubmitTime), v.timeStr(times.EligibleTime))
 	w.end()
-	w.printf("AccrueTime=%s", v.timeStr(epoch(j.AccrueTime)))
+	w.printf("AccrueTime=%s", v.timeStr(times.AccrueTime))
 	w.end()
-	if rt := epoch(j.ResizeTime); rt != 0 {
+	if rt := times.ResizeTime; rt != 0 {
 		w.printf("ResizeTime=%s", v.timeStr(rt))
 		w.end()
 	}
 	w.printf("StartTime=%s ", v.timeStr(start))
-	if limit == infinite && end > v.now.Unix() {
+	if j.TimeLimit == infinite && end > v.now.Unix() {
 		w.printf("EndTime=Unknown ")
 	} else {
 		w.printf("EndTime=%s ", v.timeStr(end))
 	}
-	if dl := epoch(j.Deadline); dl != 0 {
+	if dl := times.Deadline; dl != 0 {
 		w.printf("Deadline=%s", v.timeStr(dl))
 	} else {
 		w.printf("Deadline=N/A")
 	}
 	w.end()
 
-	if cron := j.Cron.Or(""); hasJobFlag(j, v0044.V0044JobInfoFlagsItemCRONJOB) || cron != "" {
-		if hasJobFlag(j, v0044.V0044JobInfoFlagsItemCRONJOB) {
+	if cronJob := j.HasFlag("CRON_JOB"); cronJob || j.Cron != "" {
+		if cronJob {
 			w.printf("CronJob=Yes ")
 		}
-		w.printf("CrontabSpec=\"%s\"", orNull(cron))
+		w.printf("CrontabSpec=\"%s\"", orNull(j.Cron))
 		w.end()
 	}
-	if pt := epoch(j.PreemptableTime); pt != 0 {
+	if pt := times.PreemptableTime; pt != 0 {
 		w.printf("PreemptEligibleTime=%s ", v.timeStr(pt))
-		if p := epoch(j.PreemptTime); p == 0 {
+		if p := times.PreemptTime; p == 0 {
 			w.printf("PreemptTime=None")
 		} else {
 			w.printf("PreemptTime=%s", v.timeStr(p))
@@ -410,56 +311,54 @@ func formatJob(j *v0044.V0044JobInfo, v jobView) string {
 		w.printf("SuspendTime=None ")
 	}
 	sched := "Main"
-	if hasJobFlag(j, v0044.V0044JobInfoFlagsItemBACKFILLATTEMPTED) {
+	if j.HasFlag("BACKFILL_ATTEMPTED") {
 		sched = "Backfill"
 	}
-	if hasJobFlag(j, v0044.V0044JobInfoFlagsItemSCHEDULINGATTEMPTED) {
+	if j.HasFlag("SCHEDULING_ATTEMPTED") {
 		sched += ":*"
 	}
-	w.printf("SecsPreSuspend=%d LastSchedEval=%s Scheduler=%s", preSus, v.timeStr(epoch(j.LastSchedEvaluation)), sched)
+	w.printf("SecsPreSuspend=%d LastSchedEval=%s Scheduler=%s", preSus, v.timeStr(times.LastSchedEval), sched)
 	w.end()
 
 	// slurmrestd does not report the allocating session id (alloc_sid), so
 	// it prints as 0.
-	w.printf("Partition=%s AllocNode:Sid=%s:0", orNull(j.Partition.Or("")), orNull(j.AllocatingNode.Or("")))
+	w.printf("Partition=%s AllocNode:Sid=%s:0", orNull(j.Partition), orNull(j.AllocNode))
 	w.end()
-	w.printf("ReqNodeList=%s ExcNodeList=%s", orNull(j.RequiredNodes.Or("")), orNull(j.ExcludedNodes.Or("")))
+	w.printf("ReqNodeList=%s ExcNodeList=%s", orNull(j.ReqNodes), orNull(j.ExcNodes))
 	w.end()
-	w.printf("NodeList=%s", sortedNodeList(j.Nodes.Or("")))
-	if s := j.ScheduledNodes.Or(""); s != "" {
-		w.printf(" SchedNodeList=%s", s)
+	w.printf("NodeList=%s", sortedNodeList(j.Nodes))
+	if j.SchedNodes != "" {
+		w.printf(" SchedNodeList=%s", j.SchedNodes)
 	}
 	w.end()
 
 	var opt []string
-	if s := j.BatchFeatures.Or(""); s != "" {
-		opt = append(opt, "BatchFeatures="+s)
+	if j.BatchFeatures != "" {
+		opt = append(opt, "BatchFeatures="+j.BatchFeatures)
 	}
-	if s := j.BatchHost.Or(""); s != "" {
-		opt = append(opt, "BatchHost="+s)
+	if j.BatchHost != "" {
+		opt = append(opt, "BatchHost="+j.BatchHost)
 	}
 	if len(opt) > 0 {
 		w.printf("%s", strings.Join(opt, " "))
 		w.end()
 	}
-	if hasJobFlag(j, v0044.V0044JobInfoFlagsItemSTEPMGRENABLED) {
+	if j.HasFlag("STEPMGR_ENABLED") {
 		w.printf("StepMgrEnabled=Yes")
 		w.end()
 	}
-	if a, vi := j.FederationSiblingsActive.Or(""), j.FederationSiblingsViable.Or(""); a != "" || vi != "" {
-		w.printf("FedOrigin=%s FedViableSiblings=%s FedActiveSiblings=%s", orNull(j.FederationOrigin.Or("")), orNull(vi), orNull(a))
+	if j.FedSiblingsActive != "" || j.FedSiblingsViable != "" {
+		w.printf("FedOrigin=%s FedViableSiblings=%s FedActiveSiblings=%s", orNull(j.FedOrigin), orNull(j.FedSiblingsViable), orNull(j.FedSiblingsActive))
 		w.end()
 	}
 
-	// Line 15: sizes.
-	minNodes, maxNodes := u32(j.NodeCount), uint64(0)
+	// Line 15: sizes. An unset node count stays NO_VAL until a pending
+	// job's maximum bounds it.
+	minNodes, maxNodes := uint64(j.Unfolded.NumNodes), uint64(0)
 	sizeStr := ""
 	if pending {
-		maxNodes = u32(j.MaxNodes)
-		if maxNodes == noVal {
-			maxNodes = 0
-		}
-		sizeStr = strings.Join(j.JobSizeStr, ",")
+		maxNodes = uint64(j.MaxNodes)
+		sizeStr = strings.Join(j.SizeStr, ",")
 		if maxNodes != 0 && maxNodes < minNodes {
 			minNodes = maxNodes
 		}
@@ -472,71 +371,66 @@ func formatJob(j *v0044.V0044JobInfo, v jobView) string {
 	} else {
 		w.printf("NumNodes=%s ", sprintRange(minNodes, maxNodes))
 	}
-	maxCPUs := u32(j.MaxCpus)
-	if maxCPUs == noVal {
-		maxCPUs = 0
-	}
-	w.printf("NumCPUs=%s ", sprintRange(u32(j.Cpus), maxCPUs))
-	if t := u32(j.Tasks); t == noVal {
+	w.printf("NumCPUs=%s ", sprintRange(uint64(j.Unfolded.NumCPUs), uint64(j.MaxCPUs)))
+	if j.NumTasks == noVal {
 		w.printf("NumTasks=N/A ")
 	} else {
-		w.printf("NumTasks=%d ", t)
+		w.printf("NumTasks=%d ", j.NumTasks)
 	}
-	if cpt := u16(j.CpusPerTask); cpt == noVal16 {
+	if j.CPUsPerTask == noVal16 {
 		w.printf("CPUs/Task=N/A ")
 	} else {
-		w.printf("CPUs/Task=%d ", cpt)
+		w.printf("CPUs/Task=%d ", j.CPUsPerTask)
 	}
 	// slurmrestd has no boards_per_node; jobs that do not ask for boards
-	// carry 0, which is what Slurm prints for them.
-	w.printf("ReqB:S:C:T=0:%s:%s:%s", star(uint64(uint16(j.SocketsPerBoard.Or(0)))), star(u16(j.CoresPerSocket)), star(u16(j.ThreadsPerCore)))
+	// carry 0, which is what Slurm prints for them. sockets_per_board is
+	// a 16-bit count in slurmctld.
+	w.printf("ReqB:S:C:T=0:%s:%s:%s", star(uint16(j.SocketsPerBoard)), star(j.CoresPerSocket), star(j.ThreadsPerCore))
 	w.end()
 
-	w.printf("ReqTRES=%s", orNull(j.TresReqStr.Or("")))
+	w.printf("ReqTRES=%s", orNull(j.TresReq))
 	w.end()
-	w.printf("AllocTRES=%s", orNull(j.TresAllocStr.Or("")))
+	w.printf("AllocTRES=%s", orNull(j.TresAlloc))
 	w.end()
 
-	w.printf("Socks/Node=%s ", star(u16(j.SocketsPerNode)))
-	w.printf("NtasksPerN:B:S:C=%s:%s:%s:%s ", star(u16(j.TasksPerNode)), star(u16(j.TasksPerBoard)), star(u16(j.TasksPerSocket)), star(u16(j.TasksPerCore)))
-	w.printf("%s", coreSpec(j))
+	w.printf("Socks/Node=%s ", star(j.SocketsPerNode))
+	w.printf("NtasksPerN:B:S:C=%s:%s:%s:%s ", star(j.NTasksPerNode), star(j.NTasksPerBoard), star(j.NTasksPerSocket), star(j.NTasksPerCore))
+	w.printf("%s", coreSpec(j.CoreSpec))
 	w.end()
 
 	if v.detail {
 		writeJobResources(w, j, v)
 	}
 
-	memKind, mem := "Node", u64(j.MemoryPerNode)
+	// The memory kind follows the halves as given, not Job.MinMemory:
+	// --mem-per-gpu wins and prints the per-node number.
+	memKind, mem := "Node", j.MemPerNode
 	switch {
-	case j.MemoryPerTres.Or("") != "":
+	case j.MemPerTres != "":
 		memKind = "TRES"
-	case u64(j.MemoryPerCPU) != noVal64 && u64(j.MemoryPerCPU) != infinite64:
-		memKind, mem = "CPU", u64(j.MemoryPerCPU)
+	case j.MemPerCPU != noVal64 && j.MemPerCPU != infinite64:
+		memKind, mem = "CPU", j.MemPerCPU
 	}
 	if mem == noVal64 || mem == infinite64 {
 		mem = 0
 	}
-	disk := u32(j.MinimumTmpDiskPerNode)
-	if disk == noVal || disk == infinite {
+	disk := uint64(j.MinTmpDisk)
+	if disk == infinite {
 		disk = 0
 	}
-	minCPUs := u16(j.MinimumCpusPerNode)
+	minCPUs := j.MinCPUsPerNode
 	if minCPUs == noVal16 {
 		minCPUs = 0
 	}
 	w.printf("MinCPUsNode=%d MinMemory%s=%s MinTmpDiskNode=%s", minCPUs, memKind, convertNumUnitExact(mem, unitMega), convertNumUnitExact(disk, unitMega))
 	w.end()
 
-	delay := u32(j.DelayBoot)
-	if delay == noVal {
-		delay = 0
-	}
-	w.printf("Features=%s DelayBoot=%s", orNull(j.Features.Or("")), secs2time(int64(delay)))
+	w.printf("Features=%s DelayBoot=%s", orNull(j.Features), secs2time(int64(j.DelayBoot)))
 	w.end()
 	for _, f := range []struct{ key, val string }{
-		{"ClusterFeatures", j.ClusterFeatures.Or("")},
-		{"Prefer", j.Prefer.Or("")},
-		{"Reservation", j.ResvName.Or("")},
+		{"ClusterFeatures", j.ClusterFeatures},
+		{"Prefer", j.Prefer},
+		{"Reservation", j.Reservation},
 	} {
 		if f.val != "" {
 			w.printf("%s=%s", f.key, f.val)
@@ -545,53 +439,52 @@ func formatJob(j *v0044.V0044JobInfo, v jobView) string {
 	}
 
 	w.printf("OverSubscribe=%s Contiguous=%d Licenses=%s LicensesAlloc=%s Network=%s",
-		shareString(j.Shared), b2i(j.Contiguous.Or(false)), orNull(j.Licenses.Or("")),
-		orNull(j.LicensesAllocated.Or("")), orNull(j.Network.Or("")))
+		j.OverSubscribe, b2i(j.Contiguous), orNull(j.Licenses), orNull(j.LicensesAlloc), orNull(j.Network))
 	w.end()
-	w.printf("Command=%s", orNull(j.Command.Or("")))
+	w.printf("Command=%s", orNull(j.Command))
 	w.end()
-	w.printf("SubmitLine=%s", orNull(j.SubmitLine.Or("")))
+	w.printf("SubmitLine=%s", orNull(j.SubmitLine))
 	w.end()
-	w.printf("WorkDir=%s", orNull(j.CurrentWorkingDirectory.Or("")))
+	w.printf("WorkDir=%s", orNull(j.WorkDir))
 	w.end()
 	for _, f := range []struct{ key, val string }{
-		{"AdminComment", j.AdminComment.Or("")},
-		{"SystemComment", j.SystemComment.Or("")},
-		{"Comment", j.Comment.Or("")},
-		{"Extra", j.Extra.Or("")},
+		{"AdminComment", j.AdminComment},
+		{"SystemComment", j.SystemComment},
+		{"Comment", j.Comment},
+		{"Extra", j.Extra},
 	} {
 		if f.val != "" {
 			w.printf("%s=%s", f.key, f.val)
 			w.end()
 		}
 	}
-	if j.BatchFlag.Or(false) {
+	if j.BatchFlag {
 		// slurmrestd already expands the patterns (%j, %A_%a...) the way
 		// slurm_get_job_stdout does.
-		w.printf("StdErr=%s", j.StderrExpanded.Or(""))
+		w.printf("StdErr=%s", j.StdErrExpanded)
 		w.end()
-		w.printf("StdIn=%s", j.StdinExpanded.Or(""))
+		w.printf("StdIn=%s", j.StdInExpanded)
 		w.end()
-		w.printf("StdOut=%s", j.StdoutExpanded.Or(""))
+		w.printf("StdOut=%s", j.StdOutExpanded)
 		w.end()
 	}
-	if seg := j.SegmentSize.Or(0); seg != 0 {
-		w.printf("SegmentSize=%d", seg)
-		if hasJobFlag(j, v0044.V0044JobInfoFlagsItemSPREADSEGMENTS) {
+	if j.SegmentSize != 0 {
+		w.printf("SegmentSize=%d", j.SegmentSize)
+		if j.HasFlag("SPREAD_SEGMENTS") {
 			w.printf(" SpreadSegments=Yes")
 		}
-		if hasJobFlag(j, v0044.V0044JobInfoFlagsItemCONSOLIDATESEGMENTS) {
+		if j.HasFlag("CONSOLIDATE_SEGMENTS") {
 			w.printf(" ConsolidateSegments=Yes")
 		}
 		w.end()
 	}
-	if sw := j.RequiredSwitches.Or(0); sw != 0 {
-		w.printf("Switches=%d@%s", sw, secs2time(int64(j.MaximumSwitchWaitTime.Or(0))))
+	if j.ReqSwitch != 0 {
+		w.printf("Switches=%d@%s", j.ReqSwitch, secs2time(int64(j.Wait4Switch)))
 		w.end()
 	}
 	for _, f := range []struct{ key, val string }{
-		{"BurstBuffer", j.BurstBuffer.Or("")},
-		{"BurstBufferState", j.BurstBufferState.Or("")},
+		{"BurstBuffer", j.BurstBuffer},
+		{"BurstBufferState", j.BurstBufferState},
 	} {
 		if f.val != "" {
 			w.printf("%s=%s", f.key, f.val)
@@ -603,18 +496,15 @@ func formatJob(j *v0044.V0044JobInfo, v jobView) string {
 		w.end()
 	}
 	var gresFlags []string
-	for _, f := range []struct {
-		flag v0044.V0044JobInfoFlagsItem
-		text string
-	}{
-		{v0044.V0044JobInfoFlagsItemGRESBINDINGDISABLED, "GresEnforceBind=No"},
-		{v0044.V0044JobInfoFlagsItemGRESBINDINGENFORCED, "GresEnforceBind=Yes"},
-		{v0044.V0044JobInfoFlagsItemKILLINVALIDDEPENDENCY, "KillOnInvalidDependent=Yes"},
-		{v0044.V0044JobInfoFlagsItemNOKILLINVALIDDEPENDENCY, "KillOnInvalidDependent=No"},
-		{v0044.V0044JobInfoFlagsItemSPREADJOB, "SpreadJob=Yes"},
-		{v0044.V0044JobInfoFlagsItemEXPEDITEDREQUEUE, "ExpeditedRequeue=Yes"},
+	for _, f := range []struct{ flag, text string }{
+		{"GRES_BINDING_DISABLED", "GresEnforceBind=No"},
+		{"GRES_BINDING_ENFORCED", "GresEnforceBind=Yes"},
+		{"KILL_INVALID_DEPENDENCY", "KillOnInvalidDependent=Yes"},
+		{"NO_KILL_INVALID_DEPENDENCY", "KillOnInvalidDependent=No"},
+		{"SPREAD_JOB", "SpreadJob=Yes"},
+		{"EXPEDITED_REQUEUE", "ExpeditedRequeue=Yes"},
 	} {
-		if hasJobFlag(j, f.flag) {
+		if j.HasFlag(f.flag) {
 			gresFlags = append(gresFlags, f.text)
 		}
 	}
@@ -623,34 +513,34 @@ func formatJob(j *v0044.V0044JobInfo, v jobView) string {
 		w.end()
 	}
 	for _, f := range []struct{ key, val string }{
-		{"CpusPerTres", j.CpusPerTres.Or("")},
-		{"MemPerTres", j.MemoryPerTres.Or("")},
-		{"TresBind", j.TresBind.Or("")},
-		{"TresFreq", j.TresFreq.Or("")},
-		{"TresPerJob", j.TresPerJob.Or("")},
-		{"TresPerNode", j.TresPerNode.Or("")},
-		{"TresPerSocket", j.TresPerSocket.Or("")},
-		{"TresPerTask", j.TresPerTask.Or("")},
+		{"CpusPerTres", j.CPUsPerTres},
+		{"MemPerTres", j.MemPerTres},
+		{"TresBind", j.TresBind},
+		{"TresFreq", j.TresFreq},
+		{"TresPerJob", j.TresPerJob},
+		{"TresPerNode", j.TresPerNode},
+		{"TresPerSocket", j.TresPerSocket},
+		{"TresPerTask", j.TresPerTask},
 	} {
 		if f.val != "" {
 			w.printf("%s=%s", f.key, f.val)
 			w.end()
 		}
 	}
-	if len(j.MailType) > 0 && j.MailUser.Or("") != "" {
-		w.printf("MailUser=%s MailType=%s", j.MailUser.Or(""), mailTypeString(j.MailType))
+	if len(j.MailType) > 0 && j.MailUser != "" {
+		w.printf("MailUser=%s MailType=%s", j.MailUser, mailTypeString(j.MailType))
 		w.end()
 	}
-	if n := u16(j.TasksPerTres); n != 0 && n != noVal16 && n != infinite16 {
+	if n := j.TasksPerTres; n != 0 && n != noVal16 && n != infinite16 {
 		w.printf("NtasksPerTRES=%d", n)
 		w.end()
 	}
-	if c, id := j.Container.Or(""), j.ContainerID.Or(""); c != "" || id != "" {
-		w.printf("Container=%s ContainerID=%s", orNull(c), orNull(id))
+	if j.Container != "" || j.ContainerID != "" {
+		w.printf("Container=%s ContainerID=%s", orNull(j.Container), orNull(j.ContainerID))
 		w.end()
 	}
-	if s := j.SelinuxContext.Or(""); s != "" {
-		w.printf("SELinuxContext=%s", s)
+	if j.SELinuxContext != "" {
+		w.printf("SELinuxContext=%s", j.SELinuxContext)
 		w.end()
 	}
 	return w.finish(v.oneLiner)
@@ -663,36 +553,31 @@ func b2i(b bool) int {
 	return 0
 }
 
-// coreSpec rebuilds Slurm's core_spec from slurmrestd's split fields
-// (core_spec, and thread_spec for values with CORE_SPEC_THREAD) and prints
-// it as scontrol does.
-func coreSpec(j *v0044.V0044JobInfo) string {
-	const coreSpecThread = 0x8000
-	raw := uint16(j.CoreSpec.Or(0))
-	if ts := j.ThreadSpec.Or(0); ts != 0 {
-		raw = uint16(ts) | coreSpecThread
-	}
+// coreSpec prints slurmctld's core_spec as scontrol does: a count of
+// cores, or of threads with CORE_SPEC_THREAD.
+func coreSpec(raw uint16) string {
 	switch {
 	case raw == noVal16:
 		return "CoreSpec=*"
-	case raw&coreSpecThread != 0:
-		return fmt.Sprintf("ThreadSpec=%d", raw&^coreSpecThread)
+	case raw&readmodel.CoreSpecThread != 0:
+		return fmt.Sprintf("ThreadSpec=%d", raw&^readmodel.CoreSpecThread)
 	}
 	return fmt.Sprintf("CoreSpec=%d", raw)
 }
 
 // cpuFreq prints the --cpu-freq request as cpu_freq_debug does for numeric
 // limits; governors print by name.
-func cpuFreq(j *v0044.V0044JobInfo) string {
+func cpuFreq(j *readmodel.JobInfo) string {
+	set := func(v uint32) bool { return v != noVal && v != 0 && v != infinite }
 	var parts []string
-	if v := u32(j.CPUFrequencyMinimum); v != noVal && v != 0 && v != infinite {
-		parts = append(parts, fmt.Sprintf("CPU_min_freq=%d", v))
+	if set(j.CPUFreqMin) {
+		parts = append(parts, fmt.Sprintf("CPU_min_freq=%d", j.CPUFreqMin))
 	}
-	if v := u32(j.CPUFrequencyMaximum); v != noVal && v != 0 && v != infinite {
-		parts = append(parts, fmt.Sprintf("CPU_max_freq=%d", v))
+	if set(j.CPUFreqMax) {
+		parts = append(parts, fmt.Sprintf("CPU_max_freq=%d", j.CPUFreqMax))
 	}
-	if v := u32(j.CPUFrequencyGovernor); v != noVal && v != 0 && v != infinite {
-		parts = append(parts, "Governor="+cpuFreqGovernor(v))
+	if set(j.CPUFreqGov) {
+		parts = append(parts, "Governor="+cpuFreqGovernor(uint64(j.CPUFreqGov)))
 	}
 	return strings.Join(parts, " ")
 }
@@ -721,16 +606,11 @@ func cpuFreqGovernor(v uint64) string {
 // writeJobResources prints the JOB_GRES line and the per-node allocation
 // lines of `scontrol -d show job`, grouping consecutive nodes with the same
 // CPU ids, memory and GRES.
-func writeJobResources(w *lineWriter, j *v0044.V0044JobInfo, v jobView) {
-	res, ok := j.JobResources.Get()
-	if !ok {
+func writeJobResources(w *lineWriter, j *readmodel.JobInfo, v jobView) {
+	if len(j.Alloc) == 0 {
 		return
 	}
-	nodes, ok := res.Nodes.Get()
-	if !ok || len(nodes.Allocation) == 0 {
-		return
-	}
-	w.printf("JOB_GRES=%s", jobGres(j.TresAllocStr.Or("")))
+	w.printf("JOB_GRES=%s", jobGres(j.TresAlloc))
 	w.end()
 	indent := "  "
 	if v.oneLiner {
@@ -743,38 +623,34 @@ func writeJobResources(w *lineWriter, j *v0044.V0044JobInfo, v jobView) {
 		gres  string
 	}
 	var groups []*group
-	for i, n := range nodes.Allocation {
+	for i, n := range j.Alloc {
 		threads := 1
 		if v.threadsPerCore != nil {
 			threads = max(v.threadsPerCore(n.Name), 1)
 		}
 		var ids []int
 		coreBase := 0
-		for _, s := range n.Sockets {
-			for _, core := range s.Cores {
-				if slices.Contains(core.Status, "ALLOCATED") {
+		for _, cores := range n.Sockets {
+			for _, core := range cores {
+				if core.Allocated {
 					for t := 0; t < threads; t++ {
-						ids = append(ids, (coreBase+int(core.Index))*threads+t)
+						ids = append(ids, (coreBase+core.Index)*threads+t)
 					}
 				}
 			}
-			coreBase += len(s.Cores)
+			coreBase += len(cores)
 		}
 		slices.Sort(ids)
-		var mem int64
-		if m, ok := n.Memory.Get(); ok {
-			mem = m.Allocated.Or(0)
-		}
 		gres := ""
 		if i < len(j.GresDetail) {
 			gres = j.GresDetail[i]
 		}
 		cpus := bitFmt(ids)
-		if last := len(groups) - 1; last >= 0 && groups[last].cpus == cpus && groups[last].mem == mem && groups[last].gres == gres {
+		if last := len(groups) - 1; last >= 0 && groups[last].cpus == cpus && groups[last].mem == n.Memory && groups[last].gres == gres {
 			groups[last].hosts = append(groups[last].hosts, n.Name)
 			continue
 		}
-		groups = append(groups, &group{hosts: []string{n.Name}, cpus: cpus, mem: mem, gres: gres})
+		groups = append(groups, &group{hosts: []string{n.Name}, cpus: cpus, mem: n.Memory, gres: gres})
 	}
 	for _, g := range groups {
 		w.printf("%sNodes=%s CPU_IDs=%s Mem=%d GRES=%s", indent, hostlist.Compress(g.hosts), g.cpus, g.mem, g.gres)

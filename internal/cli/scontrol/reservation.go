@@ -259,3 +259,101 @@ func (c *cmd) deleteReservation(ctx context.Context, argv []string) {
 		c.perror("delete_reservation "+argv[0], re)
 	}
 }
+
+// showReservations is scontrol_print_res.
+func (c *cmd) showReservations(ctx context.Context, val *string) {
+	res, err := c.env.Client.SlurmV0044GetReservations(ctx, v0044.SlurmV0044GetReservationsParams{})
+	var resvs v0044.V0044ReservationInfoMsg
+	var re *restError
+	if err != nil {
+		re, _ = fromTransport(err)
+	} else {
+		switch r := res.(type) {
+		case *v0044.V0044OpenapiReservationResp:
+			if e := fromErrors(r.Errors, 200); e != nil && e.Code != 0 {
+				re = e
+			}
+			resvs = r.Reservations
+		case *v0044.V0044OpenapiReservationRespStatusCode:
+			if re = fromErrors(r.Response.Errors, r.StatusCode); re == nil {
+				re = fromStatus(r.StatusCode)
+			}
+		default:
+			re = fromStatus(0)
+		}
+	}
+	if re != nil {
+		c.perror("slurm_load_reservations error", re)
+		return
+	}
+	printed := 0
+	for i := range resvs {
+		if val != nil && resvs[i].Name.Or("") != *val {
+			continue
+		}
+		fmt.Fprint(c.env.Stdout, formatReservation(&resvs[i], c.oneLiner, c.now().Unix(), c.timeStr))
+		printed++
+		if val != nil {
+			break
+		}
+	}
+	if printed > 0 {
+		return
+	}
+	if val != nil {
+		c.exitCode = 1
+		if c.quiet != 1 {
+			fmt.Fprintf(c.env.Stdout, "Reservation %s not found\n", *val)
+		}
+		return
+	}
+	if c.quiet != 1 {
+		fmt.Fprintln(c.env.Stdout, "No reservations in the system")
+	}
+}
+
+// formatReservation prints one reservation as
+// slurm_sprint_reservation_info does.
+func formatReservation(r *v0044.V0044ReservationInfo, oneLiner bool, now int64, timeStr func(int64) string) string {
+	w := newLineWriter(oneLiner)
+	start, end := epoch(r.StartTime), epoch(r.EndTime)
+	duration := "N/A"
+	if end >= start {
+		duration = secs2time(end - start)
+	}
+	w.printf("ReservationName=%s StartTime=%s EndTime=%s Duration=%s", r.Name.Or(""), timeStr(start), timeStr(end), duration)
+	w.end()
+	flags := make([]string, len(r.Flags))
+	for i, f := range r.Flags {
+		flags[i] = string(f)
+	}
+	w.printf("Nodes=%s NodeCnt=%d CoreCnt=%d Features=%s PartitionName=%s Flags=%s",
+		orNull(r.NodeList.Or("")), r.NodeCount.Or(0), r.CoreCount.Or(0), orNull(r.Features.Or("")),
+		orNull(r.Partition.Or("")), strings.Join(flags, ","))
+	w.end()
+	for _, cs := range r.CoreSpecializations {
+		w.printf("  NodeName=%s CoreIDs=%s", cs.Node.Or(""), cs.Core.Or(""))
+		w.end()
+	}
+	w.printf("TRES=%s", orNull(r.Tres.Or("")))
+	w.end()
+	w.printf("AllowedPartitions=(null) QOS=(null)")
+	w.end()
+	state := "INACTIVE"
+	if start <= now && end >= now {
+		state = "ACTIVE"
+	}
+	w.printf("Users=%s Groups=%s Accounts=%s Licenses=%s State=%s BurstBuffer=%s",
+		orNull(r.Users.Or("")), orNull(r.Groups.Or("")), orNull(r.Accounts.Or("")),
+		orNull(r.Licenses.Or("")), state, orNull(r.BurstBuffer.Or("")))
+	w.end()
+	if d := r.MaxStartDelay.Or(0); d != 0 {
+		w.printf("MaxStartDelay=%s", secs2time(int64(d)))
+	} else {
+		w.printf("MaxStartDelay=(null)")
+	}
+	if oneLiner {
+		return w.b.String() + "\n"
+	}
+	return w.b.String() + "\n\n"
+}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/ogen-go/ogen/ogenerrors"
 
+	"github.com/droverhq/drover/internal/cli/readmodel"
+	"github.com/droverhq/drover/internal/cli/wireval"
 	"github.com/droverhq/drover/internal/slurmerr"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -42,18 +44,38 @@ func (e *restError) Unwrap() error { return e.err }
 // fromErrors returns the first error of a slurmrestd errors[] list, or nil.
 func fromErrors(errs v0044.V0044OpenapiErrors, status int) *restError {
 	for _, e := range errs {
-		re := &restError{
-			Code:        e.ErrorNumber.Or(0),
-			Message:     e.Error.Or(""),
-			Description: e.Description.Or(""),
-			Status:      status,
-		}
-		if re.Message == "" {
-			re.Message = slurmerr.Code(re.Code).Message()
-		}
-		return re
+		return fromProblem(readmodel.Problem{Number: e.ErrorNumber.Or(0), Error: e.Error.Or(""), Description: e.Description.Or("")}, status)
 	}
 	return nil
+}
+
+// fromAnswer is the error of a read answer, or nil: the first of its
+// errors[] when that has a code, or when the answer is not the
+// operation's success (status != 0), whose bare failure is Slurm's
+// unspecified error. An answer of a kind the client does not know
+// (status -1) fails the same way.
+func fromAnswer(errs []readmodel.Problem, status int) *restError {
+	if status == 0 {
+		if len(errs) == 0 || errs[0].Number == 0 {
+			return nil
+		}
+		return fromProblem(errs[0], 200)
+	}
+	if status < 0 {
+		return fromStatus(0)
+	}
+	if len(errs) > 0 {
+		return fromProblem(errs[0], status)
+	}
+	return fromStatus(status)
+}
+
+func fromProblem(p readmodel.Problem, status int) *restError {
+	re := &restError{Code: p.Number, Message: p.Error, Description: p.Description, Status: status}
+	if re.Message == "" {
+		re.Message = slurmerr.Code(re.Code).Message()
+	}
+	return re
 }
 
 // fromStatus builds the error of a non-2xx answer whose body has no
@@ -91,4 +113,22 @@ func fromTransport(err error) (re *restError, failed bool) {
 		return &restError{Code: int32(slurmerr.Unspecified), Message: slurmerr.Unspecified.Message(), err: err}, true
 	}
 	return &restError{Code: 1001, Message: connectFailure, err: fmt.Errorf("controller request: %w", err)}, true
+}
+
+// u32 reads a number struct as Slurm's raw value, widened for the
+// printers, for the records scontrol still reads off the wire (--json
+// selection, reservations).
+func u32(o v0044.OptV0044Uint32NoValStruct) uint64 { return uint64(wireval.U32(o)) }
+
+// epoch returns a time number struct as seconds since the epoch, 0 when it
+// is unset (which slurm_make_time_str prints "Unknown").
+func epoch(o v0044.OptV0044Uint64NoValStruct) int64 {
+	v, ok := o.Get()
+	if !ok || !v.Set.Or(false) {
+		if ok && v.Infinite.Or(false) {
+			return infinite
+		}
+		return 0
+	}
+	return v.Number.Or(0)
 }

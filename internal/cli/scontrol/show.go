@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/hostlist"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // show runs "show <entity> [<id>]" (argv[0] is the "show" keyword).
@@ -121,88 +121,30 @@ func parseJobSelector(s string) (jobID uint64, arrayID, hetOffset *uint32, ok bo
 	return jobID, arrayID, hetOffset, true
 }
 
-// taskInJob reports whether array task id belongs to the record, as
-// _task_id_in_job does with the record's task bitmap (slurmrestd gives it
-// as array_task_string, "2-9%2").
-func taskInJob(j *v0044.V0044JobInfo, id uint32) bool {
-	if t := u32(j.ArrayTaskID); t != noVal && t == uint64(id) {
-		return true
-	}
-	spec, _, _ := strings.Cut(j.ArrayTaskString.Or(""), "%")
-	if spec == "" {
-		return false
-	}
-	for _, part := range strings.Split(spec, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		step := uint64(1)
-		if isRange {
-			if h, s, ok := strings.Cut(hi, ":"); ok {
-				hi = h
-				step, _ = strconv.ParseUint(s, 10, 32)
-				if step == 0 {
-					step = 1
-				}
-			}
-		} else {
-			hi = lo
-		}
-		l, err1 := strconv.ParseUint(lo, 10, 32)
-		h, err2 := strconv.ParseUint(hi, 10, 32)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		if uint64(id) >= l && uint64(id) <= h && (uint64(id)-l)%step == 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // loadJobs fetches one job (all records of an array or heterogeneous job)
 // or, with id 0, every job.
-func (c *cmd) loadJobs(ctx context.Context, id uint64) (v0044.V0044JobInfoMsg, *restError) {
-	if id == 0 {
-		params := v0044.SlurmV0044GetJobsParams{}
-		if c.detail {
-			params.Flags = v0044.NewOptSlurmV0044GetJobsFlags(v0044.SlurmV0044GetJobsFlagsDETAIL)
-		} else if c.all {
-			params.Flags = v0044.NewOptSlurmV0044GetJobsFlags(v0044.SlurmV0044GetJobsFlagsALL)
-		}
-		res, err := c.env.Client.SlurmV0044GetJobs(ctx, params)
-		if err != nil {
-			re, _ := fromTransport(err)
-			return nil, re
-		}
-		return jobsFrom(res)
-	}
-	params := v0044.SlurmV0044GetJobParams{JobID: strconv.FormatUint(id, 10)}
+func (c *cmd) loadJobs(ctx context.Context, id uint64) ([]readmodel.JobInfo, *restError) {
+	flags := readmodel.JobsDefault
 	if c.detail {
-		params.Flags = v0044.NewOptSlurmV0044GetJobFlags(v0044.SlurmV0044GetJobFlagsDETAIL)
+		flags = readmodel.JobsDetail
 	} else if c.all {
-		params.Flags = v0044.NewOptSlurmV0044GetJobFlags(v0044.SlurmV0044GetJobFlagsALL)
+		flags = readmodel.JobsAll
 	}
-	res, err := c.env.Client.SlurmV0044GetJob(ctx, params)
+	var ans readmodel.Answer[readmodel.JobInfo]
+	var err error
+	if id == 0 {
+		ans, err = readmodel.GetJobs(ctx, c.env.Client, flags)
+	} else {
+		ans, err = readmodel.GetJob(ctx, c.env.Client, id, flags)
+	}
 	if err != nil {
 		re, _ := fromTransport(err)
 		return nil, re
 	}
-	return jobsFrom(res)
-}
-
-func jobsFrom(res any) (v0044.V0044JobInfoMsg, *restError) {
-	switch r := res.(type) {
-	case *v0044.V0044OpenapiJobInfoResp:
-		if re := fromErrors(r.Errors, 200); re != nil && re.Code != 0 {
-			return nil, re
-		}
-		return r.Jobs, nil
-	case *v0044.V0044OpenapiJobInfoRespStatusCode:
-		if re := fromErrors(r.Response.Errors, r.StatusCode); re != nil {
-			return nil, re
-		}
-		return nil, fromStatus(r.StatusCode)
+	if re := fromAnswer(ans.Errors, ans.Status); re != nil {
+		return nil, re
 	}
-	return nil, fromStatus(0)
+	return ans.Records, nil
 }
 
 // showJob is scontrol_print_job.
@@ -232,14 +174,14 @@ func (c *cmd) showJob(ctx context.Context, val *string) {
 	printed := 0
 	for i := range jobs {
 		j := &jobs[i]
-		if hetOffset != nil && u32(j.HetJobOffset) != uint64(*hetOffset) {
+		if hetOffset != nil && j.Unfolded.HetJobOffset != *hetOffset {
 			continue
 		}
-		if arrayID != nil && !taskInJob(j, *arrayID) {
+		if arrayID != nil && !j.HoldsTask(*arrayID) {
 			continue
 		}
 		v := view
-		if arrayID != nil && j.ArrayTaskString.Or("") != "" {
+		if arrayID != nil && j.ArrayTaskStr != "" {
 			v.arrayTask = arrayID
 		}
 		fmt.Fprint(c.env.Stdout, formatJob(j, v))
@@ -288,7 +230,7 @@ func (c *cmd) threadsLookup(ctx context.Context) func(string) int {
 			threads = map[string]int{}
 			if nodes, re := c.loadNodes(ctx); re == nil {
 				for _, n := range nodes {
-					threads[n.Name.Or("")] = int(n.Threads.Or(1))
+					threads[n.Name] = int(n.Threads)
 				}
 			}
 		}
@@ -301,39 +243,29 @@ func (c *cmd) threadsLookup(ctx context.Context) func(string) int {
 
 // ---- nodes ----
 
-// nodeParams asks for the nodes -d, --future or -a show.
-func (c *cmd) nodeParams() v0044.SlurmV0044GetNodesParams {
-	params := v0044.SlurmV0044GetNodesParams{}
+// nodeFlags asks for the nodes -d, --future or -a show.
+func (c *cmd) nodeFlags() readmodel.NodeFlags {
 	switch {
 	case c.detail:
-		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsDETAIL)
+		return readmodel.NodesDetail
 	case c.future:
-		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsFUTURE)
+		return readmodel.NodesFuture
 	case c.all:
-		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsALL)
+		return readmodel.NodesAll
 	}
-	return params
+	return readmodel.NodesDefault
 }
 
-func (c *cmd) loadNodes(ctx context.Context) (v0044.V0044Nodes, *restError) {
-	res, err := c.env.Client.SlurmV0044GetNodes(ctx, c.nodeParams())
+func (c *cmd) loadNodes(ctx context.Context) ([]readmodel.Node, *restError) {
+	ans, err := readmodel.GetNodes(ctx, c.env.Client, c.nodeFlags())
 	if err != nil {
 		re, _ := fromTransport(err)
 		return nil, re
 	}
-	switch r := res.(type) {
-	case *v0044.V0044OpenapiNodesResp:
-		if re := fromErrors(r.Errors, 200); re != nil && re.Code != 0 {
-			return nil, re
-		}
-		return r.Nodes, nil
-	case *v0044.V0044OpenapiNodesRespStatusCode:
-		if re := fromErrors(r.Response.Errors, r.StatusCode); re != nil {
-			return nil, re
-		}
-		return nil, fromStatus(r.StatusCode)
+	if re := fromAnswer(ans.Errors, ans.Status); re != nil {
+		return nil, re
 	}
-	return nil, fromStatus(0)
+	return ans.Records, nil
 }
 
 // showNodes is scontrol_print_node_list: every node, or the nodes of a
@@ -368,7 +300,7 @@ func (c *cmd) showNodes(ctx context.Context, val *string) {
 	for _, name := range names {
 		found := false
 		for i := range nodes {
-			if nodes[i].Name.Or("") == name {
+			if nodes[i].Name == name {
 				fmt.Fprint(c.env.Stdout, formatNode(&nodes[i], view))
 				found = true
 				break
@@ -400,29 +332,16 @@ func (c *cmd) nodeView() nodeView {
 
 // ---- partitions ----
 
-func (c *cmd) loadPartitions(ctx context.Context) (v0044.V0044PartitionInfoMsg, *restError) {
-	params := v0044.SlurmV0044GetPartitionsParams{}
-	if c.all {
-		params.Flags = v0044.NewOptSlurmV0044GetPartitionsFlags(v0044.SlurmV0044GetPartitionsFlagsALL)
-	}
-	res, err := c.env.Client.SlurmV0044GetPartitions(ctx, params)
+func (c *cmd) loadPartitions(ctx context.Context) ([]readmodel.Partition, *restError) {
+	ans, err := readmodel.GetPartitions(ctx, c.env.Client, c.all)
 	if err != nil {
 		re, _ := fromTransport(err)
 		return nil, re
 	}
-	switch r := res.(type) {
-	case *v0044.V0044OpenapiPartitionResp:
-		if re := fromErrors(r.Errors, 200); re != nil && re.Code != 0 {
-			return nil, re
-		}
-		return r.Partitions, nil
-	case *v0044.V0044OpenapiPartitionRespStatusCode:
-		if re := fromErrors(r.Response.Errors, r.StatusCode); re != nil {
-			return nil, re
-		}
-		return nil, fromStatus(r.StatusCode)
+	if re := fromAnswer(ans.Errors, ans.Status); re != nil {
+		return nil, re
 	}
-	return nil, fromStatus(0)
+	return ans.Records, nil
 }
 
 // showPartitions is scontrol_print_part.
@@ -435,7 +354,7 @@ func (c *cmd) showPartitions(ctx context.Context, val *string) {
 	view := c.partitionView()
 	printed := 0
 	for i := range parts {
-		if val != nil && parts[i].Name.Or("") != *val {
+		if val != nil && parts[i].Name != *val {
 			continue
 		}
 		fmt.Fprint(c.env.Stdout, formatPartition(&parts[i], view))

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/slurmerr"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -39,17 +40,18 @@ func (c *cmd) top(ctx context.Context, argv []string) {
 		c.perror("slurm_top_job error", re)
 		return
 	}
-	byID := map[string]*v0044.V0044JobInfo{}
+	byID := map[string]*readmodel.JobInfo{}
 	for i := range jobs {
-		byID[strconv.Itoa(int(jobs[i].JobID.Or(0)))] = &jobs[i]
+		byID[strconv.FormatUint(uint64(jobs[i].JobID), 10)] = &jobs[i]
 	}
-	pending := func(j *v0044.V0044JobInfo) bool {
-		return slices.Contains(j.JobState, v0044.V0044JobInfoJobStateItemPENDING) && !j.Hold.Or(false)
+	pending := func(j *readmodel.JobInfo) bool {
+		base, known := j.BaseState()
+		return known && base == readmodel.StatePending && !j.Hold
 	}
-	key := func(j *v0044.V0044JobInfo) string {
-		return j.UserName.Or("") + "\x00" + j.Partition.Or("") + "\x00" + j.Account.Or("") + "\x00" + j.Qos.Or("")
+	key := func(j *readmodel.JobInfo) string {
+		return j.UserName + "\x00" + j.Partition + "\x00" + j.Account + "\x00" + j.QOS
 	}
-	var order []*v0044.V0044JobInfo
+	var order []*readmodel.JobInfo
 	group := ""
 	for _, id := range strings.Split(argv[0], ",") {
 		j := byID[strings.TrimSpace(id)]
@@ -69,15 +71,15 @@ func (c *cmd) top(ctx context.Context, argv []string) {
 			order = append(order, j)
 		}
 	}
-	prio := func(j *v0044.V0044JobInfo) int64 { return int64(u32(j.Priority)) }
-	var others []*v0044.V0044JobInfo
+	prio := func(j *readmodel.JobInfo) int64 { return int64(j.Priority) }
+	var others []*readmodel.JobInfo
 	for i := range jobs {
 		j := &jobs[i]
 		if pending(j) && key(j) == group && !slices.Contains(order, j) {
 			others = append(others, j)
 		}
 	}
-	slices.SortStableFunc(others, func(a, b *v0044.V0044JobInfo) int { return int(prio(b) - prio(a)) })
+	slices.SortStableFunc(others, func(a, b *readmodel.JobInfo) int { return int(prio(b) - prio(a)) })
 	order = append(order, others...)
 	// The group's priorities, highest first, dealt out in the new order.
 	slots := make([]int64, len(order))
@@ -90,8 +92,8 @@ func (c *cmd) top(ctx context.Context, argv []string) {
 		if delta == 0 {
 			continue
 		}
-		nice := int32(int64(j.Nice.Or(0)) - delta)
-		if !c.postJob(ctx, strconv.Itoa(int(j.JobID.Or(0))), v0044.V0044JobDescMsg{Nice: v0044.NewOptInt32(nice)}) {
+		nice := int32(int64(j.Nice) - delta)
+		if !c.postJob(ctx, strconv.FormatUint(uint64(j.JobID), 10), v0044.V0044JobDescMsg{Nice: v0044.NewOptInt32(nice)}) {
 			return
 		}
 	}

@@ -1103,17 +1103,17 @@ func (c *cmd) jobTimeLimit(ctx context.Context, idStr string) (uint64, *updateEr
 	case len(jobs) == 0:
 		return 0, errorMsg("Job ID %s not found", idStr)
 	case len(jobs) == 1:
-		return u32(jobs[0].TimeLimit), nil
+		return uint64(jobs[0].TimeLimit), nil
 	case !hasTask:
 		return 0, errorMsg("TimeLimit increment/decrement not supported for job arrays")
 	}
 	for i := range jobs {
 		j := &jobs[i]
-		if u32(j.ArrayJobID) != jobID {
+		if uint64(j.ArrayJobID) != jobID {
 			continue
 		}
-		if taskInJob(j, uint32(taskID)) {
-			return u32(j.TimeLimit), nil
+		if j.HoldsTask(uint32(taskID)) {
+			return uint64(j.TimeLimit), nil
 		}
 	}
 	return 0, errorMsg("Job ID %s not found", idStr)
@@ -1132,16 +1132,16 @@ func (c *cmd) jobNameToIDs(ctx context.Context, name string, uid int64) (string,
 	var ids []string
 	for i := range jobs {
 		j := &jobs[i]
-		if uid >= 0 && int64(j.UserID.Or(0)) != uid {
+		if uid >= 0 && int64(j.UserID) != uid {
 			continue
 		}
-		if j.Name.Or("") != name {
+		if j.Name != name {
 			continue
 		}
-		if t := u32(j.ArrayTaskID); t != noVal {
-			ids = append(ids, fmt.Sprintf("%d_%d", u32(j.ArrayJobID), t))
+		if j.IsArrayTask() {
+			ids = append(ids, fmt.Sprintf("%d_%d", j.ArrayJobID, j.ArrayTaskID))
 		} else {
-			ids = append(ids, strconv.Itoa(int(j.JobID.Or(0))))
+			ids = append(ids, strconv.FormatUint(uint64(j.JobID), 10))
 		}
 	}
 	if len(ids) == 0 {

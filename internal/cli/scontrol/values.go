@@ -7,10 +7,10 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/wireval"
 	"github.com/droverhq/drover/internal/timefmt"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
-// Slurm's sentinel values, as the v0.0.44 number structs stand for them.
+// Slurm's sentinel values, as the read model and the v0.0.44 number
+// structs hold them.
 const (
 	noVal      = wireval.NoVal
 	infinite   = wireval.Infinite
@@ -28,25 +28,6 @@ func orNull(s string) string {
 		return "(null)"
 	}
 	return s
-}
-
-// u32, u16 and u64 read number structs as Slurm's raw values, widened
-// for the printers.
-func u32(o v0044.OptV0044Uint32NoValStruct) uint64 { return uint64(wireval.U32(o)) }
-func u16(o v0044.OptV0044Uint16NoValStruct) uint64 { return uint64(wireval.U16(o)) }
-func u64(o v0044.OptV0044Uint64NoValStruct) uint64 { return wireval.U64(o) }
-
-// epoch returns a time number struct as seconds since the epoch, 0 when it
-// is unset (which slurm_make_time_str prints "Unknown").
-func epoch(o v0044.OptV0044Uint64NoValStruct) int64 {
-	v, ok := o.Get()
-	if !ok || !v.Set.Or(false) {
-		if ok && v.Infinite.Or(false) {
-			return infinite
-		}
-		return 0
-	}
-	return v.Number.Or(0)
 }
 
 // timeStr prints an epoch as slurm_make_time_str does, honouring

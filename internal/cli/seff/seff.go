@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/timefmt"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // Run is the seff command.
@@ -37,39 +37,33 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "%s: error: Invalid job id: %s\n", prog, args[0])
 		return 1
 	}
-	res, err := env.Client.SlurmdbV0044GetJob(ctx, v0044.SlurmdbV0044GetJobParams{JobID: head})
+	ans, err := readmodel.GetAcctJob(ctx, env.Client, head)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
+		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, readmodel.ClientError(err))
 		return 1
 	}
-	var jobs v0044.V0044JobList
-	switch r := res.(type) {
-	case *v0044.V0044OpenapiSlurmdbdJobsResp:
-		jobs = r.Jobs
-	case *v0044.V0044OpenapiSlurmdbdJobsRespStatusCode:
-		for _, e := range r.Response.Errors {
-			if d := e.Description.Or(""); d != "" {
-				fmt.Fprintln(env.Stderr, d)
+	if ans.Status > 0 {
+		for _, e := range ans.Errors {
+			if e.Description != "" {
+				fmt.Fprintln(env.Stderr, e.Description)
 				return 1
 			}
 		}
-		fmt.Fprintf(env.Stderr, "%s: error: HTTP %d\n", prog, r.StatusCode)
+		fmt.Fprintf(env.Stderr, "%s: error: HTTP %d\n", prog, ans.Status)
 		return 1
 	}
 	// The newest run of the job (or of the array task asked for).
-	var j *v0044.V0044Job
-	for i := range jobs {
-		c := &jobs[i]
-		arr := c.Array.Or(v0044.V0044JobArray{})
+	var j *readmodel.AcctJob
+	for i := range ans.Records {
+		c := &ans.Records[i]
 		if isTask {
-			t, ok := arr.TaskID.Get()
-			if !ok || !t.Set.Or(false) || strconv.Itoa(int(t.Number.Or(0))) != task {
+			if !finite(c.ArrayTaskID) || strconv.FormatUint(uint64(c.ArrayTaskID), 10) != task {
 				continue
 			}
-		} else if strconv.Itoa(int(c.JobID.Or(0))) != head {
+		} else if strconv.FormatUint(uint64(c.JobID), 10) != head {
 			continue
 		}
-		if j == nil || c.RestartCnt.Or(0) >= j.RestartCnt.Or(0) {
+		if j == nil || c.RestartCnt >= j.RestartCnt {
 			j = c
 		}
 	}
@@ -81,34 +75,32 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	return 0
 }
 
-func report(env *clienv.Env, j *v0044.V0044Job) {
+// finite reports a number that is neither unset nor infinite.
+func finite(v uint32) bool { return v != readmodel.NoVal && v != readmodel.Infinite }
+
+// reqMem reads a memory request: 0 when unset or infinite.
+func reqMem(v uint64) int64 {
+	if v == readmodel.NoVal64 || v == readmodel.Infinite64 {
+		return 0
+	}
+	return int64(v)
+}
+
+func report(env *clienv.Env, j *readmodel.AcctJob) {
 	w := env.Stdout
-	state := ""
-	if cur := j.State.Or(v0044.V0044JobState{}).Current; len(cur) > 0 {
-		state = string(cur[0])
-	}
-	exit := j.ExitCode.Or(v0044.V0044ProcessExitCodeVerbose{})
+	state := j.State
 	code := int64(0)
-	if rc, ok := exit.ReturnCode.Get(); ok && rc.Set.Or(false) {
-		code = int64(rc.Number.Or(0))
+	if rc := j.ExitCode.ReturnCode; j.ExitCode.Present && finite(rc) {
+		code = int64(rc)
 	}
-	arr := j.Array.Or(v0044.V0044JobArray{})
-	if t, ok := arr.TaskID.Get(); ok && t.Set.Or(false) {
-		fmt.Fprintf(w, "Job ID: %d\nArray Job ID: %d_%d\n", j.JobID.Or(0), arr.JobID.Or(0), t.Number.Or(0))
+	if finite(j.ArrayTaskID) {
+		fmt.Fprintf(w, "Job ID: %d\nArray Job ID: %d_%d\n", j.JobID, j.ArrayJobID, j.ArrayTaskID)
 	} else {
-		fmt.Fprintf(w, "Job ID: %d\n", j.JobID.Or(0))
+		fmt.Fprintf(w, "Job ID: %d\n", j.JobID)
 	}
-	fmt.Fprintf(w, "Cluster: %s\nUser/Group: %s/%s\nState: %s (exit code %d)\n", j.Cluster.Or(""), j.User.Or(""), j.Group.Or(""), state, code)
-	var cores, memMB int64
-	for _, t := range j.Tres.Or(v0044.V0044JobTres{}).Allocated {
-		switch t.Type {
-		case "cpu":
-			cores = t.Count.Or(0)
-		case "mem":
-			memMB = t.Count.Or(0)
-		}
-	}
-	nodes := int64(j.AllocationNodes.Or(0))
+	fmt.Fprintf(w, "Cluster: %s\nUser/Group: %s/%s\nState: %s (exit code %d)\n", j.Cluster, j.User, j.Group, state, code)
+	cores, memMB := readmodel.Count(j.AllocTRES, "cpu"), readmodel.Count(j.AllocTRES, "mem")
+	nodes := int64(j.AllocNodes)
 	if nodes > 1 {
 		fmt.Fprintf(w, "Nodes: %d\nCores per node: %d\n", nodes, cores/nodes)
 	} else {
@@ -118,17 +110,14 @@ func report(env *clienv.Env, j *v0044.V0044Job) {
 		fmt.Fprintln(w, "Efficiency not available for jobs in the PENDING state.")
 		return
 	}
-	t := j.Time.Or(v0044.V0044JobTime{})
-	total := t.Total.Or(v0044.V0044JobTimeTotal{})
-	cpuUsed := float64(total.Seconds.Or(0)) + float64(total.Microseconds.Or(0))/1e6
-	wall := int64(t.Elapsed.Or(0))
+	cpuUsed := float64(j.TotalCPUSecs) + float64(j.TotalCPUMicrosec)/1e6
+	wall := int64(j.Elapsed)
 	coreWall := wall * cores
 	var rssBytes int64
 	for _, s := range j.Steps {
-		in := s.Tres.Or(v0044.V0044StepTres{}).Requested.Or(v0044.V0044StepTresRequested{})
-		for _, x := range in.Max {
+		for _, x := range s.MaxTRES {
 			if x.Type == "mem" {
-				rssBytes = max(rssBytes, x.Count.Or(0))
+				rssBytes = max(rssBytes, x.Count)
 			}
 		}
 	}
@@ -140,14 +129,7 @@ func report(env *clienv.Env, j *v0044.V0044Job) {
 	fmt.Fprintf(w, "CPU Efficiency: %.2f%% of %s core-walltime\n", eff, timefmt.FormatDurationPadded(coreWall))
 	fmt.Fprintf(w, "Job Wall-clock time: %s\n", timefmt.FormatDurationPadded(wall))
 	fmt.Fprintf(w, "Memory Utilized: %s (estimated maximum)\n", kbytes(float64(rssBytes)/1024))
-	req := j.Required.Or(v0044.V0044JobRequired{})
-	perNode, perCPU := int64(0), int64(0)
-	if m, ok := req.MemoryPerNode.Get(); ok && m.Set.Or(false) {
-		perNode = m.Number.Or(0)
-	}
-	if m, ok := req.MemoryPerCPU.Get(); ok && m.Set.Or(false) {
-		perCPU = m.Number.Or(0)
-	}
+	perNode, perCPU := reqMem(j.ReqMemPerNode), reqMem(j.ReqMemPerCPU)
 	if memMB == 0 {
 		memMB = perNode * max(nodes, 1)
 		if perCPU > 0 {

@@ -70,23 +70,35 @@ func expandedHosts(names []string) jsonArray {
 	return strArray(sorted)
 }
 
+// answers are the controller's records as slurmrestd gave them, which
+// --json dumps where sinfo's C original dumps its own copies: a record's
+// partition, its first node's state list, its free memory bounds.
+type answers struct {
+	parts v0044.V0044PartitionInfoMsg
+	nodes v0044.V0044Nodes
+}
+
 // recordJSON renders one record as an element of sinfo --json's "sinfo"
 // list (data parser SINFO_DATA).
-func recordJSON(r *record) jsonObject {
+func recordJSON(r *record, a answers) jsonObject {
 	var part any = jsonRaw("null")
 	maxPerNode := jsonObject(noValJSON(true, false, 0))
 	if r.part != nil {
-		part = partitionJSON(r.part.rest)
+		p := &a.parts[r.part.inx]
+		part = partitionJSON(p)
 		if r.nodesTotal > 0 {
-			maxPerNode = u32JSON(r.part.maxCPUsPerNodeRaw)
+			maxPerNode = u32JSON(p.Maximums.Or(v0044.V0044PartitionInfoMaximums{}).CpusPerNode)
 		}
 	}
 	// An empty partition's record holds zeros, which dump as set numbers.
 	freeMin, freeMax := noValJSON(true, false, 0), noValJSON(true, false, 0)
+	state := jsonArray{}
 	if r.nodesTotal > 0 {
-		freeMin, freeMax = u64JSON(r.freeMinRaw), u64JSON(r.freeMaxRaw)
+		freeMin, freeMax = u64JSON(a.nodes[r.freeMinNode].FreeMem), u64JSON(a.nodes[r.freeMaxNode].FreeMem)
+		for _, s := range a.nodes[r.firstNode].State {
+			state = append(state, string(s))
+		}
 	}
-	state := strArray(r.restState)
 	return jsonObject{
 		{Key: "port", Val: num(r.port)},
 		{Key: "node", Val: jsonObject{{Key: "state", Val: state}}},
@@ -166,10 +178,10 @@ func (m jsonMeta) tree() jsonObject {
 }
 
 // sinfoJSON renders the whole sinfo --json document.
-func sinfoJSON(recs []*record, meta jsonMeta) string {
+func sinfoJSON(recs []*record, meta jsonMeta, a answers) string {
 	list := jsonArray{}
 	for _, r := range recs {
-		list = append(list, recordJSON(r))
+		list = append(list, recordJSON(r, a))
 	}
 	doc := jsonObject{
 		{Key: "sinfo", Val: list},

@@ -2,15 +2,14 @@ package sinfo
 
 import (
 	"slices"
-	"strings"
 
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/cli/wireval"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/slurmconf"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
-// Slurm's sentinel values, as the v0.0.44 number structs stand for them.
+// Slurm's sentinel values, as the read model holds them.
 const (
 	noVal      = wireval.NoVal
 	infinite   = wireval.Infinite
@@ -18,14 +17,12 @@ const (
 	infinite64 = wireval.Infinite64
 )
 
-// u32 and u64 read number structs as Slurm's raw values, widened for the
-// printers.
-func u32(o v0044.OptV0044Uint32NoValStruct) uint64 { return uint64(wireval.U32(o)) }
-func u64(o v0044.OptV0044Uint64NoValStruct) uint64 { return wireval.U64(o) }
-
-// node is the part of a slurmrestd node sinfo reports.
+// node is the part of a node sinfo reports, widened as sinfo's C
+// original holds it.
 type node struct {
-	rest *v0044.V0044Node
+	// inx is the node's place in the controller's answer, where --json
+	// finds the record as slurmrestd gave it.
+	inx  int
 	name string
 
 	state     nodeState
@@ -51,57 +48,58 @@ type node struct {
 	partitions []string
 }
 
-func newNode(n *v0044.V0044Node) *node {
+func newNode(n *readmodel.Node, inx int) *node {
 	cpuLoad := uint64(noVal)
-	if v, ok := n.CPULoad.Get(); ok && v >= 0 {
-		cpuLoad = uint64(v)
+	if n.CPULoadSet && n.CPULoad >= 0 {
+		cpuLoad = uint64(n.CPULoad)
 	}
-	reasonTime := int64(0)
-	if t := u64(n.ReasonChangedAt); t != noVal64 && t != infinite64 {
-		reasonTime = int64(t)
+	// sinfo shows an INFINITE reason time as none, as it does an unset
+	// one.
+	reasonTime := n.ReasonTime
+	if reasonTime == infinite {
+		reasonTime = 0
 	}
 	return &node{
-		rest:         n,
-		name:         n.Name.Or(""),
-		state:        stateFromREST(n.State),
-		allocCPUs:    int64(n.AllocCpus.Or(0)),
-		cpus:         uint64(n.Cpus.Or(0)),
-		sockets:      uint64(n.Sockets.Or(0)),
-		cores:        uint64(n.Cores.Or(0)),
-		threads:      uint64(n.Threads.Or(0)),
-		disk:         uint64(uint32(n.TemporaryDisk.Or(0))),
-		weight:       uint64(uint32(n.Weight.Or(0))),
-		port:         uint64(uint16(n.Port.Or(0))),
-		mem:          uint64(n.RealMemory.Or(0)),
-		allocMem:     uint64(n.AllocMemory.Or(0)),
+		inx:          inx,
+		name:         n.Name,
+		state:        n.State,
+		allocCPUs:    int64(n.AllocCPUs),
+		cpus:         uint64(n.CPUs),
+		sockets:      uint64(n.Sockets),
+		cores:        uint64(n.Cores),
+		threads:      uint64(n.Threads),
+		disk:         uint64(uint32(n.TmpDisk)),
+		weight:       uint64(uint32(n.Weight)),
+		port:         uint64(uint16(n.Port)),
+		mem:          uint64(n.RealMemory),
+		allocMem:     uint64(n.AllocMemory),
 		cpuLoad:      cpuLoad,
-		freeMem:      u64(n.FreeMem),
-		features:     strings.Join(n.Features, ","),
-		featuresAct:  strings.Join(n.ActiveFeatures, ","),
-		gres:         n.Gres.Or(""),
-		gresUsed:     n.GresUsed.Or(""),
-		comment:      n.Comment.Or(""),
-		extra:        n.Extra.Or(""),
-		reason:       n.Reason.Or(""),
-		resvName:     n.Reservation.Or(""),
-		version:      n.Version.Or(""),
-		hostname:     n.Hostname.Or(""),
-		addr:         n.Address.Or(""),
-		cpuSpecList:  n.SpecializedCpus.Or(""),
-		memSpecLimit: uint64(n.SpecializedMemory.Or(0)),
+		freeMem:      n.FreeMem,
+		features:     n.Features,
+		featuresAct:  n.ActiveFeatures,
+		gres:         n.Gres,
+		gresUsed:     n.GresUsed,
+		comment:      n.Comment,
+		extra:        n.Extra,
+		reason:       n.Reason,
+		resvName:     n.Reservation,
+		version:      n.Version,
+		hostname:     n.Hostname,
+		addr:         n.Address,
+		cpuSpecList:  n.SpecCPUs,
+		memSpecLimit: uint64(n.SpecMemory),
 		reasonTime:   reasonTime,
-		reasonUser:   n.ReasonSetByUser.Or(""),
+		reasonUser:   n.ReasonUser,
 		partitions:   n.Partitions,
 	}
 }
 
-// partition is the part of a slurmrestd partition sinfo reports, with the
-// flags only slurm.conf knows (v0.0.44 leaves partition flags out).
+// partition is the part of a partition sinfo reports, with the flags only
+// slurm.conf knows (v0.0.44 leaves partition flags out).
 type partition struct {
-	rest *v0044.V0044PartitionInfo
 	name string
 	// inx is the partition's position in the controller's table, which
-	// "#P" sorting follows.
+	// "#P" sorting follows and where --json finds the record.
 	inx int
 
 	isDefault, hidden, rootOnly bool
@@ -115,43 +113,30 @@ type partition struct {
 	allowGroups, allowAlloc string
 	prioTier, prioJobFactor uint64
 	maxCPUsPerNode          uint64
-	maxCPUsPerNodeRaw       v0044.OptV0044Uint32NoValStruct
 	members                 map[string]bool
 	membersKnown            bool
 }
 
-func newPartition(p *v0044.V0044PartitionInfo, inx int, conf *slurmconf.Config) *partition {
-	out := &partition{rest: p, name: p.Name.Or(""), inx: inx, stateUp: "UNKNOWN"}
-	if st, ok := p.Partition.Get(); ok && len(st.State) > 0 {
-		out.stateUp = string(st.State[0])
-	}
-	max := p.Maximums.Or(v0044.V0044PartitionInfoMaximums{})
-	out.maxTime = u32(max.Time)
+func newPartition(p *readmodel.Partition, inx int, conf *slurmconf.Config) *partition {
+	out := &partition{name: p.Name, inx: inx, stateUp: p.State}
+	out.maxTime = uint64(p.MaxTime)
 	if out.maxTime == noVal {
 		out.maxTime = infinite
 	}
-	out.defaultTime = u32(p.Defaults.Or(v0044.V0044PartitionInfoDefaults{}).Time)
-	out.minNodes = uint64(p.Minimums.Or(v0044.V0044PartitionInfoMinimums{}).Nodes.Or(0))
-	out.maxNodes = u32(max.Nodes)
+	out.defaultTime = uint64(p.DefaultTime)
+	out.minNodes = uint64(p.MinNodes)
+	out.maxNodes = uint64(p.MaxNodes)
 	if out.maxNodes == noVal {
 		out.maxNodes = infinite
 	}
-	os := max.Oversubscribe.Or(v0044.V0044PartitionInfoMaximumsOversubscribe{})
-	out.maxShare = uint64(os.Jobs.Or(1))
-	for _, f := range os.Flags {
-		if f == v0044.V0044PartitionInfoMaximumsOversubscribeFlagsItemForce {
-			out.forceShare = true
-		}
-	}
-	out.allowGroups = p.Groups.Or(v0044.V0044PartitionInfoGroups{}).Allowed.Or("")
-	nodes := p.Nodes.Or(v0044.V0044PartitionInfoNodes{})
-	out.allowAlloc = nodes.AllowedAllocation.Or("")
-	prio := p.Priority.Or(v0044.V0044PartitionInfoPriority{})
-	out.prioTier = uint64(prio.Tier.Or(0))
-	out.prioJobFactor = uint64(prio.JobFactor.Or(0))
-	out.maxCPUsPerNodeRaw = max.CpusPerNode
-	out.maxCPUsPerNode = u32(max.CpusPerNode)
-	if names, err := hostlist.Expand(nodes.Configured.Or("")); err == nil {
+	out.maxShare = uint64(p.MaxShare)
+	out.forceShare = p.ForceShare
+	out.allowGroups = p.AllowGroups
+	out.allowAlloc = p.AllowAlloc
+	out.prioTier = uint64(p.Tier)
+	out.prioJobFactor = uint64(p.JobFactor)
+	out.maxCPUsPerNode = uint64(p.MaxCPUsPerNode)
+	if names, err := hostlist.Expand(p.Nodes); err == nil {
 		out.members = map[string]bool{}
 		for _, n := range names {
 			out.members[n] = true
@@ -182,8 +167,11 @@ type record struct {
 	part    *partition
 	partInx int
 
-	state     nodeState
-	restState []string
+	state nodeState
+	// firstNode, freeMinNode and freeMaxNode are the nodes (by place in
+	// the controller's answer) whose state list and free memory --json
+	// dumps as slurmrestd gave them.
+	firstNode, freeMinNode, freeMaxNode int
 
 	nodesAlloc, nodesIdle, nodesOther, nodesTotal uint64
 	cpusAlloc, cpusIdle, cpusOther, cpusTotal     uint64
@@ -199,7 +187,6 @@ type record struct {
 	minFreeMem, maxFreeMem   uint64
 	port, allocMem           uint64
 	maxCPUsPerNode           uint64
-	freeMinRaw, freeMaxRaw   v0044.OptV0044Uint64NoValStruct
 	features, featuresAct    string
 	gres, gresUsed           string
 	comment, extra, reason   string
@@ -217,7 +204,7 @@ func (r *record) hasNode(name string) bool { return slices.Contains(r.nodes, nam
 func (r *record) add(n *node, flags matchFlags) {
 	if r.nodesTotal == 0 {
 		r.state = n.state
-		r.restState = restStateList(n.rest.State)
+		r.firstNode = n.inx
 		r.features, r.featuresAct = n.features, n.featuresAct
 		r.gres, r.gresUsed = n.gres, n.gresUsed
 		r.comment, r.extra, r.reason = n.comment, n.extra, n.reason
@@ -233,7 +220,7 @@ func (r *record) add(n *node, flags matchFlags) {
 		r.minWeight, r.maxWeight = n.weight, n.weight
 		r.minCPULoad, r.maxCPULoad = n.cpuLoad, n.cpuLoad
 		r.minFreeMem, r.maxFreeMem = n.freeMem, n.freeMem
-		r.freeMinRaw, r.freeMaxRaw = n.rest.FreeMem, n.rest.FreeMem
+		r.freeMinNode, r.freeMaxNode = n.inx, n.inx
 		if r.part != nil {
 			r.maxCPUsPerNode = r.part.maxCPUsPerNode
 		}
@@ -251,10 +238,10 @@ func (r *record) add(n *node, flags matchFlags) {
 		minMax(&r.minWeight, &r.maxWeight, n.weight)
 		minMax(&r.minCPULoad, &r.maxCPULoad, n.cpuLoad)
 		if n.freeMem < r.minFreeMem {
-			r.minFreeMem, r.freeMinRaw = n.freeMem, n.rest.FreeMem
+			r.minFreeMem, r.freeMinNode = n.freeMem, n.inx
 		}
 		if n.freeMem > r.maxFreeMem {
-			r.maxFreeMem, r.freeMaxRaw = n.freeMem, n.rest.FreeMem
+			r.maxFreeMem, r.freeMaxNode = n.freeMem, n.inx
 		}
 	}
 	r.nodes = append(r.nodes, n.name)
@@ -265,11 +252,11 @@ func (r *record) add(n *node, flags matchFlags) {
 		r.hostnms = append(r.hostnms, n.hostname)
 	}
 
-	base := n.state.base()
+	base := n.state.Base()
 	switch {
-	case base == stateAllocated || base == stateMixed || n.state.has(flagCompleting):
+	case base == stateAllocated || base == stateMixed || n.state.Has(flagCompleting):
 		r.nodesAlloc++
-	case n.state.drain() || base == stateDown:
+	case n.state.Drain() || base == stateDown:
 		r.nodesOther++
 	default:
 		r.nodesIdle++
@@ -283,7 +270,7 @@ func (r *record) add(n *node, flags matchFlags) {
 		free = n.cpus - used
 	}
 	r.allocMem = n.allocMem
-	if n.state.drain() || base == stateDown {
+	if n.state.Drain() || base == stateDown {
 		r.cpusOther += free
 	} else {
 		r.cpusIdle += free

@@ -22,7 +22,9 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/getopt"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/cli/slurmjson"
+	"github.com/droverhq/drover/internal/cli/wireval"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/internal/timefmt"
@@ -443,7 +445,7 @@ func (c *cmd) report(ctx context.Context, opts options) bool {
 		fmt.Fprintf(c.env.Stderr, "slurm_load_node: %s\n", err.Error())
 		return false
 	}
-	recs := build(opts, parts, nodes, c.conf)
+	recs := build(opts, readmodel.FromV0044Partitions(parts), readmodel.FromV0044Nodes(nodes), c.conf)
 	sortRecords(recs, opts.sort)
 	if opts.json {
 		meta := nodeMeta
@@ -452,7 +454,7 @@ func (c *cmd) report(ctx context.Context, opts options) bool {
 		}
 		m := metaFrom(meta, clienv.SlurmVersion)
 		m.command = opts.command
-		text := sinfoJSON(recs, m)
+		text := sinfoJSON(recs, m, answers{parts: parts, nodes: nodes})
 		if opts.yaml {
 			var err error
 			if text, err = slurmjson.YAML(text); err != nil {
@@ -470,11 +472,11 @@ func (c *cmd) report(ctx context.Context, opts options) bool {
 // build is sinfo's _build_sinfo_data: one record per group of like nodes
 // of each partition (every node its own with -N), empty partitions kept
 // when the format shows partitions.
-func build(opts options, restParts v0044.V0044PartitionInfoMsg, restNodes v0044.V0044Nodes, conf *slurmconf.Config) []*record {
+func build(opts options, allParts []readmodel.Partition, allNodes []readmodel.Node, conf *slurmconf.Config) []*record {
 	b := &builder{flags: opts.fmt.flags, nodeFlag: opts.nodeFlag, exact: opts.exact, listReason: opts.listReasons}
 	var parts []*partition
-	for i := range restParts {
-		p := newPartition(&restParts[i], i, conf)
+	for i := range allParts {
+		p := newPartition(&allParts[i], i, conf)
 		if p.hidden && !opts.all {
 			continue
 		}
@@ -490,8 +492,8 @@ func build(opts options, restParts v0044.V0044PartitionInfoMsg, restNodes v0044.
 	}
 	var nodes []*node
 	filtering := opts.dead || opts.nodeNames != nil || len(opts.partitions) > 0 || opts.responding || opts.states != nil
-	for i := range restNodes {
-		n := newNode(&restNodes[i])
+	for i := range allNodes {
+		n := newNode(&allNodes[i], i)
 		if n.name == "" || (filtering && filteredOut(opts, n)) {
 			continue
 		}
@@ -512,10 +514,10 @@ func filteredOut(opts options, n *node) bool {
 	if opts.nodeNames != nil && !opts.nodeNames[n.name] {
 		return true
 	}
-	if opts.dead && !n.state.has(flagNoRespond) {
+	if opts.dead && !n.state.Has(flagNoRespond) {
 		return true
 	}
-	if opts.responding && n.state.has(flagNoRespond) {
+	if opts.responding && n.state.Has(flagNoRespond) {
 		return true
 	}
 	if opts.states == nil {
@@ -686,7 +688,7 @@ func (c *cmd) reservations(ctx context.Context, opts options) bool {
 	now := c.now()
 	ts := func(t int64) string { return timefmt.FormatEpoch(t, now, c.getenv("SLURM_TIME_FORMAT")) }
 	for _, r := range resvs {
-		start, end := int64(u64(r.StartTime)), int64(u64(r.EndTime))
+		start, end := int64(wireval.U64(r.StartTime)), int64(wireval.U64(r.EndTime))
 		state := "INACTIVE"
 		if start <= now.Unix() && end >= now.Unix() {
 			state = "ACTIVE"

@@ -20,7 +20,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/getopt"
-	"github.com/droverhq/drover/internal/cli/wireval"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/priority"
 	"github.com/droverhq/drover/internal/slurmconf"
@@ -108,18 +108,18 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 			continue
 		}
 		j := jobOf(r)
-		fs := pc.FactorsOf(j, in.partFactor[r.Partition.Or("")], in.cluster, now)
-		fs.FairShare = in.fairShareOf(r.Account.Or(""), r.UserName.Or(""))
+		fs := pc.FactorsOf(j, in.partFactor[r.Partition], in.cluster, now)
+		fs.FairShare = in.fairShareOf(r.Account, r.UserName)
 		if in.maxQOS > 0 {
-			fs.QOS = float64(in.qosPrio[r.Qos.Or("")]) / float64(in.maxQOS)
+			fs.QOS = float64(in.qosPrio[r.QOS]) / float64(in.maxQOS)
 		}
 		if in.maxAssoc > 0 {
-			fs.Assoc = float64(in.assocPriority(r.Account.Or(""), r.UserName.Or(""), r.Partition.Or(""))) / float64(in.maxAssoc)
+			fs.Assoc = float64(in.assocPriority(r.Account, r.UserName, r.Partition)) / float64(in.maxAssoc)
 		}
 		if len(pc.WeightTRES) > 0 {
 			// A record whose TRES cannot be read counts none.
-			want, _ := job.ParseTRES(r.TresReqStr.Or(""))
-			fs.TRES = pc.TRESFactors(want, in.partTRES[r.Partition.Or("")])
+			want, _ := job.ParseTRES(r.TresReq)
+			fs.TRES = pc.TRESFactors(want, in.partTRES[r.Partition])
 		}
 		v := values{row: r, pc: pc, f: fs, w: pc.Weigh(fs)}
 		printLine(w, fields, func(f field) string { return v.cell(f.letter) })
@@ -137,18 +137,18 @@ type options struct {
 	format                        string
 }
 
-func (o *options) wants(r *v0044.V0044JobInfo) bool {
-	pending := slices.Contains(r.JobState, v0044.V0044JobInfoJobStateItemPENDING)
-	if !pending || r.Hold.Or(false) || u32(r.Priority) == 0 {
+func (o *options) wants(r *readmodel.JobInfo) bool {
+	base, known := r.BaseState()
+	if !known || base != readmodel.StatePending || r.Hold || finite32(r.Priority) == 0 {
 		return false
 	}
-	if len(o.jobs) > 0 && !slices.Contains(o.jobs, strconv.Itoa(int(r.JobID.Or(0)))) {
+	if len(o.jobs) > 0 && !slices.Contains(o.jobs, strconv.FormatUint(uint64(r.JobID), 10)) {
 		return false
 	}
-	if len(o.users) > 0 && !slices.Contains(o.users, r.UserName.Or("")) {
+	if len(o.users) > 0 && !slices.Contains(o.users, r.UserName) {
 		return false
 	}
-	return len(o.partitions) == 0 || slices.Contains(o.partitions, r.Partition.Or(""))
+	return len(o.partitions) == 0 || slices.Contains(o.partitions, r.Partition)
 }
 
 func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
@@ -207,7 +207,7 @@ func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
 
 // inputs are the jobs and what their factors are relative to.
 type inputs struct {
-	rows    []v0044.V0044JobInfo
+	rows    []readmodel.JobInfo
 	cluster priority.Cluster
 	// partFactor and partTRES are each partition's PriorityJobFactor and
 	// configured TRES.
@@ -276,37 +276,38 @@ func (in *inputs) assocPriority(account, user, partition string) uint32 {
 // factor and, where their weights count, the QOS and associations.
 func load(ctx context.Context, cl clienv.API, pc *priority.Config) (*inputs, error) {
 	in := &inputs{partFactor: map[string]uint32{}, partTRES: map[string]job.TRES{}, fairShare: map[string]float64{}, qosPrio: map[string]uint32{}}
-	jr, err := cl.SlurmV0044GetJobs(ctx, v0044.SlurmV0044GetJobsParams{})
+	// The fetches name the request in their errors; sprio prints the
+	// client's own, as it always has.
+	jobs, err := readmodel.GetJobs(ctx, cl, readmodel.JobsDefault)
 	if err != nil {
-		return nil, err
+		return nil, readmodel.ClientError(err)
 	}
-	jobs, ok := jr.(*v0044.V0044OpenapiJobInfoResp)
-	if !ok {
+	if jobs.Failed() {
 		return nil, fmt.Errorf("slurm_load_jobs: unexpected answer")
 	}
-	nr, err := cl.SlurmV0044GetNodes(ctx, v0044.SlurmV0044GetNodesParams{})
+	nodes, err := readmodel.GetNodes(ctx, cl, readmodel.NodesDefault)
 	if err != nil {
-		return nil, err
+		return nil, readmodel.ClientError(err)
 	}
-	if nodes, ok := nr.(*v0044.V0044OpenapiNodesResp); ok {
-		for _, n := range nodes.Nodes {
-			if slices.Contains(n.State, v0044.V0044NodeStateItemFUTURE) {
+	if !nodes.Failed() {
+		for _, n := range nodes.Records {
+			if n.State.Base() == readmodel.NodeFuture {
 				continue
 			}
 			in.cluster.Nodes++
-			in.cluster.CPUs += int(n.Cpus.Or(0))
+			in.cluster.CPUs += int(n.CPUs)
 		}
 	}
-	pr, err := cl.SlurmV0044GetPartitions(ctx, v0044.SlurmV0044GetPartitionsParams{})
+	parts, err := readmodel.GetPartitions(ctx, cl, false)
 	if err != nil {
-		return nil, err
+		return nil, readmodel.ClientError(err)
 	}
-	if parts, ok := pr.(*v0044.V0044OpenapiPartitionResp); ok {
-		for _, p := range parts.Partitions {
-			f := uint32(p.Priority.Or(v0044.V0044PartitionInfoPriority{}).JobFactor.Or(0))
-			in.partFactor[p.Name.Or("")] = f
+	if !parts.Failed() {
+		for _, p := range parts.Records {
+			f := uint32(p.JobFactor)
+			in.partFactor[p.Name] = f
 			// A partition whose TRES cannot be read gives factors of 0.
-			in.partTRES[p.Name.Or("")], _ = job.ParseTRES(p.Tres.Or(v0044.V0044PartitionInfoTres{}).Configured.Or(""))
+			in.partTRES[p.Name], _ = job.ParseTRES(p.TRES)
 			in.cluster.MaxPartitionFactor = max(in.cluster.MaxPartitionFactor, f)
 		}
 	}
@@ -349,47 +350,48 @@ func load(ctx context.Context, cl clienv.API, pc *priority.Config) (*inputs, err
 			}
 		}
 	}
-	in.rows = jobs.Jobs
-	slices.SortStableFunc(in.rows, func(a, b v0044.V0044JobInfo) int { return int(a.JobID.Or(0)) - int(b.JobID.Or(0)) })
+	in.rows = jobs.Records
+	slices.SortStableFunc(in.rows, func(a, b readmodel.JobInfo) int { return int(int32(a.JobID)) - int(int32(b.JobID)) })
 	return in, nil
 }
 
 // jobOf rebuilds what the factors read from a job record.
-func jobOf(r *v0044.V0044JobInfo) *job.Job {
+func jobOf(r *readmodel.JobInfo) *job.Job {
 	j := &job.Job{
 		SubmitTime:   epoch(r.SubmitTime),
 		EligibleTime: epoch(r.EligibleTime),
 		Req: job.Request{
-			MinNodes:    uint32(u32(r.NodeCount)),
-			NumTasks:    uint32(u32(r.Tasks)),
-			CPUsPerTask: uint32(u16(r.CpusPerTask)),
-			Nice:        r.Nice.Or(0),
+			MinNodes:    finite32(r.NumNodes),
+			NumTasks:    finite32(r.NumTasks),
+			CPUsPerTask: uint32(finite16(r.CPUsPerTask)),
+			Nice:        r.Nice,
 		},
 	}
 	return j
 }
 
-func epoch(v v0044.OptV0044Uint64NoValStruct) time.Time {
-	s, ok := v.Get()
-	if !ok || !s.Set.Or(false) || s.Infinite.Or(false) || s.Number.Or(0) <= 0 {
+// epoch is a timestamp, the zero time when it is unset, infinite or not
+// after the epoch.
+func epoch(t int64) time.Time {
+	if t <= 0 {
 		return time.Time{}
 	}
-	return time.Unix(s.Number.Or(0), 0)
+	return time.Unix(t, 0)
 }
 
-// u32 and u16 read counters: 0 when unset or infinite.
-func u32(v v0044.OptV0044Uint32NoValStruct) int64 {
-	if n, ok := wireval.Finite32(v); ok {
-		return n
+// finite32 and finite16 read counters: 0 when unset or infinite.
+func finite32(v uint32) uint32 {
+	if v == readmodel.NoVal || v == readmodel.Infinite {
+		return 0
 	}
-	return 0
+	return v
 }
 
-func u16(v v0044.OptV0044Uint16NoValStruct) int64 {
-	if n, ok := wireval.Finite16(v); ok {
-		return n
+func finite16(v uint16) uint16 {
+	if v == readmodel.NoVal16 || v == readmodel.Infinite16 {
+		return 0
 	}
-	return 0
+	return v
 }
 
 // dropZeroWeights leaves out of a short format the factors nobody weighs.
@@ -415,7 +417,7 @@ func dropZeroWeights(format string, pc *priority.Config) string {
 
 // values are one job's cells.
 type values struct {
-	row *v0044.V0044JobInfo
+	row *readmodel.JobInfo
 	pc  *priority.Config
 	f   priority.Factors
 	w   priority.Weighted
@@ -428,23 +430,23 @@ func (v values) cell(letter byte) string {
 	r := v.row
 	switch letter {
 	case 'i':
-		return strconv.Itoa(int(r.JobID.Or(0)))
+		return strconv.FormatUint(uint64(r.JobID), 10)
 	case 'r':
-		return r.Partition.Or("")
+		return r.Partition
 	case 'u':
-		return r.UserName.Or("")
+		return r.UserName
 	case 'o':
-		return r.Account.Or("")
+		return r.Account
 	case 'c':
 		return "(null)"
 	case 'n':
-		return r.Qos.Or("")
+		return r.QOS
 	case 'N':
 		return strconv.Itoa(int(v.f.Nice))
 	case 'Y':
-		return strconv.FormatInt(u32(r.Priority), 10)
+		return strconv.FormatUint(uint64(finite32(r.Priority)), 10)
 	case 'y':
-		return strconv.FormatFloat(float64(u32(r.Priority))/math.MaxUint32, 'f', 14, 64)
+		return strconv.FormatFloat(float64(finite32(r.Priority))/math.MaxUint32, 'f', 14, 64)
 	case 'S':
 		return "0"
 	case 's':

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/hostlist"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // record is one line-to-be of the output: a job seen through one of its
@@ -234,24 +234,23 @@ func (q *queue) resolveNodes(ctx context.Context) error {
 	if o.nodes == nil {
 		return nil
 	}
-	res, err := env.Client.SlurmV0044GetNodes(ctx, v0044.SlurmV0044GetNodesParams{})
+	ans, err := readmodel.GetNodes(ctx, env.Client, readmodel.NodesDefault)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "slurm_load_node error: %s\n", transportError(err))
 		return &exitError{1}
 	}
-	ok, isOK := res.(*v0044.V0044OpenapiNodesResp)
-	if !isOK {
-		if sc, isSC := res.(*v0044.V0044OpenapiNodesRespStatusCode); isSC {
-			fmt.Fprintf(env.Stderr, "slurm_load_node error: %s\n", restError(sc.StatusCode, sc.Response.Errors))
-			return &exitError{1}
-		}
+	switch {
+	case ans.Status < 0:
 		return errors.New("unexpected node list response")
+	case ans.Failed():
+		fmt.Fprintf(env.Stderr, "slurm_load_node error: %s\n", problemError(ans.Status, ans.Errors))
+		return &exitError{1}
 	}
 	known := map[string]string{}
-	for _, n := range ok.Nodes {
-		name := n.Name.Or("")
+	for _, n := range ans.Records {
+		name := n.Name
 		known[name] = name
-		if h := n.Hostname.Or(""); h != "" {
+		if h := n.Hostname; h != "" {
 			if _, dup := known[h]; !dup {
 				known[h] = name
 			}
@@ -272,4 +271,14 @@ func (q *queue) resolveNodes(ctx context.Context) error {
 	}
 	o.nodes = mapped
 	return nil
+}
+
+// problemError is restError over a read answer's errors[].
+func problemError(status int, errs []readmodel.Problem) error {
+	for _, e := range errs {
+		if e.Error != "" {
+			return &slurmError{msg: e.Error}
+		}
+	}
+	return &slurmError{msg: "Unexpected message received", cause: fmt.Errorf("HTTP status %d", status)}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
-	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 )
 
 // FuzzParseJobList checks -j parsing: accepted entries have positive ids,
@@ -74,7 +74,7 @@ func FuzzParseOptions(f *testing.F) {
 				}
 			}
 			for _, s := range o.states {
-				if _, ok := jobfmt.ParseState(s.String()); !ok && s.Flags() == 0 {
+				if _, ok := readmodel.ParseState(s.String()); !ok && s.Flags() == 0 {
 					t.Fatalf("%q: state %v does not print back", args, s)
 				}
 			}

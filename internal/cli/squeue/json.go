@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
-	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/cli/slurmjson"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -20,7 +20,7 @@ func (q *queue) printJSON(resp *v0044.V0044OpenapiJobInfoResp) error {
 	now := q.env.Now()
 	out := q.jsonRest(resp)
 	for i := range resp.Jobs {
-		j := jobfmt.FromV0044(&resp.Jobs[i])
+		j := readmodel.FromV0044Job(&resp.Jobs[i])
 		if q.keep(&j, now) && q.keepPartition(j.Partition) {
 			out.Jobs = append(out.Jobs, resp.Jobs[i])
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/getopt"
 	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/timefmt"
 )
@@ -163,7 +164,7 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 	flag("federation", "", func() {})
 	show("help", "", func(w io.Writer) { io.WriteString(w, helpText) })
 	show("helpstate", "", func(w io.Writer) {
-		for _, n := range jobfmt.StateNames() {
+		for _, n := range readmodel.StateNames() {
 			fmt.Fprintln(w, n)
 		}
 	})
@@ -445,10 +446,10 @@ func (o *options) setStates(v string, errorf func(string, ...any)) error {
 	o.allStates = false
 	o.states = nil
 	for _, name := range splitList(v) {
-		s, ok := jobfmt.ParseState(name)
+		s, ok := readmodel.ParseState(name)
 		if !ok {
 			errorf("Invalid job state specified: %s", name)
-			errorf("Valid job states include: %s\n", strings.Join(jobfmt.StateNames(), ","))
+			errorf("Valid job states include: %s\n", strings.Join(readmodel.StateNames(), ","))
 			return &exitError{1}
 		}
 		o.states = append(o.states, s)

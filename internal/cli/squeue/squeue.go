@@ -15,6 +15,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/jobfmt"
 	"github.com/droverhq/drover/internal/cli/jobstream"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/fieldsel"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -259,7 +260,7 @@ func (q *queue) load(ctx context.Context) (*v0044.V0044OpenapiJobInfoResp, []*jo
 				}
 				j := &slab[0]
 				slab = slab[1:]
-				*j = jobfmt.FromV0044(w)
+				*j = readmodel.FromV0044Job(w)
 				rows = append(rows, j)
 				return nil
 			})
@@ -274,7 +275,7 @@ func (q *queue) load(ctx context.Context) (*v0044.V0044OpenapiJobInfoResp, []*jo
 		if len(r.Jobs) > 0 {
 			// A whole answer: GET /job/{id}, --json, or a transport
 			// that does not stream (the tests' own).
-			for _, j := range jobfmt.FromV0044List(r.Jobs) {
+			for _, j := range readmodel.FromV0044Jobs(r.Jobs) {
 				rows = append(rows, &j)
 			}
 		}

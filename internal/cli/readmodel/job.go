@@ -1,6 +1,8 @@
-package jobfmt
+package readmodel
 
 import (
+	"strconv"
+
 	"github.com/droverhq/drover/internal/cli/wireval"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -13,33 +15,86 @@ const (
 	Infinite   uint32 = wireval.Infinite
 	NoVal16    uint16 = wireval.NoVal16
 	Infinite16 uint16 = wireval.Infinite16
-	// coreSpecThread marks a core_spec counting threads (CORE_SPEC_THREAD).
-	coreSpecThread uint16 = 0x8000
+	NoVal64    uint64 = wireval.NoVal64
+	Infinite64 uint64 = wireval.Infinite64
+	// CoreSpecThread marks a core_spec that counts threads
+	// (CORE_SPEC_THREAD).
+	CoreSpecThread uint16 = 0x8000
 	// threadSpecUnset is the thread_spec slurmrestd reports when the job's
 	// core_spec is NO_VAL16: the thread bit stripped from 0xfffe.
 	threadSpecUnset = 0x7ffe
 )
 
-// ExitCode is a wait(2)-style process status as slurmctld stores it, with
-// NO_VAL (Valid false) for jobs that have not ended.
+// ExitCode is a process's end as slurmrestd reports it (a verbose form
+// of slurmctld's wait(2) status). The commands print it three ways from
+// the same reading: squeue and sacct as "exit:signal" of a valid code,
+// scontrol as WEXITSTATUS/WTERMSIG pairs, sbatch --wait as a status.
 type ExitCode struct {
-	Valid bool
-	// Status is the exit status of a process that exited.
-	Status uint32
-	// Signal is the terminating signal of a killed process, 0 otherwise.
-	Signal uint32
+	// Present is false when the record carries no exit code.
+	Present bool
+	// Pending is set for PENDING or INVALID: the job has not ended
+	// (slurmctld's NO_VAL).
+	Pending bool
+	// Exited and Signaled say how the process ended (SUCCESS/ERROR,
+	// SIGNALED/CORE_DUMPED).
+	Exited, Signaled bool
+	// ReturnCode and SignalID are the numbers as given, NoVal/NoVal16
+	// when unset, Infinite/Infinite16 when infinite.
+	ReturnCode uint32
+	SignalID   uint16
+}
+
+// Valid reports a code of a process that ended.
+func (e ExitCode) Valid() bool { return !e.Pending && (e.Exited || e.Signaled) }
+
+// Status is the exit status of a process that exited, 0 otherwise.
+func (e ExitCode) Status() uint32 {
+	if e.Pending || !e.Exited || e.ReturnCode == NoVal || e.ReturnCode == Infinite {
+		return 0
+	}
+	return e.ReturnCode
+}
+
+// Signal is the terminating signal of a killed process, 0 otherwise.
+func (e ExitCode) Signal() uint32 {
+	if e.Pending || !e.Signaled || e.SignalID == NoVal16 || e.SignalID == Infinite16 {
+		return 0
+	}
+	return uint32(e.SignalID)
 }
 
 // String prints the code as squeue and sacct do: "exit:signal".
 func (e ExitCode) String() string {
-	return utoa(e.Status) + ":" + utoa(e.Signal)
+	return utoa(e.Status()) + ":" + utoa(e.Signal())
 }
 
-// Job is one job record as the drop-in commands print it: the REST
+// WaitPair is what scontrol prints of the wait status (WEXITSTATUS,
+// WTERMSIG): a killed process has status 0, an exited one signal 0; an
+// absent code reads as 0:0.
+func (e ExitCode) WaitPair() (status, signal uint32) {
+	switch {
+	case !e.Present:
+		return 0, 0
+	case e.Signaled:
+		if e.SignalID == NoVal16 || e.SignalID == Infinite16 {
+			return 0, 0
+		}
+		return 0, uint32(e.SignalID)
+	case e.ReturnCode == NoVal || e.ReturnCode == Infinite:
+		return 0, 0
+	}
+	return e.ReturnCode & 0xff, 0
+}
+
+func utoa(v uint32) string { return strconv.FormatUint(uint64(v), 10) }
+
+// Job is one job record of a listing as the commands read it: the REST
 // V0044JobInfo with its optional wrappers folded into Slurm's own
-// representation (sentinel numbers, empty strings where slurmctld has NULL).
-// squeue and scontrol both render from it, so a field means the same in
-// both.
+// representation (sentinel numbers, empty strings where slurmctld has NULL,
+// times as seconds since the epoch with 0 for unset and infinite). squeue,
+// scancel, sprio and scontrol all read it, so a field means the same in
+// each. squeue fills one per streamed record: it holds no slices or
+// pointers of its own, and filling it allocates nothing.
 type Job struct {
 	JobID         uint32
 	ArrayJobID    uint32
@@ -83,7 +138,7 @@ type Job struct {
 
 	NumNodes uint32
 	NumCPUs  uint32
-	NumTasks uint32
+	NumTasks uint32 // NoVal when the job asked for none
 	MaxCPUs  uint32
 	MaxNodes uint32
 
@@ -176,8 +231,8 @@ type Job struct {
 // IsArrayTask reports a record that stands for one task of an array.
 func (j *Job) IsArrayTask() bool { return j.ArrayTaskID != NoVal }
 
-// FromV0044 converts one slurmrestd v0.0.44 job record.
-func FromV0044(w *v0044.V0044JobInfo) Job {
+// FromV0044Job reads one slurmrestd v0.0.44 job record.
+func FromV0044Job(w *v0044.V0044JobInfo) Job {
 	j := Job{
 		JobID:         uint32(w.JobID.Or(0)),
 		ArrayJobID:    zeroIfUnset(u32(w.ArrayJobID)),
@@ -221,7 +276,7 @@ func FromV0044(w *v0044.V0044JobInfo) Job {
 
 		NumNodes: zeroIfUnset(u32(w.NodeCount)),
 		NumCPUs:  zeroIfUnset(u32(w.Cpus)),
-		NumTasks: zeroIfUnset(u32(w.Tasks)),
+		NumTasks: u32(w.Tasks),
 		MaxCPUs:  zeroIfUnset(u32(w.MaxCpus)),
 		MaxNodes: zeroIfUnset(u32(w.MaxNodes)),
 
@@ -314,24 +369,22 @@ func FromV0044(w *v0044.V0044JobInfo) Job {
 	}
 	// slurmctld keeps one pn_min_memory with a per-CPU flag; the API splits
 	// it in two numbers of which at most one is set.
-	if n := u64(w.MemoryPerNode); n != noVal64 {
+	if n := u64(w.MemoryPerNode); n != NoVal64 {
 		j.MinMemory = n
-	} else if n := u64(w.MemoryPerCPU); n != noVal64 {
+	} else if n := u64(w.MemoryPerCPU); n != NoVal64 {
 		j.MinMemory, j.MemPerCPU = n, true
 	}
 	return j
 }
 
-// FromV0044List converts a REST job list, keeping slurmctld's order.
-func FromV0044List(ws []v0044.V0044JobInfo) []Job {
+// FromV0044Jobs reads a REST job list, keeping slurmctld's order.
+func FromV0044Jobs(ws []v0044.V0044JobInfo) []Job {
 	out := make([]Job, len(ws))
 	for i := range ws {
-		out[i] = FromV0044(&ws[i])
+		out[i] = FromV0044Job(&ws[i])
 	}
 	return out
 }
-
-const noVal64 = wireval.NoVal64
 
 func u32(o v0044.OptV0044Uint32NoValStruct) uint32 { return wireval.U32(o) }
 func u16(o v0044.OptV0044Uint16NoValStruct) uint16 { return wireval.U16(o) }
@@ -385,7 +438,7 @@ func coreSpec(core, thread int32) uint16 {
 	case thread == threadSpecUnset:
 		return NoVal16
 	case thread > 0:
-		return uint16(thread) | coreSpecThread
+		return uint16(thread) | CoreSpecThread
 	}
 	return uint16(core)
 }
@@ -441,30 +494,25 @@ func profile(items []v0044.V0044JobInfoProfileItem) string {
 	return out
 }
 
-// exitCode rebuilds the wait status from the API's verbose form, which
-// slurmrestd derives from it (PENDING stands for NO_VAL).
+// exitCode reads the API's verbose exit code, which slurmrestd derives
+// from the wait status (PENDING stands for NO_VAL).
 func exitCode(o v0044.OptV0044ProcessExitCodeVerbose) ExitCode {
 	v, ok := o.Get()
 	if !ok {
 		return ExitCode{}
 	}
-	var e ExitCode
+	e := ExitCode{Present: true, ReturnCode: u32(v.ReturnCode), SignalID: NoVal16}
+	if sig, ok := v.Signal.Get(); ok {
+		e.SignalID = u16(sig.ID)
+	}
 	for _, st := range v.Status {
 		switch st {
 		case v0044.V0044ProcessExitCodeVerboseStatusItemPENDING, v0044.V0044ProcessExitCodeVerboseStatusItemINVALID:
-			return ExitCode{}
+			e.Pending = true
 		case v0044.V0044ProcessExitCodeVerboseStatusItemSIGNALED, v0044.V0044ProcessExitCodeVerboseStatusItemCOREDUMPED:
-			e.Valid = true
-			if sig, ok := v.Signal.Get(); ok {
-				if n := u16(sig.ID); n != NoVal16 && n != Infinite16 {
-					e.Signal = uint32(n)
-				}
-			}
+			e.Signaled = true
 		case v0044.V0044ProcessExitCodeVerboseStatusItemSUCCESS, v0044.V0044ProcessExitCodeVerboseStatusItemERROR:
-			e.Valid = true
-			if rc := u32(v.ReturnCode); rc != NoVal && rc != Infinite {
-				e.Status = rc
-			}
+			e.Exited = true
 		}
 	}
 	return e

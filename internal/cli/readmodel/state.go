@@ -1,4 +1,4 @@
-package jobfmt
+package readmodel
 
 import "strings"
 
@@ -108,6 +108,17 @@ func (s State) String() string {
 		return baseNames[b]
 	}
 	return "?"
+}
+
+// printsFlag reports a flag that job_state_string names before the base
+// state.
+func (s State) printsFlag() bool {
+	for _, f := range flagNames {
+		if s&f.flag != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Compact names the state as squeue's %t does (job_state_string_compact).

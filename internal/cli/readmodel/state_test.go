@@ -1,4 +1,4 @@
-package jobfmt
+package readmodel
 
 import (
 	"testing"
