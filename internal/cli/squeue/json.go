@@ -72,7 +72,7 @@ func (q *queue) newJSONStream() (*jsonStream, error) {
 
 // job writes one job record if it passes the filters.
 func (s *jsonStream) job(w *v0044.V0044JobInfo) error {
-	j := jobfmt.FromV0044(w)
+	j := readmodel.FromV0044Job(w)
 	if !s.q.keep(&j, s.now) || !s.q.keepPartition(j.Partition) {
 		return nil
 	}
