@@ -32,10 +32,17 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/droverhq/drover/internal/testutil"
 )
 
 func main() {
-	if err := run(); err != nil {
+	err := run()
+	// Every cluster is gone by now: the drover folders the clusters'
+	// cgroups lived in (runc makes them in hierarchies the node daemons
+	// never use) go too.
+	testutil.RemoveCgroupRoots()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
