@@ -286,30 +286,10 @@ func (c *cmd) showReservations(ctx context.Context, val *string) {
 		c.perror("slurm_load_reservations error", re)
 		return
 	}
-	printed := 0
-	for i := range resvs {
-		if val != nil && resvs[i].Name.Or("") != *val {
-			continue
-		}
-		fmt.Fprint(c.env.Stdout, formatReservation(&resvs[i], c.oneLiner, c.now().Unix(), c.timeStr))
-		printed++
-		if val != nil {
-			break
-		}
-	}
-	if printed > 0 {
-		return
-	}
-	if val != nil {
-		c.exitCode = 1
-		if c.quiet != 1 {
-			fmt.Fprintf(c.env.Stdout, "Reservation %s not found\n", *val)
-		}
-		return
-	}
-	if c.quiet != 1 {
-		fmt.Fprintln(c.env.Stdout, "No reservations in the system")
-	}
+	now := c.now().Unix()
+	c.printNamed(len(resvs), val, "Reservation", "reservations",
+		func(i int) string { return resvs[i].Name.Or("") },
+		func(i int) string { return formatReservation(&resvs[i], c.oneLiner, now, c.timeStr) })
 }
 
 // formatReservation prints one reservation as

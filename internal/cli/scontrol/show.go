@@ -352,29 +352,36 @@ func (c *cmd) showPartitions(ctx context.Context, val *string) {
 		return
 	}
 	view := c.partitionView()
-	printed := 0
-	for i := range parts {
-		if val != nil && parts[i].Name != *val {
+	c.printNamed(len(parts), val, "Partition", "partitions",
+		func(i int) string { return parts[i].Name },
+		func(i int) string { return formatPartition(&parts[i], view) })
+}
+
+// printNamed prints the record named val, or every record when val is
+// nil, as scontrol's show commands do, with their words for none found
+// (kind names one record, plural all of them).
+func (c *cmd) printNamed(n int, val *string, kind, plural string, name, format func(i int) string) {
+	for i := range n {
+		if val != nil && name(i) != *val {
 			continue
 		}
-		fmt.Fprint(c.env.Stdout, formatPartition(&parts[i], view))
-		printed++
+		fmt.Fprint(c.env.Stdout, format(i))
 		if val != nil {
-			break
+			return
 		}
 	}
-	if printed > 0 {
+	if n > 0 && val == nil {
 		return
 	}
 	if val != nil {
 		c.exitCode = 1
 		if c.quiet != 1 {
-			fmt.Fprintf(c.env.Stdout, "Partition %s not found\n", *val)
+			fmt.Fprintf(c.env.Stdout, "%s %s not found\n", kind, *val)
 		}
 		return
 	}
 	if c.quiet != 1 {
-		fmt.Fprintln(c.env.Stdout, "No partitions in the system")
+		fmt.Fprintf(c.env.Stdout, "No %s in the system\n", plural)
 	}
 }
 
