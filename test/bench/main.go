@@ -51,7 +51,8 @@ func main() {
 func run() error {
 	var (
 		drover      = flag.String("drover", "", "the drover binary to measure (default: build one from this checkout, as `make build` does)")
-		baseline    = flag.String("baseline", "", "another drover binary (an earlier commit's) measured as system drover-baseline, beside this one in the same run; its TCP clients send a bare X-SLURM-USER-NAME, as loopback was trusted before authentication")
+		baseline    = flag.String("baseline", "", "another drover binary (an earlier commit's) measured as system drover-baseline, beside this one in the same run; its TCP clients send a bare X-SLURM-USER-NAME, as loopback was trusted before authentication (see -baseline-auth)")
+		baseAuth    = flag.Bool("baseline-auth", false, "the -baseline build authenticates its TCP clients as this one does: send it the same credentials, not a bare user name")
 		figs        = flag.String("figures", "startup,rest,restread,sbatch,trivial,memory,queue,sched,sim,srun,plugins,acct", "figures to measure, comma-separated")
 		systems     = flag.String("systems", "drover,slurm", "systems to measure; slurm is skipped when real Slurm is not up")
 		quick       = flag.Bool("quick", false, "small sizes and two runs: a smoke test of the harness")
@@ -156,7 +157,7 @@ func run() error {
 			if out, err := exec.Command(b, "install-shims", bshims).CombinedOutput(); err != nil {
 				return fmt.Errorf("install baseline shims: %w: %s", err, out)
 			}
-			targets = append(targets, &droverSystem{drover: b, shims: bshims, base: filepath.Join(work, "baseline"), name: "Drover-baseline", bareTCP: true})
+			targets = append(targets, &droverSystem{drover: b, shims: bshims, base: filepath.Join(work, "baseline"), name: "Drover-baseline", bareTCP: !*baseAuth})
 		case "drover-noacct":
 			// The same build without job accounting: what accounting
 			// costs, measured in the same run.
