@@ -4,7 +4,8 @@ import "github.com/droverhq/drover/internal/cli/readmodel"
 
 // The formats print the read model's job record: squeue fills one per
 // streamed record and scontrol reads the same, so a field means the same
-// in both. These are its names as the printers use them.
+// in both. These are its names inside this package, as the printers use
+// them; other packages name readmodel's.
 type (
 	// Job is readmodel.Job.
 	Job = readmodel.Job

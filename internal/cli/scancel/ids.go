@@ -4,19 +4,19 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/hostlist"
 )
 
 // AllTasks is the task id of a "123_*" target: every task of the array
 // (Slurm's INFINITE).
-const AllTasks = jobfmt.Infinite
+const AllTasks = readmodel.Infinite
 
 // Target is one job (or array task, or step) named on scancel's command
 // line.
 type Target struct {
 	JobID uint32
-	// Task is the array task id, jobfmt.NoVal for none, AllTasks for
+	// Task is the array task id, readmodel.NoVal for none, AllTasks for
 	// "_*".
 	Task uint32
 	// Step is the step id when HasStep.
@@ -29,7 +29,7 @@ type Target struct {
 func (t Target) String() string {
 	s := strconv.FormatUint(uint64(t.JobID), 10)
 	switch t.Task {
-	case jobfmt.NoVal:
+	case readmodel.NoVal:
 	case AllTasks:
 		s += "_*"
 	default:
@@ -56,7 +56,7 @@ func ParseTargets(args []string) (targets []Target, operands []string, err error
 		if jobID <= 0 || jobID > 0xffffffff {
 			return nil, nil, &InvalidTargetError{Arg: arg}
 		}
-		t := Target{JobID: uint32(jobID), Task: jobfmt.NoVal}
+		t := Target{JobID: uint32(jobID), Task: readmodel.NoVal}
 		switch {
 		case strings.HasPrefix(rest, "_["):
 			tasks, ok := bracketTasks(rest[1:])
@@ -75,7 +75,7 @@ func ParseTargets(args []string) (targets []Target, operands []string, err error
 		case strings.HasPrefix(rest, "_"):
 			var task int64
 			task, rest = strtol(rest[1:])
-			if task < 0 || task >= int64(jobfmt.NoVal) {
+			if task < 0 || task >= int64(readmodel.NoVal) {
 				return nil, nil, &InvalidTargetError{Arg: arg}
 			}
 			t.Task = uint32(task)
@@ -133,7 +133,7 @@ func bracketTasks(s string) ([]uint32, bool) {
 	out := make([]uint32, 0, len(elems))
 	for _, e := range elems {
 		n, _ := strtol(e)
-		if n < 0 || n >= int64(jobfmt.NoVal) {
+		if n < 0 || n >= int64(readmodel.NoVal) {
 			return nil, false
 		}
 		out = append(out, uint32(n))

@@ -6,10 +6,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 )
 
-const noTask = jobfmt.NoVal
+const noTask = readmodel.NoVal
 
 func TestParseTargets(t *testing.T) {
 	tests := map[string]struct {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/getopt"
-	"github.com/droverhq/drover/internal/cli/jobfmt"
 	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/hostlist"
 )
@@ -33,7 +32,7 @@ type options struct {
 	reservation string
 	// signal is 0 when none was given (scancel then sends SIGKILL).
 	signal   uint16
-	state    jobfmt.State
+	state    readmodel.State
 	hasState bool
 	user     string
 	// verbose is -1 with -Q.

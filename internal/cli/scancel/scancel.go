@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
-	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/slurmerr"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -250,7 +250,7 @@ var sleep = func(ctx context.Context, d time.Duration) bool {
 }
 
 // confirm asks before signalling a job (-i). End of input counts as "no".
-func (c *canceller) confirm(j *jobfmt.Job, id string) bool {
+func (c *canceller) confirm(j *readmodel.Job, id string) bool {
 	for {
 		fmt.Fprintf(c.env.Stdout, "Cancel job_id=%s name=%s partition=%s [y/n]? ", id, orNull(j.Name), orNull(j.Partition))
 		line, err := c.stdin.ReadString('\n')

@@ -17,7 +17,7 @@ import (
 // selection is the job list scancel works through when it has to look at
 // the jobs before signalling them (a signal, a filter, -b or -i).
 type selection struct {
-	jobs []jobfmt.Job
+	jobs []readmodel.Job
 	// live marks records still to consider: Slurm zeroes the job id of the
 	// others.
 	live []bool
@@ -50,7 +50,7 @@ func (c *canceller) signalSelected(ctx context.Context) int {
 }
 
 // loadJobs is GET /jobs with every job (SHOW_ALL).
-func (c *canceller) loadJobs(ctx context.Context) ([]jobfmt.Job, error) {
+func (c *canceller) loadJobs(ctx context.Context) ([]readmodel.Job, error) {
 	ans, err := readmodel.GetJobs(ctx, c.env.Client, readmodel.JobsAll)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", connectionMessage, readmodel.ClientError(err))
@@ -70,7 +70,7 @@ func (c *canceller) loadJobs(ctx context.Context) ([]jobfmt.Job, error) {
 		}
 		return nil, fmt.Errorf("%s (HTTP %d)", slurmerr.Unspecified.Message(), ans.Status)
 	}
-	jobs := make([]jobfmt.Job, len(ans.Records))
+	jobs := make([]readmodel.Job, len(ans.Records))
 	for i := range ans.Records {
 		jobs[i] = ans.Records[i].Job
 	}
@@ -79,9 +79,9 @@ func (c *canceller) loadJobs(ctx context.Context) ([]jobfmt.Job, error) {
 
 // matches reports whether record j is one the target names
 // (_verify_job_ids' test).
-func matches(t Target, j *jobfmt.Job) bool {
+func matches(t Target, j *readmodel.Job) bool {
 	switch t.Task {
-	case jobfmt.NoVal:
+	case readmodel.NoVal:
 		return t.JobID == j.JobID || t.JobID == j.ArrayJobID
 	case AllTasks:
 		return t.JobID == j.ArrayJobID
@@ -146,7 +146,7 @@ func (c *canceller) filter(s *selection) {
 		}
 		j := &s.jobs[i]
 		base := j.State.Base()
-		keep := base == jobfmt.StatePending || base == jobfmt.StateRunning || base == jobfmt.StateSuspended
+		keep := base == readmodel.StatePending || base == readmodel.StateRunning || base == readmodel.StateSuspended
 		keep = keep && (o.account == "" || j.Account == o.account)
 		keep = keep && (o.jobName == "" || j.Name == o.jobName)
 		keep = keep && (o.partition == "" || j.Partition == o.partition)
@@ -167,7 +167,7 @@ func (c *canceller) filter(s *selection) {
 }
 
 // userMatches compares -u (a name or a uid) with a job's owner.
-func userMatches(user string, j *jobfmt.Job) bool {
+func userMatches(user string, j *readmodel.Job) bool {
 	if uid, err := strconv.ParseUint(user, 10, 32); err == nil {
 		return uint32(uid) == j.UserID
 	}
@@ -203,7 +203,7 @@ func (c *canceller) cancelPass(ctx context.Context, s *selection, pendingOnly bo
 					continue
 				}
 				rc = max(rc, c.kill(ctx, id))
-				if t.Task == jobfmt.NoVal || t.Task == AllTasks {
+				if t.Task == readmodel.NoVal || t.Task == AllTasks {
 					s.live[i] = false
 				} else {
 					s.done[k] = true
@@ -214,10 +214,10 @@ func (c *canceller) cancelPass(ctx context.Context, s *selection, pendingOnly bo
 	}
 	for i := range s.jobs {
 		j := &s.jobs[i]
-		if !s.live[i] || (pendingOnly && j.State != jobfmt.StatePending) {
+		if !s.live[i] || (pendingOnly && j.State != readmodel.StatePending) {
 			continue
 		}
-		id := jobIDString(j, jobfmt.NoVal)
+		id := jobIDString(j, readmodel.NoVal)
 		if c.opts.interactive && !c.confirm(j, id) {
 			s.live[i] = false
 			continue
@@ -232,9 +232,9 @@ func (c *canceller) cancelPass(ctx context.Context, s *selection, pendingOnly bo
 // _build_jobid_str does: the task asked for, the pending tasks of an array
 // meta record ("131_[2-9]", without the throttle), the task a record
 // stands for, or the plain job id.
-func jobIDString(j *jobfmt.Job, task uint32) string {
+func jobIDString(j *readmodel.Job, task uint32) string {
 	switch {
-	case task != jobfmt.NoVal && task != AllTasks:
+	case task != readmodel.NoVal && task != AllTasks:
 		return strconv.FormatUint(uint64(j.ArrayJobID), 10) + "_" + strconv.FormatUint(uint64(task), 10)
 	case j.ArrayTaskStr != "":
 		tasks, _, _ := strings.Cut(j.ArrayTaskStr, "%")

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 )
 
 // combinePendingTasks folds pending array tasks that have records of their
@@ -47,7 +48,7 @@ func combinePendingTasks(recs []*record, bitstrLen string) {
 
 // mergeReason adds a folded task's reason to its meta record's description
 // unless it is already there (_merge_job_reason).
-func mergeReason(meta, task *jobfmt.Job) {
+func mergeReason(meta, task *readmodel.Job) {
 	if meta.Reason == task.Reason {
 		return
 	}

@@ -16,7 +16,7 @@ import (
 // partitions (squeue_job_rec_t). With -P a job pending in several
 // partitions gets one record per partition.
 type record struct {
-	job      *jobfmt.Job
+	job      *readmodel.Job
 	part     string
 	partPrio uint32
 	// jobPrio is the job's priority in this partition (-P), 0 to use
@@ -26,7 +26,7 @@ type record struct {
 
 // filter selects and copies the jobs to print, in the controller's order,
 // as squeue's _filter_job and _filter_job_part do.
-func (q *queue) filter(jobs []*jobfmt.Job, now time.Time) []*record {
+func (q *queue) filter(jobs []*readmodel.Job, now time.Time) []*record {
 	o := q.opts
 	var recs []*record
 	for _, j := range jobs {
@@ -68,7 +68,7 @@ func (q *queue) keepPartition(parts string) bool {
 
 // keep applies every filter but the partition one. Like Slurm's, it may
 // narrow an array record to the tasks -j asked for.
-func (q *queue) keep(j *jobfmt.Job, now time.Time) bool {
+func (q *queue) keep(j *readmodel.Job, now time.Time) bool {
 	o := q.opts
 	if j.JobID == 0 {
 		return false
@@ -77,12 +77,12 @@ func (q *queue) keep(j *jobfmt.Job, now time.Time) bool {
 	if o.jobs != nil {
 		match := false
 		for _, s := range o.jobs {
-			if (s.task == jobfmt.NoVal && (s.jobID == j.ArrayJobID || s.jobID == j.JobID)) ||
+			if (s.task == readmodel.NoVal && (s.jobID == j.ArrayJobID || s.jobID == j.JobID)) ||
 				(s.task == j.ArrayTaskID && s.jobID == j.ArrayJobID) {
 				match = true
 				break
 			}
-			if s.task != jobfmt.NoVal && s.jobID == j.ArrayJobID && j.ArrayTaskStr != "" {
+			if s.task != readmodel.NoVal && s.jobID == j.ArrayJobID && j.ArrayTaskStr != "" {
 				if tasks, ok := jobfmt.ParseTaskSet(j.ArrayTaskStr); ok && tasks.Contains(s.task) {
 					match, partial = true, true
 					break
@@ -140,7 +140,7 @@ func (q *queue) keep(j *jobfmt.Job, now time.Time) bool {
 
 // keepState applies -t, or by default keeps the jobs that are still in the
 // queue: pending, running, suspended, completing or staging out.
-func (q *queue) keepState(s jobfmt.State) bool {
+func (q *queue) keepState(s readmodel.State) bool {
 	o := q.opts
 	switch {
 	case o.allStates:
@@ -162,7 +162,7 @@ func (q *queue) keepState(s jobfmt.State) bool {
 
 // narrowArray keeps only the tasks of an array meta record that -j named:
 // a single task prints as "131_3", several as "131_[3,5]".
-func narrowArray(j *jobfmt.Job, sels []jobSel) {
+func narrowArray(j *readmodel.Job, sels []jobSel) {
 	tasks, _ := jobfmt.ParseTaskSet(j.ArrayTaskStr)
 	var want jobfmt.TaskSet
 	for _, s := range sels {
@@ -191,7 +191,7 @@ func matchLicenses(have string, want []string) bool {
 	return false
 }
 
-func matchUser(users []userSel, j *jobfmt.Job) bool {
+func matchUser(users []userSel, j *readmodel.Job) bool {
 	for _, u := range users {
 		if u.hasUID && u.uid == j.UserID {
 			return true

@@ -11,7 +11,6 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/getopt"
-	"github.com/droverhq/drover/internal/cli/jobfmt"
 	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/timefmt"
@@ -20,7 +19,7 @@ import (
 // jobSel is one -j/--jobs entry: a job id and, for "123_4", a task id.
 type jobSel struct {
 	jobID uint32
-	task  uint32 // jobfmt.NoVal when no task was given
+	task  uint32 // readmodel.NoVal when no task was given
 }
 
 // userSel is one -u/--user entry. Names are matched against the user name
@@ -61,7 +60,7 @@ type options struct {
 	start       bool
 	stepFlag    bool
 	steps       []string // -s's list: job ids or job.step ids
-	states      []jobfmt.State
+	states      []readmodel.State
 	statesText  string
 	allStates   bool
 	users       []userSel
@@ -369,7 +368,7 @@ func parseOptions(env *clienv.Env, args []string) (*options, error) {
 		}
 		if o.statesText == "" {
 			o.statesText = "PD"
-			o.states = []jobfmt.State{jobfmt.StatePending}
+			o.states = []readmodel.State{readmodel.StatePending}
 		}
 	}
 	if o.runOver != 0 && o.runUnder != 0 && o.runOver > o.runUnder {
@@ -464,7 +463,7 @@ func (o *options) setStates(v string, errorf func(string, ...any)) error {
 func parseJobList(v string) (jobs []jobSel, bad string) {
 	for _, tok := range splitList(v) {
 		id, rest := leadingInt(tok)
-		sel := jobSel{task: jobfmt.NoVal}
+		sel := jobSel{task: readmodel.NoVal}
 		if strings.HasPrefix(rest, "_") {
 			t, _ := leadingInt(rest[1:])
 			sel.task = uint32(t)
@@ -499,7 +498,7 @@ func runningLimit(v string) (int64, error) {
 		return 0, fmt.Errorf("running time %q: %w", v, err)
 	}
 	if inf {
-		return int64(jobfmt.Infinite), nil
+		return int64(readmodel.Infinite), nil
 	}
 	if secs <= 0 {
 		return 0, fmt.Errorf("running time %q: not positive", v)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/cli/jobfmt"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/hostlist"
 )
 
@@ -20,59 +21,59 @@ type sortComparator func(a, b *record, reverse bool) int
 // sortKeys maps -S letters to comparators. Letters Slurm accepts without
 // sorting on them (c, f, h, n, O) map to nil.
 func (q *queue) sortKeys(now time.Time) map[byte]sortComparator {
-	num := func(get func(*jobfmt.Job) int64) sortComparator {
+	num := func(get func(*readmodel.Job) int64) sortComparator {
 		return func(a, b *record, rev bool) int { return flip(cmp.Compare(get(a.job), get(b.job)), rev) }
 	}
-	strKey := func(get func(*jobfmt.Job) string) sortComparator {
+	strKey := func(get func(*readmodel.Job) string) sortComparator {
 		return func(a, b *record, rev bool) int { return flip(strings.Compare(get(a.job), get(b.job)), rev) }
 	}
-	u16 := func(get func(*jobfmt.Job) uint16) sortComparator {
-		return num(func(j *jobfmt.Job) int64 { return int64(get(j)) })
+	u16 := func(get func(*readmodel.Job) uint16) sortComparator {
+		return num(func(j *readmodel.Job) int64 { return int64(get(j)) })
 	}
 	return map[byte]sortComparator{
-		'B': strKey(func(j *jobfmt.Job) string { return j.BatchHost }),
+		'B': strKey(func(j *readmodel.Job) string { return j.BatchHost }),
 		'c': nil, 'f': nil, 'h': nil, 'n': nil, 'O': nil,
-		'C': num(func(j *jobfmt.Job) int64 { return int64(j.NumCPUs) }),
-		'd': num(func(j *jobfmt.Job) int64 { return int64(j.MinTmpDisk) }),
-		'D': num(func(j *jobfmt.Job) int64 { return int64(j.NumNodes) }),
-		'e': num(func(j *jobfmt.Job) int64 { return j.EndTime }),
-		'g': strKey(func(j *jobfmt.Job) string {
+		'C': num(func(j *readmodel.Job) int64 { return int64(j.NumCPUs) }),
+		'd': num(func(j *readmodel.Job) int64 { return int64(j.MinTmpDisk) }),
+		'D': num(func(j *readmodel.Job) int64 { return int64(j.NumNodes) }),
+		'e': num(func(j *readmodel.Job) int64 { return j.EndTime }),
+		'g': strKey(func(j *readmodel.Job) string {
 			if j.GroupName == "" {
 				return utoa(j.GroupID)
 			}
 			return j.GroupName
 		}),
-		'G': num(func(j *jobfmt.Job) int64 { return int64(j.GroupID) }),
-		'H': u16(func(j *jobfmt.Job) uint16 { return j.SocketsPerNode }),
+		'G': num(func(j *readmodel.Job) int64 { return int64(j.GroupID) }),
+		'H': u16(func(j *readmodel.Job) uint16 { return j.SocketsPerNode }),
 		'i': compareID,
-		'I': u16(func(j *jobfmt.Job) uint16 { return j.CoresPerSocket }),
-		'j': strKey(func(j *jobfmt.Job) string { return j.Name }),
-		'J': u16(func(j *jobfmt.Job) uint16 { return j.ThreadsPerCore }),
-		'l': num(func(j *jobfmt.Job) int64 { return int64(j.TimeLimit) }),
-		'L': num(func(j *jobfmt.Job) int64 {
-			if j.TimeLimit == jobfmt.Infinite || j.TimeLimit == jobfmt.NoVal {
-				return int64(jobfmt.Infinite)
+		'I': u16(func(j *readmodel.Job) uint16 { return j.CoresPerSocket }),
+		'j': strKey(func(j *readmodel.Job) string { return j.Name }),
+		'J': u16(func(j *readmodel.Job) uint16 { return j.ThreadsPerCore }),
+		'l': num(func(j *readmodel.Job) int64 { return int64(j.TimeLimit) }),
+		'L': num(func(j *readmodel.Job) int64 {
+			if j.TimeLimit == readmodel.Infinite || j.TimeLimit == readmodel.NoVal {
+				return int64(readmodel.Infinite)
 			}
 			return int64(j.TimeLimit)*60 - jobfmt.TimeUsed(j, now)
 		}),
-		'm': num(func(j *jobfmt.Job) int64 { return int64(j.MinMemory) }),
-		'M': num(func(j *jobfmt.Job) int64 { return jobfmt.TimeUsed(j, now) }),
+		'm': num(func(j *readmodel.Job) int64 { return int64(j.MinMemory) }),
+		'M': num(func(j *readmodel.Job) int64 { return jobfmt.TimeUsed(j, now) }),
 		'N': func(a, b *record, rev bool) int { return flip(compareNodeLists(a.job.Nodes, b.job.Nodes), rev) },
 		'p': comparePriority,
 		'P': func(a, b *record, rev bool) int { return flip(strings.Compare(a.part, b.part), rev) },
 		'Q': comparePriority,
 		'S': startTimeComparator(now.Unix()),
-		't': strKey(func(j *jobfmt.Job) string { return j.State.Compact() }),
-		'T': strKey(func(j *jobfmt.Job) string { return j.State.String() }),
+		't': strKey(func(j *readmodel.Job) string { return j.State.Compact() }),
+		'T': strKey(func(j *readmodel.Job) string { return j.State.String() }),
 		'u': strKey(jobfmt.UserName),
-		'U': num(func(j *jobfmt.Job) int64 { return int64(j.UserID) }),
-		'v': strKey(func(j *jobfmt.Job) string { return j.Reservation }),
-		'V': num(func(j *jobfmt.Job) int64 { return j.SubmitTime }),
+		'U': num(func(j *readmodel.Job) int64 { return int64(j.UserID) }),
+		'v': strKey(func(j *readmodel.Job) string { return j.Reservation }),
+		'V': num(func(j *readmodel.Job) int64 { return j.SubmitTime }),
 		'z': func(a, b *record, rev bool) int {
-			for _, get := range []func(*jobfmt.Job) uint16{
-				func(j *jobfmt.Job) uint16 { return j.SocketsPerNode },
-				func(j *jobfmt.Job) uint16 { return j.CoresPerSocket },
-				func(j *jobfmt.Job) uint16 { return j.ThreadsPerCore },
+			for _, get := range []func(*readmodel.Job) uint16{
+				func(j *readmodel.Job) uint16 { return j.SocketsPerNode },
+				func(j *readmodel.Job) uint16 { return j.CoresPerSocket },
+				func(j *readmodel.Job) uint16 { return j.ThreadsPerCore },
 			} {
 				if d := flip(cmp.Compare(get(a.job), get(b.job)), rev); d != 0 {
 					return d
@@ -153,7 +154,7 @@ func (r *record) prio() uint32 {
 
 // compareID orders by job id, array tasks of one array by task id.
 func compareID(a, b *record, rev bool) int {
-	key := func(j *jobfmt.Job) (uint32, uint32) {
+	key := func(j *readmodel.Job) (uint32, uint32) {
 		switch {
 		case j.HetJobID != 0:
 			return j.HetJobID, j.HetJobOffset
@@ -177,8 +178,8 @@ func compareID(a, b *record, rev bool) int {
 // "greater" for them unconditionally, and the merge sort's exact steps
 // decide how they end up among themselves.
 func startTimeComparator(now int64) sortComparator {
-	start := func(j *jobfmt.Job) int64 {
-		if j.State == jobfmt.StatePending && j.StartTime < now {
+	start := func(j *readmodel.Job) int64 {
+		if j.State == readmodel.StatePending && j.StartTime < now {
 			return now
 		}
 		return j.StartTime

@@ -228,7 +228,7 @@ func (q *queue) members() []string {
 // list of GET /jobs is read record by record into squeue's own rows
 // (jobstream) unless --json prints the records themselves; the answer
 // then comes back without them.
-func (q *queue) load(ctx context.Context) (*v0044.V0044OpenapiJobInfoResp, []*jobfmt.Job, error) {
+func (q *queue) load(ctx context.Context) (*v0044.V0044OpenapiJobInfoResp, []*readmodel.Job, error) {
 	o := q.opts
 	var flags v0044.OptSlurmV0044GetJobsFlags
 	switch {
@@ -240,7 +240,7 @@ func (q *queue) load(ctx context.Context) (*v0044.V0044OpenapiJobInfoResp, []*jo
 	var (
 		res  any
 		err  error
-		rows []*jobfmt.Job
+		rows []*readmodel.Job
 	)
 	if len(o.jobs) == 1 {
 		p := v0044.SlurmV0044GetJobParams{JobID: utoa(o.jobs[0].jobID)}
@@ -253,10 +253,10 @@ func (q *queue) load(ctx context.Context) (*v0044.V0044OpenapiJobInfoResp, []*jo
 		if !o.json {
 			// Rows are made in slabs: one allocation per 256 jobs,
 			// and a row never moves once made.
-			var slab []jobfmt.Job
+			var slab []readmodel.Job
 			ctx = jobstream.With(ctx, func(w *v0044.V0044JobInfo) error {
 				if len(slab) == 0 {
-					slab = make([]jobfmt.Job, 256)
+					slab = make([]readmodel.Job, 256)
 				}
 				j := &slab[0]
 				slab = slab[1:]
@@ -317,7 +317,7 @@ func transportError(err error) error {
 }
 
 // print filters, folds, sorts and prints jobs; it returns the exit code.
-func (q *queue) print(jobs []*jobfmt.Job) int {
+func (q *queue) print(jobs []*readmodel.Job) int {
 	o, env := q.opts, q.env
 	w := env.Stdout
 	ctx := &jobfmt.Context{
@@ -340,7 +340,7 @@ func (q *queue) print(jobs []*jobfmt.Job) int {
 		return err.code
 	}
 	var b strings.Builder
-	var scratch jobfmt.Job
+	var scratch readmodel.Job
 	for _, r := range recs {
 		if r == nil {
 			continue
@@ -354,7 +354,7 @@ func (q *queue) print(jobs []*jobfmt.Job) int {
 // printRecord prints one record; with -r an array meta record prints one
 // line per pending task. j is the room the record's row is made in,
 // reused from one record to the next.
-func (q *queue) printRecord(b *strings.Builder, r *record, ctx *jobfmt.Context, j *jobfmt.Job) {
+func (q *queue) printRecord(b *strings.Builder, r *record, ctx *jobfmt.Context, j *readmodel.Job) {
 	*j = *r.job
 	j.Partition = r.part
 	if r.jobPrio != 0 {
