@@ -15,16 +15,18 @@ NVML_CGO_CFLAGS := -O2 -g -Wno-deprecated-declarations
 
 all: build
 
-build: $(BIN)/drover $(BIN)/drover-client $(BIN)/drover-gres-nvml $(BIN)/drover-spank-nccl $(BIN)/drover-spank-container $(BIN)/drover-mpi-pmix
+build: $(BIN)/drover $(BIN)/commands $(BIN)/drover-gres-nvml $(BIN)/drover-spank-nccl $(BIN)/drover-spank-container $(BIN)/drover-mpi-pmix
 
 # The main binary is pure Go; NVML needs cgo, so the GPU plugin is a
 # program of its own.
 $(BIN)/drover: FORCE
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/drover
 
-# The commands alone (sbatch, squeue, srun...), without the daemons' code.
-$(BIN)/drover-client: FORCE
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/drover-client
+# The commands (sbatch, squeue, srun...), a program each as Slurm ships
+# them, without the daemons' code: bin/sbatch, bin/squeue...
+.PHONY: $(BIN)/commands
+$(BIN)/commands:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/commands/...
 
 $(BIN)/drover-gres-nvml: FORCE
 	CGO_ENABLED=1 CGO_CFLAGS='$(NVML_CGO_CFLAGS)' $(GO) build -trimpath -o $@ ./cmd/drover-gres-nvml

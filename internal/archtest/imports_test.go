@@ -178,8 +178,8 @@ func TestNodeAPILinksNoController(t *testing.T) {
 
 // The commands link no server code: none of the daemons' packages, the
 // state store, the accounting store, the REST server or the bridges, nor
-// the libraries only the daemons use (cmd/drover-client's
-// TestNoServerCode checks the binary; this checks each command alone).
+// the libraries only the daemons use (cmd/commands' TestNoServerCode
+// checks the programs; this checks each command's package).
 func TestCommandsLinkNoServerCode(t *testing.T) {
 	server := []string{
 		"internal/controller", "internal/sched", "internal/state", "internal/acctdb", "internal/restapi",

@@ -268,9 +268,11 @@ func installShimsCmd() *cobra.Command {
 	return cmd
 }
 
-// InstallShims makes DIR/<command> links to the commands' own binary,
-// drover-client, beside the running drover (to drover itself when it is
-// not there): the commands then start as small programs do.
+// InstallShims makes DIR/<command> links to each command's own program
+// beside the running drover (bin/sbatch, bin/squeue..., as make builds
+// and the packages install them), or to drover itself for a command
+// whose program is not there: the commands then start as small programs
+// do.
 func InstallShims(dir string) error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -279,16 +281,20 @@ func InstallShims(dir string) error {
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
 		return fmt.Errorf("find drover binary: %w", err)
 	}
-	if client := filepath.Join(filepath.Dir(exe), "drover-client"); isProgram(client) {
-		exe = client
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	for _, name := range shim.Names() {
+		target := exe
+		if own := filepath.Join(filepath.Dir(exe), name); isProgram(own) {
+			target = own
+		}
 		link := filepath.Join(dir, name)
+		if link == target {
+			continue // installing into drover's own folder: already there
+		}
 		_ = os.Remove(link)
-		if err := os.Symlink(exe, link); err != nil {
+		if err := os.Symlink(target, link); err != nil {
 			return fmt.Errorf("link %s: %w", link, err)
 		}
 	}

@@ -110,17 +110,17 @@ func run() error {
 	if bin == "" {
 		// A private copy: a bin/drover rebuilt meanwhile (by another
 		// build) cannot change what is measured half way through.
-		// The commands' own binary beside it: install-shims links the
-		// commands to it, as an installation does.
+		// The commands' own programs beside it: install-shims links the
+		// commands to them, as an installation does.
 		bin = filepath.Join(work, "drover")
 		for _, b := range []struct{ out, pkg string }{
 			{bin, "github.com/droverhq/drover/cmd/drover"},
-			{filepath.Join(work, "drover-client"), "github.com/droverhq/drover/cmd/drover-client"},
+			{work + string(filepath.Separator), "github.com/droverhq/drover/cmd/commands/..."},
 		} {
 			build := exec.Command("go", "build", "-trimpath", "-o", b.out, b.pkg)
 			build.Env = append(os.Environ(), "CGO_ENABLED=0")
 			if out, err := build.CombinedOutput(); err != nil {
-				return fmt.Errorf("build %s: %w: %s", filepath.Base(b.out), err, out)
+				return fmt.Errorf("build %s: %w: %s", b.pkg, err, out)
 			}
 		}
 	}

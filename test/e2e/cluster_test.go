@@ -46,11 +46,18 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build drover:", err)
 		os.Exit(1)
 	}
-	// The commands' own binary (what install-shims links), the NCCL
+	// The commands' own programs (what install-shims links), the NCCL
 	// launch plugin and the example third-party plugin sit beside
 	// drover, where the node daemons look for plugins; allreduce
 	// is the distributed program the NCCL plugin serves.
-	for _, pkg := range []string{"github.com/droverhq/drover/cmd/drover-client", "github.com/droverhq/drover/cmd/drover-spank-nccl", "github.com/droverhq/drover/examples/spank-hello", "github.com/droverhq/drover/examples/job-submit-limits", "github.com/droverhq/drover/cmd/drover-spank-container", "./testdata/allreduce", "./testdata/spanklocal", "./testdata/attacker"} {
+	commands := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "github.com/droverhq/drover/cmd/commands/...")
+	commands.Env = append(os.Environ(), "CGO_ENABLED=0")
+	commands.Stdout, commands.Stderr = os.Stderr, os.Stderr
+	if err := commands.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build the commands:", err)
+		os.Exit(1)
+	}
+	for _, pkg := range []string{"github.com/droverhq/drover/cmd/drover-spank-nccl", "github.com/droverhq/drover/examples/spank-hello", "github.com/droverhq/drover/examples/job-submit-limits", "github.com/droverhq/drover/cmd/drover-spank-container", "./testdata/allreduce", "./testdata/spanklocal", "./testdata/attacker"} {
 		b := exec.Command("go", "build", "-o", filepath.Join(dir, filepath.Base(pkg)), pkg)
 		b.Env = append(os.Environ(), "CGO_ENABLED=0")
 		b.Stdout, b.Stderr = os.Stderr, os.Stderr

@@ -25,8 +25,8 @@ import (
 )
 
 // Host runs plugin programs for the commands. The drover binary sets it
-// (package plugopts/hosted); the commands' own binary, drover-client,
-// links no plugin host and leaves it nil: a command that must run a
+// (package plugopts/hosted); the commands' own programs (cmd/commands)
+// link no plugin host and leave it nil: a command that must run a
 // plugin is then handed to drover.
 var Host interface {
 	// Describe is what the plugins of entries offer, from the cache or

@@ -1,18 +1,13 @@
 // Package shim runs the drop-in commands (sbatch, squeue, srun...) by the
-// name a binary was invoked as. It is the client side alone: both the
-// lean command binary (cmd/drover-client) and drover itself use it.
+// name a binary was invoked as: drover itself runs them so (each command's
+// own program, cmd/commands/NAME, links that command alone).
 package shim
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"runtime/debug"
 	"sort"
-	"syscall"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/cmdmain"
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/sacct"
 	"github.com/droverhq/drover/internal/cli/sacctmgr"
@@ -67,28 +62,8 @@ func Lookup(name string) (Command, bool) {
 	return c, ok
 }
 
-// memoryLimit is the heap a drop-in command may grow to before the
-// garbage collector runs at all (see Run).
-const memoryLimit = 512 << 20
-
 // Run runs command prog with args, as the binary invoked as prog does,
 // and returns its exit status.
 func Run(prog string, cmd Command, args []string) int {
-	// A command lives for milliseconds and its garbage dies with it:
-	// collecting as the heap doubles from 4 MB (Go's default) costs squeue
-	// over 5,000 jobs a third of its time. The collector runs only near
-	// the limit, so a listing of any size still fits; GOGC and GOMEMLIMIT
-	// set by the caller win.
-	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetGCPercent(-1)
-		debug.SetMemoryLimit(memoryLimit)
-	}
-	env, err := connect.Env(prog)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: error: %v\n", prog, err)
-		return 1
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return cmd(ctx, env, args)
+	return cmdmain.Run(prog, cmd, args)
 }
