@@ -575,7 +575,8 @@ func buildHello(ctx context.Context, dir string) (string, error) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the hello-world: %w: %s", err, b)
 	}
-	return out, nil
+	// Installed as the commands are, so that both start the same way.
+	return out, installCopy(out)
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -123,6 +123,9 @@ func run() error {
 				return fmt.Errorf("build %s: %w: %s", b.pkg, err, out)
 			}
 		}
+		if err := installAll(work); err != nil {
+			return err
+		}
 	}
 	if bin, err = filepath.Abs(bin); err != nil {
 		return err

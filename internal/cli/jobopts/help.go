@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 )
@@ -111,8 +112,9 @@ func (p *Parser) Usage() string {
 }
 
 // helpOption finds the long option a help line describes ("  -N,
-// --nodes=N ...", "      --cpu-bind= ...").
-var helpOption = regexp.MustCompile(`^ {2}(?:-[A-Za-z], | {4})--([A-Za-z0-9_-]+)`)
+// --nodes=N ...", "      --cpu-bind= ..."), compiled on first use: most
+// runs print no help.
+var helpOption = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ {2}(?:-[A-Za-z], | {4})--([A-Za-z0-9_-]+)`) })
 
 // filterHelp drops from a help text the entries of options this parser
 // does not offer or hides (the ones Drover refuses): an entry is an option
@@ -127,7 +129,7 @@ func (p *Parser) filterHelp(text string) string {
 			continue
 		}
 		drop = false
-		if m := helpOption.FindStringSubmatch(l); m != nil {
+		if m := helpOption().FindStringSubmatch(l); m != nil {
 			f := p.fs.Lookup(m[1])
 			if f == nil || f.Hidden {
 				drop = true
