@@ -1,6 +1,6 @@
-// Package jobstream hands a job list answer (GET /slurm/v0.0.44/jobs/) to
-// a command record by record as it arrives, instead of as one slice of
-// whole records.
+// Package jobstream hands a list answer (GET /slurm/v0.0.44/jobs/, and
+// /nodes/) to a command record by record as it arrives, instead of as one
+// slice of whole records.
 //
 // The generated client decodes the list into a []V0044JobInfo grown by
 // append, and each V0044JobInfo is a 3.5 KB struct (every optional member
@@ -23,6 +23,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/go-faster/jx"
 
@@ -35,13 +36,28 @@ type Each func(*v0044.V0044JobInfo) error
 
 type key struct{}
 
+// splitter reads a list answer, handing its records on, and returns the
+// rest of it.
+type splitter func(io.Reader) ([]byte, error)
+
 // With returns ctx asking that the job list of the answer to a request
 // made with it be handed to each.
 func With(ctx context.Context, each Each) context.Context {
-	return context.WithValue(ctx, key{}, each)
+	return context.WithValue(ctx, key{}, splitter(func(r io.Reader) ([]byte, error) { return Split(r, each) }))
 }
 
-// Transport returns a RoundTripper that streams the job lists of the
+// EachNode receives one node record, reused for the next one as Each's.
+type EachNode func(*v0044.V0044Node) error
+
+// WithNodes returns ctx asking that the node list of the answer to a
+// request made with it (GET /nodes/) be handed to each.
+func WithNodes(ctx context.Context, each EachNode) context.Context {
+	return context.WithValue(ctx, key{}, splitter(func(r io.Reader) ([]byte, error) {
+		return splitList(r, "nodes", "node", each)
+	}))
+}
+
+// Transport returns a RoundTripper that streams the lists of the
 // requests whose context asks for it (base nil means
 // http.DefaultTransport).
 func Transport(base http.RoundTripper) http.RoundTripper {
@@ -54,23 +70,31 @@ func Transport(base http.RoundTripper) http.RoundTripper {
 type roundTripper struct{ base http.RoundTripper }
 
 func (t roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
-	each, _ := r.Context().Value(key{}).(Each)
+	split, _ := r.Context().Value(key{}).(splitter)
 	resp, err := t.base.RoundTrip(r)
-	if err != nil || each == nil || resp.StatusCode != http.StatusOK {
+	if err != nil || split == nil || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
 	if ct, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || ct != "application/json" {
 		return resp, nil
 	}
-	rest, err := Split(resp.Body, each)
+	rest, err := split(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return nil, fmt.Errorf("decode job list: %w", err)
+		return nil, fmt.Errorf("decode %s list: %w", listName(r.URL.Path), err)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(rest))
 	resp.ContentLength = int64(len(rest))
 	resp.Header.Set("Content-Length", strconv.Itoa(len(rest)))
 	return resp, nil
+}
+
+// listName is what a list request asks for, for errors ("job", "node").
+func listName(path string) string {
+	if strings.Contains(path, "/nodes") {
+		return "node"
+	}
+	return "job"
 }
 
 // readBuffer is how much of the answer is read at a time.
@@ -80,11 +104,26 @@ const readBuffer = 64 << 10
 // goes to each, checked as the generated client checks a whole answer;
 // the other members come back as an answer whose job list is empty.
 func Split(r io.Reader, each Each) ([]byte, error) {
+	return splitList(r, "jobs", "job", each)
+}
+
+// record is a generated list element, decoded and checked as the
+// generated client does a whole answer.
+type record[T any] interface {
+	*T
+	Decode(*jx.Decoder) error
+	Validate() error
+}
+
+// splitList reads a list answer from r: each record of its member list
+// goes to each, into one reused record; the other members come back as an
+// answer whose list is empty. noun names a record in errors.
+func splitList[T any, P record[T]](r io.Reader, list, noun string, each func(P) error) ([]byte, error) {
 	d := jx.Decode(r, readBuffer)
 	var rest jx.Writer
 	rest.ObjStart()
-	var rec v0044.V0044JobInfo
-	sawJobs, members := false, 0
+	var rec T
+	sawList, members := false, 0
 	field := func(name string) {
 		if members > 0 {
 			rest.Comma()
@@ -93,7 +132,7 @@ func Split(r io.Reader, each Each) ([]byte, error) {
 		rest.FieldStart(name)
 	}
 	err := d.Obj(func(d *jx.Decoder, name string) error {
-		if name != "jobs" {
+		if name != list {
 			raw, err := d.Raw()
 			if err != nil {
 				return fmt.Errorf("member %q: %w", name, err)
@@ -102,24 +141,26 @@ func Split(r io.Reader, each Each) ([]byte, error) {
 			rest.Raw(raw)
 			return nil
 		}
-		if sawJobs {
-			return errors.New(`member "jobs" twice`)
+		if sawList {
+			return fmt.Errorf("member %q twice", list)
 		}
-		sawJobs = true
+		sawList = true
 		field(name)
 		rest.ArrStart()
 		rest.ArrEnd()
 		n := 0
 		return d.Arr(func(d *jx.Decoder) error {
-			rec = v0044.V0044JobInfo{}
-			if err := rec.Decode(d); err != nil {
-				return fmt.Errorf("job %d: %w", n, err)
+			var zero T
+			rec = zero
+			p := P(&rec)
+			if err := p.Decode(d); err != nil {
+				return fmt.Errorf("%s %d: %w", noun, n, err)
 			}
-			if err := rec.Validate(); err != nil {
-				return fmt.Errorf("job %d: %w", n, err)
+			if err := p.Validate(); err != nil {
+				return fmt.Errorf("%s %d: %w", noun, n, err)
 			}
 			n++
-			return each(&rec)
+			return each(p)
 		})
 	})
 	if err != nil {

@@ -216,3 +216,46 @@ func FuzzSplit(f *testing.F) {
 		}
 	})
 }
+
+// A node list answer streams through the generated client as a job list
+// does: every node in order, and the rest of the answer (its errors
+// included) as the client would read the whole.
+func TestNodeListThroughTheGeneratedClient(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join(clitest.ReferenceDir(t), "rest", "v0.0.44", "nodes.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want v0044.V0044OpenapiNodesResp
+	if err := want.Decode(jx.DecodeBytes(body)); err != nil || len(want.Nodes) == 0 {
+		t.Fatalf("reference node list: %v (%d nodes)", err, len(want.Nodes))
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	defer srv.Close()
+	client, err := v0044.NewClient(srv.URL, clitest.NoCredentials, v0044.WithClient(&http.Client{Transport: jobstream.Transport(nil)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []v0044.V0044Node
+	ctx := jobstream.WithNodes(context.Background(), func(n *v0044.V0044Node) error {
+		nodes = append(nodes, *n)
+		return nil
+	})
+	res, err := client.SlurmV0044GetNodes(ctx, v0044.SlurmV0044GetNodesParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := res.(*v0044.V0044OpenapiNodesResp)
+	if !ok {
+		t.Fatalf("answer %T", res)
+	}
+	if len(got.Nodes) != 0 {
+		t.Errorf("%d records left in the answer, want 0", len(got.Nodes))
+	}
+	got.Nodes = nodes
+	if d := cmp.Diff(want, *got, cmp.AllowUnexported(v0044.V0044OpenapiNodesResp{}), cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("stream differs from the whole answer (-whole +stream):\n%s", d)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/jobstream"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -136,13 +137,21 @@ func GetNodes(ctx context.Context, api clienv.API, flags NodeFlags) (Answer[Node
 	case NodesFuture:
 		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsFUTURE)
 	}
+	// Each node is read into the model as it arrives (jobstream), not
+	// held as a wire record first: a transport that does not stream, or
+	// an error answer, leaves the records in the answer instead.
+	var streamed []Node
+	ctx = jobstream.WithNodes(ctx, func(w *v0044.V0044Node) error {
+		streamed = append(streamed, FromV0044Node(w))
+		return nil
+	})
 	res, err := api.SlurmV0044GetNodes(ctx, params)
 	if err != nil {
 		return Answer[Node]{}, fmt.Errorf("GET /nodes: %w", err)
 	}
 	switch r := res.(type) {
 	case *v0044.V0044OpenapiNodesResp:
-		return Answer[Node]{Records: FromV0044Nodes(r.Nodes), Errors: problems(r.Errors)}, nil
+		return Answer[Node]{Records: append(streamed, FromV0044Nodes(r.Nodes)...), Errors: problems(r.Errors)}, nil
 	case *v0044.V0044OpenapiNodesRespStatusCode:
 		return Answer[Node]{Records: FromV0044Nodes(r.Response.Nodes), Errors: problems(r.Response.Errors), Status: r.StatusCode}, nil
 	}

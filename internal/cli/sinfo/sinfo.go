@@ -435,6 +435,40 @@ func (c *cmd) report(ctx context.Context, opts options) bool {
 	if opts.reservation {
 		return c.reservations(ctx, opts)
 	}
+	if opts.json {
+		return c.jsonReport(ctx, opts)
+	}
+	parts, err := readmodel.GetPartitions(ctx, c.env.Client, opts.all)
+	if err != nil {
+		err = &restError{msg: connectFailure}
+	} else {
+		err = answerError(parts.Errors, parts.Failed())
+	}
+	if err != nil {
+		fmt.Fprintf(c.env.Stderr, "slurm_load_partitions: %s\n", err.Error())
+		return false
+	}
+	// The node list streams into the model (readmodel.GetNodes): a
+	// machine's worth of wire records is never held at once.
+	nodes, err := readmodel.GetNodes(ctx, c.env.Client, nodeFlags(opts))
+	if err != nil {
+		err = &restError{msg: connectFailure}
+	} else {
+		err = answerError(nodes.Errors, nodes.Failed())
+	}
+	if err != nil {
+		fmt.Fprintf(c.env.Stderr, "slurm_load_node: %s\n", err.Error())
+		return false
+	}
+	recs := build(opts, parts.Records, nodes.Records, c.conf)
+	sortRecords(recs, opts.sort)
+	fmt.Fprint(c.env.Stdout, c.render(opts, recs))
+	return true
+}
+
+// jsonReport is sinfo --json/--yaml, which prints the wire records
+// beside the report's own.
+func (c *cmd) jsonReport(ctx context.Context, opts options) bool {
 	parts, partMeta, err := c.loadPartitions(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(c.env.Stderr, "slurm_load_partitions: %s\n", err.Error())
@@ -447,7 +481,7 @@ func (c *cmd) report(ctx context.Context, opts options) bool {
 	}
 	recs := build(opts, readmodel.FromV0044Partitions(parts), readmodel.FromV0044Nodes(nodes), c.conf)
 	sortRecords(recs, opts.sort)
-	if opts.json {
+	{
 		meta := nodeMeta
 		if !meta.Set {
 			meta = partMeta
@@ -465,8 +499,6 @@ func (c *cmd) report(ctx context.Context, opts options) bool {
 		fmt.Fprint(c.env.Stdout, text)
 		return true
 	}
-	fmt.Fprint(c.env.Stdout, c.render(opts, recs))
-	return true
 }
 
 // build is sinfo's _build_sinfo_data: one record per group of like nodes
@@ -606,6 +638,40 @@ func errorsOf(errs v0044.V0044OpenapiErrors) error {
 		return &restError{msg: msg}
 	}
 	return nil
+}
+
+// answerError is a read's failure in Slurm's words, as errorsOf: the
+// first numbered error of the answer, else "Unspecified error" for an
+// answer other than the operation's success.
+func answerError(errs []readmodel.Problem, failed bool) error {
+	for _, e := range errs {
+		if e.Number == 0 {
+			continue
+		}
+		msg := e.Error
+		if msg == "" {
+			msg = fmt.Sprintf("Unknown error %d", e.Number)
+		}
+		return &restError{msg: msg}
+	}
+	if failed {
+		return &restError{msg: "Unspecified error"}
+	}
+	return nil
+}
+
+// nodeFlags is what a report asks of the node list: slurmctld reports
+// used GRES only with SHOW_DETAIL.
+func nodeFlags(opts options) readmodel.NodeFlags {
+	switch {
+	case opts.fmt.flags&matchGresUsed != 0:
+		return readmodel.NodesDetail
+	case opts.future:
+		return readmodel.NodesFuture
+	case opts.all:
+		return readmodel.NodesAll
+	}
+	return readmodel.NodesDefault
 }
 
 func (c *cmd) loadPartitions(ctx context.Context, opts options) (v0044.V0044PartitionInfoMsg, v0044.OptV0044OpenapiMeta, error) {

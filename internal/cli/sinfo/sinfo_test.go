@@ -26,6 +26,8 @@ type fakeController struct {
 	t     testing.TB
 	parts *v0044.V0044OpenapiPartitionResp
 	nodes *v0044.V0044OpenapiNodesResp
+	// nodesAnswer, when set, answers GET /nodes/ instead of nodes.
+	nodesAnswer v0044.SlurmV0044GetNodesRes
 	// nodeFlags records the flags of each GET /nodes/.
 	nodeFlags []string
 }
@@ -43,6 +45,9 @@ func (f *fakeController) SlurmV0044GetPartitions(context.Context, v0044.SlurmV00
 
 func (f *fakeController) SlurmV0044GetNodes(_ context.Context, p v0044.SlurmV0044GetNodesParams) (v0044.SlurmV0044GetNodesRes, error) {
 	f.nodeFlags = append(f.nodeFlags, string(p.Flags.Value))
+	if f.nodesAnswer != nil {
+		return f.nodesAnswer, nil
+	}
 	return f.nodes, nil
 }
 
@@ -304,5 +309,42 @@ func TestGresUsedAsksForDetails(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"DETAIL"}, f.nodeFlags); diff != "" {
 		t.Errorf("node query flags (-want +got):\n%s", diff)
+	}
+}
+
+// A failed node read is reported in Slurm's words whether the report
+// reads the model (streamed) or prints the wire records (--json): the
+// answer's first numbered error, "Unknown error N" for one without text,
+// "Unspecified error" for a failure without any, nothing on stdout.
+func TestNodeReadFailures(t *testing.T) {
+	errs := func(es ...v0044.V0044OpenapiError) v0044.V0044OpenapiErrors { return es }
+	numbered := func(n int32, text string) v0044.V0044OpenapiError {
+		e := v0044.V0044OpenapiError{ErrorNumber: v0044.NewOptInt32(n)}
+		if text != "" {
+			e.Error = v0044.NewOptString(text)
+		}
+		return e
+	}
+	tests := []struct {
+		name   string
+		answer v0044.SlurmV0044GetNodesRes
+		want   string
+	}{
+		{"error answer", &v0044.V0044OpenapiNodesRespStatusCode{StatusCode: 500, Response: v0044.V0044OpenapiNodesResp{Errors: errs(numbered(0, "ignored"), numbered(2009, "Invalid node name specified"))}}, "slurm_load_node: Invalid node name specified\n"},
+		{"error without text", &v0044.V0044OpenapiNodesRespStatusCode{StatusCode: 500, Response: v0044.V0044OpenapiNodesResp{Errors: errs(numbered(2009, ""))}}, "slurm_load_node: Unknown error 2009\n"},
+		{"failure without errors", &v0044.V0044OpenapiNodesRespStatusCode{StatusCode: 500}, "slurm_load_node: Unspecified error\n"},
+		{"success with an error", &v0044.V0044OpenapiNodesResp{Errors: errs(numbered(1800, "Unable to contact slurm controller (connect failure)"))}, "slurm_load_node: Unable to contact slurm controller (connect failure)\n"},
+	}
+	for _, tc := range tests {
+		for _, args := range [][]string{nil, {"--json"}} {
+			t.Run(tc.name+strings.Join(args, " "), func(t *testing.T) {
+				f := newFake(t)
+				f.nodesAnswer = tc.answer
+				got := harness(t, f, "").Run(Run, "sinfo", "", args...)
+				if got.Code != 1 || got.Stdout != "" || got.Stderr != tc.want {
+					t.Errorf("sinfo %v: exit %d, stdout %q, stderr %q; want 1, nothing, %q", args, got.Code, got.Stdout, got.Stderr, tc.want)
+				}
+			})
+		}
 	}
 }
