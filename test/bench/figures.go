@@ -528,9 +528,17 @@ func measureStartup(ctx context.Context, sys system, sz sizes, rec *recorder) er
 	if err != nil {
 		return err
 	}
+	// Drover's commands also run beside the floor of any program built
+	// on the generated client (test/bench/clientfloor).
+	floor := ""
+	if sys.Name() == "Drover" {
+		if floor, err = buildFloor(ctx, in.WorkDir()); err != nil {
+			return err
+		}
+	}
 	runs := max(sz.CommandRuns, 3) * 5
-	var cmdMS, helloMS, ratios []float64
-	for i := -1; i < runs; i++ { // the first pair warms the page cache
+	var cmdMS, helloMS, ratios, floorMS, floorRatios []float64
+	for i := -1; i < runs; i++ { // the first round warms the page cache
 		c, err := timeOnce(ctx, in, "sbatch", "--version")
 		if err != nil {
 			return err
@@ -539,10 +547,25 @@ func measureStartup(ctx context.Context, sys system, sz sizes, rec *recorder) er
 		if err != nil {
 			return err
 		}
+		f := 0.0
+		if floor != "" {
+			if f, err = timeOnce(ctx, in, floor); err != nil {
+				return err
+			}
+		}
 		if i >= 0 {
 			cmdMS, helloMS = append(cmdMS, c), append(helloMS, h)
 			ratios = append(ratios, c/h)
+			if floor != "" {
+				floorMS, floorRatios = append(floorMS, f), append(floorRatios, f/h)
+			}
 		}
+	}
+	if floor != "" {
+		rec.add(figure{Key: "client-floor-startup", Title: "a program linking the generated client and doing nothing else (test/bench/clientfloor), timed beside `sbatch --version`", Unit: "ms", Command: "./clientfloor >/dev/null"},
+			sys.Name(), floorMS, "")
+		rec.add(figure{Key: "client-floor-ratio", Title: "that program over the Go hello-world, run by run: the floor of any command's start-up ratio", Unit: "x", Command: "./clientfloor / ./hello"},
+			sys.Name(), floorRatios, "")
 	}
 	rec.add(figure{Key: "command-startup", Title: "`sbatch --version` wall time (command start-up)", Unit: "ms", Command: "sbatch --version >/dev/null"},
 		sys.Name(), cmdMS, "")
@@ -576,6 +599,18 @@ func buildHello(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("building the hello-world: %w: %s", err, b)
 	}
 	// Installed as the commands are, so that both start the same way.
+	return out, installCopy(out)
+}
+
+// buildFloor builds test/bench/clientfloor into dir, installed as the
+// commands are.
+func buildFloor(ctx context.Context, dir string) (string, error) {
+	out := filepath.Join(dir, "clientfloor")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, "github.com/droverhq/drover/test/bench/clientfloor")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the client floor: %w: %s", err, b)
+	}
 	return out, installCopy(out)
 }
 
