@@ -19,7 +19,7 @@ import (
 // or is the client plumbing (clienv, connect, jobstream, clitest,
 // wireval); the readers not yet moved onto the model (scontrol's
 // reservation and licence layouts, sprio's fair-share, QOS and
-// association reads, sacct, sshare, sreport) leave it as they move.
+// association reads, sacct, sreport) leave it as they move.
 var wireReaders = []string{
 	"internal/cli/alloc/alloc.go",
 	"internal/cli/clienv/api.go",
@@ -58,7 +58,7 @@ var wireReaders = []string{
 	"internal/cli/sreport/reports.go",
 	"internal/cli/srun/het.go",
 	"internal/cli/srun/srun.go",
-	"internal/cli/sshare/sshare.go",
+	"internal/cli/sshare/json.go",
 	"internal/cli/wireval/wireval.go",
 }
 
