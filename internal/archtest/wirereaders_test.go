@@ -18,8 +18,8 @@ import (
 // wire records themselves (sinfo.go loads the answers its --json dumps),
 // or is the client plumbing (clienv, connect, jobstream, clitest,
 // wireval); the readers not yet moved onto the model (scontrol's
-// reservation and licence layouts, sprio's fair-share, QOS and
-// association reads, sacct, sreport) leave it as they move.
+// reservation and licence layouts, sacct, sreport) leave it as they
+// move.
 var wireReaders = []string{
 	"internal/cli/alloc/alloc.go",
 	"internal/cli/clienv/api.go",
@@ -52,7 +52,6 @@ var wireReaders = []string{
 	"internal/cli/sinfo/sinfo.go",
 	"internal/cli/slurmjson/meta.go",
 	"internal/cli/slurmjson/slurmjson.go",
-	"internal/cli/sprio/sprio.go",
 	"internal/cli/squeue/json.go",
 	"internal/cli/squeue/squeue.go",
 	"internal/cli/sreport/reports.go",
