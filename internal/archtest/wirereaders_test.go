@@ -18,8 +18,7 @@ import (
 // wire records themselves (sinfo.go loads the answers its --json dumps),
 // or is the client plumbing (clienv, connect, jobstream, clitest,
 // wireval); the readers not yet moved onto the model (scontrol's
-// reservation and licence layouts, sacct, sreport) leave it as they
-// move.
+// reservation and licence layouts, sacct) leave it as they move.
 var wireReaders = []string{
 	"internal/cli/alloc/alloc.go",
 	"internal/cli/clienv/api.go",
@@ -54,7 +53,6 @@ var wireReaders = []string{
 	"internal/cli/slurmjson/slurmjson.go",
 	"internal/cli/squeue/json.go",
 	"internal/cli/squeue/squeue.go",
-	"internal/cli/sreport/reports.go",
 	"internal/cli/srun/het.go",
 	"internal/cli/srun/srun.go",
 	"internal/cli/sshare/json.go",
