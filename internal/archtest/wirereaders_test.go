@@ -18,7 +18,7 @@ import (
 // wire records themselves (sinfo.go loads the answers its --json dumps),
 // or is the client plumbing (clienv, connect, jobstream, clitest,
 // wireval); the readers not yet moved onto the model (scontrol's
-// reservation and licence layouts, sacct) leave it as they move.
+// reservation layout, sacct) leave it as they move.
 var wireReaders = []string{
 	"internal/cli/alloc/alloc.go",
 	"internal/cli/clienv/api.go",
@@ -36,13 +36,11 @@ var wireReaders = []string{
 	"internal/cli/sbatch/submit.go",
 	"internal/cli/scancel/scancel.go",
 	"internal/cli/scancel/select.go",
-	"internal/cli/scontrol/config.go",
 	"internal/cli/scontrol/doc.go",
 	"internal/cli/scontrol/hold.go",
 	"internal/cli/scontrol/node_update.go",
 	"internal/cli/scontrol/nodes_dynamic.go",
 	"internal/cli/scontrol/partition_update.go",
-	"internal/cli/scontrol/ping.go",
 	"internal/cli/scontrol/reservation.go",
 	"internal/cli/scontrol/rest.go",
 	"internal/cli/scontrol/top.go",
