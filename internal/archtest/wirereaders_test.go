@@ -17,8 +17,8 @@ import (
 // legitimately stays builds request bodies, prints --json/--yaml from the
 // wire records themselves (sinfo.go loads the answers its --json dumps),
 // or is the client plumbing (clienv, connect, jobstream, clitest,
-// wireval); the readers not yet moved onto the model (scontrol's
-// reservation layout, sacct) leave it as they move.
+// wireval); the readers not yet moved onto the model (sacct) leave it
+// as they move.
 var wireReaders = []string{
 	"internal/cli/alloc/alloc.go",
 	"internal/cli/clienv/api.go",
@@ -41,7 +41,7 @@ var wireReaders = []string{
 	"internal/cli/scontrol/node_update.go",
 	"internal/cli/scontrol/nodes_dynamic.go",
 	"internal/cli/scontrol/partition_update.go",
-	"internal/cli/scontrol/reservation.go",
+	"internal/cli/scontrol/reservation_update.go",
 	"internal/cli/scontrol/rest.go",
 	"internal/cli/scontrol/top.go",
 	"internal/cli/scontrol/update.go",
