@@ -17,9 +17,8 @@ import (
 // legitimately stays builds request bodies, prints --json/--yaml from the
 // wire records themselves (sinfo.go loads the answers its --json dumps),
 // or is the client plumbing (clienv, connect, jobstream, clitest,
-// wireval); the readers not yet moved onto the model (scontrol's
-// reservation and licence layouts, sprio's fair-share, QOS and
-// association reads, sacct, sshare, sreport) leave it as they move.
+// wireval); the readers not yet moved onto the model (sacct) leave it
+// as they move.
 var wireReaders = []string{
 	"internal/cli/alloc/alloc.go",
 	"internal/cli/clienv/api.go",
@@ -37,14 +36,12 @@ var wireReaders = []string{
 	"internal/cli/sbatch/submit.go",
 	"internal/cli/scancel/scancel.go",
 	"internal/cli/scancel/select.go",
-	"internal/cli/scontrol/config.go",
 	"internal/cli/scontrol/doc.go",
 	"internal/cli/scontrol/hold.go",
 	"internal/cli/scontrol/node_update.go",
 	"internal/cli/scontrol/nodes_dynamic.go",
 	"internal/cli/scontrol/partition_update.go",
-	"internal/cli/scontrol/ping.go",
-	"internal/cli/scontrol/reservation.go",
+	"internal/cli/scontrol/reservation_update.go",
 	"internal/cli/scontrol/rest.go",
 	"internal/cli/scontrol/top.go",
 	"internal/cli/scontrol/update.go",
@@ -52,13 +49,11 @@ var wireReaders = []string{
 	"internal/cli/sinfo/sinfo.go",
 	"internal/cli/slurmjson/meta.go",
 	"internal/cli/slurmjson/slurmjson.go",
-	"internal/cli/sprio/sprio.go",
 	"internal/cli/squeue/json.go",
 	"internal/cli/squeue/squeue.go",
-	"internal/cli/sreport/reports.go",
 	"internal/cli/srun/het.go",
 	"internal/cli/srun/srun.go",
-	"internal/cli/sshare/sshare.go",
+	"internal/cli/sshare/json.go",
 	"internal/cli/wireval/wireval.go",
 }
 

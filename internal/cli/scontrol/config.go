@@ -3,11 +3,12 @@ package scontrol
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/showconf"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // showConfig prints the configuration as `scontrol show config` does:
@@ -18,13 +19,13 @@ import (
 func (c *cmd) showConfig(ctx context.Context, _ *string) {
 	conf := c.localConf()
 	src := showconf.Source{Path: conf.path, Conf: conf.cfg, BootTime: "Unknown", Version: clienv.SlurmVersion}
-	if res, err := c.env.Client.SlurmV0044GetDiag(ctx); err == nil {
-		if d, ok := res.(*v0044.V0044OpenapiDiagResp); ok {
-			src.BootTime = c.timeStr(epoch(d.Statistics.ReqTimeStart))
-			if m, ok := d.Meta.Get(); ok {
-				if s, ok := m.Slurm.Get(); ok && s.Release.Or("") != "" {
-					src.Version = s.Release.Or("")
-				}
+	// Without the statistics the boot time is Unknown and the version
+	// the one Drover follows.
+	if ans, err := readmodel.GetDiag(ctx, c.env.Client); err == nil && !ans.Failed() {
+		for _, d := range ans.Records {
+			src.BootTime = c.timeStr(d.StartTime)
+			if d.Release != "" {
+				src.Version = d.Release
 			}
 		}
 	}
@@ -40,74 +41,58 @@ func (c *cmd) showConfig(ctx context.Context, _ *string) {
 
 // showLicenses is scontrol_print_licenses: licenses sorted by name.
 func (c *cmd) showLicenses(ctx context.Context, val *string) {
-	res, err := c.env.Client.SlurmV0044GetLicenses(ctx)
-	var lics v0044.V0044Licenses
+	ans, err := readmodel.GetLicenses(ctx, c.env.Client)
 	var re *restError
 	if err != nil {
 		re, _ = fromTransport(err)
 	} else {
-		switch r := res.(type) {
-		case *v0044.V0044OpenapiLicensesResp:
-			if e := fromErrors(r.Errors, 200); e != nil && e.Code != 0 {
-				re = e
-			}
-			lics = r.Licenses
-		case *v0044.V0044OpenapiLicensesRespStatusCode:
-			if re = fromErrors(r.Response.Errors, r.StatusCode); re == nil {
-				re = fromStatus(r.StatusCode)
-			}
-		default:
-			re = fromStatus(0)
-		}
+		re = fromAnswer(ans.Errors, ans.Status)
 	}
 	if re != nil {
 		c.perror("slurm_load_license error", re)
 		return
 	}
+	lics := ans.Records
 	if len(lics) == 0 {
 		fmt.Fprintln(c.env.Stdout, "No licenses configured in Slurm.")
 		return
 	}
-	sorted := make([]v0044.V0044License, len(lics))
-	copy(sorted, lics)
-	sortLicenses(sorted)
-	for i := range sorted {
-		if val != nil && sorted[i].LicenseName.Or("") != *val {
+	sortLicenses(lics)
+	for i := range lics {
+		if val != nil && lics[i].Name != *val {
 			continue
 		}
-		fmt.Fprint(c.env.Stdout, formatLicense(&sorted[i], c.oneLiner, c.timeStr))
+		fmt.Fprint(c.env.Stdout, formatLicense(&lics[i], c.oneLiner, c.timeStr))
 	}
 }
 
-func sortLicenses(l []v0044.V0044License) {
-	for i := 1; i < len(l); i++ {
-		for j := i; j > 0 && l[j].LicenseName.Or("") < l[j-1].LicenseName.Or(""); j-- {
-			l[j], l[j-1] = l[j-1], l[j]
-		}
-	}
+// sortLicenses sorts by name, keeping the controller's order among
+// licenses of one name.
+func sortLicenses(l []readmodel.License) {
+	slices.SortStableFunc(l, func(a, b readmodel.License) int { return strings.Compare(a.Name, b.Name) })
 }
 
 // formatLicense prints one license as scontrol's _print_license_info does.
-func formatLicense(l *v0044.V0044License, oneLiner bool, timeStr func(int64) string) string {
+func formatLicense(l *readmodel.License, oneLiner bool, timeStr func(int64) string) string {
 	sep := "\n    "
 	if oneLiner {
 		sep = " "
 	}
 	remote := "no"
-	if l.Remote.Or(false) {
+	if l.Remote {
 		remote = "yes"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "LicenseName=%s%sTotal=%d Used=%d Free=%d Reserved=%d Remote=%s",
-		l.LicenseName.Or(""), sep, l.Total.Or(0), l.Used.Or(0), l.Free.Or(0), l.Reserved.Or(0), remote)
+		l.Name, sep, l.Total, l.Used, l.Free, l.Reserved, remote)
 	switch {
-	case l.Nodes.Or("") != "":
+	case l.Nodes != "":
 		// slurmrestd does not report the license mode; node-bound
 		// licenses are the ones that have one.
-		fmt.Fprintf(&b, "%sNodes=%s Mode=1\n", sep, l.Nodes.Or(""))
-	case l.Remote.Or(false):
+		fmt.Fprintf(&b, "%sNodes=%s Mode=1\n", sep, l.Nodes)
+	case l.Remote:
 		fmt.Fprintf(&b, "%sLastConsumed=%d LastDeficit=%d LastUpdate=%s\n", sep,
-			l.LastConsumed.Or(0), l.LastDeficit.Or(0), timeStr(l.LastUpdate.Or(0)))
+			l.LastConsumed, l.LastDeficit, timeStr(l.LastUpdate))
 	default:
 		b.WriteString("\n")
 	}

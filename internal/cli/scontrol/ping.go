@@ -4,29 +4,20 @@ import (
 	"context"
 	"fmt"
 
-	v0044 "github.com/droverhq/drover/openapi/v0044"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 )
 
 // loadPings asks the controller for the state of every slurmctld.
-func (c *cmd) loadPings(ctx context.Context) (v0044.V0044ControllerPingArray, *restError) {
-	res, err := c.env.Client.SlurmV0044GetPing(ctx)
+func (c *cmd) loadPings(ctx context.Context) ([]readmodel.Ping, *restError) {
+	ans, err := readmodel.GetPings(ctx, c.env.Client)
 	if err != nil {
 		re, _ := fromTransport(err)
 		return nil, re
 	}
-	switch r := res.(type) {
-	case *v0044.V0044OpenapiPingArrayResp:
-		if re := fromErrors(r.Errors, 200); re != nil && re.Code != 0 {
-			return nil, re
-		}
-		return r.Pings, nil
-	case *v0044.V0044OpenapiPingArrayRespStatusCode:
-		if re := fromErrors(r.Response.Errors, r.StatusCode); re != nil {
-			return nil, re
-		}
-		return nil, fromStatus(r.StatusCode)
+	if re := fromAnswer(ans.Errors, ans.Status); re != nil {
+		return nil, re
 	}
-	return nil, fromStatus(0)
+	return ans.Records, nil
 }
 
 // printPings is scontrol's _print_ping: one line per controller, success
@@ -41,23 +32,18 @@ func (c *cmd) printPings(ctx context.Context) {
 			c.perror("slurm_ping error", re)
 			return
 		}
-		pings = v0044.V0044ControllerPingArray{{
-			Hostname: v0044.NewOptString(host),
-			Pinged:   v0044.NewOptString("DOWN"),
-			Mode:     v0044.NewOptString("primary"),
-			Primary:  true,
-		}}
+		pings = []readmodel.Ping{{Hostname: host, Pinged: "DOWN", Mode: "primary", Primary: true}}
 	}
 	ok, down := false, false
 	for i, p := range pings {
 		state := "DOWN"
-		if p.Pinged.Or("") == "UP" || p.Responding {
+		if p.Pinged == "UP" || p.Responding {
 			state = "UP"
 			ok = true
 		} else {
 			down = true
 		}
-		mode := p.Mode.Or("")
+		mode := p.Mode
 		if mode == "" {
 			switch {
 			case i == 0:
@@ -68,7 +54,7 @@ func (c *cmd) printPings(ctx context.Context) {
 				mode = fmt.Sprintf("backup%d", i)
 			}
 		}
-		fmt.Fprintf(c.env.Stdout, "Slurmctld(%s) at %s is %s\n", mode, p.Hostname.Or(""), state)
+		fmt.Fprintf(c.env.Stdout, "Slurmctld(%s) at %s is %s\n", mode, p.Hostname, state)
 	}
 	if !ok {
 		c.exitCode = 1

@@ -2,320 +2,51 @@ package scontrol
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
-	"github.com/droverhq/drover/internal/cli/getopt"
-	"github.com/droverhq/drover/internal/hostlist"
-	"github.com/droverhq/drover/internal/timefmt"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 )
-
-// resvRequest is a parsed create or update reservation line.
-type resvRequest struct {
-	desc v0044.V0044ReservationDescMsg
-	// hasEnd and hasUsers track what scontrol itself insists on before
-	// asking the controller to create.
-	hasEnd, hasUsers bool
-}
-
-// parseReservation reads the Key=value words of scontrol's create and
-// update reservation (scontrol's parse_resv_params), keys matched
-// case-insensitively by their shortest unambiguous prefix.
-func parseReservation(argv []string, now time.Time) (*resvRequest, *updateError) {
-	r := &resvRequest{}
-	d := &r.desc
-	for _, word := range argv {
-		key, val, ok := strings.Cut(word, "=")
-		if !ok {
-			if abbrev(word, "reservation", 3) || abbrev(word, "reservationname", 3) {
-				continue
-			}
-			return nil, errorMsg("Unknown parameter %s.  Request aborted", word)
-		}
-		switch {
-		case abbrev(key, "ReservationName", 3):
-			d.Name = v0044.NewOptString(val)
-		case abbrev(key, "StartTime", 1):
-			t, err := timefmt.ParseTime(val, now)
-			if err != nil {
-				return nil, errorMsg("Invalid start time %s.  Request aborted", val)
-			}
-			d.StartTime = u64Struct(uint64(t.Unix()))
-		case abbrev(key, "EndTime", 1):
-			t, err := timefmt.ParseTime(val, now)
-			if err != nil {
-				return nil, errorMsg("Invalid end time %s.  Request aborted", val)
-			}
-			d.EndTime = u64Struct(uint64(t.Unix()))
-			r.hasEnd = true
-		case abbrev(key, "Duration", 1):
-			l, err := timefmt.ParseLimit(val)
-			if err != nil {
-				return nil, errorMsg("Invalid duration %s.  Request aborted", val)
-			}
-			if l.Infinite {
-				d.Duration = v0044.NewOptV0044Uint32NoValStruct(v0044.V0044Uint32NoValStruct{Set: v0044.NewOptBool(true), Infinite: v0044.NewOptBool(true)})
-			} else {
-				d.Duration = v0044.NewOptV0044Uint32NoValStruct(v0044.V0044Uint32NoValStruct{Set: v0044.NewOptBool(true), Number: v0044.NewOptInt32(int32(l.Minutes))})
-			}
-			r.hasEnd = true
-		case abbrev(key, "Nodes", 5):
-			if _, err := hostlist.Expand(val); err != nil {
-				return nil, errorMsg("Invalid node list %s.  Request aborted", val)
-			}
-			d.NodeList = v0044.V0044HostlistString{val}
-		case abbrev(key, "NodeCnt", 5), abbrev(key, "NodeCount", 5):
-			n, err := strconv.ParseUint(val, 10, 31)
-			if err != nil || n == 0 {
-				return nil, errorMsg("Invalid node count %s.  Request aborted", val)
-			}
-			d.NodeCount = v0044.NewOptV0044Uint32NoValStruct(v0044.V0044Uint32NoValStruct{Set: v0044.NewOptBool(true), Number: v0044.NewOptInt32(int32(n))})
-		case abbrev(key, "Users", 1):
-			d.Users = v0044.V0044CsvString(getopt.SplitList(val))
-			r.hasUsers = true
-		case abbrev(key, "Accounts", 1):
-			d.Accounts = v0044.V0044CsvString(getopt.SplitList(val))
-			r.hasUsers = true
-		case abbrev(key, "Flags", 2):
-			d.Flags = []v0044.V0044ReservationDescMsgFlagsItem{}
-			for _, f := range getopt.SplitList(val) {
-				d.Flags = append(d.Flags, v0044.V0044ReservationDescMsgFlagsItem(strings.ToUpper(f)))
-			}
-		default:
-			return nil, errorMsg("Unknown parameter %s.  Request aborted", word)
-		}
-	}
-	return r, nil
-}
-
-// reservationExists asks the controller whether a reservation exists.
-func (c *cmd) reservationExists(ctx context.Context, name string) (bool, *restError) {
-	res, err := c.env.Client.SlurmV0044GetReservation(ctx, v0044.SlurmV0044GetReservationParams{ReservationName: name})
-	if err != nil {
-		re, _ := fromTransport(err)
-		return false, re
-	}
-	if r, ok := res.(*v0044.V0044OpenapiReservationResp); ok {
-		return len(r.Reservations) > 0, nil
-	}
-	return false, fromStatus(0)
-}
-
-// postReservation sends a create or update; it returns Slurm's error
-// message on refusal.
-func (c *cmd) postReservation(ctx context.Context, d *v0044.V0044ReservationDescMsg) (string, bool) {
-	res, err := c.env.Client.SlurmV0044PostReservation(ctx, v0044.NewOptV0044ReservationDescMsg(*d))
-	if err != nil {
-		re, _ := fromTransport(err)
-		return re.Message, false
-	}
-	var errs v0044.V0044OpenapiErrors
-	status := 200
-	switch r := res.(type) {
-	case *v0044.V0044OpenapiReservationModResp:
-		errs = r.Errors
-	case *v0044.V0044OpenapiReservationModRespStatusCode:
-		errs, status = r.Response.Errors, r.StatusCode
-	}
-	if re := fromErrors(errs, status); re != nil {
-		return re.Message, false
-	}
-	if status != 200 {
-		return fromStatus(status).Message, false
-	}
-	return "", true
-}
-
-// createReservation is scontrol create reservation.
-func (c *cmd) createReservation(ctx context.Context, argv []string) {
-	r, perr := parseReservation(argv, c.now())
-	if perr != nil {
-		c.report(perr)
-		return
-	}
-	if !r.hasEnd {
-		c.report(errorMsg("An end time or duration must be given.  No reservation created."))
-		return
-	}
-	if !r.hasUsers {
-		c.report(errorMsg("Either Users/Groups and/or Accounts must be specified.  No reservation created."))
-		return
-	}
-	if name := r.desc.Name.Or(""); name != "" {
-		exists, re := c.reservationExists(ctx, name)
-		if re != nil {
-			c.exitCode = 1
-			fmt.Fprintf(c.env.Stderr, "Error creating the reservation: %s\n", re.Message)
-			return
-		}
-		if exists {
-			c.exitCode = 1
-			fmt.Fprintln(c.env.Stderr, "Error creating the reservation: Duplicate reservation name")
-			return
-		}
-	}
-	before, _ := c.reservationNames(ctx)
-	if msg, ok := c.postReservation(ctx, &r.desc); !ok {
-		c.exitCode = 1
-		fmt.Fprintf(c.env.Stderr, "Error creating the reservation: %s\n", msg)
-		return
-	}
-	name := r.desc.Name.Or("")
-	if name == "" {
-		// The controller named it: the one that was not there before.
-		after, _ := c.reservationNames(ctx)
-		for n := range after {
-			if !before[n] {
-				name = n
-			}
-		}
-	}
-	fmt.Fprintf(c.env.Stdout, "Reservation created: %s\n", name)
-}
-
-func (c *cmd) reservationNames(ctx context.Context) (map[string]bool, error) {
-	res, err := c.env.Client.SlurmV0044GetReservations(ctx, v0044.SlurmV0044GetReservationsParams{})
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]bool{}
-	if r, ok := res.(*v0044.V0044OpenapiReservationResp); ok {
-		for _, resv := range r.Reservations {
-			out[resv.Name.Or("")] = true
-		}
-	}
-	return out, nil
-}
-
-// updateReservation is scontrol update ReservationName=...
-func (c *cmd) updateReservation(ctx context.Context, argv []string) {
-	r, perr := parseReservation(argv, c.now())
-	if perr != nil {
-		c.report(perr)
-		return
-	}
-	fail := func(msg string) {
-		c.exitCode = 1
-		fmt.Fprintf(c.env.Stderr, "Error updating the reservation: %s\nslurm_update error: %s\n", msg, msg)
-	}
-	name := r.desc.Name.Or("")
-	exists, re := c.reservationExists(ctx, name)
-	if re != nil {
-		fail(re.Message)
-		return
-	}
-	if !exists {
-		fail("Requested reservation is invalid")
-		return
-	}
-	if msg, ok := c.postReservation(ctx, &r.desc); !ok {
-		fail(msg)
-		return
-	}
-	fmt.Fprintln(c.env.Stdout, "Reservation updated.")
-}
-
-// deleteReservation is scontrol delete ReservationName=NAME (or
-// "delete reservation NAME").
-func (c *cmd) deleteReservation(ctx context.Context, argv []string) {
-	name := ""
-	for i := 0; i < len(argv); i++ {
-		key, val, ok := strings.Cut(argv[i], "=")
-		switch {
-		case ok && abbrev(key, "ReservationName", 3):
-			name = val
-		case !ok && (abbrev(key, "reservation", 3) || abbrev(key, "reservationname", 3)) && i+1 < len(argv):
-			name = argv[i+1]
-			i++
-		default:
-			c.exitCode = 1
-			fmt.Fprintf(c.env.Stderr, "invalid entity:%s for keyword:delete\n", argv[i])
-			return
-		}
-	}
-	if name == "" {
-		c.exitCode = 1
-		fmt.Fprintln(c.env.Stderr, "too few arguments for keyword:delete")
-		return
-	}
-	res, err := c.env.Client.SlurmV0044DeleteReservation(ctx, v0044.SlurmV0044DeleteReservationParams{ReservationName: name})
-	var re *restError
-	if err != nil {
-		re, _ = fromTransport(err)
-	} else {
-		switch r := res.(type) {
-		case *v0044.V0044OpenapiResp:
-			re = fromErrors(r.Errors, 200)
-		case *v0044.V0044OpenapiRespStatusCode:
-			if re = fromErrors(r.Response.Errors, r.StatusCode); re == nil {
-				re = fromStatus(r.StatusCode)
-			}
-		}
-	}
-	if re != nil {
-		c.perror("delete_reservation "+argv[0], re)
-	}
-}
 
 // showReservations is scontrol_print_res.
 func (c *cmd) showReservations(ctx context.Context, val *string) {
-	res, err := c.env.Client.SlurmV0044GetReservations(ctx, v0044.SlurmV0044GetReservationsParams{})
-	var resvs v0044.V0044ReservationInfoMsg
+	ans, err := readmodel.GetReservations(ctx, c.env.Client)
 	var re *restError
 	if err != nil {
 		re, _ = fromTransport(err)
 	} else {
-		switch r := res.(type) {
-		case *v0044.V0044OpenapiReservationResp:
-			if e := fromErrors(r.Errors, 200); e != nil && e.Code != 0 {
-				re = e
-			}
-			resvs = r.Reservations
-		case *v0044.V0044OpenapiReservationRespStatusCode:
-			if re = fromErrors(r.Response.Errors, r.StatusCode); re == nil {
-				re = fromStatus(r.StatusCode)
-			}
-		default:
-			re = fromStatus(0)
-		}
+		re = fromAnswer(ans.Errors, ans.Status)
 	}
 	if re != nil {
 		c.perror("slurm_load_reservations error", re)
 		return
 	}
+	resvs := ans.Records
 	now := c.now().Unix()
 	c.printNamed(len(resvs), val, "Reservation", "reservations",
-		func(i int) string { return resvs[i].Name.Or("") },
+		func(i int) string { return resvs[i].Name },
 		func(i int) string { return formatReservation(&resvs[i], c.oneLiner, now, c.timeStr) })
 }
 
 // formatReservation prints one reservation as
 // slurm_sprint_reservation_info does.
-func formatReservation(r *v0044.V0044ReservationInfo, oneLiner bool, now int64, timeStr func(int64) string) string {
+func formatReservation(r *readmodel.Reservation, oneLiner bool, now int64, timeStr func(int64) string) string {
 	w := newLineWriter(oneLiner)
-	start, end := epoch(r.StartTime), epoch(r.EndTime)
+	start, end := r.StartTime, r.EndTime
 	duration := "N/A"
 	if end >= start {
 		duration = secs2time(end - start)
 	}
-	w.printf("ReservationName=%s StartTime=%s EndTime=%s Duration=%s", r.Name.Or(""), timeStr(start), timeStr(end), duration)
+	w.printf("ReservationName=%s StartTime=%s EndTime=%s Duration=%s", r.Name, timeStr(start), timeStr(end), duration)
 	w.end()
-	flags := make([]string, len(r.Flags))
-	for i, f := range r.Flags {
-		flags[i] = string(f)
-	}
 	w.printf("Nodes=%s NodeCnt=%d CoreCnt=%d Features=%s PartitionName=%s Flags=%s",
-		orNull(r.NodeList.Or("")), r.NodeCount.Or(0), r.CoreCount.Or(0), orNull(r.Features.Or("")),
-		orNull(r.Partition.Or("")), strings.Join(flags, ","))
+		orNull(r.NodeList), r.NodeCount, r.CoreCount, orNull(r.Features),
+		orNull(r.Partition), strings.Join(r.Flags, ","))
 	w.end()
-	for _, cs := range r.CoreSpecializations {
-		w.printf("  NodeName=%s CoreIDs=%s", cs.Node.Or(""), cs.Core.Or(""))
+	for _, cs := range r.CoreSpecs {
+		w.printf("  NodeName=%s CoreIDs=%s", cs.Node, cs.Cores)
 		w.end()
 	}
-	w.printf("TRES=%s", orNull(r.Tres.Or("")))
+	w.printf("TRES=%s", orNull(r.TRES))
 	w.end()
 	w.printf("AllowedPartitions=(null) QOS=(null)")
 	w.end()
@@ -324,10 +55,10 @@ func formatReservation(r *v0044.V0044ReservationInfo, oneLiner bool, now int64, 
 		state = "ACTIVE"
 	}
 	w.printf("Users=%s Groups=%s Accounts=%s Licenses=%s State=%s BurstBuffer=%s",
-		orNull(r.Users.Or("")), orNull(r.Groups.Or("")), orNull(r.Accounts.Or("")),
-		orNull(r.Licenses.Or("")), state, orNull(r.BurstBuffer.Or("")))
+		orNull(r.Users), orNull(r.Groups), orNull(r.Accounts),
+		orNull(r.Licenses), state, orNull(r.BurstBuffer))
 	w.end()
-	if d := r.MaxStartDelay.Or(0); d != 0 {
+	if d := r.MaxStartDelay; d != 0 {
 		w.printf("MaxStartDelay=%s", secs2time(int64(d)))
 	} else {
 		w.printf("MaxStartDelay=(null)")
@@ -336,4 +67,33 @@ func formatReservation(r *v0044.V0044ReservationInfo, oneLiner bool, now int64, 
 		return w.b.String() + "\n"
 	}
 	return w.b.String() + "\n\n"
+}
+
+// reservationExists asks the controller whether a reservation exists.
+func (c *cmd) reservationExists(ctx context.Context, name string) (bool, *restError) {
+	ans, err := readmodel.GetReservation(ctx, c.env.Client, name)
+	if err != nil {
+		re, _ := fromTransport(err)
+		return false, re
+	}
+	if ans.Failed() {
+		return false, fromStatus(0)
+	}
+	return len(ans.Records) > 0, nil
+}
+
+// reservationNames lists the reservations there are (none when the
+// answer failed).
+func (c *cmd) reservationNames(ctx context.Context) (map[string]bool, error) {
+	ans, err := readmodel.GetReservations(ctx, c.env.Client)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	if !ans.Failed() {
+		for _, r := range ans.Records {
+			out[r.Name] = true
+		}
+	}
+	return out, nil
 }

@@ -115,20 +115,6 @@ func fromTransport(err error) (re *restError, failed bool) {
 	return &restError{Code: 1001, Message: connectFailure, err: fmt.Errorf("controller request: %w", err)}, true
 }
 
-// u32 reads a number struct as Slurm's raw value, widened for the
-// printers, for the records scontrol still reads off the wire (--json
-// selection, reservations).
+// u32 reads a number struct as Slurm's raw value, widened, for the
+// records scontrol still reads off the wire (--json selection).
 func u32(o v0044.OptV0044Uint32NoValStruct) uint64 { return uint64(wireval.U32(o)) }
-
-// epoch returns a time number struct as seconds since the epoch, 0 when it
-// is unset (which slurm_make_time_str prints "Unknown").
-func epoch(o v0044.OptV0044Uint64NoValStruct) int64 {
-	v, ok := o.Get()
-	if !ok || !v.Set.Or(false) {
-		if ok && v.Infinite.Or(false) {
-			return infinite
-		}
-		return 0
-	}
-	return v.Number.Or(0)
-}

@@ -24,7 +24,6 @@ import (
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/priority"
 	"github.com/droverhq/drover/internal/slurmconf"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // Default formats (sprio.c, Slurm 25.11). In the short ones the columns of
@@ -220,7 +219,7 @@ type inputs struct {
 	// association factor (read only when their weights count).
 	qosPrio  map[string]uint32
 	maxQOS   uint32
-	assocs   []v0044.V0044Assoc
+	assocs   []readmodel.Assoc
 	maxAssoc uint32
 }
 
@@ -238,13 +237,13 @@ func (in *inputs) fairShareOf(account, user string) float64 {
 // own, or the nearest ancestor's that is set; the association for the
 // job's partition wins over the one for all partitions.
 func (in *inputs) assocPriority(account, user, partition string) uint32 {
-	find := func(account, user, partition string) (v0044.V0044Assoc, bool) {
-		for _, a := range in.assocs {
-			if a.Account.Or("") == account && a.User == user && a.Partition.Or("") == partition {
+	find := func(account, user, partition string) (*readmodel.Assoc, bool) {
+		for i := range in.assocs {
+			if a := &in.assocs[i]; a.Account == account && a.User == user && a.Partition == partition {
 				return a, true
 			}
 		}
-		return v0044.V0044Assoc{}, false
+		return nil, false
 	}
 	a, ok := find(account, user, partition)
 	if !ok {
@@ -253,12 +252,12 @@ func (in *inputs) assocPriority(account, user, partition string) uint32 {
 		}
 	}
 	for seen := map[string]bool{}; ; {
-		if p, ok := a.Priority.Get(); ok && p.Set.Or(false) {
-			return uint32(p.Number.Or(0))
+		if p := a.Priority; p != readmodel.NoVal && p != readmodel.Infinite {
+			return p
 		}
-		parent := a.ParentAccount.Or("")
+		parent := a.ParentAccount
 		if a.User != "" {
-			parent = a.Account.Or("")
+			parent = a.Account
 		}
 		if parent == "" || seen[parent] {
 			return 0
@@ -311,41 +310,41 @@ func load(ctx context.Context, cl clienv.API, pc *priority.Config) (*inputs, err
 			in.cluster.MaxPartitionFactor = max(in.cluster.MaxPartitionFactor, f)
 		}
 	}
-	sr, err := cl.SlurmV0044GetShares(ctx, v0044.SlurmV0044GetSharesParams{})
+	shares, err := readmodel.GetShares(ctx, cl)
 	if err != nil {
-		return nil, err
+		return nil, readmodel.ClientError(err)
 	}
-	if shares, ok := sr.(*v0044.V0044OpenapiSharesResp); ok {
-		for _, s := range shares.Shares.Shares {
-			if slices.Contains(s.Type, v0044.V0044AssocSharesObjWrapTypeItemUSER) {
-				f := s.Fairshare.Or(v0044.V0044AssocSharesObjWrapFairshare{}).Factor.Or(v0044.V0044Float64NoValStruct{})
-				in.fairShare[priority.AssocKey(s.Parent.Or(""), s.Name.Or(""))] = f.Number.Or(0)
+	if !shares.Failed() {
+		for _, s := range shares.Records {
+			if s.User {
+				in.fairShare[priority.AssocKey(s.Parent, s.Name)] = s.FairShare
 			}
 		}
 	}
 	if pc.WeightQOS > 0 {
-		qr, err := cl.SlurmdbV0044GetQos(ctx, v0044.SlurmdbV0044GetQosParams{})
+		qos, err := readmodel.GetQOS(ctx, cl)
 		if err != nil {
-			return nil, err
+			return nil, readmodel.ClientError(err)
 		}
-		if qos, ok := qr.(*v0044.V0044OpenapiSlurmdbdQosResp); ok {
-			for _, q := range qos.Qos {
-				p := uint32(q.Priority.Or(v0044.V0044Uint32NoValStruct{}).Number.Or(0))
-				in.qosPrio[q.Name.Or("")] = p
+		if !qos.Failed() {
+			for _, q := range qos.Records {
+				// An unset or infinite priority counts as none.
+				p := finite32(q.Priority)
+				in.qosPrio[q.Name] = p
 				in.maxQOS = max(in.maxQOS, p)
 			}
 		}
 	}
 	if pc.WeightAssoc > 0 {
-		ar, err := cl.SlurmdbV0044GetAssociations(ctx, v0044.SlurmdbV0044GetAssociationsParams{})
+		assocs, err := readmodel.GetAssocs(ctx, cl)
 		if err != nil {
-			return nil, err
+			return nil, readmodel.ClientError(err)
 		}
-		if assocs, ok := ar.(*v0044.V0044OpenapiAssocsResp); ok {
-			in.assocs = assocs.Associations
+		if !assocs.Failed() {
+			in.assocs = assocs.Records
 			for _, a := range in.assocs {
 				if a.User != "" {
-					in.maxAssoc = max(in.maxAssoc, in.assocPriority(a.Account.Or(""), a.User, a.Partition.Or("")))
+					in.maxAssoc = max(in.maxAssoc, in.assocPriority(a.Account, a.User, a.Partition))
 				}
 			}
 		}

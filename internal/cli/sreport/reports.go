@@ -11,8 +11,8 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/coltable"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/reportproto"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 const rule = "--------------------------------------------------------------------------------"
@@ -166,18 +166,17 @@ func accountTree(ctx context.Context, env *clienv.Env, cluster string, usage []r
 			t.users[a] = append(t.users[a], u)
 		}
 	}
-	if res, err := env.Client.SlurmdbV0044GetAssociations(ctx, v0044.SlurmdbV0044GetAssociationsParams{}); err == nil {
-		if r, ok := res.(*v0044.V0044OpenapiAssocsResp); ok {
-			for _, a := range r.Associations {
-				if c := a.Cluster.Or(""); c != "" && c != cluster {
-					continue
-				}
-				acct := a.Account.Or("")
-				if a.User == "" {
-					addAccount(acct, cmp.Or(a.ParentAccount.Or(""), "root"))
-				} else {
-					addUser(acct, a.User)
-				}
+	// Without the associations (no answer, or a failed one) the tree is
+	// what usage names.
+	if ans, err := readmodel.GetAssocs(ctx, env.Client); err == nil && !ans.Failed() {
+		for _, a := range ans.Records {
+			if a.Cluster != "" && a.Cluster != cluster {
+				continue
+			}
+			if a.User == "" {
+				addAccount(a.Account, cmp.Or(a.ParentAccount, "root"))
+			} else {
+				addUser(a.Account, a.User)
 			}
 		}
 	}

@@ -17,8 +17,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/getopt"
-	"github.com/droverhq/drover/internal/cli/slurmjson"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 )
 
 var longOptions = []string{"accounts", "all", "noheader", "long", "partition", "parsable", "parsable2",
@@ -77,21 +76,20 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	if done {
 		return code
 	}
-	res, err := env.Client.SlurmV0044GetShares(ctx, v0044.SlurmV0044GetSharesParams{})
+	me := env.User.Name
+	if o.json {
+		return printJSON(ctx, env, prog, &o, me)
+	}
+	ans, err := readmodel.GetShares(ctx, env.Client)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
+		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, readmodel.ClientError(err))
 		return 1
 	}
-	r, ok := res.(*v0044.V0044OpenapiSharesResp)
-	if !ok {
+	if ans.Failed() {
 		fmt.Fprintf(env.Stderr, "%s: error: Problem with shares request\n", prog)
 		return 1
 	}
-	me := env.User.Name
-	if o.json {
-		return printJSON(env, &o, r, me)
-	}
-	rows := rowsOf(r.Shares.Shares)
+	rows := rowsOf(ans.Records)
 	cols := columns(o.long)
 	if o.format != "" {
 		if cols, err = formatColumns(o.format); err != nil {
@@ -129,35 +127,6 @@ func (o *options) keeps(isUser bool, user, account, me string) bool {
 		return false
 	}
 	return len(o.accounts) == 0 || slices.Contains(o.accounts, account)
-}
-
-// printJSON writes the v0.0.44 shares answer for the associations sshare
-// would show, laid out as Slurm's serializer writes it, with this
-// command's meta block.
-func printJSON(env *clienv.Env, o *options, resp *v0044.V0044OpenapiSharesResp, me string) int {
-	out := *resp
-	out.Shares.Shares = v0044.V0044AssocSharesObjList{}
-	for _, sh := range resp.Shares.Shares {
-		isUser := slices.Contains(sh.Type, v0044.V0044AssocSharesObjWrapTypeItemUSER)
-		user, account := "", sh.Name.Or("")
-		if isUser {
-			user, account = sh.Name.Or(""), sh.Parent.Or("")
-		}
-		if o.keeps(isUser, user, account, me) {
-			out.Shares.Shares = append(out.Shares.Shares, sh)
-		}
-	}
-	out.Meta = v0044.NewOptV0044OpenapiMeta(slurmjson.CLIMeta(env.Prog, o.argv, env.User.Name, env.User.GID, clienv.SlurmVersion, resp.Meta))
-	out.Errors, out.Warnings = v0044.V0044OpenapiErrors{}, v0044.V0044OpenapiWarnings{}
-	text, err := slurmjson.Format(&out, slurmjson.SharesResp())
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: error: %v\n", env.Prog, err)
-		return 1
-	}
-	if _, err := io.WriteString(env.Stdout, text); err != nil {
-		return 1
-	}
-	return 0
 }
 
 func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
@@ -216,38 +185,32 @@ func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
 }
 
 // rowsOf orders the tree depth first from root, accounts before users.
-func rowsOf(shares v0044.V0044AssocSharesObjList) []row {
-	num := func(v v0044.OptV0044Float64NoValStruct) float64 {
-		return v.Or(v0044.V0044Float64NoValStruct{}).Number.Or(0)
-	}
+func rowsOf(shares []readmodel.Share) []row {
 	var out []row
 	var walk func(parent string, depth int)
 	walk = func(parent string, depth int) {
-		for _, s := range shares {
-			if s.Parent.Or("") != parent || (parent == "" && s.Name.Or("") != "root") {
+		for i := range shares {
+			s := &shares[i]
+			if s.Parent != parent || (parent == "" && s.Name != "root") {
 				continue
 			}
-			isUser := slices.Contains(s.Type, v0044.V0044AssocSharesObjWrapTypeItemUSER)
-			fsw := s.Fairshare.Or(v0044.V0044AssocSharesObjWrapFairshare{})
-			r := row{depth: depth, id: s.ID.Or(0), cluster: s.Cluster.Or(""), account: s.Name.Or(""), norm: num(s.SharesNormalized), usage: float64(s.Usage.Or(0)),
-				normUsage: num(s.UsageNormalized), effective: num(s.EffectiveUsage), isUser: isUser}
-			r.tresRaw, r.tresRun, r.tresLimit = tresColumns(s.Tres.Or(v0044.V0044AssocSharesObjWrapTres{}))
-			if sh := s.Shares.Or(v0044.V0044Uint32NoValStruct{}); sh.Set.Or(false) && parent != "" {
-				r.shares, r.hasShare = strconv.FormatInt(int64(sh.Number.Or(0)), 10), true
+			r := row{depth: depth, id: s.ID, cluster: s.Cluster, account: s.Name, norm: s.NormShares, usage: float64(s.Usage),
+				normUsage: s.NormUsage, effective: s.EffectiveUsage, isUser: s.User}
+			r.tresRaw, r.tresRun, r.tresLimit = tresColumns(s)
+			// Root's shares are not shown, nor unset or infinite ones.
+			if s.RawShares != readmodel.NoVal && s.RawShares != readmodel.Infinite && parent != "" {
+				r.shares, r.hasShare = strconv.FormatUint(uint64(s.RawShares), 10), true
 			}
-			if isUser {
-				r.account, r.user = parent, s.Name.Or("")
-				r.fairshare, r.hasFS = num(fsw.Factor), true
+			if s.User {
+				r.account, r.user = parent, s.Name
+				r.fairshare, r.hasFS = s.FairShare, true
 			}
 			if parent != "" {
 				// LevelFS: S/U among its siblings; an answer without it
 				// (an older controller) gives S/U over all usage.
 				r.hasLevel = true
-				if lv, ok := fsw.Level.Get(); ok && lv.Set.Or(false) {
-					r.level = lv.Number.Or(0)
-					if lv.Infinite.Or(false) {
-						r.level = math.Inf(1)
-					}
+				if s.LevelSet {
+					r.level = s.Level
 				} else {
 					r.level = math.Inf(1)
 					if r.normUsage > 0 {
@@ -259,8 +222,8 @@ func rowsOf(shares v0044.V0044AssocSharesObjList) []row {
 				r.norm = 0
 			}
 			out = append(out, r)
-			if !isUser {
-				walk(s.Name.Or(""), depth+1)
+			if !s.User {
+				walk(s.Name, depth+1)
 			}
 		}
 	}
@@ -270,18 +233,17 @@ func rowsOf(shares v0044.V0044AssocSharesObjList) []row {
 
 // tresColumns writes an association's TRES lists as sshare does: usage
 // and running minutes for every TRES, limits only where set.
-func tresColumns(t v0044.V0044AssocSharesObjWrapTres) (raw, run, limit string) {
+func tresColumns(s *readmodel.Share) (raw, run, limit string) {
 	var r, m, l []string
-	for _, u := range t.Usage {
-		r = append(r, u.Name.Or("")+"="+strconv.FormatInt(int64(u.Value.Or(0)), 10))
+	for _, u := range s.TRESUsage {
+		r = append(r, u.Name+"="+strconv.FormatInt(int64(u.Value), 10))
 	}
-	for _, s := range t.RunSeconds {
-		v := s.Value.Or(v0044.V0044Uint64NoValStruct{})
-		m = append(m, s.Name.Or("")+"="+strconv.FormatInt(v.Number.Or(0)/60, 10))
+	for _, t := range s.TRESRunSecs {
+		m = append(m, t.Name+"="+strconv.FormatInt(t.Count/60, 10))
 	}
-	for _, g := range t.GroupMinutes {
-		if v := g.Value.Or(v0044.V0044Uint64NoValStruct{}); v.Set.Or(false) && !v.Infinite.Or(false) {
-			l = append(l, g.Name.Or("")+"="+strconv.FormatInt(v.Number.Or(0), 10))
+	for _, g := range s.TRESGroupMins {
+		if g.Limit != readmodel.NoVal64 && g.Limit != readmodel.Infinite64 {
+			l = append(l, g.Name+"="+strconv.FormatUint(g.Limit, 10))
 		}
 	}
 	return strings.Join(r, ","), strings.Join(m, ","), strings.Join(l, ",")
