@@ -193,9 +193,13 @@ func accountTree(ctx context.Context, env *clienv.Env, cluster string, usage []r
 	return t
 }
 
+// maxDepth bounds a walk up the account tree: an answer whose parents
+// make a loop ends there instead of walking forever.
+const maxDepth = 64
+
 // under is true when account a is b or below it.
 func (t *tree) under(a, b string) bool {
-	for range 64 {
+	for range maxDepth {
 		if a == b {
 			return true
 		}
@@ -355,14 +359,17 @@ func (o *opts) jobSizes(ctx context.Context, env *clienv.Env, r *request) int {
 		for _, z := range c.Sizes {
 			target := z.Account
 			if !r.flatView {
-				for a := z.Account; ; a = t.parent[a] {
+				a := z.Account
+				for range maxDepth {
 					if byName[a] != nil {
 						target = a
 						break
 					}
-					if _, ok := t.parent[a]; !ok {
+					p, ok := t.parent[a]
+					if !ok {
 						break
 					}
+					a = p
 				}
 			}
 			row := byName[target]

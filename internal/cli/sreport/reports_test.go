@@ -56,3 +56,15 @@ func TestAccountTree(t *testing.T) {
 		t.Errorf("tree of a failed answer (-want +got):\n%s", diff)
 	}
 }
+
+// Accounts that are each other's parents (an answer no controller should
+// send) end a walk up the tree instead of looping.
+func TestUnderEndsOnALoop(t *testing.T) {
+	tr := &tree{parent: map[string]string{"a": "b", "b": "a"}}
+	if tr.under("a", "root") {
+		t.Error("a is under root through a loop")
+	}
+	if !tr.under("a", "b") {
+		t.Error("a is not under its parent b")
+	}
+}

@@ -111,8 +111,9 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	return 0
 }
 
-// keeps reports whether a row is shown: users as -u, -a and the caller
-// decide (everyone for root), accounts unless -U, either within -A.
+// keeps reports whether a row is shown: users as -u and -a decide, else
+// the caller's own (root's too: sshare asks for the caller's user when
+// neither is given), accounts unless -U, either within -A.
 func (o *options) keeps(isUser bool, user, account, me string) bool {
 	if isUser {
 		switch {
@@ -120,7 +121,7 @@ func (o *options) keeps(isUser bool, user, account, me string) bool {
 			if !slices.Contains(o.users, user) {
 				return false
 			}
-		case !o.all && me != "root" && user != me:
+		case !o.all && user != me:
 			return false
 		}
 	} else if o.usersOnly {
@@ -185,10 +186,17 @@ func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
 }
 
 // rowsOf orders the tree depth first from root, accounts before users.
+// Each account's children are listed once: an answer whose parents make
+// a loop prints the loop's accounts once instead of recursing forever.
 func rowsOf(shares []readmodel.Share) []row {
 	var out []row
+	walked := map[string]bool{}
 	var walk func(parent string, depth int)
 	walk = func(parent string, depth int) {
+		if walked[parent] {
+			return
+		}
+		walked[parent] = true
 		for i := range shares {
 			s := &shares[i]
 			if s.Parent != parent || (parent == "" && s.Name != "root") {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/droverhq/drover/internal/cli/clitest"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -74,7 +75,10 @@ root||||||cpu=0,mem=0,energy=0,node=0,billing=0,fs/disk=0,vmem=0,pages=0,gres/gp
  rcacct||1|0.200000|2.500000|cpu=500|cpu=0,mem=0,energy=0,node=0,billing=0,fs/disk=0,vmem=0,pages=0,gres/gpu=0,gres/gpumem=0,gres/gpuutil=0|cpu=0,mem=0,energy=0,node=0,billing=0,fs/disk=0,vmem=0,pages=0,gres/gpu=0,gres/gpumem=0,gres/gpuutil=0
   rcacct|rcuser||0.000000|inf||cpu=7200,mem=0,energy=0,node=0,billing=0,fs/disk=0,vmem=0,pages=0,gres/gpu=0,gres/gpumem=0,gres/gpuutil=0|cpu=60,mem=0,energy=0,node=0,billing=0,fs/disk=0,vmem=0,pages=0,gres/gpu=0,gres/gpumem=0,gres/gpuutil=0
 `},
-		"users only": {[]string{"-U", "-p", "-o", "acc,user,fairs,id,cluster"}, "Account|User|FairShare|ID|Cluster|\n root|root|1.000000|2|rccluster|\n  rcacct|rcuser|1.000000|4|rccluster|\n"},
+		// Without -a or -u, the caller's own user rows only, root's
+		// too (Slurm's sshare asks for the caller's user).
+		"users only": {[]string{"-U", "-p", "-o", "acc,user,fairs,id,cluster"}, "Account|User|FairShare|ID|Cluster|\n root|root|1.000000|2|rccluster|\n"},
+		"users only, all": {[]string{"-U", "-a", "-p", "-o", "acc,user,fairs,id,cluster"}, "Account|User|FairShare|ID|Cluster|\n root|root|1.000000|2|rccluster|\n  rcacct|rcuser|1.000000|4|rccluster|\n"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -87,5 +91,38 @@ root||||||cpu=0,mem=0,energy=0,node=0,billing=0,fs/disk=0,vmem=0,pages=0,gres/gp
 	f.status = 500
 	if got := h.Run(Run, "sshare", ""); got.Code != 1 || got.Stderr != "sshare: error: Problem with shares request\n" {
 		t.Errorf("failed answer: %+v", got)
+	}
+}
+
+// sshare with no option, run as root on the reference cluster, prints
+// what Slurm's printed there: the accounts and root's own user rows, not
+// the other users' (rcuser's).
+func TestGoldenDefault(t *testing.T) {
+	f := &sharesFake{}
+	clitest.LoadReference(t, "shares.json", &f.resp)
+	h := clitest.New(t, f, time.Date(2026, 11, 29, 15, 1, 1, 0, time.UTC))
+	got := h.Run(Run, "sshare", "")
+	want := clitest.ReferenceRun(t, "sshare_default")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("sshare (-want +got):\n%s", diff)
+	}
+}
+
+// An answer whose accounts are each other's parents ends: each account
+// is listed once, and the command prints rather than recursing forever.
+func TestParentLoop(t *testing.T) {
+	shares := []readmodel.Share{
+		{Name: "root", ID: 1},
+		{Name: "a", Parent: "root", ID: 2},
+		{Name: "b", Parent: "a", ID: 3},
+		{Name: "a", Parent: "b", ID: 4},
+	}
+	rows := rowsOf(shares)
+	var names []string
+	for _, r := range rows {
+		names = append(names, r.account)
+	}
+	if d := cmp.Diff([]string{"root", "a", "b", "a"}, names); d != "" {
+		t.Errorf("rows (-want +got):\n%s", d)
 	}
 }
