@@ -77,7 +77,7 @@ root||||||cpu=0,mem=0,energy=0,node=0,billing=0,fs/disk=0,vmem=0,pages=0,gres/gp
 `},
 		// Without -a or -u, the caller's own user rows only, root's
 		// too (Slurm's sshare asks for the caller's user).
-		"users only": {[]string{"-U", "-p", "-o", "acc,user,fairs,id,cluster"}, "Account|User|FairShare|ID|Cluster|\n root|root|1.000000|2|rccluster|\n"},
+		"users only":      {[]string{"-U", "-p", "-o", "acc,user,fairs,id,cluster"}, "Account|User|FairShare|ID|Cluster|\n root|root|1.000000|2|rccluster|\n"},
 		"users only, all": {[]string{"-U", "-a", "-p", "-o", "acc,user,fairs,id,cluster"}, "Account|User|FairShare|ID|Cluster|\n root|root|1.000000|2|rccluster|\n  rcacct|rcuser|1.000000|4|rccluster|\n"},
 	}
 	for name, tt := range tests {
