@@ -1,6 +1,7 @@
-// Package jobstream hands a list answer (GET /slurm/v0.0.44/jobs/, and
-// /nodes/) to a command record by record as it arrives, instead of as one
-// slice of whole records.
+// Package jobstream hands a list answer (GET /slurm/v0.0.44/jobs/ and
+// /nodes/, and the accounting database's /slurmdb/v0.0.44/jobs/) to a
+// command record by record as it arrives, instead of as one slice of
+// whole records.
 //
 // The generated client decodes the list into a []V0044JobInfo grown by
 // append, and each V0044JobInfo is a 3.5 KB struct (every optional member
@@ -55,6 +56,26 @@ func WithNodes(ctx context.Context, each EachNode) context.Context {
 	return context.WithValue(ctx, key{}, splitter(func(r io.Reader) ([]byte, error) {
 		return splitList(r, "nodes", "node", each)
 	}))
+}
+
+// EachAcct receives one run of a job from the accounting job list, which
+// holds every run a query selects with all its steps and their usage
+// lists: hundreds of thousands of runs on a busy cluster. The record is
+// reused for the next one, as Each's.
+type EachAcct func(*v0044.V0044Job) error
+
+// WithAcct returns ctx asking that the accounting job list of the answer
+// to a request made with it (GET /slurmdb/jobs/, sacct's) be handed to
+// each.
+func WithAcct(ctx context.Context, each EachAcct) context.Context {
+	return context.WithValue(ctx, key{}, splitter(func(r io.Reader) ([]byte, error) { return SplitAcct(r, each) }))
+}
+
+// SplitAcct is Split for an accounting job list answer: each record of
+// its "jobs" member goes to each, and the other members come back as an
+// answer whose job list is empty.
+func SplitAcct(r io.Reader, each EachAcct) ([]byte, error) {
+	return splitList(r, "jobs", "job", each)
 }
 
 // Transport returns a RoundTripper that streams the lists of the
