@@ -17,8 +17,7 @@ import (
 // legitimately stays builds request bodies, prints --json/--yaml from the
 // wire records themselves (sinfo.go loads the answers its --json dumps),
 // or is the client plumbing (clienv, connect, jobstream, clitest,
-// wireval); the readers not yet moved onto the model (sacct) leave it
-// as they move.
+// wireval); every command reads its records through the model.
 var wireReaders = []string{
 	"internal/cli/alloc/alloc.go",
 	"internal/cli/clienv/api.go",
@@ -27,8 +26,7 @@ var wireReaders = []string{
 	"internal/cli/connect/connect.go",
 	"internal/cli/jobopts/jobdesc.go",
 	"internal/cli/jobstream/jobstream.go",
-	"internal/cli/sacct/sacct.go",
-	"internal/cli/sacct/usage.go",
+	"internal/cli/sacct/json.go",
 	"internal/cli/sacctmgr/assoc.go",
 	"internal/cli/sacctmgr/rest.go",
 	"internal/cli/salloc/salloc.go",

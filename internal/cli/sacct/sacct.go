@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/droverhq/drover/internal/arrayspec"
 	"io"
 	"maps"
 	"math"
@@ -20,15 +19,15 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/droverhq/drover/internal/arrayspec"
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/coltable"
 	"github.com/droverhq/drover/internal/cli/getopt"
-	"github.com/droverhq/drover/internal/cli/slurmjson"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/reportproto"
 	stepproto "github.com/droverhq/drover/internal/step/proto"
 	"github.com/droverhq/drover/internal/timefmt"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 var longOptions = []string{"allusers", "accounts", "account", "allocations", "brief", "clusters", "cluster", "delimiter", "duplicates",
@@ -85,66 +84,75 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 	if done {
 		return code
 	}
-	p := v0044.SlurmdbV0044GetJobsParams{}
-	set := func(dst *v0044.OptString, list []string) {
-		if len(list) > 0 {
-			*dst = v0044.NewOptString(strings.Join(list, ","))
+	q := o.query()
+	if o.json {
+		return o.printJSON(ctx, env, prog, q)
+	}
+	// The runs are read as they arrive and only those -j selects are
+	// kept; sacct sorts them before it prints, so nothing is printed
+	// until the whole answer is in, and a failed one prints only its
+	// error. Runs are kept in slabs: one allocation per 256.
+	var runs []run
+	var slab []readmodel.AcctJob
+	ans, err := readmodel.GetAcctJobs(ctx, env.Client, q, func(j *readmodel.AcctJob) error {
+		r, ok := o.selectRun(j)
+		if !ok {
+			return nil
 		}
-	}
-	set(&p.Users, o.users)
-	set(&p.Account, o.accounts)
-	set(&p.Partition, o.partitions)
-	set(&p.Qos, o.qos)
-	set(&p.JobName, o.names)
-	set(&p.State, o.states)
-	set(&p.Cluster, o.clusters)
-	if o.duplicates {
-		p.ShowDuplicates = v0044.NewOptString("true")
-	}
-	var ids []string
-	for _, s := range o.jobs {
-		ids = append(ids, strconv.FormatUint(uint64(s.id), 10))
-	}
-	set(&p.Step, ids)
-	if !o.start.IsZero() {
-		p.StartTime = v0044.NewOptString(strconv.FormatInt(o.start.Unix(), 10))
-	}
-	if !o.end.IsZero() {
-		p.EndTime = v0044.NewOptString(strconv.FormatInt(o.end.Unix(), 10))
-	}
-	res, err := env.Client.SlurmdbV0044GetJobs(ctx, p)
+		if len(slab) == 0 {
+			slab = make([]readmodel.AcctJob, 256)
+		}
+		slab[0] = *j
+		r.j, slab = &slab[0], slab[1:]
+		runs = append(runs, r)
+		return nil
+	})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
+		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, readmodel.ClientError(err))
 		return 1
 	}
-	var jobs v0044.V0044JobList
-	switch r := res.(type) {
-	case *v0044.V0044OpenapiSlurmdbdJobsResp:
-		jobs = r.Jobs
-		if o.json {
-			return o.printJSON(env, prog, r)
-		}
-	case *v0044.V0044OpenapiSlurmdbdJobsRespStatusCode:
-		for _, e := range r.Response.Errors {
-			if d := e.Description.Or(""); d != "" {
-				// "Slurm accounting storage is disabled", as sacct says it.
-				fmt.Fprintln(env.Stderr, d)
-				return 1
-			}
-		}
-		fmt.Fprintf(env.Stderr, "%s: error: HTTP %d\n", prog, r.StatusCode)
-		return 1
-	default:
-		fmt.Fprintf(env.Stderr, "%s: error: unexpected answer %T\n", prog, res)
-		return 1
+	if ans.Failed() {
+		return failed(env, prog, ans.Status, ans.Errors)
 	}
-	rows := o.rows(jobs, now.Unix())
+	rows := o.rows(runs, now.Unix())
 	if o.wantsWhere() {
 		addWhere(ctx, env, rows)
 	}
 	c := &cellCtx{now: now.Unix(), timeFormat: env.Getenv("SLURM_TIME_FORMAT"), units: o.units, noConvert: o.noConvert}
 	o.print(env.Stdout, rows, c)
 	return 0
+}
+
+// query is what the options ask slurmdbd for; -j's ids go as job ids
+// and the rest of each selector is applied to the answer.
+func (o *options) query() readmodel.AcctQuery {
+	q := readmodel.AcctQuery{
+		Users: o.users, Accounts: o.accounts, Partitions: o.partitions, QOS: o.qos,
+		Names: o.names, States: o.states, Clusters: o.clusters,
+		Duplicates: o.duplicates, Start: o.start, End: o.end,
+	}
+	for _, s := range o.jobs {
+		q.JobIDs = append(q.JobIDs, strconv.FormatUint(uint64(s.id), 10))
+	}
+	return q
+}
+
+// failed reports an answer other than the operation's success: its
+// first explanation ("Slurm accounting storage is disabled", as sacct
+// says it), else the HTTP status.
+func failed(env *clienv.Env, prog string, status int, errs []readmodel.Problem) int {
+	for _, e := range errs {
+		if e.Description != "" {
+			fmt.Fprintln(env.Stderr, e.Description)
+			return 1
+		}
+	}
+	if status < 0 {
+		fmt.Fprintf(env.Stderr, "%s: error: unexpected answer\n", prog)
+		return 1
+	}
+	fmt.Fprintf(env.Stderr, "%s: error: HTTP %d\n", prog, status)
+	return 1
 }
 
 // wantsWhere says a column names the node or task of a step's extreme.
@@ -205,38 +213,6 @@ func addWhere(ctx context.Context, env *clienv.Env, rows []row) {
 			x.m.maxNode, x.m.minNode, x.m.maxTask, x.m.minTask = x.s.MaxNode, x.s.MinNode, int64(x.s.MaxTask), int64(x.s.MinTask)
 		}
 	}
-}
-
-// printJSON writes the records -j selects as slurmdbd's v0.0.44 answer,
-// in the schema's member order, with this command's meta block, as
-// sacct --json does.
-func (o *options) printJSON(env *clienv.Env, prog string, resp *v0044.V0044OpenapiSlurmdbdJobsResp) int {
-	out := *resp
-	out.Jobs = v0044.V0044JobList{}
-	for _, j := range resp.Jobs {
-		arr := j.Array.Or(v0044.V0044JobArray{})
-		task, taskSet := int64(-1), false
-		if t, ok := arr.TaskID.Get(); ok && t.Set.Or(false) {
-			task, taskSet = int64(t.Number.Or(0)), true
-		}
-		if o.selected(uint32(j.JobID.Or(0)), uint32(arr.JobID.Or(0)), task, taskSet) {
-			out.Jobs = append(out.Jobs, j)
-		}
-	}
-	out.Meta = v0044.NewOptV0044OpenapiMeta(slurmjson.CLIMeta(prog, o.argv, env.User.Name, env.User.GID, clienv.SlurmVersion, resp.Meta))
-	out.Errors, out.Warnings = v0044.V0044OpenapiErrors{}, v0044.V0044OpenapiWarnings{}
-	text, err := slurmjson.Format(&out, slurmjson.SlurmdbdJobsResp())
-	if err == nil && o.yaml {
-		text, err = slurmjson.YAML(text)
-	}
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: error: %v\n", env.Prog, err)
-		return 1
-	}
-	if _, err := io.WriteString(env.Stdout, text); err != nil {
-		return 1
-	}
-	return 0
 }
 
 func parse(prog string, env *clienv.Env, args []string, now time.Time) (options, int, bool) {
@@ -474,52 +450,60 @@ func parseSelector(s string) (selector, error) {
 	return sel, nil
 }
 
-// rows turns the records into sacct's lines: the newest run of each job
+// run is one run of a job that -j selects, with its place in sacct's
+// order: its cluster, then the job (an array's or a heterogeneous job's
+// leader), the task or component, the restart.
+type run struct {
+	j       *readmodel.AcctJob
+	cluster string
+	key     [3]int64
+	// head is the run's JobID ("125", "131_2", "131_[4-9%2]", "34+1").
+	head string
+}
+
+// selectRun places a run in sacct's order; ok is false when -j does not
+// select it.
+func (o *options) selectRun(j *readmodel.AcctJob) (r run, ok bool) {
+	id, arrID := int64(j.JobID), int64(j.ArrayJobID)
+	task, taskSet := arrayTask(j)
+	head := strconv.FormatInt(id, 10)
+	group := id
+	hetID, hetOff := int64(j.HetJobID), int64(j.HetJobOffset)
+	switch {
+	case hetID != 0:
+		// A heterogeneous job's components, under their leader.
+		head, group, task = fmt.Sprintf("%d+%d", hetID, hetOff), hetID, hetOff
+	case arrID != 0 && taskSet:
+		head, group = fmt.Sprintf("%d_%d", arrID, task), arrID
+	case arrID != 0:
+		head, group, task = fmt.Sprintf("%d_[%s]", arrID, j.ArrayTasks), arrID, 1<<40
+	}
+	if !o.selected(uint32(id), uint32(arrID), task, taskSet) && !o.hetSelected(uint32(hetID), uint32(hetOff)) {
+		return run{}, false
+	}
+	return run{cluster: j.Cluster, key: [3]int64{group, task, int64(j.RestartCnt)}, head: head}, true
+}
+
+// arrayTask is the array task a run is (taskSet false and task -1 when
+// it is none).
+func arrayTask(j *readmodel.AcctJob) (task int64, taskSet bool) {
+	if t := j.ArrayTaskID; t != readmodel.NoVal && t != readmodel.Infinite {
+		return int64(t), true
+	}
+	return -1, false
+}
+
+// rows turns the runs into sacct's lines: the newest run of each job
 // (every run with -D), each followed by its steps (none with -X).
-func (o *options) rows(jobs v0044.V0044JobList, now int64) []row {
-	type rec struct {
-		j       *v0044.V0044Job
-		cluster string
-		key     [3]int64
-		head    string
-	}
-	var recs []rec
-	for i := range jobs {
-		j := &jobs[i]
-		id := int64(j.JobID.Or(0))
-		arr := j.Array.Or(v0044.V0044JobArray{})
-		arrID := int64(arr.JobID.Or(0))
-		task, taskSet := int64(-1), false
-		if t, ok := arr.TaskID.Get(); ok && t.Set.Or(false) {
-			task, taskSet = int64(t.Number.Or(0)), true
-		}
-		head := strconv.FormatInt(id, 10)
-		group := id
-		het := j.Het.Or(v0044.V0044JobHet{})
-		hetID := int64(het.JobID.Or(0))
-		hetOff := int64(het.JobOffset.Or(v0044.V0044Uint32NoValStruct{}).Number.Or(0))
-		switch {
-		case hetID != 0:
-			// A heterogeneous job's components, under their leader.
-			head, group, task = fmt.Sprintf("%d+%d", hetID, hetOff), hetID, hetOff
-		case arrID != 0 && taskSet:
-			head, group = fmt.Sprintf("%d_%d", arrID, task), arrID
-		case arrID != 0:
-			head, group, task = fmt.Sprintf("%d_[%s]", arrID, arr.Task.Or("")), arrID, 1<<40
-		}
-		if !o.selected(uint32(id), uint32(arrID), task, taskSet) && !o.hetSelected(uint32(hetID), uint32(hetOff)) {
-			continue
-		}
-		recs = append(recs, rec{j: j, cluster: j.Cluster.Or(""), key: [3]int64{group, task, int64(j.RestartCnt.Or(0))}, head: head})
-	}
-	slices.SortStableFunc(recs, func(a, b rec) int {
+func (o *options) rows(recs []run, now int64) []row {
+	slices.SortStableFunc(recs, func(a, b run) int {
 		return cmp.Or(cmp.Compare(a.cluster, b.cluster), cmp.Compare(a.key[0], b.key[0]), cmp.Compare(a.key[1], b.key[1]), cmp.Compare(a.key[2], b.key[2]))
 	})
 	if !o.duplicates {
 		// The newest run of each job only.
-		var kept []rec
+		var kept []run
 		for i, r := range recs {
-			if i+1 < len(recs) && recs[i+1].j.JobID.Or(0) == r.j.JobID.Or(0) && recs[i+1].cluster == r.cluster {
+			if i+1 < len(recs) && recs[i+1].j.JobID == r.j.JobID && recs[i+1].cluster == r.cluster {
 				continue
 			}
 			kept = append(kept, r)
@@ -535,10 +519,13 @@ func (o *options) rows(jobs v0044.V0044JobList, now int64) []row {
 		if o.allocations {
 			continue
 		}
-		steps := slices.Clone(r.j.Steps)
-		slices.SortStableFunc(steps, func(a, b v0044.V0044Step) int { return cmp.Compare(stepOrder(a), stepOrder(b)) })
-		for i := range steps {
-			sr := stepRow(&steps[i], &jr, now)
+		steps := make([]*readmodel.AcctStep, len(r.j.Steps))
+		for i := range r.j.Steps {
+			steps[i] = &r.j.Steps[i]
+		}
+		slices.SortStableFunc(steps, func(a, b *readmodel.AcctStep) int { return cmp.Compare(stepOrder(a.ID), stepOrder(b.ID)) })
+		for _, s := range steps {
+			sr := stepRow(s, &jr, now)
 			_, suffix, _ := strings.Cut(sr.jobID, ".")
 			if o.stepSelected(r.j, suffix) {
 				out = append(out, sr)
@@ -583,14 +570,11 @@ func (o *options) hetSelected(leader, offset uint32) bool {
 
 // stepSelected reports whether a line of job j (step "" for the job's
 // own) is shown: -j with steps shows those steps only.
-func (o *options) stepSelected(j *v0044.V0044Job, step string) bool {
+func (o *options) stepSelected(j *readmodel.AcctJob, step string) bool {
 	var steps []string
-	id := j.JobID.Or(0)
-	arrID := j.Array.Or(v0044.V0044JobArray{}).JobID.Or(0)
-	het := j.Het.Or(v0044.V0044JobHet{})
-	hetID := uint32(het.JobID.Or(0))
+	id, arrID, hetID := j.JobID, uint32(j.ArrayJobID), uint32(j.HetJobID)
 	for _, s := range o.jobs {
-		if uint32(id) == s.id || uint32(arrID) == s.id || (hetID != 0 && hetID == s.id) {
+		if id == s.id || arrID == s.id || (hetID != 0 && hetID == s.id) {
 			if s.step == "" {
 				return true
 			}
@@ -605,8 +589,7 @@ func (o *options) stepSelected(j *v0044.V0044Job, step string) bool {
 
 // stepOrder sorts a job's steps as sacct lists them: batch, extern,
 // then srun's by number.
-func stepOrder(s v0044.V0044Step) int64 {
-	id := s.Step.Or(v0044.V0044StepStep{}).ID.Or("")
+func stepOrder(id string) int64 {
 	_, suffix, _ := strings.Cut(id, ".")
 	switch suffix {
 	case "batch":
@@ -618,29 +601,34 @@ func stepOrder(s v0044.V0044Step) int64 {
 	return n
 }
 
-func exitString(e v0044.OptV0044ProcessExitCodeVerbose) string {
-	v := e.Or(v0044.V0044ProcessExitCodeVerbose{})
-	var code, sig int64
-	if rc, ok := v.ReturnCode.Get(); ok && rc.Set.Or(false) {
-		code = int64(rc.Number.Or(0))
+// exitString prints an exit code as sacct does, "code:signal", from
+// the numbers the record sets whatever its status says.
+func exitString(e readmodel.ExitCode) string {
+	var code, sig uint64
+	if e.ReturnCode != readmodel.NoVal && e.ReturnCode != readmodel.Infinite {
+		code = uint64(e.ReturnCode)
 	}
-	if s, ok := v.Signal.Get(); ok {
-		if id, ok := s.ID.Get(); ok && id.Set.Or(false) {
-			sig = int64(id.Number.Or(0))
-		}
+	if e.SignalID != readmodel.NoVal16 && e.SignalID != readmodel.Infinite16 {
+		sig = uint64(e.SignalID)
 	}
-	return fmt.Sprintf("%d:%d", code, sig)
+	return strconv.FormatUint(code, 10) + ":" + strconv.FormatUint(sig, 10)
 }
 
-func tresString(list v0044.V0044TresList, withBilling bool) (string, int64) {
+// tresName is a TRES as sacct names it ("cpu", "gres/gpu").
+func tresName(t *readmodel.TRES) string {
+	if t.Name == "" {
+		return t.Type
+	}
+	return t.Type + "/" + t.Name
+}
+
+// tresString prints a TRES list as AllocTRES and ReqTRES do, and finds
+// its CPU count. Energy is left out, and billing on a step's line.
+func tresString(list []readmodel.TRES, withBilling bool) (string, int64) {
 	var parts []string
 	var cpus int64
-	for _, t := range list {
-		name := t.Type
-		if n := t.Name.Or(""); n != "" {
-			name += "/" + n
-		}
-		count := t.Count.Or(0)
+	for i := range list {
+		name, count := tresName(&list[i]), list[i].Count
 		if name == "cpu" {
 			cpus = count
 		}
@@ -657,101 +645,73 @@ func tresString(list v0044.V0044TresList, withBilling bool) (string, int64) {
 	return strings.Join(parts, ","), cpus
 }
 
-func jobRow(j *v0044.V0044Job, head string, now int64) row {
-	t := j.Time.Or(v0044.V0044JobTime{})
-	st := j.State.Or(v0044.V0044JobState{})
-	state := ""
-	if len(st.Current) > 0 {
-		state = string(st.Current[0])
+func jobRow(j *readmodel.AcctJob, head string, now int64) row {
+	state := j.State
+	if state == "CANCELLED" && j.KillRequestUser != "" {
+		state += " by " + uidOf(j.KillRequestUser)
 	}
-	if state == "CANCELLED" {
-		if u := j.KillRequestUser.Or(""); u != "" {
-			state += " by " + uidOf(u)
-		}
-	}
-	alloc, cpus := tresString(j.Tres.Or(v0044.V0044JobTres{}).Allocated, true)
-	req, _ := tresString(j.Tres.Or(v0044.V0044JobTres{}).Requested, true)
-	r := row{jobID: head, rawID: strconv.FormatInt(int64(j.JobID.Or(0)), 10), name: j.Name.Or(""), partition: j.Partition.Or(""),
-		account: j.Account.Or(""), user: j.User.Or(""), group: j.Group.Or(""), cluster: j.Cluster.Or(""), qos: j.Qos.Or(""),
+	alloc, cpus := tresString(j.AllocTRES, true)
+	req, _ := tresString(j.ReqTRES, true)
+	r := row{jobID: head, rawID: strconv.FormatUint(uint64(j.JobID), 10), name: j.Name, partition: j.Partition,
+		account: j.Account, user: j.User, group: j.Group, cluster: j.Cluster, qos: j.QOS,
 		state: state, exitCode: exitString(j.ExitCode), derived: exitString(j.DerivedExitCode),
-		nnodes: int64(j.AllocationNodes.Or(0)), submit: t.Submission.Or(0), eligible: t.Eligible.Or(0),
-		start: t.Start.Or(0), end: t.End.Or(0), elapsed: int64(t.Elapsed.Or(0)), reason: st.Reason.Or(""),
-		workDir: j.WorkingDirectory.Or(""), submitLine: j.SubmitLine.Or(""), allocTRES: alloc, reqTRES: req,
-		restarts: int64(j.RestartCnt.Or(0)), killUser: j.KillRequestUser.Or(""), allocCPUs: cpus}
-	if r.nodes = j.Nodes.Or(""); r.nodes == "" {
+		nnodes: int64(j.AllocNodes), submit: j.SubmitTime, eligible: j.EligibleTime,
+		start: j.StartTime, end: j.EndTime, elapsed: int64(j.Elapsed), reason: j.StateReason,
+		workDir: j.WorkDir, submitLine: j.SubmitLine, allocTRES: alloc, reqTRES: req,
+		restarts: int64(j.RestartCnt), killUser: j.KillRequestUser, allocCPUs: cpus}
+	if r.nodes = j.Nodes; r.nodes == "" {
 		r.nodes = "None assigned"
 	}
 	if r.start != 0 && r.end == 0 {
 		r.elapsed = now - r.start
 	}
-	req0 := j.Required.Or(v0044.V0044JobRequired{})
-	r.reqCPUs = int64(req0.CPUs.Or(0))
-	if m, ok := req0.MemoryPerNode.Get(); ok && m.Set.Or(false) {
-		r.reqMem = strconv.FormatInt(m.Number.Or(0), 10) + "M"
-	} else if m, ok := req0.MemoryPerCPU.Get(); ok && m.Set.Or(false) {
-		r.reqMem = strconv.FormatInt(m.Number.Or(0), 10) + "Mc"
+	r.reqCPUs = int64(j.ReqCPUs)
+	if m := j.ReqMemPerNode; m != readmodel.NoVal64 && m != readmodel.Infinite64 {
+		r.reqMem = strconv.FormatUint(m, 10) + "M"
+	} else if m := j.ReqMemPerCPU; m != readmodel.NoVal64 && m != readmodel.Infinite64 {
+		r.reqMem = strconv.FormatUint(m, 10) + "Mc"
 	}
-	if l, ok := t.Limit.Get(); ok {
-		switch {
-		case l.Infinite.Or(false):
+	if j.HasTimeLimit {
+		switch j.TimeLimit {
+		case readmodel.Infinite:
 			r.timelimit, r.timelimitRaw = "UNLIMITED", "UNLIMITED"
-		case l.Set.Or(false):
-			mins := l.Number.Or(0)
-			r.timelimit = timefmt.Limit{Minutes: uint32(mins)}.Padded()
-			r.timelimitRaw = strconv.FormatInt(int64(mins), 10)
-		default:
+		case readmodel.NoVal:
 			r.timelimit, r.timelimitRaw = "Partition_Limit", "Partition_Limit"
+		default:
+			r.timelimit = timefmt.Limit{Minutes: j.TimeLimit}.Padded()
+			r.timelimitRaw = strconv.FormatUint(uint64(j.TimeLimit), 10)
 		}
 	}
-	if p, ok := j.Priority.Get(); ok {
-		r.priority = strconv.FormatInt(int64(p.Number.Or(0)), 10)
+	if j.HasPriority {
+		r.priority = strconv.FormatUint(uint64(j.Priority), 10)
 	}
-	r.userCPU = cpuSecs(t.User.Or(v0044.V0044JobTimeUser{}).Seconds.Or(0), t.User.Or(v0044.V0044JobTimeUser{}).Microseconds.Or(0))
-	r.sysCPU = cpuSecs(t.System.Or(v0044.V0044JobTimeSystem{}).Seconds.Or(0), t.System.Or(v0044.V0044JobTimeSystem{}).Microseconds.Or(0))
+	r.userCPU = cpuSecs(j.UserCPUSecs, j.UserCPUMicrosec)
+	r.sysCPU = cpuSecs(j.SysCPUSecs, j.SysCPUMicrosec)
 	r.totalCPU = r.userCPU + r.sysCPU
-	r.comment = j.Comment.Or(v0044.V0044JobComment{}).Job.Or("")
-	r.constraints, r.container, r.extra, r.failedNode = j.Constraints.Or(""), j.Container.Or(""), j.Extra.Or(""), j.FailedNode.Or("")
-	var flags []string
-	for _, f := range j.Flags {
-		flags = append(flags, string(f))
-	}
-	r.flags = strings.Join(flags, ",")
-	r.licenses, r.qosReq = j.Licenses.Or(""), j.Qosreq.Or("")
-	res := j.Reservation.Or(v0044.V0044JobReservation{})
-	r.reservation, r.reservationID = res.Name.Or(""), int64(res.ID.Or(0))
-	r.stdout, r.stderr, r.stdin = j.StdoutExpanded.Or(j.Stdout.Or("")), j.StderrExpanded.Or(j.Stderr.Or("")), j.StdinExpanded.Or(j.Stdin.Or(""))
-	r.wckey = j.Wckey.Or(v0044.V0044WckeyTagStruct{}).Wckey
-	r.assocID = int64(j.Association.Or(v0044.V0044AssocShort{}).ID.Or(0))
+	r.comment = j.Comment
+	r.constraints, r.container, r.extra, r.failedNode = j.Constraints, j.Container, j.Extra, j.FailedNode
+	r.flags = strings.Join(j.Flags, ",")
+	r.licenses, r.qosReq = j.Licenses, j.QOSReq
+	r.reservation, r.reservationID = j.Reservation, int64(j.ReservationID)
+	r.stdout, r.stderr, r.stdin = j.StdOut, j.StdErr, j.StdIn
+	r.wckey = j.WCKey
+	r.assocID = int64(j.AssocID)
 	// slurmdbd's job record has no requested node count: the nodes it
 	// ran on, once it ran.
 	r.reqNodes = r.nnodes
 	r.jobNum, r.run = r.rawID, uint32(r.restarts)
-	if v, ok := t.Suspended.Get(); ok {
-		r.suspended = int64(v)
-	}
+	r.suspended = int64(j.Suspended)
 	return r
 }
 
-func stepRow(s *v0044.V0044Step, job *row, now int64) row {
-	ss := s.Step.Or(v0044.V0044StepStep{})
-	_, suffix, _ := strings.Cut(ss.ID.Or(""), ".")
-	t := s.Time.Or(v0044.V0044StepTime{})
-	alloc, cpus := tresString(s.Tres.Or(v0044.V0044StepTres{}).Allocated, false)
-	state := ""
-	if len(s.State) > 0 {
-		state = string(s.State[0])
-	}
-	nodes := s.Nodes.Or(v0044.V0044StepNodes{})
+func stepRow(s *readmodel.AcctStep, job *row, now int64) row {
+	_, suffix, _ := strings.Cut(s.ID, ".")
+	alloc, cpus := tresString(s.AllocTRES, false)
 	r := row{step: true, jobID: strings.SplitN(job.jobID, ".", 2)[0] + "." + suffix, rawID: job.rawID + "." + suffix,
-		name: ss.Name.Or(""), account: job.account, cluster: job.cluster, state: state, exitCode: exitString(s.ExitCode),
-		nodes: nodes.Range.Or(""), nnodes: int64(nodes.Count.Or(0)), ntasks: strconv.FormatInt(int64(s.Tasks.Or(v0044.V0044StepTasks{}).Count.Or(0)), 10),
-		elapsed: int64(t.Elapsed.Or(0)), allocTRES: alloc, allocCPUs: cpus, reqMem: job.reqMem}
-	if v, ok := t.Start.Get(); ok {
-		r.start = v.Number.Or(0)
-	}
-	if v, ok := t.End.Get(); ok {
-		r.end = v.Number.Or(0)
-	}
+		name: s.Name, account: job.account, cluster: job.cluster, state: s.State, exitCode: exitString(s.ExitCode),
+		nodes: s.Nodes, nnodes: int64(s.NodeCount), ntasks: strconv.FormatInt(int64(s.Tasks), 10),
+		elapsed: int64(s.Elapsed), allocTRES: alloc, allocCPUs: cpus, reqMem: job.reqMem}
+	r.start, r.end = s.StartTime, s.EndTime
 	r.submit, r.eligible = r.start, r.start
 	if r.start != 0 && r.end == 0 {
 		r.elapsed = now - r.start
@@ -760,8 +720,7 @@ func stepRow(s *v0044.V0044Step, job *row, now int64) row {
 	if r.nnodes == 1 {
 		single = r.nodes
 	}
-	ntasks := int64(s.Tasks.Or(v0044.V0044StepTasks{}).Count.Or(0))
-	r.use, r.hasUsage = parseUse(s.Tres.Or(v0044.V0044StepTres{}), single, ntasks)
+	r.use, r.hasUsage = parseUse(s, single, int64(s.Tasks))
 	r.batch = suffix == "batch"
 	r.jobNum, r.run = job.jobNum, job.run
 	switch suffix {
@@ -773,13 +732,11 @@ func stepRow(s *v0044.V0044Step, job *row, now int64) row {
 		n, _ := strconv.ParseUint(suffix, 10, 32)
 		r.stepNum = uint32(n)
 	}
-	r.layout = s.Task.Or(v0044.V0044StepTask{}).Distribution.Or("")
+	r.layout = s.Distribution
 	r.assocID = job.assocID
-	if v, ok := t.Suspended.Get(); ok {
-		r.suspended = int64(v)
-	}
-	r.userCPU = cpuSecs(t.User.Or(v0044.V0044StepTimeUser{}).Seconds.Or(0), int64(t.User.Or(v0044.V0044StepTimeUser{}).Microseconds.Or(0)))
-	r.sysCPU = cpuSecs(t.System.Or(v0044.V0044StepTimeSystem{}).Seconds.Or(0), int64(t.System.Or(v0044.V0044StepTimeSystem{}).Microseconds.Or(0)))
+	r.suspended = int64(s.Suspended)
+	r.userCPU = cpuSecs(s.UserCPUSecs, s.UserCPUMicrosec)
+	r.sysCPU = cpuSecs(s.SysCPUSecs, s.SysCPUMicrosec)
 	r.totalCPU = r.userCPU + r.sysCPU
 	return r
 }
@@ -787,14 +744,10 @@ func stepRow(s *v0044.V0044Step, job *row, now int64) row {
 func cpuSecs(s, us int64) float64 { return float64(s) + float64(us)/1e6 }
 
 // tresCount is a TRES's count in a list (0: not there).
-func tresCount(list []v0044.V0044Tres, name string) int64 {
-	for _, t := range list {
-		n := t.Type
-		if s := t.Name.Or(""); s != "" {
-			n += "/" + s
-		}
-		if n == name {
-			return t.Count.Or(0)
+func tresCount(list []readmodel.TRES, name string) int64 {
+	for i := range list {
+		if tresName(&list[i]) == name {
+			return list[i].Count
 		}
 	}
 	return 0

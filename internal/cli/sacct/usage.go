@@ -1,12 +1,12 @@
 package sacct
 
 import (
-	"github.com/droverhq/drover/internal/cli/coltable"
 	"strconv"
 	"strings"
 
+	"github.com/droverhq/drover/internal/cli/coltable"
+	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/timefmt"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // measure is one of a step's usage measures over its tasks (a TRES of
@@ -41,14 +41,12 @@ func (u *stepUse) in() []struct {
 
 // parseUse reads a step's TRES usage lists. A step that ran on one node
 // had its extremes there, and a step of one task in task 0.
-func parseUse(tr v0044.V0044StepTres, node string, ntasks int64) (stepUse, bool) {
-	in := tr.Requested.Or(v0044.V0044StepTresRequested{})
-	out := tr.Consumed.Or(v0044.V0044StepTresConsumed{})
-	if len(in.Max) == 0 && len(out.Max) == 0 {
+func parseUse(s *readmodel.AcctStep, node string, ntasks int64) (stepUse, bool) {
+	if len(s.MaxTRES) == 0 && len(s.OutMaxTRES) == 0 {
 		return stepUse{}, false
 	}
 	var u stepUse
-	set := func(m *measure, name string, mx, mn, av, tt []v0044.V0044Tres) {
+	set := func(m *measure, name string, mx, mn, av, tt []readmodel.TRES) {
 		m.max, m.min = float64(tresCount(mx, name)), float64(tresCount(mn, name))
 		m.ave, m.tot = float64(tresCount(av, name)), float64(tresCount(tt, name))
 		m.maxNode, m.minNode, m.maxTask, m.minTask = node, node, -1, -1
@@ -60,12 +58,12 @@ func parseUse(tr v0044.V0044StepTres, node string, ntasks int64) (stepUse, bool)
 		m    *measure
 		name string
 	}{{&u.cpu, "cpu"}, {&u.mem, "mem"}, {&u.read, "fs/disk"}, {&u.vmem, "vmem"}, {&u.pages, "pages"}, {&u.gpuMem, "gres/gpumem"}, {&u.gpuUtil, "gres/gpuutil"}} {
-		set(x.m, x.name, in.Max, in.Min, in.Average, in.Total)
+		set(x.m, x.name, s.MaxTRES, s.MinTRES, s.AveTRES, s.TotTRES)
 	}
-	for _, t := range in.Max {
-		u.gpus = u.gpus || (t.Type == "gres" && t.Name.Or("") == "gpumem")
+	for _, t := range s.MaxTRES {
+		u.gpus = u.gpus || (t.Type == "gres" && t.Name == "gpumem")
 	}
-	set(&u.write, "fs/disk", out.Max, out.Min, out.Average, out.Total)
+	set(&u.write, "fs/disk", s.OutMaxTRES, s.OutMinTRES, s.OutAveTRES, s.OutTotTRES)
 	return u, true
 }
 
