@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/go-faster/jx"
 	"github.com/google/go-cmp/cmp"
@@ -61,8 +62,12 @@ func wholeAcct(raw []byte) (v0044.V0044OpenapiSlurmdbdJobsResp, error) {
 // splitAcct decodes an answer as the stream does, and puts its records
 // back.
 func splitAcct(raw []byte) (v0044.V0044OpenapiSlurmdbdJobsResp, []byte, error) {
+	return splitAcctFrom(bytes.NewReader(raw))
+}
+
+func splitAcctFrom(r io.Reader) (v0044.V0044OpenapiSlurmdbdJobsResp, []byte, error) {
 	var jobs []v0044.V0044Job
-	rest, err := jobstream.SplitAcct(bytes.NewReader(raw), func(j *v0044.V0044Job) error {
+	rest, err := jobstream.SplitAcct(r, func(j *v0044.V0044Job) error {
 		jobs = append(jobs, *j)
 		return nil
 	})
@@ -218,6 +223,14 @@ func FuzzSplitAcct(f *testing.F) {
 		}
 		if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
 			t.Fatalf("stream differs from the whole answer:\n%s", d)
+		}
+		// A byte at a time, the answer reads the same.
+		bytewise, _, err := splitAcctFrom(iotest.OneByteReader(bytes.NewReader(raw)))
+		if err != nil {
+			t.Fatalf("read a byte at a time: %v", err)
+		}
+		if d := cmp.Diff(got, bytewise, cmpopts.EquateEmpty()); d != "" {
+			t.Fatalf("read a byte at a time, the stream differs:\n%s", d)
 		}
 	})
 }

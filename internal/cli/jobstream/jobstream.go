@@ -138,27 +138,77 @@ type record[T any] interface {
 
 // splitList reads a list answer from r: each record of its member list
 // goes to each, into one reused record; the other members come back as an
-// answer whose list is empty. noun names a record in errors.
+// answer whose list is empty. noun names a record in errors. Each record
+// is decoded from its own bytes (scanner), as the generated client
+// decodes a whole answer.
 func splitList[T any, P record[T]](r io.Reader, list, noun string, each func(P) error) ([]byte, error) {
-	d := jx.Decode(r, readBuffer)
+	s := newScanner(r)
 	var rest jx.Writer
 	rest.ObjStart()
 	var rec T
+	var d jx.Decoder
 	sawList, members := false, 0
-	field := func(name string) {
+	records := func() error {
+		if err := s.expect('['); err != nil {
+			return err
+		}
+		if c, err := s.next(); err == nil && c == ']' {
+			s.pos++
+			return nil
+		}
+		for n := 0; ; n++ {
+			raw, err := s.value()
+			if err != nil {
+				return fmt.Errorf("%s %d: %w", noun, n, err)
+			}
+			d.ResetBytes(raw)
+			var zero T
+			rec = zero
+			p := P(&rec)
+			if err := p.Decode(&d); err != nil {
+				return fmt.Errorf("%s %d: %w", noun, n, err)
+			}
+			if err := d.Skip(); err != io.EOF {
+				return fmt.Errorf("%s %d: unexpected trailing data", noun, n)
+			}
+			if err := p.Validate(); err != nil {
+				return fmt.Errorf("%s %d: %w", noun, n, err)
+			}
+			if err := each(p); err != nil {
+				return err
+			}
+			if err := s.expect(','); err != nil {
+				if c, _ := s.next(); c == ']' {
+					s.pos++
+					return nil
+				}
+				return fmt.Errorf(`after %s %d: "," or "]" expected: %w`, noun, n, err)
+			}
+		}
+	}
+	member := func() error {
+		raw, err := s.value()
+		if err != nil {
+			return fmt.Errorf("member name: %w", err)
+		}
+		d.ResetBytes(raw)
+		name, err := d.Str()
+		if err != nil {
+			return fmt.Errorf("member name: %w", err)
+		}
+		if err := s.expect(':'); err != nil {
+			return fmt.Errorf("member %q: %w", name, err)
+		}
 		if members > 0 {
 			rest.Comma()
 		}
 		members++
 		rest.FieldStart(name)
-	}
-	err := d.Obj(func(d *jx.Decoder, name string) error {
 		if name != list {
-			raw, err := d.Raw()
+			raw, err := s.value()
 			if err != nil {
 				return fmt.Errorf("member %q: %w", name, err)
 			}
-			field(name)
 			rest.Raw(raw)
 			return nil
 		}
@@ -166,29 +216,32 @@ func splitList[T any, P record[T]](r io.Reader, list, noun string, each func(P) 
 			return fmt.Errorf("member %q twice", list)
 		}
 		sawList = true
-		field(name)
 		rest.ArrStart()
 		rest.ArrEnd()
-		n := 0
-		return d.Arr(func(d *jx.Decoder) error {
-			var zero T
-			rec = zero
-			p := P(&rec)
-			if err := p.Decode(d); err != nil {
-				return fmt.Errorf("%s %d: %w", noun, n, err)
-			}
-			if err := p.Validate(); err != nil {
-				return fmt.Errorf("%s %d: %w", noun, n, err)
-			}
-			n++
-			return each(p)
-		})
-	})
-	if err != nil {
+		return records()
+	}
+	if err := s.expect('{'); err != nil {
 		return nil, err
 	}
-	if err := d.Skip(); err != io.EOF {
-		return nil, errors.New("unexpected trailing data")
+	if c, err := s.next(); err != nil || c != '}' {
+		for {
+			if err := member(); err != nil {
+				return nil, err
+			}
+			if err := s.expect(','); err != nil {
+				if c, _ := s.next(); c == '}' {
+					break
+				}
+				return nil, fmt.Errorf(`"," or "}" expected: %w`, err)
+			}
+		}
+	}
+	s.pos++ // the closing brace
+	if _, err := s.next(); err != io.EOF {
+		if err == nil {
+			err = errors.New("unexpected trailing data")
+		}
+		return nil, err
 	}
 	rest.ObjEnd()
 	return rest.Buf, nil
