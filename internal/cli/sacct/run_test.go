@@ -10,8 +10,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -302,14 +305,17 @@ func bigAnswer(b *testing.B, n int) []byte {
 }
 
 // BenchmarkLargeList is sacct -P over 100,000 runs as the shipped client
-// reads them.
+// reads them. peak-heap-MB is the most the heap held during a run,
+// garbage not yet collected included, beyond what it held before.
 func BenchmarkLargeList(b *testing.B) {
 	s := newServer(b, bigAnswer(b, 100_000))
 	api := s.client(b, true)
 	b.ReportAllocs()
 	b.ResetTimer()
+	var peak uint64
 	for range b.N {
-		r := run(api, nil, "-P", "-a")
+		var r clitest.Run
+		peak = max(peak, peakHeap(func() { r = run(api, nil, "-P", "-a") }))
 		if r.Code != 0 {
 			b.Fatal(errors.New(r.Stderr))
 		}
@@ -317,4 +323,38 @@ func BenchmarkLargeList(b *testing.B) {
 			b.Fatalf("%d lines", n)
 		}
 	}
+	b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
+}
+
+// peakHeap runs f and returns the most the heap's objects took
+// meanwhile beyond what they took before, sampled every millisecond.
+func peakHeap(f func()) uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	runtime.GC()
+	base := read()
+	var peak atomic.Uint64
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if v := read(); v > peak.Load() {
+					peak.Store(v)
+				}
+			}
+		}
+	}()
+	f()
+	close(done)
+	<-stopped
+	return max(peak.Load(), base) - base
 }
