@@ -3,6 +3,8 @@ package jobfmt
 import (
 	"strconv"
 	"strings"
+
+	"github.com/droverhq/drover/internal/cstrconv"
 )
 
 // MaxWidth bounds column widths. Slurm reads widths into a C int with no
@@ -147,32 +149,12 @@ func parseLongToken(tok string) (string, Column) {
 	return name, col
 }
 
-// strtol reads a decimal integer prefix as strtol(3) with base 10 does and
-// returns it with the unread rest; without digits the rest is the whole
-// input. Results are clamped to ±MaxWidth.
+// strtol reads a decimal integer prefix as strtol(3) with base 10 does
+// (cstrconv.Strtol) and returns it with the unread rest, clamped to
+// ±MaxWidth.
 func strtol(s string) (int, string) {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	start := i
-	n := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		n = min(n*10+int(s[i]-'0'), MaxWidth)
-		i++
-	}
-	if i == start {
-		return 0, s
-	}
-	if neg {
-		n = -n
-	}
-	return n, s[i:]
+	n, rest := cstrconv.Strtol(s)
+	return int(min(max(n, -MaxWidth), MaxWidth)), rest
 }
 
 // Spec writes the format back as a specification that parses to the same

@@ -3,6 +3,8 @@ package sacctmgr
 import (
 	"strconv"
 	"strings"
+
+	"github.com/droverhq/drover/internal/cstrconv"
 )
 
 // abbrev reports whether word names name as sacctmgr matches its
@@ -202,33 +204,14 @@ func (c *cmd) idList(v, what string) []string {
 }
 
 // strtol reads what C's strtol reads when the whole string must be used:
-// white space, a sign and decimal digits ("" is 0).
+// white space, a sign and decimal digits ("" and white space alone are 0,
+// as strtol returns for them).
 func strtol(s string) (int64, bool) {
-	t := strings.TrimLeft(s, " \t\n\r\v\f")
-	if t == "" {
+	if strings.TrimLeft(s, " \t\n\r\v\f") == "" {
 		return 0, true
 	}
-	neg := false
-	if t[0] == '+' || t[0] == '-' {
-		neg = t[0] == '-'
-		t = t[1:]
-	}
-	if t == "" {
-		return 0, false
-	}
-	var x int64
-	for _, c := range []byte(t) {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if x < 1<<40 {
-			x = x*10 + int64(c-'0')
-		}
-	}
-	if neg {
-		x = -x
-	}
-	return x, true
+	n, rest := cstrconv.Strtol(s)
+	return n, rest == ""
 }
 
 // getDouble reads a floating point value as get_double does (negative:

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/internal/cli/readmodel"
+	"github.com/droverhq/drover/internal/cstrconv"
 	"github.com/droverhq/drover/internal/hostlist"
 )
 
@@ -141,32 +142,5 @@ func bracketTasks(s string) ([]uint32, bool) {
 	return out, true
 }
 
-// strtol reads an optionally signed decimal prefix as strtol(3) with base
-// 10 does, saturating far beyond 32 bits, and returns the unread rest
-// (all of s when there are no digits).
-func strtol(s string) (int64, string) {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	start := i
-	var n int64
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		if n < 1<<40 {
-			n = n*10 + int64(s[i]-'0')
-		}
-		i++
-	}
-	if i == start {
-		return 0, s
-	}
-	if neg {
-		n = -n
-	}
-	return n, s[i:]
-}
+// strtol reads a decimal prefix as strtol(3) does (cstrconv.Strtol).
+func strtol(s string) (int64, string) { return cstrconv.Strtol(s) }

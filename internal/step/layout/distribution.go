@@ -3,6 +3,8 @@ package layout
 import (
 	"math"
 	"strings"
+
+	"github.com/droverhq/drover/internal/cstrconv"
 )
 
 // Kind is the first part of -m/--distribution: how tasks go to nodes.
@@ -171,34 +173,9 @@ func parsePlane(s string) (Distribution, error) {
 }
 
 // strtol accepts what C's strtol(s, &end, 10) consumes entirely: leading
-// white space, an optional sign, and at least one digit. Values beyond
+// white space, an optional sign, and at least one digit; values beyond
 // int64 report !ok (strtol's ERANGE).
-func strtol(s string) (int64, bool) {
-	s = strings.TrimLeft(s, " \t\n\v\f\r")
-	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	if s == "" {
-		return 0, false
-	}
-	var n int64
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if n > (math.MaxInt64-int64(c-'0'))/10 {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
-}
+func strtol(s string) (int64, bool) { return cstrconv.Atol(s) }
 
 // parseBase is _parse_dist_base.
 func parseBase(s string) (Distribution, bool) {
