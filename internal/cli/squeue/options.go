@@ -12,6 +12,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/getopt"
 	"github.com/droverhq/drover/internal/cli/readmodel"
+	"github.com/droverhq/drover/internal/cstrconv"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/timefmt"
 )
@@ -462,10 +463,10 @@ func (o *options) setStates(v string, errorf func(string, ...any)) error {
 // whose job id is not positive.
 func parseJobList(v string) (jobs []jobSel, bad string) {
 	for _, tok := range splitList(v) {
-		id, rest := leadingInt(tok)
+		id, rest := cstrconv.Strtol(tok)
 		sel := jobSel{task: readmodel.NoVal}
 		if strings.HasPrefix(rest, "_") {
-			t, _ := leadingInt(rest[1:])
+			t, _ := cstrconv.Strtol(rest[1:])
 			sel.task = uint32(t)
 		}
 		if id <= 0 {
@@ -511,38 +512,9 @@ func splitList(v string) []string {
 	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' })
 }
 
-// leadingInt reads an optionally signed decimal prefix as strtol(3) does,
-// clamped to the int64 range, and returns the unread rest.
-func leadingInt(s string) (int64, string) {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	start := i
-	var n int64
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		if n < 1<<40 {
-			n = n*10 + int64(s[i]-'0')
-		}
-		i++
-	}
-	if i == start {
-		return 0, s
-	}
-	if neg {
-		n = -n
-	}
-	return n, s[i:]
-}
-
 // atoi reads a number as atoi(3) does (0 when there is none).
 func atoi(s string) (int, string) {
-	n, rest := leadingInt(s)
+	n, rest := cstrconv.Strtol(s)
 	if n > 1<<31-1 {
 		n = 1<<31 - 1
 	}
