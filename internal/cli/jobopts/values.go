@@ -5,48 +5,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/droverhq/drover/internal/cstrconv"
 )
 
-// cStrtol parses the start of s as C's strtol(s, &end, 10) does: leading
-// blanks, an optional sign, digits. It returns the value (clamped to the
-// int64 range on overflow), the unparsed rest, and whether any digit was
-// read.
+// cStrtol parses the start of s as C's strtol(s, &end, 10) does
+// (cstrconv.Strtol): the value, clamped to the int64 range on overflow,
+// the unparsed rest, and whether any digit was read.
 func cStrtol(s string) (v int64, rest string, ok bool) {
-	i := 0
-	for i < len(s) && isCSpace(s[i]) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	start := i
-	var u uint64
-	overflow := false
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		d := uint64(s[i] - '0')
-		if u > (math.MaxUint64-d)/10 {
-			overflow = true
-		} else {
-			u = u*10 + d
-		}
-		i++
-	}
-	if i == start {
-		return 0, s, false
-	}
-	switch {
-	case neg && (overflow || u > 1<<63):
-		v = math.MinInt64
-	case neg:
-		v = -int64(u)
-	case overflow || u > math.MaxInt64:
-		v = math.MaxInt64
-	default:
-		v = int64(u)
-	}
-	return v, s[i:], true
+	v, rest = cstrconv.Strtol(s)
+	return v, rest, len(rest) < len(s)
 }
 
 // atoll is strtoll(s, NULL, 10): junk after the number is ignored and no
