@@ -85,7 +85,7 @@ func TestPurePackagesDoNoIO(t *testing.T) {
 	pure := []string{
 		"internal/sched", "internal/job", "internal/node", "internal/partition", "internal/assoc",
 		"internal/reservation", "internal/depend", "internal/step/layout", "internal/acctpolicy",
-		"internal/acctrec",
+		"internal/acctrec", "internal/cstrconv",
 	}
 	// Packages whose use means I/O. (fmt and errors link os; that is
 	// not I/O of the package's own.)

@@ -79,6 +79,7 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	if ready != nil {
 		ready(addr)
 	}
+	defer announce(ctx, logger)()
 	select {
 	case <-ctx.Done():
 		return nil

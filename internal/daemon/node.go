@@ -130,7 +130,18 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	} else if err != nil {
 		logger.Warn("credential service not started: commands on this host cannot reach the controller over TCP", "err", err)
 	}
-	return a.Run(ctx, nil)
+	// The node daemon is ready once it serves launches.
+	ready := make(chan net.Addr, 1)
+	go func() {
+		select {
+		case <-ready:
+			stopping := announce(ctx, logger)
+			<-ctx.Done()
+			stopping()
+		case <-ctx.Done():
+		}
+	}()
+	return a.Run(ctx, ready)
 }
 
 // nodeLine is the node's NodeName line: slurm.conf's, or for a node it

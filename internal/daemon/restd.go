@@ -105,6 +105,7 @@ func RunRestd(ctx context.Context, v *viper.Viper, logger *slog.Logger, listen [
 	if ready != nil {
 		ready(addrs)
 	}
+	defer announce(ctx, logger)()
 	select {
 	case <-ctx.Done():
 		return nil

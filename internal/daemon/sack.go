@@ -71,6 +71,7 @@ func RunSack(ctx context.Context, v *viper.Viper, logger *slog.Logger, ready fun
 	if ready != nil {
 		ready(addr)
 	}
+	defer announce(ctx, logger)()
 	// SIGHUP reads the key again (a rotation), as sackd reconfigures.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

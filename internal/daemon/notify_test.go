@@ -1,0 +1,76 @@
+package daemon_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/daemon"
+)
+
+// Under systemd (Type=notify) the controller says READY=1 once it
+// serves, feeds the watchdog while it runs, and says STOPPING=1 as it
+// stops.
+func TestControllerNotifiesSystemd(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "slurm.conf")
+	text := fmt.Sprintf("ClusterName=notify\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%d\nStateSaveLocation=%s/state\n"+
+		"NodeName=n1 NodeAddr=127.0.0.1 Port=%d CPUs=4 RealMemory=4000\nPartitionName=batch Nodes=n1 Default=YES State=UP\n", freePort(t), dir, freePort(t))
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(conf)); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "notify")
+	manager, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer manager.Close()
+	t.Setenv("NOTIFY_SOCKET", sock)
+	t.Setenv("WATCHDOG_USEC", "100000")
+	t.Setenv("WATCHDOG_PID", "")
+	next := func() string {
+		manager.SetReadDeadline(time.Now().Add(10 * time.Second))
+		buf := make([]byte, 256)
+		n, err := manager.Read(buf)
+		if err != nil {
+			t.Fatalf("no message from the controller: %v", err)
+		}
+		return string(buf[:n])
+	}
+
+	v := daemon.Settings()
+	v.Set("conf", conf)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- daemon.RunController(ctx, v, daemon.Logger(io.Discard, "error"), nil) }()
+	if got := next(); got != "READY=1" {
+		t.Fatalf("first message %q, want READY=1", got)
+	}
+	for range 2 {
+		if got := next(); got != "WATCHDOG=1" {
+			t.Fatalf("message %q, want WATCHDOG=1", got)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("controller: %v", err)
+	}
+	for {
+		got := next()
+		if got == "STOPPING=1" {
+			break
+		}
+		if got != "WATCHDOG=1" {
+			t.Fatalf("message %q while stopping, want STOPPING=1", got)
+		}
+	}
+}
