@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"github.com/spf13/viper"
 
@@ -75,18 +77,28 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	if err != nil {
 		return err
 	}
+	// SIGHUP reads slurm.conf again, as scontrol reconfigure does.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	logger.Info("controller ready", "cluster", cfg.ClusterName, "listen", addr.String(), "socket", socket, "state", cfg.StateDir, "tls", tlsServer != nil)
 	if ready != nil {
 		ready(addr)
 	}
 	defer announce(ctx, logger)()
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-errc:
-		return err
-	case err := <-live.fatal:
-		return err
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			return err
+		case err := <-live.fatal:
+			return err
+		case <-hup:
+			if err := live.reloadOnSignal(ctx); err != nil {
+				logger.Error("SIGHUP: reconfigure refused", "err", err)
+			}
+		}
 	}
 }
 

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,5 +75,69 @@ func TestControllerNotifiesSystemd(t *testing.T) {
 		if got != "WATCHDOG=1" {
 			t.Fatalf("message %q while stopping, want STOPPING=1", got)
 		}
+	}
+}
+
+// SIGHUP reconfigures the controller, as it does slurmctld (systemd's
+// ExecReload sends it): a partition added to slurm.conf appears.
+func TestControllerReconfiguresOnSIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "slurm.conf")
+	text := fmt.Sprintf("ClusterName=hup\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%d\nStateSaveLocation=%s/state\n"+
+		"NodeName=n1 NodeAddr=127.0.0.1 Port=%d CPUs=4 RealMemory=4000\nPartitionName=batch Nodes=n1 Default=YES State=UP\n", freePort(t), dir, freePort(t))
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(conf)); err != nil {
+		t.Fatal(err)
+	}
+	v := daemon.Settings()
+	v.Set("conf", conf)
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- daemon.RunController(ctx, v, daemon.Logger(io.Discard, "error"), func(a net.Addr) { ready <- a })
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("controller: %v", err)
+		}
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("controller did not start: %v", err)
+	}
+	sock := filepath.Join(dir, "state", "drover.sock")
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}}
+	partitions := func() string {
+		resp, err := client.Get("http://localhost/slurm/v0.0.44/partitions/")
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if p := partitions(); !strings.Contains(p, `"batch"`) || strings.Contains(p, `"extra"`) {
+		t.Fatalf("partitions before: %s", p)
+	}
+	if err := os.WriteFile(conf, []byte(text+"PartitionName=extra Nodes=n1 State=UP\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(partitions(), `"extra"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no partition extra after SIGHUP: %s", partitions())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

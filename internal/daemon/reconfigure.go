@@ -291,6 +291,25 @@ func (l *liveController) reload(ctx context.Context) error {
 	return slurmerr.New(slurmerr.Unspecified, "reconfigure: %v; configuration unchanged", err)
 }
 
+// reloadOnSignal is reload for SIGHUP, on which slurmctld reconfigures
+// too (systemd's ExecReload): it counts as a request in flight, as reload
+// expects of its caller.
+func (l *liveController) reloadOnSignal(ctx context.Context) error {
+	l.mu.Lock()
+	for l.swap {
+		l.changed.Wait()
+	}
+	l.active++
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.active--
+		l.changed.Broadcast()
+		l.mu.Unlock()
+	}()
+	return l.reload(ctx)
+}
+
 // checkFixed refuses changes a reconfigure cannot make: where the
 // controller listens and keeps its state, as slurmctld's reconfigure
 // cannot change its listening ports either.
