@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -108,7 +109,12 @@ func controllerCmd() *cobra.Command {
 			}
 			ctx, stop := signalContext()
 			defer stop()
-			return daemon.RunController(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")), nil)
+			logger, closeLog, err := daemon.DaemonLogger(v, "SlurmctldLogFile", "")
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			return daemon.RunController(ctx, v, logger, nil)
 		},
 	}
 	daemonFlags(cmd, v, "conf", "listen", "socket", "state-dir", "key-file", "log-level", "pprof-listen", "rest-max-body")
@@ -127,7 +133,12 @@ func restdCmd() *cobra.Command {
 			}
 			ctx, stop := signalContext()
 			defer stop()
-			return daemon.RunRestd(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")), args, nil)
+			logger, closeLog, err := daemon.DaemonLogger(v, "", "")
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			return daemon.RunRestd(ctx, v, logger, args, nil)
 		},
 	}
 	daemonFlags(cmd, v, "conf", "log-level")
@@ -145,7 +156,12 @@ func nodeCmd() *cobra.Command {
 			}
 			ctx, stop := signalContext()
 			defer stop()
-			return daemon.RunNode(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")))
+			logger, closeLog, err := daemon.DaemonLogger(v, "SlurmdLogFile", nodeName(v))
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			return daemon.RunNode(ctx, v, logger)
 		},
 	}
 	daemonFlags(cmd, v, "conf", "listen", "name", "dynamic", "spool-dir", "key-file", "gres-nvml", "gres-nvml-args", "nvml-mock", "gpu-health-interval", "log-level", "no-cgroups", "pprof-listen", "sack-socket")
@@ -164,7 +180,12 @@ func sackdCmd() *cobra.Command {
 			}
 			ctx, stop := signalContext()
 			defer stop()
-			return daemon.RunSack(ctx, v, daemon.Logger(os.Stderr, v.GetString("log-level")), nil)
+			logger, closeLog, err := daemon.DaemonLogger(v, "", "")
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			return daemon.RunSack(ctx, v, logger, nil)
 		},
 	}
 	daemonFlags(cmd, v, "conf", "name", "key-file", "log-level", "sack-socket")
@@ -266,6 +287,16 @@ func installShimsCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&conf, "conf", "", "the slurm.conf these commands read when SLURM_CONF is not set (default /etc/slurm/slurm.conf)")
 	return cmd
+}
+
+// nodeName is the node a node daemon runs as: --name, else the host's
+// short name (as RunNode reads it), for %n in SlurmdLogFile.
+func nodeName(v *viper.Viper) string {
+	if n := v.GetString("name"); n != "" {
+		return n
+	}
+	h, _ := os.Hostname()
+	return strings.SplitN(h, ".", 2)[0]
 }
 
 // InstallShims makes DIR/<command> links to each command's own program
