@@ -73,7 +73,7 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	if err != nil {
 		return err
 	}
-	addr, errc, err := restapi.Serve(ctx, live, listen, socket, tlsServer, logger)
+	addr, errc, err := restapi.Serve(ctx, health(live, live.ready), listen, socket, tlsServer, logger)
 	if err != nil {
 		return err
 	}

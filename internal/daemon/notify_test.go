@@ -105,8 +105,9 @@ func TestControllerReconfiguresOnSIGHUP(t *testing.T) {
 			t.Errorf("controller: %v", err)
 		}
 	}()
+	var addr net.Addr
 	select {
-	case <-ready:
+	case addr = <-ready:
 	case err := <-done:
 		t.Fatalf("controller did not start: %v", err)
 	}
@@ -123,6 +124,17 @@ func TestControllerReconfiguresOnSIGHUP(t *testing.T) {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return string(b)
+	}
+	// The probes answer over TCP without credentials; the API does not.
+	for path, want := range map[string]int{"/livez": 200, "/readyz": 200, "/slurm/v0.0.44/ping": 401} {
+		resp, err := http.Get("http://" + addr.String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s without credentials: %d, want %d", path, resp.StatusCode, want)
+		}
 	}
 	if p := partitions(); !strings.Contains(p, `"batch"`) || strings.Contains(p, `"extra"`) {
 		t.Fatalf("partitions before: %s", p)

@@ -96,7 +96,9 @@ func RunRestd(ctx context.Context, v *viper.Viper, logger *slog.Logger, listen [
 		}
 		ls = append(ls, l)
 	}
-	errc := restapi.ServeListeners(ctx, restd.Handler(o), ls)
+	// restd is ready while it serves: whether the controller answers is
+	// the controller's own probe.
+	errc := restapi.ServeListeners(ctx, health(restd.Handler(o), func() bool { return true }), ls)
 	var addrs []net.Addr
 	for _, l := range ls {
 		addrs = append(addrs, l.Addr())
