@@ -5,7 +5,7 @@ BIN     := bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/droverhq/drover/internal/daemon.Version=$(VERSION)
 
-.PHONY: all build generate test test-short bench run lint fmt clean
+.PHONY: all build generate test test-short bench run lint fmt clean docs
 
 # go-nvml's cgo prologue calls NVML functions its header marks deprecated,
 # and gcc warns about each one on every build of that package: hundreds of
@@ -79,6 +79,10 @@ bench:
 
 run: build
 	$(BIN)/drover dev
+
+# drover's manual pages and shell completions, for the packages.
+docs:
+	$(GO) run ./packaging/gendocs -out $(BIN)/share
 
 clean:
 	rm -rf $(BIN)

@@ -38,6 +38,10 @@ func Main(argv []string) int {
 	return 0
 }
 
+// Root is drover's command tree, for the generator of its manual pages
+// and shell completions (packaging/gendocs).
+func Root() *cobra.Command { return newRoot() }
+
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "drover",
