@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -130,15 +131,28 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	} else if err != nil {
 		logger.Warn("credential service not started: commands on this host cannot reach the controller over TCP", "err", err)
 	}
+	// SIGHUP reads the files again, as the controller's reconfigure
+	// does (and slurmd's SIGHUP).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	// The node daemon is ready once it serves launches.
 	ready := make(chan net.Addr, 1)
 	go func() {
 		select {
 		case <-ready:
-			stopping := announce(ctx, logger)
-			<-ctx.Done()
-			stopping()
 		case <-ctx.Done():
+			return
+		}
+		stopping := announce(ctx, logger)
+		defer stopping()
+		for {
+			select {
+			case <-hup:
+				_ = a.Reconfigure() // logged there
+			case <-ctx.Done():
+				return
+			}
 		}
 	}()
 	return a.Run(ctx, ready)

@@ -36,20 +36,32 @@ func reloadedOf(cfg *Config) *Reloaded {
 // current is what the daemon's files said when last read.
 func (a *Agent) current() *Reloaded { return a.files.Load() }
 
-// handleReconfigure reads the files again: the next steps and batch
-// scripts follow them (the SPANK stack is loaded again on first use),
-// and the node registers again so that the controller sees its new
-// definition. Running jobs are not touched.
+// handleReconfigure is the controller's reconfigure (Reconfigure).
 func (a *Agent) handleReconfigure(w http.ResponseWriter, r *http.Request) {
-	if a.cfg.Reload == nil {
-		nodeproto.Fail(w, http.StatusNotImplemented, errNoReload)
+	if err := a.Reconfigure(); err != nil {
+		code := http.StatusUnprocessableEntity
+		if errors.Is(err, errNoReload) {
+			code = http.StatusNotImplemented
+		}
+		nodeproto.Fail(w, code, err)
 		return
+	}
+	nodeproto.Reply(w, http.StatusOK, struct{}{})
+}
+
+// Reconfigure reads the files again, on the controller's reconfigure or
+// SIGHUP (as slurmd): the next steps and batch scripts follow them (the
+// SPANK stack is loaded again on first use), and the node registers
+// again so that the controller sees its new definition. Running jobs are
+// not touched. Files refused leave the configuration unchanged.
+func (a *Agent) Reconfigure() error {
+	if a.cfg.Reload == nil {
+		return errNoReload
 	}
 	next, err := a.cfg.Reload()
 	if err != nil {
 		a.logger.Error("reconfigure: files refused, configuration unchanged", "err", err)
-		nodeproto.Fail(w, http.StatusUnprocessableEntity, err)
-		return
+		return err
 	}
 	if next.Keys != nil {
 		a.cfg.Keys.Store(next.Keys)
@@ -62,7 +74,7 @@ func (a *Agent) handleReconfigure(w http.ResponseWriter, r *http.Request) {
 	default:
 	}
 	a.logger.Info("reconfigured", "cpus", next.CPUs, "constrain_devices", next.ConstrainDevices, "plugstack", next.PlugStack)
-	nodeproto.Reply(w, http.StatusOK, struct{}{})
+	return nil
 }
 
 var errNoReload = errors.New("this node daemon cannot read its files again")

@@ -360,6 +360,15 @@ func (c *Cluster) StartNode(name string) {
 	c.nodes[name] = c.daemon(name, args...)
 }
 
+// SignalNode sends a node daemon sig.
+func (c *Cluster) SignalNode(name string, sig syscall.Signal) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cmd := c.nodes[name]; cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Signal(sig)
+	}
+}
+
 // KillNode kills a node daemon with SIGKILL.
 func (c *Cluster) KillNode(name string) {
 	c.mu.Lock()

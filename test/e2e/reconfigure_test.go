@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -51,6 +52,17 @@ func TestReconfigure(t *testing.T) {
 	for got := hello(); got != "Hey Ada from task 0"; got = hello() {
 		if time.Now().After(deadline) {
 			t.Fatalf("after reconfigure the node's plugin says %q", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// SIGHUP makes one node daemon read its files again, as slurmd's
+	// does (systemd's ExecReload).
+	must(t, os.WriteFile(filepath.Join(c.Dir, "etc", "plugstack.conf"), []byte("required spank-hello greeting=Hallo\n"), 0o644))
+	c.SignalNode("n2", syscall.SIGHUP)
+	deadline = time.Now().Add(10 * time.Second)
+	for got := hello(); got != "Hallo Ada from task 0"; got = hello() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after SIGHUP the node's plugin says %q", got)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
