@@ -16,8 +16,8 @@ import (
 
 // DaemonLogger is a daemon's logger: to the file slurm.conf names under
 // key (SlurmctldLogFile, SlurmdLogFile; %n is node's name and %h the
-// host's in it, as slurmd expands them), else to standard error, which
-// journald keeps under systemd. SIGUSR2 opens the file again, as Slurm's
+// host's in it, as slurmd expands them), else to standard error, in
+// journald's form when that is systemd's journal (priorities, no time). SIGUSR2 opens the file again, as Slurm's
 // daemons do after logrotate; without a file the signal is ignored
 // rather than stopping the daemon (its default). done releases both.
 func DaemonLogger(v *viper.Viper, key, node string) (logger *slog.Logger, done func(), err error) {
@@ -44,6 +44,9 @@ func DaemonLogger(v *viper.Viper, key, node string) (logger *slog.Logger, done f
 				}
 			}
 		}()
+		if underJournal() {
+			return journalLogger(os.Stderr, parseLevel(level)), release, nil
+		}
 		return Logger(os.Stderr, level), release, nil
 	}
 	host, _ := os.Hostname()

@@ -92,11 +92,15 @@ func LoadConf(path string, logger *slog.Logger) (*slurmconf.Config, error) {
 
 // Logger builds the daemon's logger at the configured level.
 func Logger(w io.Writer, level string) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: parseLevel(level)}))
+}
+
+func parseLevel(level string) slog.Level {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+	return l
 }
 
 // SocketPath is where the controller's unix socket lives unless the
