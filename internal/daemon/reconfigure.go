@@ -179,20 +179,28 @@ func (g *generation) stop(logger *slog.Logger) {
 	}
 }
 
-func (l *liveController) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// enter counts a request in flight, once no reconfigure is replacing
+// the controller, and returns the controller it runs on; leave ends it.
+func (l *liveController) enter() *generation {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	for l.swap {
 		l.changed.Wait()
 	}
-	g := l.cur
 	l.active++
+	return l.cur
+}
+
+func (l *liveController) leave() {
+	l.mu.Lock()
+	l.active--
+	l.changed.Broadcast()
 	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		l.active--
-		l.changed.Broadcast()
-		l.mu.Unlock()
-	}()
+}
+
+func (l *liveController) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g := l.enter()
+	defer l.leave()
 	if g == nil {
 		http.Error(w, "controller shutting down", http.StatusServiceUnavailable)
 		return
@@ -295,18 +303,8 @@ func (l *liveController) reload(ctx context.Context) error {
 // too (systemd's ExecReload): it counts as a request in flight, as reload
 // expects of its caller.
 func (l *liveController) reloadOnSignal(ctx context.Context) error {
-	l.mu.Lock()
-	for l.swap {
-		l.changed.Wait()
-	}
-	l.active++
-	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		l.active--
-		l.changed.Broadcast()
-		l.mu.Unlock()
-	}()
+	l.enter()
+	defer l.leave()
 	return l.reload(ctx)
 }
 
