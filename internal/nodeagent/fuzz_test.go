@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/msgauth"
@@ -67,7 +68,18 @@ func FuzzBatchLaunch(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { os.RemoveAll(dir) })
+	// The last fuzzed jobs may still be writing their output as the
+	// agent stops: removing the folder under them fails (not empty)
+	// until they are done.
+	f.Cleanup(func() {
+		for range 100 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		f.Errorf("%s left behind", dir)
+	})
 	// The job's user (nobody, under root) writes its output here.
 	if err := os.Chmod(dir, 0o1777); err != nil {
 		f.Fatal(err)
