@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -58,10 +59,29 @@ type Plugin struct {
 	logOut io.Closer
 
 	mu     sync.Mutex
-	client *plugin.Client
+	client *running
 	conn   *rpc.Conn
 	closed bool
 }
+
+// running is a started plugin program and the folder its socket is in.
+// A program that is killed (hung, crashed) cannot remove its socket; the
+// host removes the folder once the program is gone, so that none stays
+// behind in the temporary folder.
+type running struct {
+	*plugin.Client
+	sockets string
+}
+
+// Kill stops the program and removes its socket's folder.
+func (r *running) Kill() {
+	r.Client.Kill()
+	os.RemoveAll(r.sockets)
+}
+
+// rpcClient is the program's RPC client, starting it (plugin.Client's
+// Client, which the embedding names).
+func (r *running) rpcClient() (plugin.ClientProtocol, error) { return r.Client.Client() }
 
 // Open prepares a plugin; nothing runs until the first call.
 func Open(spec Spec) *Plugin {
@@ -181,10 +201,16 @@ func (p *Plugin) connect() (*rpc.Conn, error) {
 	if _, ok := protocol.Versions[p.spec.Kind]; !ok {
 		return nil, fmt.Errorf("plugin %s: unknown plugin kind %q", p.spec.Name, p.spec.Kind)
 	}
-	client := plugin.NewClient(&plugin.ClientConfig{
+	sockets, err := os.MkdirTemp("", "drover-plugin-")
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: socket folder: %w", p.spec.Name, err)
+	}
+	cmd := exec.Command(p.spec.Path)
+	cmd.Env = []string{plugin.EnvUnixSocketDir + "=" + sockets} // go-plugin adds the host's
+	client := &running{sockets: sockets, Client: plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  rpc.Handshake,
 		VersionedPlugins: rpc.PluginSets(p.spec.Kind),
-		Cmd:              exec.Command(p.spec.Path),
+		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		// The plugin's socket is a file other users of the host could
 		// connect to: mutual TLS, with certificates made for this one
@@ -196,8 +222,8 @@ func (p *Plugin) connect() (*rpc.Conn, error) {
 		// its logger) is logged too.
 		SyncStderr:   &lineLogger{l: p.spec.Logger.With("plugin", p.spec.Name)},
 		StartTimeout: p.spec.Timeout,
-	})
-	rc, err := client.Client()
+	})}
+	rc, err := client.rpcClient()
 	if err != nil {
 		client.Kill()
 		return nil, fmt.Errorf("plugin %s: start %s: %w", p.spec.Name, p.spec.Path, err)

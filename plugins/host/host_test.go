@@ -130,6 +130,15 @@ func TestSpankStageError(t *testing.T) {
 // A plugin that panics, or hangs past its timeout, fails that call only,
 // with its name in the error; the next call starts it again.
 func TestCrashAndHangIsolation(t *testing.T) {
+	// The sockets of the programs that crashed or were killed go with
+	// them: nothing stays in the temporary folder.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Cleanup(func() {
+		if left, _ := os.ReadDir(tmp); len(left) > 0 {
+			t.Errorf("left in the temporary folder: %v", left)
+		}
+	})
 	p, _ := open(t, 500*time.Millisecond)
 	for _, tc := range []struct{ arg, want string }{
 		{"panic", "plugin hello: Hook: plugin exited"},
