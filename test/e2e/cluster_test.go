@@ -88,9 +88,23 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "install shims:", err, string(out))
 		os.Exit(1)
 	}
+	// What the tests start (daemons, their plugins, jobs, MPI's session
+	// folders) keeps its temporary files in a folder of this run's,
+	// removed at its end: a daemon killed on purpose cannot clean up
+	// after itself. Open to every user, as /tmp is, for jobs of others.
+	tmp, err := os.MkdirTemp("", "drover-e2e-tmp-")
+	if err == nil {
+		err = os.Chmod(tmp, 0o1777)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "temporary folder:", err)
+		os.Exit(1)
+	}
+	os.Setenv("TMPDIR", tmp)
 	code := m.Run()
 	testutil.RemoveCgroupRoots()
 	os.RemoveAll(dir)
+	os.RemoveAll(tmp)
 	os.Exit(code)
 }
 
