@@ -250,6 +250,15 @@ type Client struct {
 	// renew is when the session is renewed: half way through its life,
 	// so that every token signed with it has half a life to be checked.
 	renew time.Time
+	// now is the clock (nil: time.Now).
+	now func() time.Time
+}
+
+func (c *Client) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
 }
 
 // NewClient returns a client of the service at socket.
@@ -263,7 +272,7 @@ var ErrUnavailable = errors.New("cannot reach this host's credential service (dr
 // there is none or it is past half its life, or else by the service.
 func (c *Client) Cred(ctx context.Context, method, uri string, body []byte) (string, error) {
 	bh := msgauth.BodyHash(body)
-	now := time.Now()
+	now := c.clock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.noSession && (c.session == nil || !now.Before(c.renew)) {
@@ -273,6 +282,11 @@ func (c *Client) Cred(ctx context.Context, method, uri string, body []byte) (str
 			return "", err
 		case r.Session != nil:
 			c.session = &msgauth.Session{Desc: r.Session.Desc, KeyID: r.Session.KeyID, Key: r.Session.Key, Expires: r.Session.Expires, Issuer: r.Session.Issuer}
+			// The token is issued after the session, not at the time
+			// read before asking for it: issued in the second before
+			// the session's, it would outlive the session's TTL by
+			// that second, and the controller refuses such a token.
+			now = c.clock()
 			c.renew = now.Add(r.Session.Expires.Sub(now) / 2)
 		default:
 			// A service that grants no session: a credential each

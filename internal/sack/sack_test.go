@@ -268,3 +268,40 @@ func FuzzRequest(f *testing.F) {
 		}
 	})
 }
+
+// A session granted in the second after the client read its clock: the
+// token is dated after the session, so that it does not outlive the
+// session's TTL (the controller refused "lives 1m1s, over 1m0s").
+func TestSessionAcrossASecond(t *testing.T) {
+	addr := "@drover-test/sack-second/" + strconv.Itoa(os.Getpid())
+	l, err := Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := time.Now().Truncate(time.Second).Add(time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{Signer: &msgauth.Signer{Keys: clusterkey.NewHolder(clusterkey.FromSecret(key)), Issuer: msgauth.Host("login1"),
+		Now: func() time.Time { return second }}, Logger: slog.Default()}
+	done := make(chan struct{})
+	go func() { s.Serve(ctx, l); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	// The client reads its clock just before that second, asks for a
+	// session, and reads it again just after.
+	reads := []time.Time{second.Add(-time.Millisecond), second.Add(time.Millisecond)}
+	c := NewClient(addr)
+	c.now = func() time.Time {
+		t := reads[0]
+		if len(reads) > 1 {
+			reads = reads[1:]
+		}
+		return t
+	}
+	tok, err := c.Cred(context.Background(), "GET", "/slurm/v0.0.44/ping", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &msgauth.Verifier{Keys: clusterkey.NewHolder(clusterkey.FromSecret(key)), Audience: msgauth.Controller}
+	if _, err := v.Verify(tok, "GET", "/slurm/v0.0.44/ping", nil); err != nil {
+		t.Errorf("token of a session granted across a second: %v", err)
+	}
+}
