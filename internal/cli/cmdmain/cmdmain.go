@@ -44,7 +44,19 @@ func Run(prog string, cmd clienv.Command, args []string) int {
 		fmt.Fprintf(os.Stderr, "%s: error: %v\n", prog, err)
 		return 1
 	}
+	if !actsOnSignals[prog] {
+		// Killed as Slurm's C commands are, by the signal itself and
+		// silently: an scontrol requeue run from the job it requeues
+		// gets the job's SIGTERM and must not print that its request
+		// was cut short.
+		return cmd(context.Background(), env, args)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return cmd(ctx, env, args)
 }
+
+// actsOnSignals are the commands that do something on an interrupt: srun
+// and salloc revoke a pending allocation and pass signals to their
+// tasks, sbatch --wait stops waiting. The others die by it.
+var actsOnSignals = map[string]bool{"srun": true, "salloc": true, "sbatch": true}
