@@ -19,13 +19,16 @@ import (
 // host's in it, as slurmd expands them), else to standard error, in
 // journald's form when that is systemd's journal (priorities, no time). SIGUSR2 opens the file again, as Slurm's
 // daemons do after logrotate; without a file the signal is ignored
-// rather than stopping the daemon (its default). done releases both.
+// rather than stopping the daemon (its default). done releases both. A
+// daemon without a log file of its own (restd, sackd) passes key "".
 func DaemonLogger(v *viper.Viper, key, node string) (logger *slog.Logger, done func(), err error) {
 	level := v.GetString("log-level")
 	path := ""
 	// An unreadable slurm.conf is for the daemon to report, in its words.
-	if sc, err := slurmconf.Load(ConfPath(v.GetString("conf"))); err == nil {
-		path, _ = sc.Value(key)
+	if key != "" {
+		if sc, err := slurmconf.Load(ConfPath(v.GetString("conf"))); err == nil {
+			path, _ = sc.Value(key)
+		}
 	}
 	usr2 := make(chan os.Signal, 1)
 	signal.Notify(usr2, syscall.SIGUSR2)

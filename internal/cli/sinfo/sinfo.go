@@ -627,17 +627,11 @@ func (e *restError) Error() string { return e.msg }
 const connectFailure = "Unable to contact slurm controller (connect failure)"
 
 func errorsOf(errs v0044.V0044OpenapiErrors) error {
-	for _, e := range errs {
-		if e.ErrorNumber.Or(0) == 0 {
-			continue
-		}
-		msg := e.Error.Or("")
-		if msg == "" {
-			msg = fmt.Sprintf("Unknown error %d", e.ErrorNumber.Or(0))
-		}
-		return &restError{msg: msg}
+	ps := make([]readmodel.Problem, len(errs))
+	for i, e := range errs {
+		ps[i] = readmodel.Problem{Number: e.ErrorNumber.Or(0), Error: e.Error.Or("")}
 	}
-	return nil
+	return answerError(ps, false)
 }
 
 // answerError is a read's failure in Slurm's words, as errorsOf: the
