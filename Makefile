@@ -5,7 +5,7 @@ BIN     := bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/droverhq/drover/internal/daemon.Version=$(VERSION)
 
-.PHONY: all build generate test test-short bench run lint fmt clean docs
+.PHONY: all build generate test test-short bench run lint fmt clean docs package
 
 # go-nvml's cgo prologue calls NVML functions its header marks deprecated,
 # and gcc warns about each one on every build of that package: hundreds of
@@ -84,5 +84,12 @@ run: build
 docs:
 	$(GO) run ./packaging/gendocs -out $(BIN)/share
 
+# The deb and rpm packages (nfpm), split as Slurm's, into dist/:
+# PKGFLAGS='-arch amd64 -format deb' narrows them, -version 1.2.3 names
+# the version (default: from git tags), -sign-key KEY.asc signs them
+# (passphrase in $$DROVER_SIGN_PASSPHRASE). See packaging/README.md.
+package:
+	$(GO) run ./packaging/mkpkg -out dist $(PKGFLAGS)
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist

@@ -20,6 +20,7 @@ import (
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/plugins/host"
+	"github.com/droverhq/drover/spank/plugconf"
 )
 
 // nodeGPUs finds the node's GPUs as slurmd does: gres.conf lines, or NVML
@@ -171,11 +172,16 @@ func minorOf(file string, fallback int) int {
 	return fallback
 }
 
-// helperPath finds a helper binary next to the running drover.
+// helperPath finds a helper program shipped with drover: beside it or in
+// the packages' libexec folder (plugconf.ShippedDirs); the first place
+// when it is in neither, for the error to name.
 func helperPath(name string) string {
-	exe, err := os.Executable()
-	if err != nil {
+	dirs := plugconf.ShippedDirs()
+	if len(dirs) == 0 {
 		return name
 	}
-	return filepath.Join(filepath.Dir(exe), name)
+	if p := plugconf.FindPlugin(name, strings.Join(dirs, ":")); p != name {
+		return p
+	}
+	return filepath.Join(dirs[0], name)
 }

@@ -48,7 +48,9 @@ func newRoot() *cobra.Command {
 		Short:         "Drover: a Slurm-compatible workload manager",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       daemon.Version,
 	}
+	root.SetVersionTemplate(versionLine())
 	root.AddCommand(controllerCmd(), nodeCmd(), restdCmd(), sackdCmd(), keygenCmd(), devCmd(), simCmd(), versionCmd(), installShimsCmd())
 	for _, name := range shim.Names() {
 		cmd, _ := shim.Lookup(name)
@@ -259,9 +261,14 @@ func versionCmd() *cobra.Command {
 		Use:   "version",
 		Short: "print Drover's version",
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Printf("drover %s (Slurm compatibility %s)\n", daemon.Version, "25.11.0")
+			fmt.Print(versionLine())
 		},
 	}
+}
+
+// versionLine is what `drover version` and `drover --version` print.
+func versionLine() string {
+	return fmt.Sprintf("drover %s (Slurm compatibility %s)\n", daemon.Version, "25.11.0")
 }
 
 func installShimsCmd() *cobra.Command {

@@ -3,14 +3,15 @@ package plugconf
 import (
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/droverhq/drover/internal/slurmconf"
 )
 
 // ConfPaths finds plugstack.conf (PlugStackConfig, else beside
 // slurm.conf, Slurm's default) and the folders relative plugin paths are
-// looked up in (PluginDir, else the folder of the running program, which
-// holds the plugins shipped with Drover).
+// looked up in (PluginDir, else the folders that hold the plugins shipped
+// with Drover, ShippedDirs).
 func ConfPaths(sc *slurmconf.Config, slurmConf string) (plugstack, pluginDir string) {
 	plugstack = filepath.Join(filepath.Dir(slurmConf), "plugstack.conf")
 	if v, ok := sc.Value("PlugStackConfig"); ok && v != "" {
@@ -19,8 +20,18 @@ func ConfPaths(sc *slurmconf.Config, slurmConf string) (plugstack, pluginDir str
 	if v, ok := sc.Value("PluginDir"); ok && v != "" {
 		return plugstack, v
 	}
-	if exe, err := os.Executable(); err == nil {
-		pluginDir = filepath.Dir(exe)
+	return plugstack, strings.Join(ShippedDirs(), ":")
+}
+
+// ShippedDirs are the folders of the plugin programs that come with
+// Drover: the running program's own (a build tree, `drover dev`, a
+// tarball) and ../libexec/drover beside it, where the packages put them
+// (/usr/sbin/drover, /usr/libexec/drover/drover-spank-nccl...).
+func ShippedDirs() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
 	}
-	return plugstack, pluginDir
+	dir := filepath.Dir(exe)
+	return []string{dir, filepath.Join(filepath.Dir(dir), "libexec", "drover")}
 }

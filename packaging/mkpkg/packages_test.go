@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"crypto"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
+	"github.com/ProtonMail/go-crypto/openpgp/packet"
+	"github.com/blakesmith/ar"
+)
+
+// The packages as CI builds them for this machine's architecture, twice
+// (0.1.0 and 0.2.0, for the upgrade), signed with a key made for the
+// test: the linters find no error in them, their signatures verify, and
+// they install, run and upgrade in a throwaway root keeping a
+// controller's state.
+func TestPackages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every program twice")
+	}
+	for _, tool := range []string{"go", "dpkg-deb"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s", tool)
+		}
+	}
+	dir := t.TempDir()
+	pub, keyFile := signingKey(t, dir)
+	t.Setenv("DROVER_SIGN_PASSPHRASE", "test passphrase")
+	build := func(version string) string {
+		out := filepath.Join(dir, version)
+		_, err := run(options{out: out, version: version, arches: []string{runtime.GOARCH},
+			formats: []string{"deb", "rpm"}, signKey: keyFile, log: io.Discard})
+		if err != nil {
+			t.Fatalf("packages %s: %v", version, err)
+		}
+		return out
+	}
+	v1, v2 := build("0.1.0"), build("0.2.0")
+	debs, _ := filepath.Glob(filepath.Join(v2, "*.deb"))
+	rpms, _ := filepath.Glob(filepath.Join(v2, "*.rpm"))
+	// drover-mpi-pmix is built only where libpmix is installed.
+	if len(debs) < 7 || len(debs) != len(rpms) {
+		t.Fatalf("packages: %v %v", debs, rpms)
+	}
+
+	t.Run("lintian", func(t *testing.T) {
+		if _, err := exec.LookPath("lintian"); err != nil {
+			t.Skip("lintian is not installed (.ci/run installs it)")
+		}
+		out, err := exec.Command("lintian", append([]string{"--fail-on", "error", "--tag-display-limit", "0"}, debs...)...).CombinedOutput()
+		if err != nil || hasTag(out, "E:") {
+			t.Errorf("lintian: %v\n%s", err, out)
+		}
+	})
+	t.Run("rpmlint", func(t *testing.T) {
+		if _, err := exec.LookPath("rpmlint"); err != nil {
+			t.Skip("rpmlint is not installed (.ci/run installs it)")
+		}
+		root, _ := repoRoot()
+		out, err := exec.Command("rpmlint", append([]string{"-c", filepath.Join(root, "packaging", "rpmlint.toml")}, rpms...)...).CombinedOutput()
+		if err != nil || hasTag(out, "E:") {
+			t.Errorf("rpmlint: %v\n%s", err, out)
+		}
+	})
+	t.Run("signatures", func(t *testing.T) {
+		for _, deb := range debs {
+			verifyDeb(t, deb, pub)
+		}
+		if _, err := exec.LookPath("rpmkeys"); err != nil {
+			t.Skip("no rpmkeys (Debian's rpm package)")
+		}
+		db := t.TempDir()
+		if out, err := exec.Command("rpmkeys", "--dbpath", db, "--import", filepath.Join(dir, "key.pub")).CombinedOutput(); err != nil {
+			t.Fatalf("rpmkeys --import: %v\n%s", err, out)
+		}
+		for _, r := range rpms {
+			out, err := exec.Command("rpmkeys", "--dbpath", db, "--checksig", r).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "signatures OK") {
+				t.Errorf("rpmkeys --checksig %s: %v\n%s", filepath.Base(r), err, out)
+			}
+		}
+	})
+	for _, format := range []string{"deb", "rpm"} {
+		t.Run("install "+format, func(t *testing.T) {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root: namespaces and a throwaway root")
+			}
+			tool := map[string]string{"deb": "dpkg", "rpm": "rpm"}[format]
+			for _, c := range []string{"unshare", "chroot", "setpriv", tool} {
+				if _, err := exec.LookPath(c); err != nil {
+					t.Skipf("no %s", c)
+				}
+			}
+			out, err := exec.Command("testdata/install.sh", format, v1, v2).CombinedOutput()
+			if err != nil || !bytes.HasSuffix(bytes.TrimSpace(out), []byte("OK")) {
+				t.Errorf("install.sh %s: %v\n%s", format, err, out)
+			}
+		})
+	}
+}
+
+// hasTag reports whether a linter's output has a line with tag (E: for
+// an error).
+func hasTag(out []byte, tag string) bool {
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, tag) || strings.Contains(line, ": "+tag+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// signingKey makes an OpenPGP key for the test, writes the private key
+// (encrypted) and the public key into dir, and returns the public one.
+func signingKey(t *testing.T, dir string) (openpgp.EntityList, string) {
+	t.Helper()
+	cfg := &packet.Config{Algorithm: packet.PubKeyAlgoRSA, RSABits: 2048, DefaultHash: crypto.SHA256}
+	e, err := openpgp.NewEntity("Drover test", "packages test", "test@example.org", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pub bytes.Buffer
+	w, _ := armor.Encode(&pub, openpgp.PublicKeyType, nil)
+	if err := e.Serialize(w); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if err := os.WriteFile(filepath.Join(dir, "key.pub"), pub.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.EncryptPrivateKeys([]byte("test passphrase"), cfg); err != nil {
+		t.Fatal(err)
+	}
+	var priv bytes.Buffer
+	w, _ = armor.Encode(&priv, openpgp.PrivateKeyType, nil)
+	if err := e.SerializePrivateWithoutSigning(w, cfg); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	keyFile := filepath.Join(dir, "key.asc")
+	if err := os.WriteFile(keyFile, priv.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return openpgp.EntityList{e}, keyFile
+}
+
+// verifyDeb checks a deb's debsign signature (_gpgorigin: a detached
+// signature of its other members in order) with the public key.
+func verifyDeb(t *testing.T, path string, keys openpgp.EntityList) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := ar.NewReader(f)
+	var signed, sig []byte
+	for {
+		h, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		data, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSuffix(h.Name, "/") == "_gpgorigin" {
+			sig = data
+		} else {
+			signed = append(signed, data...)
+		}
+	}
+	if sig == nil {
+		t.Fatalf("%s: no _gpgorigin signature", filepath.Base(path))
+	}
+	if _, err := openpgp.CheckArmoredDetachedSignature(keys, bytes.NewReader(signed), bytes.NewReader(sig), nil); err != nil {
+		t.Errorf("%s: signature: %v", filepath.Base(path), err)
+	}
+}
