@@ -219,8 +219,9 @@ type jobStats struct {
 }
 
 func (t *jobStats) build(s *State) {
-	*t = jobStats{built: true, byJob: map[job.ID]*statsEntry{}, parts: map[string]*partTally{},
-		users: map[string]*JobCounts{}, accts: map[string]*JobCounts{}, nodeUse: map[string]*NodeUse{}}
+	t.built, t.total = true, JobCounts{}
+	t.byJob, t.parts = map[job.ID]*statsEntry{}, map[string]*partTally{}
+	t.users, t.accts, t.nodeUse = map[string]*JobCounts{}, map[string]*JobCounts{}, map[string]*NodeUse{}
 	for _, id := range s.order {
 		t.update(id, s.Jobs[id])
 	}
