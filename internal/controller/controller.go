@@ -43,6 +43,10 @@ type Config struct {
 	// "usage"...): what users other than operators may not see of
 	// others.
 	PrivateData []string
+	// MetricsType is slurm.conf's MetricsType: "metrics/openmetrics"
+	// serves the Slurm metrics sets; "" serves them empty, as slurmctld
+	// without a metrics plugin does.
+	MetricsType string
 	// JobSubmit is JobSubmitPlugins' filters (nil: none).
 	JobSubmit *jobsubmit.Chain
 	// Licenses are slurm.conf's Licenses=, the cluster's own (not from

@@ -141,3 +141,10 @@ func (c *Controller) observer() Observer {
 	}
 	return c.cfg.Observer
 }
+
+// MetricsSettings are what decides whether the Slurm metrics sets are
+// served: slurm.conf's MetricsType, and whether PrivateData is set at
+// all, which turns them off as it does slurmctld's.
+func (c *Controller) MetricsSettings() (metricsType string, private bool) {
+	return c.cfg.MetricsType, len(c.cfg.PrivateData) > 0
+}
