@@ -63,7 +63,7 @@ func NewEndpoints(live func() Live, own *Controller) *Endpoints {
 		PathScheduler:  newSchedulerCollector(src),
 		PathUsersAccts: newUsersAcctsCollector(src),
 	} {
-		r := prometheus.NewPedanticRegistry()
+		r := prometheus.NewRegistry()
 		r.MustRegister(c)
 		e.sets[path] = promhttp.HandlerFor(r, promhttp.HandlerOpts{EnableOpenMetrics: true})
 	}
