@@ -180,6 +180,8 @@ func TestEndpoints(t *testing.T) {
 			{"slurm_node_memory_bytes", []string{"node", "n2"}, 16000},
 			{"slurm_node_memory_alloc_bytes", []string{"node", "n2"}, 2000},
 			{"slurm_node_memory_free_bytes", []string{"node", "n3"}, 15000},
+			{"drover_node_gpus", []string{"node", "n1"}, 4},
+			{"drover_node_gpus_alloc", []string{"node", "n1"}, 0},
 		},
 		metrics.PathPartitions: {
 			{"slurm_partitions", nil, 4},
@@ -198,6 +200,7 @@ func TestEndpoints(t *testing.T) {
 			{"slurm_partition_nodes_cpus_alloc", []string{"partition", "debug"}, 12},
 			{"slurm_partition_nodes_drain", []string{"partition", "short"}, 2},
 			{"slurm_partition_jobs", []string{"partition", "closed"}, 0},
+			{"drover_partition_gpus", []string{"partition", "gpu"}, 16},
 		},
 		metrics.PathUsersAccts: {
 			{"slurm_user_jobs", []string{"username", "alice"}, 3},
@@ -225,8 +228,8 @@ func TestEndpoints(t *testing.T) {
 			}
 		}
 		for name, f := range fams {
-			if !strings.HasPrefix(name, "slurm_") || f.GetType() != dto.MetricType_GAUGE || f.GetHelp() == "" {
-				t.Errorf("%s: %s: type %s, help %q: want a slurm_ gauge with help", path, name, f.GetType(), f.GetHelp())
+			if !(strings.HasPrefix(name, "slurm_") || strings.HasPrefix(name, "drover_")) || f.GetType() != dto.MetricType_GAUGE || f.GetHelp() == "" {
+				t.Errorf("%s: %s: type %s, help %q: want a gauge with help", path, name, f.GetType(), f.GetHelp())
 			}
 		}
 	}

@@ -144,6 +144,17 @@ var perNode = []struct {
 	{"slurm_node_memory_bytes", "Total memory in bytes of the node", func(n *controller.NodeMetrics) float64 { return float64(n.MemMB) }},
 }
 
+// nodeGPUs are Drover's per-node GPU gauges, served with the node set
+// (and refused with it under PrivateData): slurmctld's openmetrics
+// plugin reports no GRES.
+var nodeGPUs = []struct {
+	name, help string
+	value      func(n *controller.NodeMetrics) float64
+}{
+	{"drover_node_gpus", "GPUs the node offers to jobs", func(n *controller.NodeMetrics) float64 { return float64(n.GPUs) }},
+	{"drover_node_gpus_alloc", "GPUs of the node held by running jobs", func(n *controller.NodeMetrics) float64 { return float64(n.Use.GPUs) }},
+}
+
 func idleCPUs(n *controller.NodeMetrics) uint32 {
 	if n.Use.CPUs >= n.CPUs {
 		return 0
@@ -162,6 +173,9 @@ type nodesCollector struct {
 func newNodesCollector(src func() Source) *nodesCollector {
 	c := &nodesCollector{src: src, total: prometheus.NewDesc("slurm_nodes", "Total number of nodes", nil, nil)}
 	for _, m := range perNode {
+		c.node = append(c.node, prometheus.NewDesc(m.name, m.help, []string{"node"}, nil))
+	}
+	for _, m := range nodeGPUs {
 		c.node = append(c.node, prometheus.NewDesc(m.name, m.help, []string{"node"}, nil))
 	}
 	for _, m := range nodeMetrics {
@@ -194,6 +208,9 @@ func (c *nodesCollector) Collect(ch chan<- prometheus.Metric) {
 		n := &v.Nodes[i]
 		for j, m := range perNode {
 			ch <- prometheus.MustNewConstMetric(c.node[j], prometheus.GaugeValue, m.value(n), n.Name)
+		}
+		for j, m := range nodeGPUs {
+			ch <- prometheus.MustNewConstMetric(c.node[len(perNode)+j], prometheus.GaugeValue, m.value(n), n.Name)
 		}
 		counts.countNode(n)
 	}

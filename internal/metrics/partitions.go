@@ -38,6 +38,9 @@ var partExtra = []struct {
 	{"slurm_partition_nodes_mem_tot", "Total amount of memory of all nodes", func(p *partView) float64 { return float64(p.memTotal) }},
 	{"slurm_partition_cpus", "Partition total cpus", func(p *partView) float64 { return float64(p.cpus) }},
 	{"slurm_partition_nodes", "Partition total nodes", func(p *partView) float64 { return float64(p.nodes) }},
+	// Drover's own: slurmctld's openmetrics plugin reports no GRES.
+	{"drover_partition_gpus", "GPUs the partition's nodes offer to jobs", func(p *partView) float64 { return float64(p.gpus) }},
+	{"drover_partition_gpus_alloc", "GPUs of the partition's nodes held by running jobs", func(p *partView) float64 { return float64(p.gpusAlloc) }},
 }
 
 // partView is one partition's sums over its nodes and its jobs.
@@ -47,6 +50,7 @@ type partView struct {
 	nodes                       int
 	cpus, cpusAlloc, cpusIdle   uint64
 	memAlloc, memFree, memTotal uint64
+	gpus, gpusAlloc             uint64
 }
 
 // partitionsCollector is /metrics/partitions.
@@ -108,6 +112,8 @@ func (c *partitionsCollector) Collect(ch chan<- prometheus.Metric) {
 			pv.memAlloc += n.Use.MemMB
 			pv.memFree += n.FreeMemMB
 			pv.memTotal += n.MemMB
+			pv.gpus += uint64(n.GPUs)
+			pv.gpusAlloc += uint64(n.Use.GPUs)
 			pv.counts.countNode(n)
 		}
 		c.jobs.collect(ch, &pv.jobs.Counts, p.Name)
