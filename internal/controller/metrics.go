@@ -87,8 +87,9 @@ type SchedulerStats struct {
 	LastBackfill                                                               time.Time
 	Backfilled                                                                 uint64
 	Submitted, Started, Completed, Cancelled, Failed                           uint64
-	// Pending counts pending jobs (an array's tasks each), Running the
-	// running and suspended ones, from the job stats.
+	// Pending counts pending jobs (an array's tasks each) and Running
+	// the running ones (not the suspended), from the job stats, as
+	// slurmctld's _foreach_job_running counts them for sdiag.
 	Pending, Running uint64
 	AcctQueued       int
 }
@@ -110,7 +111,7 @@ func (c *Controller) SchedulerStats() SchedulerStats {
 		BackfillMaxMicros: uint64(st.BackfillMaxMicros.Load()), BackfillTotalMicros: uint64(st.BackfillTotalMicros.Load()),
 		LastBackfill: last, Backfilled: st.Backfilled.Load(),
 		Submitted: k.Submitted, Started: k.Started, Completed: k.Completed, Cancelled: k.Cancelled, Failed: k.Failed,
-		Pending: js.Total[ctlstate.CountPending], Running: js.Total[ctlstate.CountRunning] + js.Total[ctlstate.CountSuspended],
+		Pending: js.Total[ctlstate.CountPending], Running: js.Total[ctlstate.CountRunning],
 		AcctQueued: c.AcctQueued(),
 	}
 }
