@@ -14,8 +14,8 @@ import (
 
 // TestJobStatsMatchRecount: after every step of random sequences of
 // submissions (arrays and holds among them), scheduling, ends, cancels,
-// requeues, releases, node drains, downs and resumes, time limits,
-// purges and restarts, the metrics' running job counts equal a count of
+// requeues, releases, node drains, downs and resumes, node timeouts,
+// time limits, purges and restarts, the metrics' running job counts equal a count of
 // every job, so they cannot drift from the state.
 func TestJobStatsMatchRecount(t *testing.T) {
 	for seed := range uint64(4) {
@@ -47,6 +47,10 @@ func TestJobStatsMatchRecount(t *testing.T) {
 					}
 				case op < 5:
 					what = "schedule"
+					// Heartbeats keep the nodes up between timeouts.
+					for _, n := range ctltest.NodeNames {
+						c.Ctl.Heartbeat(nodeproto.Heartbeat{Name: n})
+					}
 					if err := c.Ctl.ScheduleOnce(ctx); err != nil {
 						t.Fatal(err)
 					}
@@ -77,6 +81,9 @@ func TestJobStatsMatchRecount(t *testing.T) {
 					what = "time"
 					c.Clock.Advance(time.Duration(rng.IntN(15)) * time.Minute)
 					c.Ctl.EnforceTimeLimits(ctx)
+					// Past SlurmdTimeout the nodes fail with their jobs;
+					// they come back on their next registration.
+					c.Ctl.CheckNodes(ctx)
 					if err := c.Ctl.Purge(ctx); err != nil {
 						t.Fatal(err)
 					}
@@ -84,8 +91,8 @@ func TestJobStatsMatchRecount(t *testing.T) {
 					what = "restart"
 					if rng.IntN(4) == 0 {
 						c.Restart()
-						c.RegisterAll()
 					}
+					c.RegisterAll()
 				}
 				// The first read builds the counts; each later one
 				// must find them equal to a recount.
