@@ -58,45 +58,41 @@ func (s *Server) SlurmV0044GetPing(ctx context.Context) (api.SlurmV0044GetPingRe
 func (s *Server) SlurmV0044GetDiag(ctx context.Context) (api.SlurmV0044GetDiagRes, error) {
 	s.count("REQUEST_STATS_INFO")
 	st := s.ctl.StatsRef()
-	submitted, started, completed, cancelled, failed := s.ctl.JobCounters()
-	var pending, running int32
-	for _, j := range s.ctl.Jobs(controller.JobFilter{}) {
-		switch {
-		case j.Pending():
-			pending++
-		case !j.State.Terminal():
-			running++
-		}
-	}
-	cycles := st.ScheduleCycles.Load()
-	mean := int64(0)
-	if cycles > 0 {
-		mean = st.TotalCycleMicros.Load() / int64(cycles)
-	}
-	now := s.now()
+	// The same reading /metrics/scheduler reports, so that sdiag and the
+	// metrics never disagree.
+	ss := s.ctl.SchedulerStats()
 	stats := api.V0044StatsMsg{
-		ReqTime:               api.NewOptV0044Uint64NoValStruct(u64(now.Unix())),
-		ReqTimeStart:          api.NewOptV0044Uint64NoValStruct(u64(s.ctl.StartTime().Unix())),
-		JobsSubmitted:         api.NewOptInt32(int32(submitted)),
-		JobsStarted:           api.NewOptInt32(int32(started)),
-		JobsCompleted:         api.NewOptInt32(int32(completed)),
-		JobsCanceled:          api.NewOptInt32(int32(cancelled)),
-		JobsFailed:            api.NewOptInt32(int32(failed)),
-		JobsPending:           api.NewOptInt32(pending),
-		JobsRunning:           api.NewOptInt32(running),
-		JobStatesTs:           api.NewOptV0044Uint64NoValStruct(u64(now.Unix())),
-		ScheduleCycleLast:     api.NewOptInt32(int32(st.LastCycleMicros.Load())),
-		ScheduleCycleMax:      api.NewOptInt32(int32(st.MaxCycleMicros.Load())),
-		ScheduleCycleTotal:    api.NewOptInt32(int32(cycles)),
-		ScheduleCycleSum:      api.NewOptInt64(st.TotalCycleMicros.Load()),
-		ScheduleCycleMean:     api.NewOptInt64(mean),
-		ScheduleQueueLength:   api.NewOptInt32(pending),
+		ReqTime:               api.NewOptV0044Uint64NoValStruct(u64(ss.Time.Unix())),
+		ReqTimeStart:          api.NewOptV0044Uint64NoValStruct(u64(ss.Start.Unix())),
+		JobsSubmitted:         api.NewOptInt32(int32(ss.Submitted)),
+		JobsStarted:           api.NewOptInt32(int32(ss.Started)),
+		JobsCompleted:         api.NewOptInt32(int32(ss.Completed)),
+		JobsCanceled:          api.NewOptInt32(int32(ss.Cancelled)),
+		JobsFailed:            api.NewOptInt32(int32(ss.Failed)),
+		JobsPending:           api.NewOptInt32(int32(ss.Pending)),
+		JobsRunning:           api.NewOptInt32(int32(ss.Running)),
+		JobStatesTs:           api.NewOptV0044Uint64NoValStruct(u64(ss.Time.Unix())),
+		ScheduleCycleLast:     api.NewOptInt32(int32(ss.LastCycleMicros)),
+		ScheduleCycleMax:      api.NewOptInt32(int32(ss.MaxCycleMicros)),
+		ScheduleCycleTotal:    api.NewOptInt32(int32(ss.Cycles)),
+		ScheduleCycleSum:      api.NewOptInt64(int64(ss.TotalCycleMicros)),
+		ScheduleCycleMean:     api.NewOptInt64(int64(meanOf(ss.TotalCycleMicros, ss.Cycles))),
+		ScheduleQueueLength:   api.NewOptInt32(int32(ss.Pending)),
 		BfActive:              api.NewOptBool(false),
-		DbdAgentQueueSize:     api.NewOptInt32(int32(s.ctl.AcctQueued())),
+		BfBackfilledJobs:      api.NewOptInt32(int32(ss.Backfilled)),
+		BfCycleCounter:        api.NewOptInt32(int32(ss.BackfillCycles)),
+		BfCycleLast:           api.NewOptInt32(int32(ss.BackfillLastMicros)),
+		BfCycleMax:            api.NewOptInt32(int32(ss.BackfillMaxMicros)),
+		BfCycleSum:            api.NewOptInt64(int64(ss.BackfillTotalMicros)),
+		BfCycleMean:           api.NewOptInt64(int64(meanOf(ss.BackfillTotalMicros, ss.BackfillCycles))),
+		DbdAgentQueueSize:     api.NewOptInt32(int32(ss.AcctQueued)),
 		PendingRpcs:           api.V0044StatsMsgRpcsQueue{},
 		PendingRpcsByHostlist: api.V0044StatsMsgRpcsDump{},
 		RpcsByMessageType:     api.V0044StatsMsgRpcsByType{},
 		RpcsByUser:            api.V0044StatsMsgRpcsByUser{},
+	}
+	if !ss.LastBackfill.IsZero() {
+		stats.BfWhenLastCycle = api.NewOptV0044Uint64NoValStruct(u64(ss.LastBackfill.Unix()))
 	}
 	var kinds []string
 	st.RPCs.Range(func(k, _ any) bool { kinds = append(kinds, k.(string)); return true })
@@ -108,6 +104,14 @@ func (s *Server) SlurmV0044GetDiag(ctx context.Context) (api.SlurmV0044GetDiagRe
 		})
 	}
 	return &api.V0044OpenapiDiagResp{Statistics: stats, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
+}
+
+// meanOf is sum/n, 0 before the first of n.
+func meanOf(sum, n uint64) uint64 {
+	if n == 0 {
+		return 0
+	}
+	return sum / n
 }
 
 func sortStrings(a []string) {

@@ -43,6 +43,10 @@ type Config struct {
 	// "usage"...): what users other than operators may not see of
 	// others.
 	PrivateData []string
+	// MetricsType is slurm.conf's MetricsType: "metrics/openmetrics"
+	// serves the Slurm metrics sets; "" serves them empty, as slurmctld
+	// without a metrics plugin does.
+	MetricsType string
 	// JobSubmit is JobSubmitPlugins' filters (nil: none).
 	JobSubmit *jobsubmit.Chain
 	// Licenses are slurm.conf's Licenses=, the cluster's own (not from
@@ -139,6 +143,10 @@ type Config struct {
 	SchedInterval time.Duration
 	// StoreOptions tune the state log.
 	StoreOptions state.Options
+	// Observer receives the timings Drover's own metrics report
+	// (scheduling passes, heartbeats, plugin calls); nil: none. The
+	// daemon keeps one across reconfigures, so that counts carry on.
+	Observer Observer
 	// Now, when set, replaces time.Now as the controller's clock, so that
 	// tests (and later the trace simulator) can drive time limits, node
 	// timeouts and purges without waiting.
@@ -227,7 +235,15 @@ type Stats struct {
 	LastCycleTime    atomic.Int64 // unix seconds
 	Launches         atomic.Uint64
 	LaunchFailures   atomic.Uint64
-	RPCs             sync.Map // string -> *atomic.Uint64
+	// Backfill passes are the cycles that ran the backfill planner
+	// (sdiag's "Backfilling stats"); Backfilled counts the jobs they
+	// started.
+	BackfillCycles      atomic.Uint64
+	BackfillLastMicros  atomic.Int64
+	BackfillMaxMicros   atomic.Int64
+	BackfillTotalMicros atomic.Int64
+	Backfilled          atomic.Uint64
+	RPCs                sync.Map // string -> *atomic.Uint64
 }
 
 // CountRPC counts one request of a kind for diag.
@@ -631,7 +647,18 @@ func (c *Controller) scheduleOnce(ctx context.Context) error {
 			c.launch(s.JobID)
 		}
 	}
-	us := time.Since(begin).Microseconds()
+	took := time.Since(begin)
+	us := took.Microseconds()
+	if snap.Backfill {
+		c.stats.BackfillCycles.Add(1)
+		c.stats.BackfillLastMicros.Store(us)
+		c.stats.BackfillTotalMicros.Add(us)
+		c.stats.Backfilled.Add(uint64(len(plan.Backfilled)))
+		if us > c.stats.BackfillMaxMicros.Load() {
+			c.stats.BackfillMaxMicros.Store(us)
+		}
+	}
+	c.observer().SchedulePass(snap.Backfill, took)
 	c.stats.ScheduleCycles.Add(1)
 	c.stats.LastCycleMicros.Store(us)
 	c.stats.TotalCycleMicros.Add(us)

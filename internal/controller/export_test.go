@@ -58,3 +58,11 @@ func (c *Controller) CheckSubmitTally() error {
 	defer c.mu.RUnlock()
 	return c.st.CheckSubmitTally(c.partQOSLocked())
 }
+
+// CheckJobStats says whether the metrics' running job counts match a
+// count of every job.
+func (c *Controller) CheckJobStats() error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.st.CheckJobStats()
+}

@@ -70,6 +70,12 @@ func ConfigFromSlurm(sc *slurmconf.Config, confPath string) (Config, error) {
 	cfg.AuthTTL = ai.TTL
 	storageTRES, _ := sc.Value("AccountingStorageTRES")
 	cfg.TRES = slurmconf.AccountingTRES(storageTRES)
+	// slurmctld stops when it cannot load the metrics plugin named.
+	mt, _ := sc.Value("MetricsType")
+	if mt != "" && mt != "metrics/openmetrics" {
+		return Config{}, fmt.Errorf("MetricsType=%s: not supported (metrics/openmetrics)", mt)
+	}
+	cfg.MetricsType = mt
 	for _, w := range strings.Split(sc.PrivateData, ",") {
 		if w = strings.ToLower(strings.TrimSpace(w)); w != "" {
 			cfg.PrivateData = append(cfg.PrivateData, w)

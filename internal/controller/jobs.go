@@ -162,7 +162,9 @@ func (c *Controller) prepare(ctx context.Context, who Identity, sub Submission, 
 	if c.cfg.JobSubmit != nil {
 		// Before any check, as slurmctld calls job_submit plugins: what
 		// they change is checked like the rest.
+		begin := time.Now()
 		msg, err := c.cfg.JobSubmit.Submit(ctx, &r, who.UID)
+		c.observer().PluginCall("job_submit", "submit", time.Since(begin), err)
 		if err != nil {
 			return preparedJob{}, err
 		}
@@ -815,7 +817,10 @@ func (c *Controller) filterUpdate(ctx context.Context, who Identity, sel JobSele
 	out := map[job.ID]JobUpdate{}
 	for i, cur := range reqs {
 		change := updateRequest(u)
-		if _, err := c.cfg.JobSubmit.Modify(ctx, ids[i], &cur, &change, who.UID); err != nil {
+		begin := time.Now()
+		_, err := c.cfg.JobSubmit.Modify(ctx, ids[i], &cur, &change, who.UID)
+		c.observer().PluginCall("job_submit", "modify", time.Since(begin), err)
+		if err != nil {
 			return nil, err
 		}
 		out[ids[i]] = mergeUpdate(u, updateRequest(u), change)

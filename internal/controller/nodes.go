@@ -190,6 +190,7 @@ func (c *Controller) Heartbeat(hb nodeproto.Heartbeat) error {
 	if n == nil || !n.Registered {
 		return nodeproto.ErrUnregistered
 	}
+	c.observer().Heartbeat()
 	n.LastHeartbeat = c.now()
 	n.Responding = true
 	n.FreeMemMB, n.CPULoad = hb.FreeMemMB, hb.Load

@@ -16,6 +16,7 @@ import (
 	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/jwtauth"
+	"github.com/droverhq/drover/internal/metrics"
 	"github.com/droverhq/drover/internal/restapi"
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/internal/tlsconf"
@@ -44,6 +45,9 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	live.keys = clusterkey.NewHolder(cfg.Keys.Ring())
 	live.auth = controller.NewAuth(live.keys, cfg.AuthTTL)
 	live.changed = sync.NewCond(&live.mu)
+	// Drover's own metrics outlive reconfigures, as the listeners do.
+	live.own = metrics.NewController()
+	live.opts.Observe = live.own.Request
 	// Authentication is read once: a reconfigure cannot change it, as it
 	// cannot change slurmctld's.
 	if live.opts.JWT, err = jwtConfig(sc, cfg.StateDir, logger); err != nil {
@@ -73,7 +77,10 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	if err != nil {
 		return err
 	}
-	addr, errc, err := restapi.Serve(ctx, health(live, live.ready), listen, socket, tlsServer, logger)
+	// Probes and metrics come before authentication, as slurmctld
+	// answers both to callers without credentials.
+	front := health(metrics.NewEndpoints(live.metricsSource, live.own).Wrap(live), live.ready)
+	addr, errc, err := restapi.Serve(ctx, front, listen, socket, tlsServer, logger)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package daemon
 import (
 	"io"
 	"net/http"
+
+	"github.com/droverhq/drover/internal/metrics"
 )
 
 // Probe paths, as load balancers and orchestrators (Kubernetes) ask them.
@@ -44,4 +46,15 @@ func (l *liveController) ready() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.cur != nil && !l.swap
+}
+
+// metricsSource is the controller the metrics endpoints read: none while
+// a reconfigure swaps it or the daemon stops, as /readyz says.
+func (l *liveController) metricsSource() metrics.Live {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cur == nil || l.swap {
+		return nil
+	}
+	return l.cur.ctl
 }

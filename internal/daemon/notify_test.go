@@ -25,15 +25,18 @@ type testController struct {
 	addr       net.Addr
 }
 
-// startController writes the configuration and its key, starts the
-// controller and waits until it serves (when wait is set); the test's end
-// stops it.
-func startController(t *testing.T, cluster string, wait bool) *testController {
+// startController writes the configuration (with the extra lines) and
+// its key, starts the controller and waits until it serves (when wait is
+// set); the test's end stops it.
+func startController(t *testing.T, cluster string, wait bool, extra ...string) *testController {
 	t.Helper()
 	dir := t.TempDir()
 	c := &testController{dir: dir, conf: filepath.Join(dir, "slurm.conf")}
 	c.text = fmt.Sprintf("ClusterName=%s\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%d\nStateSaveLocation=%s/state\n"+
 		"NodeName=n1 NodeAddr=127.0.0.1 Port=%d CPUs=4 RealMemory=4000\nPartitionName=batch Nodes=n1 Default=YES State=UP\n", cluster, freePort(t), dir, freePort(t))
+	for _, l := range extra {
+		c.text += l + "\n"
+	}
 	if err := os.WriteFile(c.conf, []byte(c.text), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/droverhq/drover/internal/acctdb"
 	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/metrics"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/restapi"
 	"github.com/droverhq/drover/internal/slurmconf"
@@ -46,6 +47,8 @@ type liveController struct {
 	active  int        // requests in flight
 	swap    bool       // a reconfigure is replacing the controller
 	cur     *generation
+	// own are Drover's own metrics, fed by every generation.
+	own *metrics.Controller
 }
 
 // generation is one controller built from one reading of slurm.conf.
@@ -135,6 +138,9 @@ func settingList(v *viper.Viper, key string) []string {
 // start builds and starts a controller and its API from cfg.
 func (l *liveController) start(cfg controller.Config, handover *controller.Handover) (*generation, error) {
 	cfg.Reload = l.reload
+	if l.own != nil {
+		cfg.Observer, cfg.StoreOptions.OnCommit = l.own, l.own.Commit
+	}
 	ring := cfg.Keys.Ring()
 	cfg.Keys, cfg.Auth = l.keys, l.auth
 	ctl, err := controller.New(cfg, l.logger)

@@ -129,6 +129,8 @@ type Agent struct {
 	stepWG     sync.WaitGroup
 
 	addr net.Addr
+	// metrics are the daemon's own (PathMetrics).
+	metrics *agentMetrics
 }
 
 // New prepares an agent: spool folder, process tracking, and the jobs a
@@ -157,6 +159,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 		steps:    map[stepKey]*step{},
 		replay:   stepcred.NewReplayCache(),
 	}
+	a.metrics = newAgentMetrics(a)
 	a.files.Store(reloadedOf(&cfg))
 	a.stepCtx, a.stepCancel = context.WithCancel(context.Background())
 	if err := a.recoverSpool(); err != nil {
@@ -232,6 +235,8 @@ func (a *Agent) Run(ctx context.Context, ready chan<- net.Addr) error {
 	mux.HandleFunc("POST "+nodeproto.PathStepLaunch, a.handleStepLaunch)
 	mux.Handle("POST "+nodeproto.PathReconfigure, a.fromController(a.handleReconfigure))
 	mux.Handle("POST "+nodeproto.PathStepStat, a.fromController(a.handleStepStat))
+	// Status counts only, to scrapers without credentials (metrics.go).
+	mux.Handle("GET "+PathMetrics, a.metrics.handler())
 	// Anyone on the network may connect: a slow or idle client holds a
 	// connection for bounded times only (bodies are at most MaxBody).
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,

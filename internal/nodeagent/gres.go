@@ -133,6 +133,7 @@ func (a *Agent) healthLoop(ctx context.Context) {
 		}
 		for _, ev := range reply.Events {
 			a.logger.Error("GPU failure", "gpu", ev.Index, "uuid", ev.UUID, "reason", ev.Reason())
+			a.metrics.gpuEvent(ev)
 			pending = append(pending, ev.Reason())
 		}
 		if len(pending) > 0 {

@@ -24,6 +24,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -141,7 +142,14 @@ type Tracker struct {
 	mode     string
 	backend  backend
 	fallback error
+	// cgroupFailures counts cgroups that could not be made, for the
+	// node daemon's metrics.
+	cgroupFailures atomic.Uint64
 }
+
+// CgroupFailures counts the job and step cgroups that could not be made
+// since the tracker was.
+func (t *Tracker) CgroupFailures() uint64 { return t.cgroupFailures.Load() }
 
 // backend is one cgroup implementation (v1 or v2).
 type backend interface {
@@ -295,6 +303,7 @@ func (t *Tracker) NewGroup(name string, limits Limits) (*Group, error) {
 	}
 	cg, err := t.backend.create(name, limits)
 	if err != nil {
+		t.cgroupFailures.Add(1)
 		return nil, fmt.Errorf("proctrack: create cgroup for %s: %w", name, err)
 	}
 	g.cg = cg

@@ -60,6 +60,9 @@ type Options struct {
 	// MaxBody is the largest request body accepted (0: MaxBody); larger
 	// ones are refused with 413.
 	MaxBody int64
+	// Observe, when set, is told each request's operation (its OpenAPI
+	// operationId, or the route it matched), status and duration.
+	Observe func(op string, status int, took time.Duration)
 }
 
 // JWT is auth/jwt's configuration.
@@ -91,22 +94,42 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 	mux := http.NewServeMux()
 	mux.Handle("/slurm/v0.0.44/", srv44)
 	mux.Handle("/slurmdb/v0.0.44/", srv44)
+	finders := []routeFinder{func(m, p string) (string, bool) {
+		r, ok := srv44.FindRoute(m, p)
+		return r.OperationID(), ok
+	}}
 	// The other versions go through v0.0.44's bridge (bridge/adapt).
 	others := []struct {
 		version string
 		new     func() (http.Handler, error)
+		find    func(http.Handler) routeFinder
 	}{
 		{"v0.0.42", func() (http.Handler, error) {
 			return api42.NewServer(&bridge42.Adapter{Next: b44}, acceptAny[api42.OperationName, api42.BearerAuth, api42.Token, api42.User]{},
 				api42.WithErrorHandler(errorHandler), api42.WithNotFound(NotFound), api42.WithMethodNotAllowed(notAllowed))
+		}, func(h http.Handler) routeFinder {
+			return func(m, p string) (string, bool) {
+				r, ok := h.(*api42.Server).FindRoute(m, p)
+				return r.OperationID(), ok
+			}
 		}},
 		{"v0.0.43", func() (http.Handler, error) {
 			return api43.NewServer(&bridge43.Adapter{Next: b44}, acceptAny[api43.OperationName, api43.BearerAuth, api43.Token, api43.User]{},
 				api43.WithErrorHandler(errorHandler), api43.WithNotFound(NotFound), api43.WithMethodNotAllowed(notAllowed))
+		}, func(h http.Handler) routeFinder {
+			return func(m, p string) (string, bool) {
+				r, ok := h.(*api43.Server).FindRoute(m, p)
+				return r.OperationID(), ok
+			}
 		}},
 		{"v0.0.45", func() (http.Handler, error) {
 			return api45.NewServer(bridge45.NewServer(b44), acceptAny[api45.OperationName, api45.BearerAuth, api45.Token, api45.User]{},
 				api45.WithErrorHandler(errorHandler), api45.WithNotFound(NotFound), api45.WithMethodNotAllowed(notAllowed))
+		}, func(h http.Handler) routeFinder {
+			return func(m, p string) (string, bool) {
+				r, ok := h.(*api45.Server).FindRoute(m, p)
+				return r.OperationID(), ok
+			}
 		}},
 	}
 	for _, o := range others {
@@ -114,6 +137,7 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 		if err != nil {
 			return nil, fmt.Errorf("%s server: %w", o.version, err)
 		}
+		finders = append(finders, o.find(srv))
 		mux.Handle("/slurm/"+o.version+"/", srv)
 		mux.Handle("/slurmdb/"+o.version+"/", srv)
 		mux.HandleFunc("/slurm/"+o.version, NotFound)
@@ -129,6 +153,9 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 	}
 	f := &front{next: mux, jobList: b44.ServeJobList, logger: logger, opts: opts, ctl: ctl}
 	mux.HandleFunc("POST "+TokenPath, f.handleToken)
+	if opts.Observe != nil {
+		return observed(f, mux, finders, opts.Observe), nil
+	}
 	return f, nil
 }
 

@@ -50,6 +50,10 @@ type Options struct {
 	MaxBatch int
 	// NoSync disables fsync (benchmarks comparing durability cost only).
 	NoSync bool
+	// OnCommit, when set, is told each transaction's size and how long
+	// writing and syncing it took, for the commit latency metric; it runs
+	// on the writer and must not block.
+	OnCommit func(records int, took time.Duration)
 }
 
 // Defaults for the zero Options.
@@ -431,6 +435,7 @@ func (l *Log) commit(batch []*request) {
 		l.keyBuf = make([]byte, need)
 	}
 	keys := l.keyBuf[:need]
+	begin := time.Now()
 	err := l.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketLog)
 		// Keys only ever grow, so full pages are never split again.
@@ -450,6 +455,9 @@ func (l *Log) commit(batch []*request) {
 		}
 		return nil
 	})
+	if l.opts.OnCommit != nil {
+		l.opts.OnCommit(len(batch), time.Since(begin))
+	}
 	if err != nil {
 		var failed error = fmt.Errorf("state: %w: commit of records %d-%d to %s: %w",
 			ErrFailed, first, first+uint64(len(batch))-1, l.path, err)

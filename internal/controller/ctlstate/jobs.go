@@ -568,6 +568,8 @@ func (s *State) applyPurge(c *Command) Result {
 			delete(s.Jobs, id)
 			delete(s.Steps, id)
 			delete(s.NextStep, id)
+			// The job stats count ended jobs too: they forget it.
+			s.touched = append(s.touched, id)
 			continue
 		}
 		kept = append(kept, id)

@@ -100,6 +100,8 @@ type State struct {
 	touched []job.ID
 	// tally counts the jobs the submit limits read (tally.go).
 	tally *submitTally
+	// stats counts the jobs for the metrics (jobstats.go).
+	stats *jobStats
 
 	// order keeps job ids sorted for stable listing.
 	order []job.ID
@@ -124,7 +126,7 @@ type JobCounters struct {
 func New(firstJobID job.ID, keepAcct bool) *State {
 	return &State{NextJobID: firstJobID, acctOn: keepAcct, Jobs: map[job.ID]*job.Job{}, Nodes: map[string]*NodeAdmin{}, Resvs: map[string]*reservation.Reservation{}, Acct: assoc.New(),
 		Steps: map[job.ID][]*job.Step{}, NextStep: map[job.ID]uint32{}, DynNodes: map[string]*node.Node{},
-		Parts: map[string]*partition.Partition{}, PartsGone: map[string]bool{}, tally: &submitTally{}}
+		Parts: map[string]*partition.Partition{}, PartsGone: map[string]bool{}, tally: &submitTally{}, stats: &jobStats{}}
 }
 
 // Result is what applying a command gives its proposer.
@@ -165,6 +167,7 @@ func (s *State) Apply(c *Command) Result {
 	}
 	res := s.applyOp(c)
 	s.tallyTouched()
+	s.statsTouched()
 	s.recordAcct(&res)
 	return res
 }
