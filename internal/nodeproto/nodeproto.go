@@ -26,6 +26,10 @@ const (
 	PathJobDone    = "/drover/v1/node/jobdone"
 	PathStepDone   = "/drover/v1/node/stepdone"
 	PathNodeHealth = "/drover/v1/node/health"
+	// PathConfig asks for the controller's configuration files
+	// (REQUEST_CONFIG, SlurmctldParameters=enable_configless): node
+	// daemons and login hosts' credential services ask it.
+	PathConfig = "/drover/v1/node/config"
 )
 
 // Paths served by a node daemon (controller -> node; srun -> node for
@@ -312,6 +316,24 @@ type StepLaunch struct {
 	PMIMapping string `json:"pmi_mapping,omitempty"`
 	// PMIRanks are every node's ranks, in node order (pmix only).
 	PMIRanks [][]int `json:"pmi_ranks,omitempty"`
+}
+
+// ConfigFile is one of the controller's configuration files as
+// RESPONSE_CONFIG carries it. A file the controller does not have is
+// sent with Exists false, so that a cache drops its old copy.
+type ConfigFile struct {
+	Name    string `json:"name"`
+	Content string `json:"content,omitempty"`
+	Exists  bool   `json:"exists"`
+	// Execute marks a script (Prolog, Epilog...), written mode 0755.
+	Execute bool `json:"execute,omitempty"`
+}
+
+// ConfigReply answers PathConfig (RESPONSE_CONFIG): the files, and for a
+// node daemon the SlurmdSpoolDir they hold, where its cache goes.
+type ConfigReply struct {
+	Files          []ConfigFile `json:"files"`
+	SlurmdSpoolDir string       `json:"slurmd_spooldir,omitempty"`
 }
 
 // Error is an error answer.
