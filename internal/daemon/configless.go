@@ -94,12 +94,9 @@ func (f *fetcher) fetch(ctx context.Context) (*nodeproto.ConfigReply, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := configless.Write(f.cache, r); err != nil {
+	if err := f.store(r); err != nil {
 		return nil, err
 	}
-	f.last = r
 	return r, nil
 }
 
@@ -152,14 +149,14 @@ func (f *fetcher) untilFetched(ctx context.Context, retry time.Duration, reconfi
 	}
 }
 
-// establish fetches the files at start. When no controller answers it
-// runs from the cached copy if there is one (logged); otherwise it
-// tries again every retry until ctx ends, with slurmd's wording.
+// establish fetches the files at start, not yet written. When no
+// controller answers it runs from the cached copy if there is one (nil,
+// logged); otherwise it tries again every retry until ctx ends, with
+// slurmd's wording.
 func (f *fetcher) establish(ctx context.Context, retry time.Duration) (*nodeproto.ConfigReply, error) {
 	for {
-		r, err := f.fetch(ctx)
+		r, err := configless.Fetch(ctx, f.client, f.servers)
 		if err == nil {
-			f.logger.Info("configuration fetched from the controller", "cache", f.cache, "files", existing(r))
 			return r, nil
 		}
 		if configless.Cached(f.cache) {
@@ -173,6 +170,18 @@ func (f *fetcher) establish(ctx context.Context, retry time.Duration) (*nodeprot
 		case <-time.After(retry):
 		}
 	}
+}
+
+// store writes a fetched reply to the cache.
+func (f *fetcher) store(r *nodeproto.ConfigReply) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := configless.Write(f.cache, r); err != nil {
+		return err
+	}
+	f.last = r
+	f.logger.Info("configuration fetched from the controller", "cache", f.cache, "files", existing(r))
+	return nil
 }
 
 // existing names the files a reply holds.
@@ -224,14 +233,14 @@ func nodeConfigless(ctx context.Context, v *viper.Viper, name, keyBase string, l
 	if err != nil {
 		return "", nil, err
 	}
-	if r != nil && v.GetString("spool-dir") == "" && r.SlurmdSpoolDir != "" {
-		// The controller's SlurmdSpoolDir holds the cache from now on,
-		// as slurmd moves its conf-cache there.
-		if moved := filepath.Join(strings.ReplaceAll(r.SlurmdSpoolDir, "%n", name), configless.CacheFolder); moved != f.cache {
-			if err := configless.Write(moved, r); err != nil {
-				return "", nil, err
-			}
-			f.cache = moved
+	if r != nil {
+		if v.GetString("spool-dir") == "" && r.SlurmdSpoolDir != "" {
+			// The controller's SlurmdSpoolDir holds the cache, as
+			// slurmd puts its conf-cache there.
+			f.cache = filepath.Join(strings.ReplaceAll(r.SlurmdSpoolDir, "%n", name), configless.CacheFolder)
+		}
+		if err := f.store(r); err != nil {
+			return "", nil, err
 		}
 	}
 	linkRunConf(v, f.cache, logger)

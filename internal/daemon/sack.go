@@ -160,8 +160,14 @@ func sackConfigless(ctx context.Context, v *viper.Viper, host, keyBase string, l
 		cache:   dir,
 		logger:  logger,
 	}
-	if _, err := f.establish(ctx, retryOf(v)); err != nil {
+	r, err := f.establish(ctx, retryOf(v))
+	if err != nil {
 		return nil, err
+	}
+	if r != nil {
+		if err := f.store(r); err != nil {
+			return nil, err
+		}
 	}
 	return f, nil
 }
