@@ -1,7 +1,9 @@
 package configless
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"net"
@@ -299,15 +301,28 @@ func serverOf(t *testing.T, h http.HandlerFunc) Server {
 	return Server{Host: host, Port: p}
 }
 
+// replyAs answers r with reply signed by signer for aud (the
+// requester, unless a test misdirects it).
+func replyAs(t *testing.T, w http.ResponseWriter, r *http.Request, signer *msgauth.Signer, aud string, reply any) {
+	body, _ := json.Marshal(reply)
+	tok, err := SignReply(signer, aud, r, body)
+	if err != nil {
+		t.Error(err)
+	}
+	w.Header().Set(msgauth.Header, tok)
+	w.Write(body)
+}
+
 func TestFetch(t *testing.T) {
 	c, v := testClient(t, msgauth.Node("n1"))
+	ctl := &msgauth.Signer{Keys: c.Signer.Keys, Issuer: msgauth.Controller}
 	good := &nodeproto.ConfigReply{Files: []nodeproto.ConfigFile{{Name: "slurm.conf", Content: "ClusterName=c\n", Exists: true}}}
 	ok := serverOf(t, func(w http.ResponseWriter, r *http.Request) {
 		if _, err := v.VerifyRequest(r, nodeproto.MaxBody); err != nil {
 			nodeproto.Fail(w, http.StatusUnauthorized, err)
 			return
 		}
-		nodeproto.Reply(w, http.StatusOK, good)
+		replyAs(t, w, r, ctl, msgauth.Node("n1"), good)
 	})
 	// A controller that is down is skipped for the next.
 	down := Server{Host: "127.0.0.1", Port: 1}
@@ -326,16 +341,42 @@ func TestFetch(t *testing.T) {
 		"refused": {h: func(w http.ResponseWriter, r *http.Request) {
 			nodeproto.Fail(w, http.StatusForbidden, errors.New("ConfigLess mode is disabled in slurm configuration."))
 		}, wantErr: "HTTP 403: ConfigLess mode is disabled in slurm configuration."},
-		"garbage": {h: func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<html>hello</html>")) },
-			wantErr: "not a configuration"},
+		"garbage": {h: func(w http.ResponseWriter, r *http.Request) {
+			tok, _ := SignReply(ctl, msgauth.Node("n1"), r, []byte("<html>hello</html>"))
+			w.Header().Set(msgauth.Header, tok)
+			w.Write([]byte("<html>hello</html>"))
+		}, wantErr: "not a configuration"},
 		"oversized": {h: func(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte(`{"files":[{"name":"slurm.conf","exists":true,"content":"`))
 			w.Write([]byte(strings.Repeat("x", MaxReply)))
 		}, wantErr: "larger than"},
 		"escaping": {h: func(w http.ResponseWriter, r *http.Request) {
-			nodeproto.Reply(w, http.StatusOK, nodeproto.ConfigReply{Files: []nodeproto.ConfigFile{
+			replyAs(t, w, r, ctl, msgauth.Node("n1"), nodeproto.ConfigReply{Files: []nodeproto.ConfigFile{
 				{Name: "slurm.conf", Exists: true}, {Name: "../../etc/cron.d/x", Exists: true}}})
 		}, wantErr: "is a path"},
+		"unsigned": {h: func(w http.ResponseWriter, r *http.Request) { nodeproto.Reply(w, http.StatusOK, good) },
+			wantErr: "not signed by the controller: Invalid authentication credential: no credential"},
+		"signed for another node": {h: func(w http.ResponseWriter, r *http.Request) {
+			replyAs(t, w, r, ctl, msgauth.Node("n2"), good)
+		}, wantErr: "not for slurmd:n1"},
+		"signed by a node": {h: func(w http.ResponseWriter, r *http.Request) {
+			replyAs(t, w, r, &msgauth.Signer{Keys: c.Signer.Keys, Issuer: msgauth.Node("n2")}, msgauth.Node("n1"), good)
+		}, wantErr: "signed by slurmd:n2"},
+		"signed with another key": {h: func(w http.ResponseWriter, r *http.Request) {
+			other := clusterkey.NewHolder(clusterkey.FromSecret([]byte("another-key-another-key-another-k")))
+			replyAs(t, w, r, &msgauth.Signer{Keys: other, Issuer: msgauth.Controller}, msgauth.Node("n1"), good)
+		}, wantErr: "not signed by the controller"},
+		"a reply to another request": {h: func(w http.ResponseWriter, r *http.Request) {
+			old := httptest.NewRequest(http.MethodPost, nodeproto.PathConfig, nil)
+			old.Header.Set(msgauth.Header, "an earlier request's token")
+			replyAs(t, w, old, ctl, msgauth.Node("n1"), good)
+		}, wantErr: "not signed by the controller"},
+		"tampered": {h: func(w http.ResponseWriter, r *http.Request) {
+			body, _ := json.Marshal(good)
+			tok, _ := SignReply(ctl, msgauth.Node("n1"), r, body)
+			w.Header().Set(msgauth.Header, tok)
+			w.Write(bytes.Replace(body, []byte("ClusterName=c"), []byte("ClusterName=x"), 1))
+		}, wantErr: "the body is not the one signed"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
@@ -110,20 +111,16 @@ func LookupServers(ctx context.Context, r Resolver) ([]Server, error) {
 
 // Fetch asks the controllers in turn for the files (REQUEST_CONFIG),
 // signed with the cluster key as c's signer (a node daemon or a login
-// host's credential service), and returns the first checked reply. The
-// controller's refusal (configless disabled, a signature it does not
-// take) is returned as it said it, not tried elsewhere: another
-// controller of the cluster would say the same.
+// host's credential service), and returns the first reply that the
+// controller signed and that Check takes. Every controller is tried
+// whatever the one before answered, so that a host answering in a
+// controller's place cannot keep a node from the real one.
 func Fetch(ctx context.Context, c *nodeproto.Client, servers []Server) (*nodeproto.ConfigReply, error) {
 	var errs []error
 	for _, s := range servers {
 		r, err := fetchOne(ctx, c, s)
 		if err == nil {
 			return r, nil
-		}
-		var se *nodeproto.StatusError
-		if errors.As(err, &se) || errors.Is(err, ErrBadReply) {
-			return nil, fmt.Errorf("%s: %w", s.Addr(), err)
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", s.Addr(), err))
 	}
@@ -159,7 +156,38 @@ func fetchOne(ctx context.Context, c *nodeproto.Client, s Server) (*nodeproto.Co
 		}
 		return nil, &nodeproto.StatusError{Code: resp.StatusCode, Msg: string(data)}
 	}
+	if err := verifyReply(c.Signer, req.Header.Get(msgauth.Header), resp.Header.Get(msgauth.Header), data); err != nil {
+		return nil, err
+	}
 	return DecodeReply(data)
+}
+
+// ErrUnsigned is wrapped when a reply is not the controller's: not
+// signed with the cluster key by slurmctld for this daemon and this
+// request.
+var ErrUnsigned = errors.New("configless: the reply is not signed by the controller")
+
+// SignReply is the controller's signature of a reply body to request
+// r, for aud, the daemon that signed the request.
+func SignReply(s *msgauth.Signer, aud string, r *http.Request, body []byte) (string, error) {
+	return s.Sign(aud, nodeproto.ReplyMethod, nodeproto.ReplyURI(r.URL.Path, r.Header.Get(msgauth.Header)), body)
+}
+
+// verifyReply checks the controller's signature on a reply to the
+// request signed with reqToken, with the keys s signs with.
+func verifyReply(s *msgauth.Signer, reqToken, token string, body []byte) error {
+	// The reply is bound to this request, so no replay cache is needed
+	// and the controller's AuthInfo ttl, unknown here, is not: any up to
+	// an hour is taken.
+	v := &msgauth.Verifier{Keys: s.Keys, Audience: s.Issuer, MaxTTL: time.Hour}
+	claims, err := v.Verify(token, nodeproto.ReplyMethod, nodeproto.ReplyURI(nodeproto.PathConfig, reqToken), body)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnsigned, err)
+	}
+	if claims.Issuer() != msgauth.Controller || claims.Kind != msgauth.KindDaemon {
+		return fmt.Errorf("%w: signed by %s", ErrUnsigned, claims.Issuer())
+	}
+	return nil
 }
 
 // DecodeReply reads and checks a controller's reply.

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmerr"
 )
@@ -20,3 +21,7 @@ func (c *Controller) ConfigFiles(forNode bool) (*nodeproto.ConfigReply, error) {
 	}
 	return c.cfg.Configless.Clients, nil
 }
+
+// Signer signs what the controller sends with the cluster key, as
+// slurmctld: its messages to nodes and the configuration replies.
+func (c *Controller) Signer() *msgauth.Signer { return c.client.Signer }

@@ -3,6 +3,7 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -81,8 +82,11 @@ func TestNodeConfigless(t *testing.T) {
 		case claims.Issuer() != msgauth.Node("n1"):
 			nodeproto.Fail(w, http.StatusForbidden, err)
 		default:
-			nodeproto.Reply(w, http.StatusOK, nodeproto.ConfigReply{SlurmdSpoolDir: spool, Files: []nodeproto.ConfigFile{
+			body, _ := json.Marshal(nodeproto.ConfigReply{SlurmdSpoolDir: spool, Files: []nodeproto.ConfigFile{
 				{Name: "slurm.conf", Content: "ClusterName=c\n", Exists: true}, {Name: "gres.conf", Content: "Name=gpu\n", Exists: true}}})
+			tok, _ := configless.SignReply(&msgauth.Signer{Keys: clusterkey.NewHolder(ring), Issuer: msgauth.Controller}, claims.Issuer(), r, body)
+			w.Header().Set(msgauth.Header, tok)
+			w.Write(body)
 		}
 	}))
 	defer srv.Close()

@@ -336,6 +336,19 @@ type ConfigReply struct {
 	SlurmdSpoolDir string       `json:"slurmd_spooldir,omitempty"`
 }
 
+// ReplyMethod is the method a signed reply's token names: a reply is
+// signed by the controller for the daemon that asked, bound to its body
+// and to the request (ReplyURI), so that whoever answers in the
+// controller's place (a spoofed DNS record, a host on the path) cannot
+// hand a node a configuration, and an old reply cannot be replayed.
+const ReplyMethod = "REPLY"
+
+// ReplyURI names the request a signed reply answers: its path and the
+// SHA-256 of the request's own token.
+func ReplyURI(path, requestToken string) string {
+	return path + "?request=" + msgauth.BodyHash([]byte(requestToken))
+}
+
 // Error is an error answer.
 type Error struct {
 	Error string `json:"error"`

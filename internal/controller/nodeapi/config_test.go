@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/configless"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/controller/ctltest"
@@ -70,9 +71,19 @@ func TestConfigRequest(t *testing.T) {
 			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 				t.Fatal(err)
 			}
+			// Signed by the controller for the requester and this request.
+			reqClaims, _ := (&msgauth.Verifier{Keys: keys(), Audience: msgauth.Controller}).VerifyRequest(req, nodeproto.MaxBody)
+			v := &msgauth.Verifier{Keys: keys(), Audience: reqClaims.Issuer()}
+			claims, err := v.Verify(rec.Header().Get(msgauth.Header), nodeproto.ReplyMethod,
+				nodeproto.ReplyURI(nodeproto.PathConfig, req.Header.Get(msgauth.Header)), rec.Body.Bytes())
+			if err != nil || claims.Issuer() != msgauth.Controller {
+				t.Errorf("the reply's signature: %v", err)
+			}
 			if diff := cmp.Diff(tc.want, &got); diff != "" {
 				t.Errorf("reply (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
+
+func keys() *clusterkey.Holder { return clusterkey.NewHolder(clusterkey.FromSecret(ctltest.Key)) }

@@ -9,11 +9,13 @@ package nodeapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
 
+	"github.com/droverhq/drover/internal/configless"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmerr"
@@ -35,6 +37,8 @@ type Controller interface {
 	// ConfigFiles are the files for a node daemon (forNode) or a login
 	// host; slurmerr.ConfiglessDisabled without enable_configless.
 	ConfigFiles(forNode bool) (*nodeproto.ConfigReply, error)
+	// Signer signs the configuration replies.
+	Signer() *msgauth.Signer
 	// DrainForHealth drains a node for a hardware failure.
 	DrainForHealth(ctx context.Context, name, reason string) error
 	// CountRPC counts one request of a kind for sdiag.
@@ -75,7 +79,22 @@ func (s *server) handleConfig(w http.ResponseWriter, r *http.Request) {
 		nodeproto.Fail(w, http.StatusForbidden, err)
 		return
 	}
-	nodeproto.Reply(w, http.StatusOK, reply)
+	// The reply is signed for the daemon that asked and bound to its
+	// request: a node runs what it says (Prolog scripts included).
+	body, err := json.Marshal(reply)
+	if err != nil {
+		nodeproto.Fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	tok, err := configless.SignReply(s.ctl.Signer(), claims.Issuer(), r, body)
+	if err != nil {
+		nodeproto.Fail(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	w.Header().Set(msgauth.Header, tok)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }
 
 // server holds the controller the handlers answer for.
