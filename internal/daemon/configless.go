@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmconf"
+	"github.com/droverhq/drover/internal/tlsconf"
 	"github.com/droverhq/drover/internal/usercred"
 )
 
@@ -85,6 +87,18 @@ func bootKey(v *viper.Viper, keyBase string) (*clusterkey.Ring, error) {
 		return nil, fmt.Errorf("cluster key: %w", err)
 	}
 	return ring, nil
+}
+
+// bootTLS is the client side of TLS for the first fetch: with
+// --ca-cert-file (slurmd's option) the controller is reached over TLS
+// and must present a certificate of that CA for the name dialled; nil
+// without, as the host has no slurm.conf yet to say TLSType.
+func bootTLS(v *viper.Viper) (*tls.Config, error) {
+	ca := v.GetString("ca-cert-file")
+	if ca == "" {
+		return nil, nil
+	}
+	return tlsconf.Config{Enabled: true, CAFile: ca}.Client()
 }
 
 // fetch gets the files and writes them to the cache: the reply, or why
@@ -223,9 +237,13 @@ func nodeConfigless(ctx context.Context, v *viper.Viper, name, keyBase string, l
 	if spool == "" {
 		spool = strings.ReplaceAll(slurmconf.DefaultSlurmdSpoolDir, "%n", name)
 	}
+	tlsClient, err := bootTLS(v)
+	if err != nil {
+		return "", nil, err
+	}
 	f := &fetcher{
 		servers: servers,
-		client:  nodeproto.NewClient(&msgauth.Signer{Keys: clusterkey.NewHolder(ring), Issuer: msgauth.Node(name)}, nil),
+		client:  nodeproto.NewClient(&msgauth.Signer{Keys: clusterkey.NewHolder(ring), Issuer: msgauth.Node(name)}, tlsClient),
 		cache:   filepath.Join(spool, configless.CacheFolder),
 		logger:  logger,
 	}

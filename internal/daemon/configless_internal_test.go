@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -165,5 +166,49 @@ func TestWantsConfigless(t *testing.T) {
 	t.Setenv("SLURM_CONF", "/etc/x/slurm.conf")
 	if wantsConfigless(Settings()) {
 		t.Errorf("SLURM_CONF: configless")
+	}
+}
+
+// TestConfiglessTLS: with --ca-cert-file the first fetch goes over TLS
+// and takes only a controller whose certificate that CA signed.
+func TestConfiglessTLS(t *testing.T) {
+	etc := t.TempDir()
+	keyBase := filepath.Join(etc, "slurm.conf")
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(keyBase)); err != nil {
+		t.Fatal(err)
+	}
+	ring, err := clusterkey.Load(keyBase, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := json.Marshal(nodeproto.ConfigReply{Files: []nodeproto.ConfigFile{{Name: "slurm.conf", Content: "ClusterName=tls\n", Exists: true}}})
+		tok, _ := configless.SignReply(&msgauth.Signer{Keys: clusterkey.NewHolder(ring), Issuer: msgauth.Controller}, msgauth.Node("n1"), r, body)
+		w.Header().Set(msgauth.Header, tok)
+		w.Write(body)
+	}))
+	defer srv.Close()
+	ca := filepath.Join(etc, "ca_cert.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := Settings()
+	v.Set("conf-server", strings.TrimPrefix(srv.URL, "https://"))
+	v.Set("spool-dir", t.TempDir())
+	v.Set("conf-retry", "20ms")
+	var logs syncBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	// Plain HTTP to a TLS port does not do.
+	if _, _, err := nodeConfigless(ctx, v, "n1", keyBase, Logger(&logs, "info")); err == nil {
+		t.Fatalf("a plain fetch from a TLS controller succeeded")
+	}
+	v.Set("ca-cert-file", ca)
+	path, _, err := nodeConfigless(context.Background(), v, "n1", keyBase, Logger(&logs, "info"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "ClusterName=tls\n" {
+		t.Errorf("fetched over TLS: %q", b)
 	}
 }

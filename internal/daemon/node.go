@@ -18,6 +18,7 @@ import (
 
 	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/nodeagent"
+	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/internal/tlsconf"
 	"github.com/droverhq/drover/spank/plugconf"
@@ -128,6 +129,10 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 		// fetches are signed with the key the daemon holds from now on.
 		cfg.ConfPath = path
 		fetch.client.Signer.Keys = cfg.Keys
+		if tlsClient != nil {
+			// Later fetches follow the cluster's TLS.
+			fetch.client = nodeproto.NewClient(fetch.client.Signer, tlsClient)
+		}
 	}
 	ai, err := sc.AuthInfo()
 	if err != nil {

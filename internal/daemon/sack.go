@@ -110,6 +110,14 @@ func RunSack(ctx context.Context, v *viper.Viper, logger *slog.Logger, ready fun
 	var tick <-chan time.Time
 	if fetch != nil {
 		fetch.client.Signer.Keys = keys
+		// Later fetches follow the cluster's TLS, as the commands do.
+		_, tlsClient, err := ClusterTLS(v, sc, keyBase, "")
+		if err != nil {
+			return err
+		}
+		if tlsClient != nil {
+			fetch.client = nodeproto.NewClient(fetch.client.Signer, tlsClient)
+		}
 		every := v.GetDuration("conf-refresh")
 		if every <= 0 {
 			every = confRefresh
@@ -154,9 +162,13 @@ func sackConfigless(ctx context.Context, v *viper.Viper, host, keyBase string, l
 	if dir == "" {
 		dir = DefaultConfDir()
 	}
+	tlsClient, err := bootTLS(v)
+	if err != nil {
+		return nil, err
+	}
 	f := &fetcher{
 		servers: servers,
-		client:  nodeproto.NewClient(&msgauth.Signer{Keys: clusterkey.NewHolder(ring), Issuer: msgauth.Host(host)}, nil),
+		client:  nodeproto.NewClient(&msgauth.Signer{Keys: clusterkey.NewHolder(ring), Issuer: msgauth.Host(host)}, tlsClient),
 		cache:   dir,
 		logger:  logger,
 	}

@@ -93,6 +93,7 @@ func daemonFlags(cmd *cobra.Command, v *viper.Viper, names ...string) {
 		"rest-max-body":       "largest REST request body accepted, in bytes or as 64mb, 1gb (default 16mb); larger ones get 413",
 		"conf-server":         "fetch the configuration from these controllers, HOST[:PORT][,HOST2...] in order (configless, as slurmd --conf-server); without it and without a local slurm.conf, from the DNS SRV record _slurmctld._tcp",
 		"run-conf":            "the link to the node's configuration cache that commands on the host look in (\"\" for none)",
+		"ca-cert-file":        "the CA certificate to fetch the configuration over TLS with (configless under TLSType=tls/s2n)",
 		"conf-dir":            "where the fetched configuration is kept for the host's commands",
 		"sack-socket":         "the host's credential service socket: a path, or @name for an abstract socket (default @drover/sack/<ClusterName>)",
 	}
@@ -177,7 +178,7 @@ func nodeCmd() *cobra.Command {
 			return daemon.RunNode(ctx, v, logger)
 		},
 	}
-	daemonFlags(cmd, v, "conf", "listen", "name", "dynamic", "spool-dir", "key-file", "gres-nvml", "gres-nvml-args", "nvml-mock", "gpu-health-interval", "log-level", "no-cgroups", "pprof-listen", "sack-socket", "conf-server", "run-conf")
+	daemonFlags(cmd, v, "conf", "listen", "name", "dynamic", "spool-dir", "key-file", "gres-nvml", "gres-nvml-args", "nvml-mock", "gpu-health-interval", "log-level", "no-cgroups", "pprof-listen", "sack-socket", "conf-server", "run-conf", "ca-cert-file")
 	return cmd
 }
 
@@ -201,7 +202,7 @@ func sackdCmd() *cobra.Command {
 			return daemon.RunSack(ctx, v, logger, nil)
 		},
 	}
-	daemonFlags(cmd, v, "conf", "name", "key-file", "log-level", "sack-socket", "conf-server", "conf-dir")
+	daemonFlags(cmd, v, "conf", "name", "key-file", "log-level", "sack-socket", "conf-server", "conf-dir", "ca-cert-file")
 	cmd.Flags().Lookup("name").Usage = "this host's name in the credentials it signs (default: short host name)"
 	return cmd
 }
