@@ -59,6 +59,16 @@ func wantsConfigless(v *viper.Viper) bool {
 	return errors.Is(err, os.ErrNotExist)
 }
 
+// noController says why a configless start failed; when the daemon
+// went configless only because slurm.conf is missing, it says that
+// first, since that is the likelier mistake.
+func noController(v *viper.Viper, path string, err error) error {
+	if v.GetString("conf-server") == "" && os.Getenv("SLURM_CONF_SERVER") == "" {
+		return fmt.Errorf("%s does not exist, and no controller to fetch it from: %w", path, err)
+	}
+	return err
+}
+
 // confServers are the controllers to ask: --conf-server,
 // SLURM_CONF_SERVER, or the _slurmctld._tcp SRV records.
 func confServers(ctx context.Context, v *viper.Viper) ([]configless.Server, error) {

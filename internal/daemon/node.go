@@ -43,10 +43,7 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	if wantsConfigless(v) {
 		cached, f, err := nodeConfigless(ctx, v, name, keyBase, logger)
 		if err != nil {
-			if v.GetString("conf-server") == "" && os.Getenv("SLURM_CONF_SERVER") == "" {
-				return fmt.Errorf("%s does not exist, and no controller to fetch it from: %w", path, err)
-			}
-			return err
+			return noController(v, path, err)
 		}
 		path, fetch = cached, f
 	}

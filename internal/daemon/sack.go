@@ -76,7 +76,7 @@ func RunSack(ctx context.Context, v *viper.Viper, logger *slog.Logger, ready fun
 	if wantsConfigless(v) {
 		f, err := sackConfigless(ctx, v, host, keyBase, logger)
 		if err != nil {
-			return err
+			return noController(v, path, err)
 		}
 		fetch, path = f, filepath.Join(f.cache, "slurm.conf")
 	}
