@@ -21,6 +21,7 @@ import (
 
 	"github.com/droverhq/drover/internal/assoc"
 	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/configless"
 	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/jobcomp"
@@ -90,6 +91,10 @@ type Config struct {
 	// MaxNodeCount bounds how many nodes, dynamic ones included, the
 	// cluster may have (0: no bound).
 	MaxNodeCount int
+	// Configless are the files handed to node daemons and login hosts
+	// (SlurmctldParameters=enable_configless), read with slurm.conf;
+	// nil: configless mode is off and their requests are refused.
+	Configless *configless.Served
 	// Reload reads slurm.conf again and replaces this controller with
 	// one built from it (scontrol reconfigure); nil: it cannot.
 	Reload func(ctx context.Context) error

@@ -12,11 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/viper"
 
 	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/nodeagent"
+	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/internal/tlsconf"
 	"github.com/droverhq/drover/spank/plugconf"
@@ -28,14 +30,26 @@ var Version = "0.1.0-dev"
 // RunNode runs a node daemon until ctx ends.
 func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	path := ConfPath(v.GetString("conf"))
-	sc, err := LoadConf(path, logger)
-	if err != nil {
-		return err
-	}
+	// keyBase is the slurm.conf path beside which the key and the TLS
+	// files are: a configless node runs from its cache, where neither
+	// is ever written.
+	keyBase := path
 	name := v.GetString("name")
 	if name == "" {
 		h, _ := os.Hostname()
 		name, _, _ = strings.Cut(h, ".")
+	}
+	var fetch *fetcher
+	if wantsConfigless(v) {
+		cached, f, err := nodeConfigless(ctx, v, name, keyBase, logger)
+		if err != nil {
+			return noController(v, path, err)
+		}
+		path, fetch = cached, f
+	}
+	sc, err := LoadConf(path, logger)
+	if err != nil {
+		return err
 	}
 	dynamic := strings.TrimSpace(v.GetString("dynamic"))
 	nc, err := nodeLine(sc, path, name, dynamic)
@@ -65,7 +79,7 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	tlsServer, tlsClient, err := ClusterTLS(v, sc, path, tlsconf.Slurmd)
+	tlsServer, tlsClient, err := ClusterTLS(v, sc, keyBase, tlsconf.Slurmd)
 	if err != nil {
 		return err
 	}
@@ -102,18 +116,40 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	if v.GetBool("no-cgroups") {
 		cfg.DisableCgroups = true
 	}
-	ring, err := ClusterKey(v, sc, path)
+	ring, err := ClusterKey(v, sc, keyBase)
 	if err != nil {
 		return err
 	}
 	cfg.Keys = clusterkey.NewHolder(ring)
+	if fetch != nil {
+		// Jobs read this host's copy, not the controller's path, and the
+		// fetches are signed with the key the daemon holds from now on.
+		cfg.ConfPath = path
+		fetch.client.Signer.Keys = cfg.Keys
+		if tlsClient != nil {
+			// Later fetches follow the cluster's TLS.
+			fetch.client = nodeproto.NewClient(fetch.client.Signer, tlsClient)
+		}
+	}
 	ai, err := sc.AuthInfo()
 	if err != nil {
 		return err
 	}
 	cfg.AuthTTL = ai.TTL
 	cfg.PlugStack, cfg.PluginDir = plugconf.ConfPaths(sc, path)
-	cfg.Reload = func() (nodeagent.Reloaded, error) { return reloadNode(v, path, name, dynamic, logger) }
+	cfg.Reload = func() (nodeagent.Reloaded, error) {
+		if fetch != nil {
+			// Configless: the controller's files first, as slurmd takes
+			// them with REQUEST_RECONFIGURE_WITH_CONFIG. A failed fetch
+			// leaves the cache and the configuration as they were.
+			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if _, err := fetch.fetch(ctx); err != nil {
+				return nodeagent.Reloaded{}, fmt.Errorf("fetch the configuration: %w", err)
+			}
+		}
+		return reloadNode(v, path, keyBase, name, dynamic, logger)
+	}
 	servePprof(ctx, v, logger)
 	a, err := nodeagent.New(cfg, logger)
 	if err != nil {
@@ -123,6 +159,9 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 		return err
 	}
 	defer a.Close()
+	if fetch != nil && fetch.last == nil {
+		go fetch.untilFetched(ctx, retryOf(v), func() { _ = a.Reconfigure() })
+	}
 	// The node daemon is its host's credential service, as slurmd is
 	// for auth/slurm. On a host with several node daemons (tests,
 	// multiple-slurmd) the first to start serves it.
@@ -180,7 +219,7 @@ func nodeLine(sc *slurmconf.Config, path, name, dynamic string) (*slurmconf.Node
 
 // reloadNode reads slurm.conf and cgroup.conf again for scontrol
 // reconfigure: what of them a running node daemon can take.
-func reloadNode(v *viper.Viper, path, name, dynamic string, logger *slog.Logger) (nodeagent.Reloaded, error) {
+func reloadNode(v *viper.Viper, path, keyBase, name, dynamic string, logger *slog.Logger) (nodeagent.Reloaded, error) {
 	sc, err := LoadConf(path, logger)
 	if err != nil {
 		return nodeagent.Reloaded{}, err
@@ -193,7 +232,7 @@ func reloadNode(v *viper.Viper, path, name, dynamic string, logger *slog.Logger)
 	if err != nil {
 		return nodeagent.Reloaded{}, err
 	}
-	ring, err := ClusterKey(v, sc, path)
+	ring, err := ClusterKey(v, sc, keyBase)
 	if err != nil {
 		return nodeagent.Reloaded{}, err
 	}

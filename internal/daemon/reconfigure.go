@@ -15,6 +15,7 @@ import (
 
 	"github.com/droverhq/drover/internal/acctdb"
 	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/configless"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/metrics"
 	"github.com/droverhq/drover/internal/msgauth"
@@ -71,6 +72,13 @@ func controllerConfig(v *viper.Viper, path string, logger *slog.Logger) (control
 	}
 	if d := v.GetString("state-dir"); d != "" {
 		cfg.StateDir = d
+	}
+	if sc.Configless() {
+		// Read with slurm.conf, so that a reconfigure hands out the new
+		// files and nodes never get files newer than the controller runs.
+		if cfg.Configless, err = configless.Load(path, sc); err != nil {
+			return controller.Config{}, err
+		}
 	}
 	cfg.Operators, cfg.Administrators = settingList(v, "operators"), settingList(v, "administrators")
 	ring, err := ClusterKey(v, sc, path)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -13,7 +14,9 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/configless"
 	"github.com/droverhq/drover/internal/msgauth"
+	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/sack"
 	"github.com/droverhq/drover/internal/slurmconf"
 )
@@ -41,26 +44,53 @@ func startSack(ctx context.Context, addr, host string, keys *clusterkey.Holder, 
 	return errc, nil
 }
 
+// DefaultConfDir is where `drover sackd` keeps a fetched configuration:
+// conf under systemd's RUNTIME_DIRECTORY, else /run/slurm/conf, as
+// sackd does.
+func DefaultConfDir() string {
+	if d := os.Getenv("RUNTIME_DIRECTORY"); d != "" {
+		first, _, _ := strings.Cut(d, ":")
+		return filepath.Join(first, "conf")
+	}
+	return configless.RunConf
+}
+
+// confRefresh is how often a configless login host asks the controller
+// for its files again.
+const confRefresh = time.Minute
+
 // RunSack runs `drover sackd`: a login host's credential service, as
-// Slurm's sackd (compute hosts get theirs from the node daemon).
+// Slurm's sackd (compute hosts get theirs from the node daemon). With
+// --conf-server, or with no local slurm.conf, it fetches the
+// configuration into its folder (/run/slurm/conf) for the host's
+// commands and keeps it current.
 func RunSack(ctx context.Context, v *viper.Viper, logger *slog.Logger, ready func(string)) error {
 	path := ConfPath(v.GetString("conf"))
+	keyBase := path
+	host := v.GetString("name")
+	if host == "" {
+		h, _ := os.Hostname()
+		host, _, _ = strings.Cut(h, ".")
+	}
+	var fetch *fetcher
+	if wantsConfigless(v) {
+		f, err := sackConfigless(ctx, v, host, keyBase, logger)
+		if err != nil {
+			return noController(v, path, err)
+		}
+		fetch, path = f, filepath.Join(f.cache, "slurm.conf")
+	}
 	sc, err := LoadConf(path, logger)
 	if err != nil {
 		return err
 	}
-	ring, err := ClusterKey(v, sc, path)
+	ring, err := ClusterKey(v, sc, keyBase)
 	if err != nil {
 		return err
 	}
 	ai, err := sc.AuthInfo()
 	if err != nil {
 		return err
-	}
-	host := v.GetString("name")
-	if host == "" {
-		h, _ := os.Hostname()
-		host, _, _ = strings.Cut(h, ".")
 	}
 	addr := sackSocket(v, sc)
 	keys := clusterkey.NewHolder(ring)
@@ -72,16 +102,41 @@ func RunSack(ctx context.Context, v *viper.Viper, logger *slog.Logger, ready fun
 		ready(addr)
 	}
 	defer announce(ctx, logger)()
-	// SIGHUP reads the key again (a rotation), as sackd reconfigures.
+	// SIGHUP reads the key again (a rotation), as sackd reconfigures,
+	// and fetches the configuration again.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	var tick <-chan time.Time
+	if fetch != nil {
+		fetch.client.Signer.Keys = keys
+		// Later fetches follow the cluster's TLS, as the commands do.
+		_, tlsClient, err := ClusterTLS(v, sc, keyBase, "")
+		if err != nil {
+			return err
+		}
+		if tlsClient != nil {
+			fetch.client = nodeproto.NewClient(fetch.client.Signer, tlsClient)
+		}
+		every := v.GetDuration("conf-refresh")
+		if every <= 0 {
+			every = confRefresh
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case err := <-errc:
 			return err
+		case <-tick:
+			fetch.refresh(ctx)
 		case <-hup:
-			ring, err := ClusterKey(v, sc, path)
+			if fetch != nil {
+				fetch.refresh(ctx)
+			}
+			ring, err := ClusterKey(v, sc, keyBase)
 			if err != nil {
 				logger.Error("SIGHUP: cluster key refused, keeping the old one", "err", err)
 				continue
@@ -90,4 +145,41 @@ func RunSack(ctx context.Context, v *viper.Viper, logger *slog.Logger, ready fun
 			logger.Info("SIGHUP: cluster key read again", "path", ring.Path, "signing", ring.Signing().ID)
 		}
 	}
+}
+
+// sackConfigless fetches a login host's files into the conf-dir
+// setting, signed as the host's credential service.
+func sackConfigless(ctx context.Context, v *viper.Viper, host, keyBase string, logger *slog.Logger) (*fetcher, error) {
+	servers, err := confServers(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	ring, err := bootKey(v, keyBase)
+	if err != nil {
+		return nil, err
+	}
+	dir := v.GetString("conf-dir")
+	if dir == "" {
+		dir = DefaultConfDir()
+	}
+	tlsClient, err := bootTLS(v)
+	if err != nil {
+		return nil, err
+	}
+	f := &fetcher{
+		servers: servers,
+		client:  nodeproto.NewClient(&msgauth.Signer{Keys: clusterkey.NewHolder(ring), Issuer: msgauth.Host(host)}, tlsClient),
+		cache:   dir,
+		logger:  logger,
+	}
+	r, err := f.establish(ctx, retryOf(v))
+	if err != nil {
+		return nil, err
+	}
+	if r != nil {
+		if err := f.store(r); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/shim"
+	"github.com/droverhq/drover/internal/configless"
 	"github.com/droverhq/drover/internal/daemon"
 	"github.com/droverhq/drover/internal/devcluster"
 )
@@ -92,12 +93,21 @@ func daemonFlags(cmd *cobra.Command, v *viper.Viper, names ...string) {
 		"dynamic":             "run a node slurm.conf does not list, with this definition (\"CPUs=8 RealMemory=16000 Features=x\"), as slurmd -Z",
 		"pprof-listen":        "serve Go's profiler (/debug/pprof/) on this address (off by default)",
 		"rest-max-body":       "largest REST request body accepted, in bytes or as 64mb, 1gb (default 16mb); larger ones get 413",
+		"conf-server":         "fetch the configuration from these controllers, HOST[:PORT][,HOST2...] in order (configless, as slurmd --conf-server); without it and without a local slurm.conf, from the DNS SRV record _slurmctld._tcp",
+		"run-conf":            "the link to the node's configuration cache that commands on the host look in (\"\" for none)",
+		"ca-cert-file":        "the CA certificate to fetch the configuration over TLS with (configless under TLSType=tls/s2n)",
+		"conf-dir":            "where the fetched configuration is kept for the host's commands",
 		"sack-socket":         "the host's credential service socket: a path, or @name for an abstract socket (default @drover/sack/<ClusterName>)",
 	}
 	for _, n := range names {
-		if n == "no-cgroups" {
+		switch n {
+		case "no-cgroups":
 			cmd.Flags().Bool(n, false, help[n])
-		} else {
+		case "run-conf":
+			cmd.Flags().String(n, configless.RunConf, help[n])
+		case "conf-dir":
+			cmd.Flags().String(n, daemon.DefaultConfDir(), help[n])
+		default:
 			cmd.Flags().String(n, "", help[n])
 		}
 		_ = v.BindPFlag(n, cmd.Flags().Lookup(n))
@@ -170,7 +180,7 @@ func nodeCmd() *cobra.Command {
 			return daemon.RunNode(ctx, v, logger)
 		},
 	}
-	daemonFlags(cmd, v, "conf", "listen", "name", "dynamic", "spool-dir", "key-file", "gres-nvml", "gres-nvml-args", "nvml-mock", "gpu-health-interval", "log-level", "no-cgroups", "pprof-listen", "sack-socket")
+	daemonFlags(cmd, v, "conf", "listen", "name", "dynamic", "spool-dir", "key-file", "gres-nvml", "gres-nvml-args", "nvml-mock", "gpu-health-interval", "log-level", "no-cgroups", "pprof-listen", "sack-socket", "conf-server", "run-conf", "ca-cert-file")
 	return cmd
 }
 
@@ -194,7 +204,7 @@ func sackdCmd() *cobra.Command {
 			return daemon.RunSack(ctx, v, logger, nil)
 		},
 	}
-	daemonFlags(cmd, v, "conf", "name", "key-file", "log-level", "sack-socket")
+	daemonFlags(cmd, v, "conf", "name", "key-file", "log-level", "sack-socket", "conf-server", "conf-dir", "ca-cert-file")
 	cmd.Flags().Lookup("name").Usage = "this host's name in the credentials it signs (default: short host name)"
 	return cmd
 }

@@ -43,8 +43,11 @@ type Config struct {
 	Listen string
 	// Advertise is the address the controller should use (defaults to the
 	// listener's).
-	Advertise  string
-	SpoolDir   string
+	Advertise string
+	SpoolDir  string
+	// ConfPath, when set, is the slurm.conf jobs get as SLURM_CONF
+	// instead of the controller's path: a configless node's cache.
+	ConfPath   string
 	CPUs       uint32
 	RealMemory uint64
 	GPUs       []nodeproto.GPU

@@ -147,6 +147,13 @@ func (j *runningJob) start(l *nodeproto.Launch) error {
 		copied.Environment = loaded
 		l = &copied
 	}
+	if a.cfg.ConfPath != "" {
+		// A configless node has its own copy (slurmd sets SLURM_CONF to
+		// its conf-cache for its jobs).
+		copied := *l
+		copied.ConfPath = a.cfg.ConfPath
+		l = &copied
+	}
 	env, prop := batchEnv(l, a.cfg.Name, a.current().ConstrainDevices)
 	env, hook, err := a.spankBatchStart(l, env)
 	if err != nil {

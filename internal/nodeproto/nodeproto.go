@@ -26,6 +26,10 @@ const (
 	PathJobDone    = "/drover/v1/node/jobdone"
 	PathStepDone   = "/drover/v1/node/stepdone"
 	PathNodeHealth = "/drover/v1/node/health"
+	// PathConfig asks for the controller's configuration files
+	// (REQUEST_CONFIG, SlurmctldParameters=enable_configless): node
+	// daemons and login hosts' credential services ask it.
+	PathConfig = "/drover/v1/node/config"
 )
 
 // Paths served by a node daemon (controller -> node; srun -> node for
@@ -312,6 +316,37 @@ type StepLaunch struct {
 	PMIMapping string `json:"pmi_mapping,omitempty"`
 	// PMIRanks are every node's ranks, in node order (pmix only).
 	PMIRanks [][]int `json:"pmi_ranks,omitempty"`
+}
+
+// ConfigFile is one of the controller's configuration files as
+// RESPONSE_CONFIG carries it. A file the controller does not have is
+// sent with Exists false, so that a cache drops its old copy.
+type ConfigFile struct {
+	Name    string `json:"name"`
+	Content string `json:"content,omitempty"`
+	Exists  bool   `json:"exists"`
+	// Execute marks a script (Prolog, Epilog...), written mode 0755.
+	Execute bool `json:"execute,omitempty"`
+}
+
+// ConfigReply answers PathConfig (RESPONSE_CONFIG): the files, and for a
+// node daemon the SlurmdSpoolDir they hold, where its cache goes.
+type ConfigReply struct {
+	Files          []ConfigFile `json:"files"`
+	SlurmdSpoolDir string       `json:"slurmd_spooldir,omitempty"`
+}
+
+// ReplyMethod is the method a signed reply's token names: a reply is
+// signed by the controller for the daemon that asked, bound to its body
+// and to the request (ReplyURI), so that whoever answers in the
+// controller's place (a spoofed DNS record, a host on the path) cannot
+// hand a node a configuration, and an old reply cannot be replayed.
+const ReplyMethod = "REPLY"
+
+// ReplyURI names the request a signed reply answers: its path and the
+// SHA-256 of the request's own token.
+func ReplyURI(path, requestToken string) string {
+	return path + "?request=" + msgauth.BodyHash([]byte(requestToken))
 }
 
 // Error is an error answer.

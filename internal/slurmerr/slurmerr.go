@@ -74,6 +74,7 @@ const (
 	NotHetJob                      Code = 2106
 	NotHetJobLeader                Code = 2107
 	NotWholeHetJob                 Code = 2108
+	ConfiglessDisabled             Code = 2125
 )
 
 var messages = map[Code]string{
@@ -136,6 +137,7 @@ var messages = map[Code]string{
 	DataConvFailed:                 "Unable to convert Data type",
 	NoChangeInData:                 "Data has not changed since time specified",
 	UserIDMissing:                  "Invalid user id",
+	ConfiglessDisabled:             "ConfigLess mode is disabled in slurm configuration.",
 	DataAmbiguousModify:            "Request matched more than one object to modify. Modifications must only apply to a single object. Try adding more properties to make update match a unique object.",
 	DataAmbiguousQuery:             "Request matched more than one object to query. Request is limited to query of a single matching object.",
 }

@@ -71,22 +71,42 @@ const DefaultSlurmConf = "/etc/slurm/slurm.conf"
 // beside the commands: the slurm.conf of the cluster they belong to.
 const ShimConf = "slurm.conf"
 
+// CachedSlurmConf is the copy a configless host keeps (the login
+// service's cache, or the link a node daemon makes to its own): Slurm's
+// commands read it when there is no local slurm.conf.
+const CachedSlurmConf = "/run/slurm/conf/slurm.conf"
+
 // defaultConf is DefaultConfPath's answer, found once per process.
 var defaultConf = sync.OnceValue(func() string {
-	if dir := commandDir(); dir != "" {
-		p := filepath.Join(dir, ShimConf)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+	return findConf(commandDir(), DefaultSlurmConf, CachedSlurmConf)
+})
+
+// findConf is the first of: the ShimConf in the command's folder dir,
+// the default slurm.conf, the configless cache's; the default if none
+// exists (its absence is then reported where it is read).
+func findConf(dir, def, cached string) string {
+	regular := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	if dir != "" {
+		if p := filepath.Join(dir, ShimConf); regular(p) {
 			return p
 		}
 	}
-	return DefaultSlurmConf
-})
+	if !regular(def) && regular(cached) {
+		return cached
+	}
+	return def
+}
 
 // DefaultConfPath is the slurm.conf a command reads without SLURM_CONF:
 // the one its installation names (the ShimConf beside the command as it
 // was started), as Slurm's commands read the one built into them, so
 // that a command run with every SLURM_* variable removed still reaches
-// its own cluster; DefaultSlurmConf otherwise.
+// its own cluster; DefaultSlurmConf otherwise, or CachedSlurmConf when
+// only that exists (a configless login host or node, as Slurm's
+// commands fall back to /run/slurm/conf/slurm.conf).
 func DefaultConfPath() string { return defaultConf() }
 
 // commandDir is the folder of the command as it was started: argv[0]'s,

@@ -75,13 +75,21 @@ func (t UserTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func Client() *http.Client { return &http.Client{Transport: UserTransport{}} }
 
 // SignNode gives req the token node's daemon would sign it with.
-func SignNode(req *http.Request, node string) {
+func SignNode(req *http.Request, node string) { SignDaemon(req, msgauth.Node(node)) }
+
+// SignHost signs req as a login host's credential service (sack:HOST)
+// signs its own requests, such as its fetch of the configuration.
+func SignHost(req *http.Request, host string) { SignDaemon(req, msgauth.Host(host)) }
+
+// SignDaemon signs req as a daemon issuer (slurmd:NODE, sack:HOST...)
+// with the test cluster key.
+func SignDaemon(req *http.Request, issuer string) {
 	var body []byte
 	if req.Body != nil && req.Body != http.NoBody {
 		body, _ = io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	s := &msgauth.Signer{Keys: clusterkey.NewHolder(clusterkey.FromSecret(Key)), Issuer: msgauth.Node(node)}
+	s := &msgauth.Signer{Keys: clusterkey.NewHolder(clusterkey.FromSecret(Key)), Issuer: issuer}
 	if err := s.SignRequest(req, msgauth.Controller, body); err != nil {
 		panic(err)
 	}

@@ -16,7 +16,7 @@ import (
 // answers each without panicking, with a status its daemons understand,
 // and keeps serving.
 func FuzzNodeMessages(f *testing.F) {
-	paths := []string{nodeproto.PathRegister, nodeproto.PathHeartbeat, nodeproto.PathJobDone, nodeproto.PathNodeHealth, nodeproto.PathStepDone}
+	paths := []string{nodeproto.PathRegister, nodeproto.PathHeartbeat, nodeproto.PathJobDone, nodeproto.PathNodeHealth, nodeproto.PathStepDone, nodeproto.PathConfig}
 	for i := range paths {
 		f.Add(uint8(i), []byte(`{"name":"n1","node":"n1","job_id":1,"kind":"exited"}`))
 		f.Add(uint8(i), []byte(`{"name":"n1","cpus":8,"real_memory":16000,"jobs":[{"job_id":1,"done":{"job_id":1}}]}`))

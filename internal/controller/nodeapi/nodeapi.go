@@ -9,10 +9,13 @@ package nodeapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 
+	"github.com/droverhq/drover/internal/configless"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmerr"
@@ -31,6 +34,11 @@ type Controller interface {
 	JobDone(ctx context.Context, d nodeproto.JobDone) error
 	// StepUsage records what a node's tasks of a step used.
 	StepUsage(ctx context.Context, d nodeproto.StepDone) error
+	// ConfigFiles are the files for a node daemon (forNode) or a login
+	// host; slurmerr.ConfiglessDisabled without enable_configless.
+	ConfigFiles(forNode bool) (*nodeproto.ConfigReply, error)
+	// Signer signs the configuration replies.
+	Signer() *msgauth.Signer
 	// DrainForHealth drains a node for a hardware failure.
 	DrainForHealth(ctx context.Context, name, reason string) error
 	// CountRPC counts one request of a kind for sdiag.
@@ -51,7 +59,42 @@ func Handler(ctl Controller) http.Handler {
 	mux.HandleFunc("POST "+nodeproto.PathJobDone, s.handleJobDone)
 	mux.HandleFunc("POST "+nodeproto.PathStepDone, s.handleStepDone)
 	mux.HandleFunc("POST "+nodeproto.PathNodeHealth, s.handleNodeHealth)
-	return s.authNode(mux)
+	top := http.NewServeMux()
+	// Login hosts' credential services fetch the configuration too, so
+	// that path has its own check.
+	top.Handle("POST "+nodeproto.PathConfig, s.authDaemon(http.HandlerFunc(s.handleConfig)))
+	top.Handle("/", s.authNode(mux))
+	return top
+}
+
+// handleConfig hands out the configuration files (REQUEST_CONFIG): a
+// node daemon gets slurmd's set, a login host the commands' set, as
+// slurmctld answers CONFIG_REQUEST_SLURMD and CONFIG_REQUEST_SACKD.
+func (s *server) handleConfig(w http.ResponseWriter, r *http.Request) {
+	s.ctl.CountRPC("REQUEST_CONFIG")
+	claims := msgauth.ClaimsFrom(r.Context())
+	forNode := strings.HasPrefix(claims.Issuer(), msgauth.Node(""))
+	reply, err := s.ctl.ConfigFiles(forNode)
+	if err != nil {
+		nodeproto.Fail(w, http.StatusForbidden, err)
+		return
+	}
+	// The reply is signed for the daemon that asked and bound to its
+	// request: a node runs what it says (Prolog scripts included).
+	body, err := json.Marshal(reply)
+	if err != nil {
+		nodeproto.Fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	tok, err := configless.SignReply(s.ctl.Signer(), claims.Issuer(), r, body)
+	if err != nil {
+		nodeproto.Fail(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	w.Header().Set(msgauth.Header, tok)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }
 
 // server holds the controller the handlers answer for.

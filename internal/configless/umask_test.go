@@ -1,0 +1,5 @@
+package configless
+
+import "syscall"
+
+func unixUmask(m int) int { return syscall.Umask(m) }

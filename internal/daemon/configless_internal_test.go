@@ -1,0 +1,214 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/configless"
+	"github.com/droverhq/drover/internal/msgauth"
+	"github.com/droverhq/drover/internal/nodeproto"
+)
+
+// srvResolver answers _slurmctld._tcp with one controller.
+type srvResolver struct {
+	host string
+	port uint16
+}
+
+func (r srvResolver) LookupSRV(_ context.Context, _, _, name string) (string, []*net.SRV, error) {
+	if name != configless.SRVRecord {
+		return "", nil, &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
+	}
+	return name, []*net.SRV{{Target: r.host + ".", Port: r.port}}, nil
+}
+
+// syncBuffer is a log both the daemon and the test touch.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestNodeConfigless: a node daemon without --conf-server and without a
+// local slurm.conf finds the controller by its SRV record, fetches the
+// files into SlurmdSpoolDir/conf-cache signed as its node, and later,
+// with the controller down, runs from that copy; with neither, it
+// retries with slurmd's wording until it is stopped.
+func TestNodeConfigless(t *testing.T) {
+	etc := t.TempDir()
+	keyBase := filepath.Join(etc, "slurm.conf") // never written: configless
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(keyBase)); err != nil {
+		t.Fatal(err)
+	}
+	ring, err := clusterkey.Load(keyBase, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier := &msgauth.Verifier{Keys: clusterkey.NewHolder(ring), Audience: msgauth.Controller}
+	spool := filepath.Join(t.TempDir(), "spool")
+	var up atomic.Bool
+	up.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		claims, err := verifier.VerifyRequest(r, nodeproto.MaxBody)
+		switch {
+		case !up.Load():
+			http.Error(w, "down", http.StatusBadGateway)
+		case err != nil || r.URL.Path != nodeproto.PathConfig:
+			nodeproto.Fail(w, http.StatusUnauthorized, err)
+		case claims.Issuer() != msgauth.Node("n1"):
+			nodeproto.Fail(w, http.StatusForbidden, err)
+		default:
+			body, _ := json.Marshal(nodeproto.ConfigReply{SlurmdSpoolDir: spool, Files: []nodeproto.ConfigFile{
+				{Name: "slurm.conf", Content: "ClusterName=c\n", Exists: true}, {Name: "gres.conf", Content: "Name=gpu\n", Exists: true}}})
+			tok, _ := configless.SignReply(&msgauth.Signer{Keys: clusterkey.NewHolder(ring), Issuer: msgauth.Controller}, claims.Issuer(), r, body)
+			w.Header().Set(msgauth.Header, tok)
+			w.Write(body)
+		}
+	}))
+	defer srv.Close()
+	host, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	p, _ := strconv.Atoi(port)
+	Resolver = srvResolver{host: host, port: uint16(p)}
+	defer func() { Resolver = nil }()
+
+	v := Settings()
+	v.Set("spool-dir", spool)
+	v.Set("conf-retry", "50ms")
+	var logs syncBuffer
+	logger := Logger(&logs, "debug")
+	path, f, err := nodeConfigless(context.Background(), v, "n1", keyBase, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(spool, configless.CacheFolder)
+	if path != filepath.Join(cache, "slurm.conf") || f.cache != cache {
+		t.Errorf("runs from %s, cache %s; want %s/slurm.conf", path, f.cache, cache)
+	}
+	for _, name := range []string{"slurm.conf", "gres.conf"} {
+		fi, err := os.Stat(filepath.Join(cache, name))
+		if err != nil || fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s in the cache: %v %v", name, fi, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cache, "slurm.key")); err == nil {
+		t.Errorf("the key is in the cache")
+	}
+
+	// The controller is down: the cached copy.
+	up.Store(false)
+	path, f, err = nodeConfigless(context.Background(), v, "n1", keyBase, logger)
+	if err != nil || path != filepath.Join(cache, "slurm.conf") || f.last != nil {
+		t.Fatalf("with the controller down: %s, %v (fetched %v)", path, err, f != nil && f.last != nil)
+	}
+	if !strings.Contains(logs.String(), "running from the cached copy") {
+		t.Errorf("no word of the cached copy in the log:\n%s", logs.String())
+	}
+
+	// Down, and no cache: retries until stopped.
+	v.Set("spool-dir", filepath.Join(t.TempDir(), "empty"))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, _, err = nodeConfigless(ctx, v, "n1", keyBase, logger)
+	if err == nil || !strings.Contains(err.Error(), "failed to load configs from "+host) {
+		t.Errorf("no controller and no cache: error = %v", err)
+	}
+	if n := strings.Count(logs.String(), "failed to load configs. Retrying in 50ms."); n < 2 {
+		t.Errorf("%d retries logged, want several:\n%s", n, logs.String())
+	}
+}
+
+// TestWantsConfigless follows Slurm's order: --conf-server, then
+// SLURM_CONF_SERVER; a named slurm.conf wins over the SRV record.
+func TestWantsConfigless(t *testing.T) {
+	t.Setenv("SLURM_CONF_SERVER", "")
+	t.Setenv("SLURM_CONF", "")
+	v := Settings()
+	v.Set("conf-server", "ctl")
+	v.Set("conf", "/etc/x/slurm.conf")
+	if !wantsConfigless(v) {
+		t.Errorf("--conf-server with --conf: not configless")
+	}
+	v = Settings()
+	v.Set("conf", "/etc/x/slurm.conf")
+	if wantsConfigless(v) {
+		t.Errorf("--conf alone: configless")
+	}
+	t.Setenv("SLURM_CONF_SERVER", "ctl")
+	if !wantsConfigless(v) {
+		t.Errorf("SLURM_CONF_SERVER with --conf: not configless")
+	}
+	t.Setenv("SLURM_CONF_SERVER", "")
+	t.Setenv("SLURM_CONF", "/etc/x/slurm.conf")
+	if wantsConfigless(Settings()) {
+		t.Errorf("SLURM_CONF: configless")
+	}
+}
+
+// TestConfiglessTLS: with --ca-cert-file the first fetch goes over TLS
+// and takes only a controller whose certificate that CA signed.
+func TestConfiglessTLS(t *testing.T) {
+	etc := t.TempDir()
+	keyBase := filepath.Join(etc, "slurm.conf")
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(keyBase)); err != nil {
+		t.Fatal(err)
+	}
+	ring, err := clusterkey.Load(keyBase, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := json.Marshal(nodeproto.ConfigReply{Files: []nodeproto.ConfigFile{{Name: "slurm.conf", Content: "ClusterName=tls\n", Exists: true}}})
+		tok, _ := configless.SignReply(&msgauth.Signer{Keys: clusterkey.NewHolder(ring), Issuer: msgauth.Controller}, msgauth.Node("n1"), r, body)
+		w.Header().Set(msgauth.Header, tok)
+		w.Write(body)
+	}))
+	defer srv.Close()
+	ca := filepath.Join(etc, "ca_cert.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := Settings()
+	v.Set("conf-server", strings.TrimPrefix(srv.URL, "https://"))
+	v.Set("spool-dir", t.TempDir())
+	v.Set("conf-retry", "20ms")
+	var logs syncBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	// Plain HTTP to a TLS port does not do.
+	if _, _, err := nodeConfigless(ctx, v, "n1", keyBase, Logger(&logs, "info")); err == nil {
+		t.Fatalf("a plain fetch from a TLS controller succeeded")
+	}
+	v.Set("ca-cert-file", ca)
+	path, _, err := nodeConfigless(context.Background(), v, "n1", keyBase, Logger(&logs, "info"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "ClusterName=tls\n" {
+		t.Errorf("fetched over TLS: %q", b)
+	}
+}
