@@ -86,7 +86,7 @@ docs:
 
 # The deb and rpm packages (nfpm), split as Slurm's, into dist/:
 # PKGFLAGS='-arch amd64 -format deb' narrows them, -version 1.2.3 names
-# the version (default: from git tags), -sign-key KEY.asc signs them
+# the version (default: from git tags), -sign-key KEY.asc signs the rpms
 # (passphrase in $$DROVER_SIGN_PASSPHRASE). See packaging/README.md.
 package:
 	$(GO) run ./packaging/mkpkg -out dist $(PKGFLAGS)

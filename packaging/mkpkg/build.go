@@ -17,10 +17,11 @@ import (
 
 type options struct {
 	out, version string
-	// signKey is an armoured OpenPGP private key file the packages are
-	// signed with (its passphrase in $DROVER_SIGN_PASSPHRASE); none:
-	// unsigned, for a repository's own signing.
+	// signKey is an armoured OpenPGP private key file the rpms are
+	// signed with (its passphrase in $DROVER_SIGN_PASSPHRASE).
 	signKey         string
+	// debCompression is the debs' (xz when empty, as Debian's own).
+	debCompression string
 	arches, formats []string
 	log             io.Writer
 }
@@ -73,7 +74,9 @@ func run(o options) ([]string, error) {
 				}
 			}
 			for _, format := range o.formats {
-				path, err := b.pack(p, format, o.out, o.signKey)
+				start := time.Now()
+				path, err := b.pack(p, format, o)
+				fmt.Fprintf(o.log, "mkpkg: %s: %s in %.1fs\n", arch, filepath.Base(path), time.Since(start).Seconds())
 				if err != nil {
 					return nil, fmt.Errorf("%s %s %s: %w", p.name, format, arch, err)
 				}
@@ -143,9 +146,11 @@ func (b builder) stageAll() error {
 		{"copyright", b.copyright},
 	}
 	for _, s := range steps {
+		start := time.Now()
 		if err := s.do(); err != nil {
 			return fmt.Errorf("%s: %w", s.what, err)
 		}
+		fmt.Fprintf(b.log, "mkpkg: %s: %s in %.1fs\n", b.arch, s.what, time.Since(start).Seconds())
 	}
 	return nil
 }

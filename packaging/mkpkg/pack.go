@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -181,7 +182,7 @@ func (b builder) renderScripts(p pkg) (nfpm.Scripts, error) {
 }
 
 // pack writes p in format into out and returns the file's path.
-func (b builder) pack(p pkg, format, out, signKey string) (string, error) {
+func (b builder) pack(p pkg, format string, o options) (string, error) {
 	scripts, err := b.renderScripts(p)
 	if err != nil {
 		return "", err
@@ -271,13 +272,15 @@ func (b builder) pack(p pkg, format, out, signKey string) (string, error) {
 				Compression: "zstd",
 				BuildHost:   "drover",
 			},
-			Deb: nfpm.Deb{Compression: "xz"},
+			Deb: nfpm.Deb{Compression: cmp.Or(o.debCompression, "xz")},
 		},
 	}
-	if signKey != "" {
-		pass := os.Getenv("DROVER_SIGN_PASSPHRASE")
-		info.RPM.Signature.KeyFile, info.RPM.Signature.KeyPassphrase = signKey, pass
-		info.Deb.Signature.KeyFile, info.Deb.Signature.KeyPassphrase = signKey, pass
+	// An rpm carries its signature; a deb does not (Debian signs the
+	// repository's Release file instead, and lintian refuses a deb with
+	// a signature member), so a signing key signs the rpms only.
+	if o.signKey != "" {
+		info.RPM.Signature.KeyFile = o.signKey
+		info.RPM.Signature.KeyPassphrase = os.Getenv("DROVER_SIGN_PASSPHRASE")
 	}
 	if format == "rpm" {
 		// RPM's description is the paragraph alone; the summary has a tag
@@ -292,7 +295,7 @@ func (b builder) pack(p pkg, format, out, signKey string) (string, error) {
 		return "", err
 	}
 	name := packager.ConventionalFileName(info)
-	path := filepath.Join(out, name)
+	path := filepath.Join(o.out, name)
 	f, err := os.Create(path)
 	if err != nil {
 		return "", err

@@ -93,12 +93,11 @@ func packages() []pkg {
 			description: "Drover runs batch and interactive jobs on a cluster as Slurm does, " +
 				"reading Slurm's own slurm.conf and speaking slurmrestd's REST API. " +
 				"This package holds the drover program (its daemons and admin tools), " +
-				"slurm.conf, the SlurmUser account, manual pages and shell completions.",
+				"the SlurmUser account, manual pages and shell completions.",
 			debDepends: []string{"passwd"},
 			rpmDepends: []string{"shadow-utils"},
 			files: []file{
 				{src: "sbin/drover", dst: "/usr/sbin/drover", mode: 0o755},
-				{src: "etc/slurm.conf", dst: "/etc/slurm/slurm.conf", kind: "config|noreplace", mode: 0o644},
 				{src: "man/drover*.1.gz", dst: "/usr/share/man/man1/", mode: 0o644},
 				{src: "completions/drover.bash", dst: "/usr/share/bash-completion/completions/drover", mode: 0o644},
 				{src: "completions/_drover", dst: "/usr/share/zsh/vendor-completions/_drover", packager: "deb", mode: 0o644},
@@ -127,12 +126,18 @@ func packages() []pkg {
 			summary: "Slurm-compatible workload manager, controller",
 			description: "The controller (Slurm's slurmctld, with slurmrestd's API built in): " +
 				"it holds the queue, schedules jobs with backfill, and keeps the " +
-				"accounting. Its first install makes the cluster key when there is none.",
+				"accounting. It ships /etc/slurm/slurm.conf; its first install makes the " +
+				"cluster key when there is none.",
 			depends:      []string{"drover"},
 			debConflicts: []string{"slurmctld"},
 			rpmConflicts: []string{"slurm-slurmctld"},
-			files:        daemonFiles("drover-controller"),
-			noarch:       true,
+			// slurm.conf comes with the controller: the other hosts get it
+			// from the controller (configless) or from their admin, as
+			// with Slurm, and a node or login host without one looks
+			// for the controller in DNS.
+			files: append(daemonFiles("drover-controller"),
+				file{src: "etc/slurm.conf", dst: "/etc/slurm/slurm.conf", kind: "config|noreplace", mode: 0o644}),
+			noarch: true,
 			daemon: &daemonScripts{
 				Package: "drover-controller", Unit: "drover-controller.service",
 				What:   "the state folder, the cluster key and the unit",

@@ -14,12 +14,11 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
-	"github.com/blakesmith/ar"
 )
 
 // The packages as CI builds them for this machine's architecture, twice
-// (0.1.0 and 0.2.0, for the upgrade), signed with a key made for the
-// test: the linters find no error in them, their signatures verify, and
+// (0.1.0 and 0.2.0, for the upgrade), the rpms signed with a key made for
+// the test: the linters find no error in them, the signatures verify, and
 // they install, run and upgrade in a throwaway root keeping a
 // controller's state.
 func TestPackages(t *testing.T) {
@@ -32,12 +31,14 @@ func TestPackages(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	pub, keyFile := signingKey(t, dir)
+	keyFile := signingKey(t, dir)
 	t.Setenv("DROVER_SIGN_PASSPHRASE", "test passphrase")
 	build := func(version string) string {
 		out := filepath.Join(dir, version)
+		// gzip rather than xz: the same package to dpkg and lintian,
+		// built in a tenth of the time.
 		_, err := run(options{out: out, version: version, arches: []string{runtime.GOARCH},
-			formats: []string{"deb", "rpm"}, signKey: keyFile, log: io.Discard})
+			formats: []string{"deb", "rpm"}, signKey: keyFile, debCompression: "gzip", log: io.Discard})
 		if err != nil {
 			t.Fatalf("packages %s: %v", version, err)
 		}
@@ -60,29 +61,47 @@ func TestPackages(t *testing.T) {
 			t.Errorf("lintian: %v\n%s", err, out)
 		}
 	})
+	// rpm (and rpmlint, through it) checks signatures against the keys in
+	// its database: a database of the test's own, named in a
+	// ~/.rpmmacros of the test's own, holds the test key.
+	home := filepath.Join(dir, "home")
+	rpmdb := filepath.Join(dir, "rpmdb")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".rpmmacros"), []byte("%_dbpath "+rpmdb+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rpmEnv := append(os.Environ(), "HOME="+home)
+	haveRPM := false
+	if _, err := exec.LookPath("rpmkeys"); err == nil {
+		haveRPM = true
+		cmd := exec.Command("rpmkeys", "--import", filepath.Join(dir, "key.pub"))
+		cmd.Env = rpmEnv
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("rpmkeys --import: %v\n%s", err, out)
+		}
+	}
 	t.Run("rpmlint", func(t *testing.T) {
-		if _, err := exec.LookPath("rpmlint"); err != nil {
-			t.Skip("rpmlint is not installed (.ci/run installs it)")
+		if _, err := exec.LookPath("rpmlint"); err != nil || !haveRPM {
+			t.Skip("rpmlint or rpm is not installed (.ci/run installs them)")
 		}
 		root, _ := repoRoot()
-		out, err := exec.Command("rpmlint", append([]string{"-c", filepath.Join(root, "packaging", "rpmlint.toml")}, rpms...)...).CombinedOutput()
+		cmd := exec.Command("rpmlint", append([]string{"-c", filepath.Join(root, "packaging", "rpmlint.toml")}, rpms...)...)
+		cmd.Env = rpmEnv
+		out, err := cmd.CombinedOutput()
 		if err != nil || hasTag(out, "E:") {
 			t.Errorf("rpmlint: %v\n%s", err, out)
 		}
 	})
 	t.Run("signatures", func(t *testing.T) {
-		for _, deb := range debs {
-			verifyDeb(t, deb, pub)
-		}
-		if _, err := exec.LookPath("rpmkeys"); err != nil {
+		if !haveRPM {
 			t.Skip("no rpmkeys (Debian's rpm package)")
 		}
-		db := t.TempDir()
-		if out, err := exec.Command("rpmkeys", "--dbpath", db, "--import", filepath.Join(dir, "key.pub")).CombinedOutput(); err != nil {
-			t.Fatalf("rpmkeys --import: %v\n%s", err, out)
-		}
 		for _, r := range rpms {
-			out, err := exec.Command("rpmkeys", "--dbpath", db, "--checksig", r).CombinedOutput()
+			cmd := exec.Command("rpmkeys", "--checksig", r)
+			cmd.Env = rpmEnv
+			out, err := cmd.CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "signatures OK") {
 				t.Errorf("rpmkeys --checksig %s: %v\n%s", filepath.Base(r), err, out)
 			}
@@ -119,8 +138,8 @@ func hasTag(out []byte, tag string) bool {
 }
 
 // signingKey makes an OpenPGP key for the test, writes the private key
-// (encrypted) and the public key into dir, and returns the public one.
-func signingKey(t *testing.T, dir string) (openpgp.EntityList, string) {
+// (encrypted, returning its file) and the public key (key.pub) into dir.
+func signingKey(t *testing.T, dir string) string {
 	t.Helper()
 	cfg := &packet.Config{Algorithm: packet.PubKeyAlgoRSA, RSABits: 2048, DefaultHash: crypto.SHA256}
 	e, err := openpgp.NewEntity("Drover test", "packages test", "test@example.org", cfg)
@@ -149,42 +168,5 @@ func signingKey(t *testing.T, dir string) (openpgp.EntityList, string) {
 	if err := os.WriteFile(keyFile, priv.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return openpgp.EntityList{e}, keyFile
-}
-
-// verifyDeb checks a deb's debsign signature (_gpgorigin: a detached
-// signature of its other members in order) with the public key.
-func verifyDeb(t *testing.T, path string, keys openpgp.EntityList) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := ar.NewReader(f)
-	var signed, sig []byte
-	for {
-		h, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		data, err := io.ReadAll(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.TrimSuffix(h.Name, "/") == "_gpgorigin" {
-			sig = data
-		} else {
-			signed = append(signed, data...)
-		}
-	}
-	if sig == nil {
-		t.Fatalf("%s: no _gpgorigin signature", filepath.Base(path))
-	}
-	if _, err := openpgp.CheckArmoredDetachedSignature(keys, bytes.NewReader(signed), bytes.NewReader(sig), nil); err != nil {
-		t.Errorf("%s: signature: %v", filepath.Base(path), err)
-	}
+	return keyFile
 }
