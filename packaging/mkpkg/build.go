@@ -19,9 +19,9 @@ type options struct {
 	out, version string
 	// signKey is an armoured OpenPGP private key file the rpms are
 	// signed with (its passphrase in $DROVER_SIGN_PASSPHRASE).
-	signKey         string
+	signKey string
 	// debCompression is the debs' (xz when empty, as Debian's own).
-	debCompression string
+	debCompression  string
 	arches, formats []string
 	log             io.Writer
 }
