@@ -25,6 +25,7 @@ func main() {
 	formats := flag.String("format", "deb,rpm", "package formats, comma-separated")
 	flag.StringVar(&o.out, "out", "dist", "folder the packages are written to")
 	flag.StringVar(&o.version, "version", "", "package version (default: from git tags)")
+	flag.StringVar(&o.debCompression, "deb-compression", "xz", "the debs' compression: xz, gzip, zstd or none")
 	flag.StringVar(&o.signKey, "sign-key", "", "armoured OpenPGP private key to sign the rpms with (passphrase in $DROVER_SIGN_PASSPHRASE); debs are signed by their repository")
 	flag.Parse()
 	o.arches = strings.Split(*arches, ",")

@@ -151,8 +151,9 @@ func packages() []pkg {
 			summary: "Slurm-compatible workload manager, compute node daemon",
 			description: "The node daemon (Slurm's slurmd): it runs the jobs' steps in cgroups " +
 				"as their users, with the launch plugins for NCCL and PyTorch " +
-				"distributed jobs and for OCI containers.",
-			depends:      []string{"drover"},
+				"distributed jobs and for OCI containers. Batch scripts call srun on " +
+				"their node, so the commands come with it.",
+			depends:      []string{"drover", "drover-client"},
 			debSuggests:  []string{"runc | crun"},
 			rpmSuggests:  []string{"runc"},
 			debConflicts: []string{"slurmd"},

@@ -20,7 +20,7 @@ import (
 // (0.1.0 and 0.2.0, for the upgrade), the rpms signed with a key made for
 // the test: the linters find no error in them, the signatures verify, and
 // they install, run and upgrade in a throwaway root keeping a
-// controller's state.
+// controller's state, and make docs/INSTALL.md's three-host cluster.
 func TestPackages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every program twice")
@@ -124,6 +124,21 @@ func TestPackages(t *testing.T) {
 			}
 		})
 	}
+	// docs/INSTALL.md's cluster of three hosts, from the packages.
+	t.Run("three hosts", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root: namespaces and throwaway roots")
+		}
+		for _, c := range []string{"unshare", "nsenter", "chroot", "setpriv", "ip", "dpkg"} {
+			if _, err := exec.LookPath(c); err != nil {
+				t.Skipf("no %s", c)
+			}
+		}
+		out, err := exec.Command("testdata/cluster.sh", v2).CombinedOutput()
+		if err != nil || !bytes.HasSuffix(bytes.TrimSpace(out), []byte("OK")) {
+			t.Errorf("cluster.sh: %v\n%s", err, out)
+		}
+	})
 }
 
 // hasTag reports whether a linter's output has a line with tag (E: for

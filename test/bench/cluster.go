@@ -89,6 +89,8 @@ func startCluster(dir, drover, shims string, o clusterOptions) (*cluster, error)
 	// auth/jwt as drover dev has it, for the JWT submission figure.
 	c.jwtKey = filepath.Join(dir, "state", "jwt_hs256.key")
 	b.WriteString("AuthAltTypes=auth/jwt\n")
+	// The queue figure times a Prometheus scrape too.
+	b.WriteString("MetricsType=metrics/openmetrics\n")
 	if o.NoAccounting {
 		b.WriteString("AccountingStorageType=accounting_storage/none\n")
 	}

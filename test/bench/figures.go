@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -509,6 +511,45 @@ func measureQueue(ctx context.Context, sys system, sz sizes, lengths []int, rec 
 				Command: strings.TrimSpace("squeue " + strings.Join(c.args, " ") + " >/dev/null")}
 			rec.add(f, sys.Name(), ms, note)
 		}
+		if err := measureScrape(ctx, in, sys, n, runs, note, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureScrape times a Prometheus scrape of the controller's Slurm
+// metrics sets at a queue length: the counts are kept as jobs change, so
+// the time should not grow with the queue. Slurm 22.05 has no metrics.
+func measureScrape(ctx context.Context, in instance, sys system, n, runs int, note string, rec *recorder) error {
+	client, base := in.REST()
+	if client == nil || sys.Name() != "Drover" {
+		return nil
+	}
+	root := strings.TrimSuffix(base, "/slurm/v0.0.44")
+	for _, set := range []string{"jobs", "jobs-users-accts", "nodes", "partitions"} {
+		var ms []float64
+		for i := -1; i < runs; i++ { // the first one warms up
+			begin := time.Now()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, root+"/metrics/"+set, nil)
+			if err != nil {
+				return err
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				return fmt.Errorf("scrape %s: %w", set, err)
+			}
+			size, err := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK || size == 0 {
+				return fmt.Errorf("scrape %s: %s, %d bytes, %v", set, resp.Status, size, err)
+			}
+			if i >= 0 {
+				ms = append(ms, float64(time.Since(begin).Microseconds())/1000)
+			}
+		}
+		rec.add(figure{Key: fmt.Sprintf("scrape-%s-%d", set, n), Title: fmt.Sprintf("scrape of /metrics/%s, %d held jobs", set, n), Unit: "ms",
+			Command: "GET /metrics/" + set + " on the controller's socket"}, sys.Name(), ms, note)
 	}
 	return nil
 }
@@ -530,14 +571,19 @@ func measureStartup(ctx context.Context, sys system, sz sizes, rec *recorder) er
 	}
 	// Drover's commands also run beside the floor of any program built
 	// on the generated client (test/bench/clientfloor).
-	floor := ""
+	// And sbatch as the packages ship it (position-independent,
+	// stripped: packaging/mkpkg), whose start-up may differ.
+	floor, packaged := "", ""
 	if sys.Name() == "Drover" {
 		if floor, err = buildFloor(ctx, in.WorkDir()); err != nil {
 			return err
 		}
+		if packaged, err = buildPackagedSbatch(ctx, in.WorkDir()); err != nil {
+			return err
+		}
 	}
 	runs := max(sz.CommandRuns, 3) * 5
-	var cmdMS, helloMS, ratios, floorMS, floorRatios []float64
+	var cmdMS, helloMS, ratios, floorMS, floorRatios, packagedMS []float64
 	for i := -1; i < runs; i++ { // the first round warms the page cache
 		c, err := timeOnce(ctx, in, "sbatch", "--version")
 		if err != nil {
@@ -547,13 +593,17 @@ func measureStartup(ctx context.Context, sys system, sz sizes, rec *recorder) er
 		if err != nil {
 			return err
 		}
-		f := 0.0
+		f, p := 0.0, 0.0
 		if floor != "" {
 			if f, err = timeOnce(ctx, in, floor); err != nil {
 				return err
 			}
+			if p, err = timeOnce(ctx, in, packaged, "--version"); err != nil {
+				return err
+			}
 		}
 		if i >= 0 {
+			packagedMS = append(packagedMS, p)
 			cmdMS, helloMS = append(cmdMS, c), append(helloMS, h)
 			ratios = append(ratios, c/h)
 			if floor != "" {
@@ -566,6 +616,8 @@ func measureStartup(ctx context.Context, sys system, sz sizes, rec *recorder) er
 			sys.Name(), floorMS, "")
 		rec.add(figure{Key: "client-floor-ratio", Title: "that program over the Go hello-world, run by run: the floor of any command's start-up ratio", Unit: "x", Command: "./clientfloor / ./hello"},
 			sys.Name(), floorRatios, "")
+		rec.add(figure{Key: "command-startup-packaged", Title: "`sbatch --version` built as the packages ship it (position-independent, stripped), timed beside the others", Unit: "ms", Command: "sbatch --version >/dev/null"},
+			sys.Name(), packagedMS, "")
 	}
 	rec.add(figure{Key: "command-startup", Title: "`sbatch --version` wall time (command start-up)", Unit: "ms", Command: "sbatch --version >/dev/null"},
 		sys.Name(), cmdMS, "")
@@ -610,6 +662,18 @@ func buildFloor(ctx context.Context, dir string) (string, error) {
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the client floor: %w: %s", err, b)
+	}
+	return out, installCopy(out)
+}
+
+// buildPackagedSbatch builds sbatch with the flags of the packages
+// (packaging/mkpkg) into dir.
+func buildPackagedSbatch(ctx context.Context, dir string) (string, error) {
+	out := filepath.Join(dir, "sbatch-packaged")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildmode=pie", "-ldflags", "-s -w -buildid=", "-o", out, "github.com/droverhq/drover/cmd/commands/sbatch")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the packaged sbatch: %w: %s", err, b)
 	}
 	return out, installCopy(out)
 }
