@@ -24,6 +24,7 @@ import (
 
 // RunController runs a controller until ctx ends.
 func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, ready func(addr net.Addr)) error {
+	sweepPluginSockets(logger)
 	path := ConfPath(v.GetString("conf"))
 	sc, err := LoadConf(path, logger)
 	if err != nil {

@@ -63,3 +63,11 @@ func findProgram(name, dirs string) (string, bool) {
 	}
 	return "", false
 }
+
+// sweepPluginSockets removes the plugin socket folders that daemons of
+// this host killed with SIGKILL left in the temporary folder.
+func sweepPluginSockets(logger *slog.Logger) {
+	if n := host.SweepSocketDirs(""); n > 0 {
+		logger.Info("removed plugin socket folders of daemons that are gone", "count", n)
+	}
+}

@@ -29,6 +29,7 @@ var Version = "0.1.0-dev"
 
 // RunNode runs a node daemon until ctx ends.
 func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
+	sweepPluginSockets(logger)
 	path := ConfPath(v.GetString("conf"))
 	// keyBase is the slurm.conf path beside which the key and the TLS
 	// files are: a configless node runs from its cache, where neither

@@ -17,8 +17,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -71,6 +73,52 @@ type Plugin struct {
 type running struct {
 	*plugin.Client
 	sockets string
+}
+
+// socketDirPrefix leads the name of a plugin's socket folder, followed by
+// the host process's pid, so that a later host can tell whose it was.
+const socketDirPrefix = "drover-plugin-"
+
+// SweepSocketDirs removes the socket folders in dir (the temporary folder
+// when "") left by hosts that are gone: a daemon killed with SIGKILL
+// cannot remove its plugins' folders. A folder of a live process, or of
+// another user, is left alone. It returns how many it removed.
+func SweepSocketDirs(dir string) int {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	removed := 0
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), socketDirPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		// Signal 0 reaches a live process (ESRCH: gone; EPERM: alive,
+		// another user's).
+		if err := syscall.Kill(pid, 0); err == nil || errors.Is(err, syscall.EPERM) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Geteuid() {
+			continue
+		}
+		if os.RemoveAll(filepath.Join(dir, e.Name())) == nil {
+			removed++
+		}
+	}
+	return removed
 }
 
 // Kill stops the program and removes its socket's folder.
@@ -201,7 +249,7 @@ func (p *Plugin) connect() (*rpc.Conn, error) {
 	if _, ok := protocol.Versions[p.spec.Kind]; !ok {
 		return nil, fmt.Errorf("plugin %s: unknown plugin kind %q", p.spec.Name, p.spec.Kind)
 	}
-	sockets, err := os.MkdirTemp("", "drover-plugin-")
+	sockets, err := os.MkdirTemp("", socketDirPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: socket folder: %w", p.spec.Name, err)
 	}

@@ -5,8 +5,11 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -228,5 +231,39 @@ func TestCallerCancelKeepsPlugin(t *testing.T) {
 	p.mu.Unlock()
 	if after != before || after.Exited() {
 		t.Errorf("the plugin was stopped when its caller gave up")
+	}
+}
+
+// A host killed with SIGKILL leaves its plugins' socket folders; the next
+// daemon removes those of processes that are gone, and only those.
+func TestSweepSocketDirs(t *testing.T) {
+	dir := t.TempDir()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := gone.Process.Pid
+	mk := func(name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Join(p, "sub"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stale := mk(fmt.Sprintf("%s%d-123", socketDirPrefix, dead))
+	live := mk(fmt.Sprintf("%s%d-456", socketDirPrefix, os.Getppid()))
+	mine := mk(fmt.Sprintf("%s%d-789", socketDirPrefix, os.Getpid()))
+	other := mk("drover-plugin-notapid")
+	unrelated := mk(fmt.Sprintf("something-%d-1", dead))
+	if n := SweepSocketDirs(dir); n != 1 {
+		t.Errorf("removed %d folders, want 1", n)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the folder of a process that is gone is still there: %v", err)
+	}
+	for _, p := range []string{live, mine, other, unrelated} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s removed: %v", filepath.Base(p), err)
+		}
 	}
 }
