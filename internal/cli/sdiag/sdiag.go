@@ -5,6 +5,7 @@ package sdiag
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -126,8 +127,19 @@ type lastWins[T any] struct {
 	val T
 }
 
-func (f lastWins[T]) Set(string) error { *f.dst = f.val; return nil }
-func (f lastWins[T]) String() string   { return "false" }
+// given is what pflag passes a lastWins flag given without "=value";
+// sdiag's options take no argument, so any other value is refused.
+const given = "\x00given"
+
+func (f lastWins[T]) Set(v string) error {
+	if v != given {
+		return errors.New("takes no argument")
+	}
+	*f.dst = f.val
+	return nil
+}
+
+func (f lastWins[T]) String() string { return "false" }
 
 // Type is "bool" so that pflag takes no argument for it and getopt.Message
 // words "--all=x" as getopt does.
@@ -140,7 +152,7 @@ func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
 	var help, usage, version bool
 	var jsonArg, yamlArg, clusterArg string
 	flag := func(v pflag.Value, name, short string) {
-		fs.VarPF(v, name, short, "").NoOptDefVal = "true"
+		fs.VarPF(v, name, short, "").NoOptDefVal = given
 	}
 	flag(lastWins[bool]{&o.reset, false}, "all", "a")
 	flag(lastWins[bool]{&o.reset, true}, "reset", "r")
