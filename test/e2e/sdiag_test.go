@@ -58,7 +58,7 @@ func TestSdiag(t *testing.T) {
 		"\nBackfilling stats\n\tTotal backfilled jobs (since last slurm start): ",
 		"\nBackfill exit\n\tEnd of job queue:",
 		"\nRemote Procedure Call statistics by message type\n",
-		"\tREQUEST_SUBMIT_BATCH_JOB ",
+		"\tREQUEST_SUBMIT_BATCH_JOB                ( 4003) count:3 ",
 		"\nRemote Procedure Call statistics by user\n",
 		"\nPending RPC statistics\n",
 	} {
