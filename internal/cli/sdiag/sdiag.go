@@ -22,8 +22,60 @@ import (
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
-var longOptions = []string{"autocomplete", "all", "help", "reset", "sort-by-id", "cluster", "clusters",
-	"no-trunc", "sort-by-time", "sort-by-time2", "usage", "version", "json", "yaml"}
+// optionTable is sdiag's long options in Slurm's order, with the letter
+// of each that has one and whether it takes an argument (0 none, 1
+// required, 2 optional), which --autocomplete lists.
+var optionTable = []struct {
+	name   string
+	letter byte
+	arg    int
+}{
+	{"autocomplete", 0, 1}, {"all", 'a', 0}, {"help", 'h', 0}, {"reset", 'r', 0}, {"sort-by-id", 'i', 0},
+	{"cluster", 'M', 1}, {"clusters", 'M', 1}, {"no-trunc", 0, 0}, {"sort-by-time", 't', 0},
+	{"sort-by-time2", 'T', 0}, {"usage", 0, 0}, {"version", 'V', 0}, {"json", 0, 2}, {"yaml", 0, 2},
+}
+
+var longOptions = func() []string {
+	var out []string
+	for _, o := range optionTable {
+		out = append(out, o.name)
+	}
+	return out
+}()
+
+// suggest is --autocomplete=query (Slurm's suggest_completion): the
+// options whose spelling contains query, a short form when query could
+// be one, long forms with "=" (and " " for an optional argument) where
+// they take an argument, each on a line, and a blank line after them.
+func suggest(query string) string {
+	if query == "" {
+		return ""
+	}
+	alpha := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	short := query[0] == '-' || alpha(query[0])
+	long := len(query) > 1 || alpha(query[0])
+	var b strings.Builder
+	for _, o := range optionTable {
+		if o.letter != 0 && short && strings.Contains("-"+string(o.letter), query) {
+			b.WriteString("-" + string(o.letter) + "\n")
+		}
+		if !long || !strings.Contains("--"+o.name, query) {
+			continue
+		}
+		switch o.arg {
+		case 0:
+			b.WriteString("--" + o.name + "\n")
+		case 1:
+			b.WriteString("--" + o.name + "=\n")
+		case 2:
+			b.WriteString("--" + o.name + "=\n--" + o.name + " \n")
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return b.String() + "\n"
+}
 
 // How the RPC tables are sorted (sdiag's SORT_*): by count unless told.
 type sortBy int
@@ -195,12 +247,7 @@ func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
 		return o, 0, true
 	}
 	if fs.Changed("autocomplete") {
-		// suggest_completion: the options that begin with the word.
-		for _, n := range longOptions {
-			if strings.HasPrefix("--"+n, o.complete) {
-				fmt.Fprintln(env.Stdout, "--"+n)
-			}
-		}
+		fmt.Fprint(env.Stdout, suggest(o.complete))
 		return o, 0, true
 	}
 	o.cluster = clusterArg

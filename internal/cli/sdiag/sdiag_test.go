@@ -192,7 +192,10 @@ func TestOptions(t *testing.T) {
 		"other cluster": {[]string{"--cluster=other"}, clitest.Run{Code: 1, Stderr: "No cluster 'other' known by database.\n" +
 			"'other' can't be reached now, or it is an invalid entry for --cluster.  Use 'sacctmgr list clusters' to see available clusters.\n" +
 			"sdiag: fatal: Could not get cluster information\n"}},
-		"bad parser": {[]string{"--json=v0.0.40"}, clitest.Run{Code: 1, Stderr: "sdiag: fatal: Unable to find data parser plugin v0.0.40\n"}},
+		"autocomplete":       {[]string{"--autocomplete=so"}, clitest.Run{Stdout: "--sort-by-id\n--sort-by-time\n--sort-by-time2\n--json=\n--json \n\n"}},
+		"autocomplete short": {[]string{"--autocomplete", "-M"}, clitest.Run{Stdout: "-M\n-M\n\n"}},
+		"autocomplete json":  {[]string{"--autocomplete=json"}, clitest.Run{Stdout: "--json=\n--json \n\n"}},
+		"bad parser":         {[]string{"--json=v0.0.40"}, clitest.Run{Code: 1, Stderr: "sdiag: fatal: Unable to find data parser plugin v0.0.40\n"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tt.want, run(t, reference(t), tt.args...)); diff != "" {
