@@ -258,7 +258,10 @@ func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
 			arg = yamlArg
 		}
 		if arg != " " && arg != "v0.0.44" && arg != "data_parser/v0.0.44" {
-			fmt.Fprintf(env.Stderr, "%s: fatal: Unable to find data parser plugin %s\n", prog, arg)
+			// Worded as the other commands word it: Drover has only
+			// the v0.0.44 data parser.
+			kind := map[bool]string{false: "JSON", true: "YAML"}[o.yaml]
+			fmt.Fprintf(env.Stderr, "%s: error: %s output is only available with data parser v0.0.44, not %s\n", prog, kind, arg)
 			return o, 1, true
 		}
 	}

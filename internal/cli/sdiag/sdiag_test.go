@@ -195,7 +195,8 @@ func TestOptions(t *testing.T) {
 		"autocomplete":       {[]string{"--autocomplete=so"}, clitest.Run{Stdout: "--sort-by-id\n--sort-by-time\n--sort-by-time2\n--json=\n--json \n\n"}},
 		"autocomplete short": {[]string{"--autocomplete", "-M"}, clitest.Run{Stdout: "-M\n-M\n\n"}},
 		"autocomplete json":  {[]string{"--autocomplete=json"}, clitest.Run{Stdout: "--json=\n--json \n\n"}},
-		"bad parser":         {[]string{"--json=v0.0.40"}, clitest.Run{Code: 1, Stderr: "sdiag: fatal: Unable to find data parser plugin v0.0.40\n"}},
+		"bad parser":         {[]string{"--json=v0.0.40"}, clitest.Run{Code: 1, Stderr: "sdiag: error: JSON output is only available with data parser v0.0.44, not v0.0.40\n"}},
+		"bad yaml parser":    {[]string{"--yaml=v0.0.42"}, clitest.Run{Code: 1, Stderr: "sdiag: error: YAML output is only available with data parser v0.0.44, not v0.0.42\n"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tt.want, run(t, reference(t), tt.args...)); diff != "" {
