@@ -3,9 +3,9 @@ package readmodel
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/hostlist"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -129,7 +129,8 @@ func (r RPCStat) AverageTime() uint64 {
 }
 
 // PendingRPCHosts is one pending RPC of sdiag's "Pending RPCs": its
-// message type and the hosts it is bound for.
+// message type and the hosts it is bound for, a hostlist expression as
+// slurmctld keeps it (the answer carries the names expanded).
 type PendingRPCHosts struct {
 	ID       uint32
 	Name     string
@@ -205,7 +206,7 @@ func FromV0044Diag(w *v0044.V0044OpenapiDiagResp) Diag {
 		d.PendingRPCs = append(d.PendingRPCs, RPCStat{ID: uint32(r.TypeID), Name: r.MessageType, Count: uint32(r.Count)})
 	}
 	for _, r := range st.PendingRpcsByHostlist {
-		d.PendingRPCHosts = append(d.PendingRPCHosts, PendingRPCHosts{ID: uint32(r.TypeID), Name: r.MessageType, Hostlist: strings.Join(r.Count, ",")})
+		d.PendingRPCHosts = append(d.PendingRPCHosts, PendingRPCHosts{ID: uint32(r.TypeID), Name: r.MessageType, Hostlist: hostlist.Compress(r.Count)})
 	}
 	if m, ok := w.Meta.Get(); ok {
 		if s, ok := m.Slurm.Get(); ok {
