@@ -201,6 +201,8 @@ func parse(prog string, env *clienv.Env, args []string) (options, int, bool) {
 	var o options
 	fs := pflag.NewFlagSet(prog, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	// help, usage and version are defined for pflag to accept; which of
+	// them acts is firstExit's to say, in argv's order.
 	var help, usage, version bool
 	var jsonArg, yamlArg, clusterArg string
 	flag := func(v pflag.Value, name, short string) {
