@@ -148,6 +148,10 @@ func TestPingAndDiag(t *testing.T) {
 	var kinds []string
 	for _, k := range diag.Statistics.RpcsByMessageType {
 		kinds = append(kinds, k.MessageType)
+		// Slurm's number for the message, as sdiag prints it.
+		if k.MessageType == "REQUEST_SUBMIT_BATCH_JOB" && k.TypeID != 4003 {
+			t.Errorf("REQUEST_SUBMIT_BATCH_JOB's type_id %d, want 4003", k.TypeID)
+		}
 	}
 	for _, want := range []string{"REQUEST_PING", "REQUEST_SUBMIT_BATCH_JOB", "REQUEST_STATS_INFO"} {
 		if !slices.Contains(kinds, want) {

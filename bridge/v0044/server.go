@@ -97,10 +97,11 @@ func (s *Server) SlurmV0044GetDiag(ctx context.Context) (api.SlurmV0044GetDiagRe
 	var kinds []string
 	st.RPCs.Range(func(k, _ any) bool { kinds = append(kinds, k.(string)); return true })
 	sortStrings(kinds)
-	for i, k := range kinds {
+	for _, k := range kinds {
 		v, _ := st.RPCs.Load(k)
+		// A name Slurm has no number for (Drover's own) reads 0.
 		stats.RpcsByMessageType = append(stats.RpcsByMessageType, api.V0044StatsMsgRPCType{
-			MessageType: k, TypeID: int32(i + 1), Count: int32(v.(*atomic.Uint64).Load()), AverageTime: u64(0),
+			MessageType: k, TypeID: slurmMsgTypes[k], Count: int32(v.(*atomic.Uint64).Load()), AverageTime: u64(0),
 		})
 	}
 	return &api.V0044OpenapiDiagResp{Statistics: stats, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil

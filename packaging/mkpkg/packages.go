@@ -65,6 +65,7 @@ var commandPrograms = map[string]string{
 	"sbatch":   "submit a batch script",
 	"scancel":  "signal or cancel jobs, job arrays and job steps",
 	"scontrol": "view or change the cluster's configuration and state",
+	"sdiag":    "view the scheduler's and controller's statistics",
 	"seff":     "report the efficiency of a finished job",
 	"sinfo":    "view the nodes and partitions",
 	"sprio":    "view the factors of pending jobs' priorities",
@@ -111,7 +112,7 @@ func packages() []pkg {
 			summary: "Slurm-compatible workload manager, user commands",
 			description: "The commands Slurm's users and scripts call (sbatch, srun, salloc, " +
 				"squeue, scancel, scontrol, sinfo, sacct, sacctmgr, sprio, sshare, sreport, " +
-				"sstat, seff), each a small program that talks to the Drover controller " +
+				"sstat, seff, sdiag), each a small program that talks to the Drover controller " +
 				"through slurmrestd's REST API. A login host also needs drover-sackd.",
 			recommends:   []string{"drover-sackd"},
 			debConflicts: []string{"slurm-client"},

@@ -15,6 +15,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/sbatch"
 	"github.com/droverhq/drover/internal/cli/scancel"
 	"github.com/droverhq/drover/internal/cli/scontrol"
+	"github.com/droverhq/drover/internal/cli/sdiag"
 	"github.com/droverhq/drover/internal/cli/seff"
 	"github.com/droverhq/drover/internal/cli/sinfo"
 	"github.com/droverhq/drover/internal/cli/sprio"
@@ -41,6 +42,7 @@ var commands = map[string]Command{
 	"sshare":   sshare.Run,
 	"srun":     srun.Run,
 	"scontrol": scontrol.New(scontrol.Options{Requeue: connect.Requeue}),
+	"sdiag":    sdiag.Run,
 	"seff":     seff.Run,
 	"sstat":    sstat.Run,
 	"sreport":  sreport.Run,

@@ -366,3 +366,35 @@ var ReservationResp = sync.OnceValue(func() Schema {
 		cache:  new(schemaCache),
 	}
 })
+
+// DiagResp is how v0.0.44_openapi_diag_resp, the controller's statistics (sdiag --json, GET /diag), is written. Its tables are built on first use:
+// a command that prints no JSON does not pay for them.
+var DiagResp = sync.OnceValue(func() Schema {
+	return Schema{
+		Order: map[string][]string{
+			"":                                    {"statistics", "meta", "errors", "warnings"},
+			"errors":                              {"description", "error_number", "error", "source"},
+			"meta":                                {"plugin", "client", "command", "slurm"},
+			"meta/client":                         {"source", "user", "group"},
+			"meta/plugin":                         {"type", "name", "data_parser", "accounting_storage"},
+			"meta/slurm":                          {"version", "release", "cluster"},
+			"meta/slurm/version":                  {"major", "micro", "minor"},
+			"statistics":                          {"parts_packed", "req_time", "req_time_start", "server_thread_count", "agent_queue_size", "agent_count", "agent_thread_count", "dbd_agent_queue_size", "gettimeofday_latency", "schedule_cycle_max", "schedule_cycle_last", "schedule_cycle_sum", "schedule_cycle_total", "schedule_cycle_mean", "schedule_cycle_mean_depth", "schedule_cycle_per_minute", "schedule_cycle_depth", "schedule_exit", "schedule_queue_length", "jobs_submitted", "jobs_started", "jobs_completed", "jobs_canceled", "jobs_failed", "jobs_pending", "jobs_running", "job_states_ts", "bf_backfilled_jobs", "bf_last_backfilled_jobs", "bf_backfilled_het_jobs", "bf_cycle_counter", "bf_cycle_mean", "bf_depth_mean", "bf_depth_mean_try", "bf_cycle_sum", "bf_cycle_last", "bf_cycle_max", "bf_exit", "bf_last_depth", "bf_last_depth_try", "bf_depth_sum", "bf_depth_try_sum", "bf_queue_len", "bf_queue_len_mean", "bf_queue_len_sum", "bf_table_size", "bf_table_size_sum", "bf_table_size_mean", "bf_when_last_cycle", "bf_active", "rpcs_by_message_type", "rpcs_by_user", "pending_rpcs", "pending_rpcs_by_hostlist"},
+			"statistics/bf_exit":                  {"end_job_queue", "bf_max_job_start", "bf_max_job_test", "bf_max_time", "bf_node_space_size", "state_changed"},
+			"statistics/bf_when_last_cycle":       {"set", "infinite", "number"},
+			"statistics/job_states_ts":            {"set", "infinite", "number"},
+			"statistics/pending_rpcs":             {"type_id", "message_type", "count"},
+			"statistics/pending_rpcs_by_hostlist": {"type_id", "message_type", "count"},
+			"statistics/req_time":                 {"set", "infinite", "number"},
+			"statistics/req_time_start":           {"set", "infinite", "number"},
+			"statistics/rpcs_by_message_type":     {"type_id", "message_type", "count", "queued", "dropped", "cycle_last", "cycle_max", "total_time", "average_time"},
+			"statistics/rpcs_by_message_type/average_time": {"set", "infinite", "number"},
+			"statistics/rpcs_by_user":                      {"user_id", "user", "count", "total_time", "average_time"},
+			"statistics/rpcs_by_user/average_time":         {"set", "infinite", "number"},
+			"statistics/schedule_exit":                     {"end_job_queue", "default_queue_depth", "max_job_start", "max_rpc_cnt", "max_sched_time", "licenses"},
+			"warnings":                                     {"description", "source"},
+		},
+		Floats: map[string]bool{},
+		cache:  new(schemaCache),
+	}
+})

@@ -41,7 +41,7 @@ if [ "${1:-}" = inside ]; then
 	echo "== install 0.1.0"
 	install_pkgs /pkgs/v1
 	drover --version | grep -q "^drover 0.1.0 " || fail "drover --version: $(drover --version)"
-	for c in sacct sacctmgr salloc sbatch scancel scontrol seff sinfo sprio squeue sreport srun sshare sstat; do
+	for c in sacct sacctmgr salloc sbatch scancel scontrol sdiag seff sinfo sprio squeue sreport srun sshare sstat; do
 		out=$("/usr/bin/$c" --version) || fail "$c --version failed"
 		# seff says its own version, as Slurm's contributed seff does.
 		case "$out" in slurm\ * | "seff Version "*) ;; *) fail "$c --version: $out" ;; esac
