@@ -43,6 +43,7 @@ var wireReaders = []string{
 	"internal/cli/scontrol/rest.go",
 	"internal/cli/scontrol/top.go",
 	"internal/cli/scontrol/update.go",
+	"internal/cli/sdiag/json.go",
 	"internal/cli/sinfo/json.go",
 	"internal/cli/sinfo/sinfo.go",
 	"internal/cli/slurmjson/meta.go",

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/pem"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +19,8 @@ import (
 	"github.com/droverhq/drover/internal/configless"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
+
+	"github.com/droverhq/drover/internal/testutil"
 )
 
 // srvResolver answers _slurmctld._tcp with one controller.
@@ -34,24 +34,6 @@ func (r srvResolver) LookupSRV(_ context.Context, _, _, name string) (string, []
 		return "", nil, &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
 	}
 	return name, []*net.SRV{{Target: r.host + ".", Port: r.port}}, nil
-}
-
-// syncBuffer is a log both the daemon and the test touch.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestNodeConfigless: a node daemon without --conf-server and without a
@@ -99,7 +81,7 @@ func TestNodeConfigless(t *testing.T) {
 	v := Settings()
 	v.Set("spool-dir", spool)
 	v.Set("conf-retry", "50ms")
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	logger := Logger(&logs, "debug")
 	path, f, err := nodeConfigless(context.Background(), v, "n1", keyBase, logger)
 	if err != nil {
@@ -196,7 +178,7 @@ func TestConfiglessTLS(t *testing.T) {
 	v.Set("conf-server", strings.TrimPrefix(srv.URL, "https://"))
 	v.Set("spool-dir", t.TempDir())
 	v.Set("conf-retry", "20ms")
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	// Plain HTTP to a TLS port does not do.

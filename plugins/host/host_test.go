@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +21,8 @@ import (
 
 	"github.com/droverhq/drover/plugins/protocol"
 	"github.com/droverhq/drover/plugins/sdk"
+
+	"github.com/droverhq/drover/internal/testutil"
 )
 
 // The test binary doubles as a plugin: go-plugin starts it with its
@@ -56,27 +56,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// syncBuffer is a log destination safe for the relay goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func open(t *testing.T, timeout time.Duration) (*Plugin, *syncBuffer) {
+func open(t *testing.T, timeout time.Duration) (*Plugin, *testutil.SyncBuffer) {
 	t.Helper()
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	p := Open(Spec{Path: os.Args[0], Kind: protocol.KindSpank, Name: "hello", Timeout: timeout,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	t.Cleanup(p.Close)

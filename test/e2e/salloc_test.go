@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/droverhq/drover/internal/testutil"
 )
 
 // grantRE reads the messages salloc prints around a command: the queueing
@@ -108,12 +109,12 @@ func TestSalloc(t *testing.T) {
 // sallocRun is a salloc started in the background.
 type sallocRun struct {
 	cmd            *exec.Cmd
-	stdout, stderr *syncBuffer
+	stdout, stderr *testutil.SyncBuffer
 }
 
 func (c *Cluster) startSalloc(t *testing.T, args ...string) *sallocRun {
 	t.Helper()
-	s := &sallocRun{cmd: exec.Command(filepath.Join(c.shimPath, "salloc"), args...), stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	s := &sallocRun{cmd: exec.Command(filepath.Join(c.shimPath, "salloc"), args...), stdout: &testutil.SyncBuffer{}, stderr: &testutil.SyncBuffer{}}
 	s.cmd.Dir = c.WorkDir
 	s.cmd.Env = append(os.Environ(), "SLURM_CONF="+c.Conf, "PATH="+c.shimPath+":"+os.Getenv("PATH"))
 	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
@@ -134,22 +135,4 @@ func (s *sallocRun) wait(t *testing.T, timeout time.Duration) int {
 		t.Fatalf("salloc still runs after %v\nstderr:\n%s", timeout, s.stderr.String())
 		return -1
 	}
-}
-
-// syncBuffer is a buffer written by a process and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
