@@ -35,11 +35,7 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	// files are: a configless node runs from its cache, where neither
 	// is ever written.
 	keyBase := path
-	name := v.GetString("name")
-	if name == "" {
-		h, _ := os.Hostname()
-		name, _, _ = strings.Cut(h, ".")
-	}
+	name := hostName(v)
 	var fetch *fetcher
 	if wantsConfigless(v) {
 		cached, f, err := nodeConfigless(ctx, v, name, keyBase, logger)

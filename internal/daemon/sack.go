@@ -67,11 +67,7 @@ const confRefresh = time.Minute
 func RunSack(ctx context.Context, v *viper.Viper, logger *slog.Logger, ready func(string)) error {
 	path := ConfPath(v.GetString("conf"))
 	keyBase := path
-	host := v.GetString("name")
-	if host == "" {
-		h, _ := os.Hostname()
-		host, _, _ = strings.Cut(h, ".")
-	}
+	host := hostName(v)
 	var fetch *fetcher
 	if wantsConfigless(v) {
 		f, err := sackConfigless(ctx, v, host, keyBase, logger)
@@ -182,4 +178,15 @@ func sackConfigless(ctx context.Context, v *viper.Viper, host, keyBase string, l
 		}
 	}
 	return f, nil
+}
+
+// hostName is --name, else the short host name, as slurmd and sackd name
+// themselves.
+func hostName(v *viper.Viper) string {
+	if name := v.GetString("name"); name != "" {
+		return name
+	}
+	h, _ := os.Hostname()
+	name, _, _ := strings.Cut(h, ".")
+	return name
 }
