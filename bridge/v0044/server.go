@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/droverhq/drover/gres"
@@ -54,29 +53,40 @@ func (s *Server) SlurmV0044GetPing(ctx context.Context) (api.SlurmV0044GetPingRe
 	}, nil
 }
 
-// SlurmV0044GetDiag implements GET /diag/ with the controller's counters.
+// SlurmV0044GetDiag implements GET /diag/ with the controller's counters
+// since its start or the last sdiag -r (controller.DiagStats).
 func (s *Server) SlurmV0044GetDiag(ctx context.Context) (api.SlurmV0044GetDiagRes, error) {
 	s.count("REQUEST_STATS_INFO")
-	st := s.ctl.StatsRef()
-	// The same reading /metrics/scheduler reports, so that sdiag and the
-	// metrics never disagree.
-	ss := s.ctl.SchedulerStats()
+	// The same counters /metrics/scheduler reports, less what they were
+	// at the last reset, so that sdiag and the metrics never disagree
+	// about what happened since.
+	ss := s.ctl.DiagStats()
 	stats := api.V0044StatsMsg{
-		ReqTime:               api.NewOptV0044Uint64NoValStruct(u64(ss.Time.Unix())),
-		ReqTimeStart:          api.NewOptV0044Uint64NoValStruct(u64(ss.Start.Unix())),
-		JobsSubmitted:         api.NewOptInt32(int32(ss.Submitted)),
-		JobsStarted:           api.NewOptInt32(int32(ss.Started)),
-		JobsCompleted:         api.NewOptInt32(int32(ss.Completed)),
-		JobsCanceled:          api.NewOptInt32(int32(ss.Cancelled)),
-		JobsFailed:            api.NewOptInt32(int32(ss.Failed)),
-		JobsPending:           api.NewOptInt32(int32(ss.Pending)),
-		JobsRunning:           api.NewOptInt32(int32(ss.Running)),
-		JobStatesTs:           api.NewOptV0044Uint64NoValStruct(u64(ss.Time.Unix())),
-		ScheduleCycleLast:     api.NewOptInt32(int32(ss.LastCycleMicros)),
-		ScheduleCycleMax:      api.NewOptInt32(int32(ss.MaxCycleMicros)),
-		ScheduleCycleTotal:    api.NewOptInt32(int32(ss.Cycles)),
-		ScheduleCycleSum:      api.NewOptInt64(int64(ss.TotalCycleMicros)),
-		ScheduleCycleMean:     api.NewOptInt64(int64(meanOf(ss.TotalCycleMicros, ss.Cycles))),
+		ReqTime:      api.NewOptV0044Uint64NoValStruct(u64(ss.Time.Unix())),
+		ReqTimeStart: api.NewOptV0044Uint64NoValStruct(u64(ss.Start.Unix())),
+		// slurmctld counts the thread serving this request among its
+		// server threads, so there is always at least one.
+		ServerThreadCount:      api.NewOptInt32(int32(max(ss.Serving, 1))),
+		JobsSubmitted:          api.NewOptInt32(int32(ss.Submitted)),
+		JobsStarted:            api.NewOptInt32(int32(ss.Started)),
+		JobsCompleted:          api.NewOptInt32(int32(ss.Completed)),
+		JobsCanceled:           api.NewOptInt32(int32(ss.Cancelled)),
+		JobsFailed:             api.NewOptInt32(int32(ss.Failed)),
+		JobsPending:            api.NewOptInt32(int32(ss.Pending)),
+		JobsRunning:            api.NewOptInt32(int32(ss.Running)),
+		JobStatesTs:            api.NewOptV0044Uint64NoValStruct(u64(ss.Time.Unix())),
+		ScheduleCycleLast:      api.NewOptInt32(int32(ss.LastCycleMicros)),
+		ScheduleCycleMax:       api.NewOptInt32(int32(ss.MaxCycleMicros)),
+		ScheduleCycleTotal:     api.NewOptInt32(int32(ss.Cycles)),
+		ScheduleCycleSum:       api.NewOptInt64(int64(ss.TotalCycleMicros)),
+		ScheduleCycleMean:      api.NewOptInt64(int64(meanOf(ss.TotalCycleMicros, ss.Cycles))),
+		ScheduleCycleDepth:     api.NewOptInt32(int32(ss.CycleDepth)),
+		ScheduleCycleMeanDepth: api.NewOptInt64(int64(meanOf(ss.CycleDepth, ss.Cycles))),
+		ScheduleExit: api.NewOptV0044ScheduleExitFields(api.V0044ScheduleExitFields{
+			EndJobQueue: api.NewOptInt32(int32(ss.ScheduleExits[0])), DefaultQueueDepth: api.NewOptInt32(int32(ss.ScheduleExits[1])),
+			MaxJobStart: api.NewOptInt32(int32(ss.ScheduleExits[2])), Licenses: api.NewOptInt32(int32(ss.ScheduleExits[3])),
+			MaxRPCCnt: api.NewOptInt32(int32(ss.ScheduleExits[4])), MaxSchedTime: api.NewOptInt32(int32(ss.ScheduleExits[5])),
+		}),
 		ScheduleQueueLength:   api.NewOptInt32(int32(ss.Pending)),
 		BfActive:              api.NewOptBool(false),
 		BfBackfilledJobs:      api.NewOptInt32(int32(ss.Backfilled)),
@@ -94,14 +104,10 @@ func (s *Server) SlurmV0044GetDiag(ctx context.Context) (api.SlurmV0044GetDiagRe
 	if !ss.LastBackfill.IsZero() {
 		stats.BfWhenLastCycle = api.NewOptV0044Uint64NoValStruct(u64(ss.LastBackfill.Unix()))
 	}
-	var kinds []string
-	st.RPCs.Range(func(k, _ any) bool { kinds = append(kinds, k.(string)); return true })
-	sortStrings(kinds)
-	for _, k := range kinds {
-		v, _ := st.RPCs.Load(k)
+	for _, r := range s.ctl.DiagRPCs() {
 		// A name Slurm has no number for (Drover's own) reads 0.
 		stats.RpcsByMessageType = append(stats.RpcsByMessageType, api.V0044StatsMsgRPCType{
-			MessageType: k, TypeID: slurmMsgTypes[k], Count: int32(v.(*atomic.Uint64).Load()), AverageTime: u64(0),
+			MessageType: r.Kind, TypeID: slurmMsgTypes[r.Kind], Count: int32(r.Count), AverageTime: u64(0),
 		})
 	}
 	return &api.V0044OpenapiDiagResp{Statistics: stats, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil

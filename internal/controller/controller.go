@@ -229,6 +229,10 @@ type Controller struct {
 	started time.Time
 
 	stats Stats
+	// diagBase is the counters at the last sdiag -r (nil before one);
+	// diagMu keeps two resets from interleaving.
+	diagBase atomic.Pointer[diagBase]
+	diagMu   sync.Mutex
 }
 
 // Stats are the counters sdiag and /diag show.
@@ -249,6 +253,20 @@ type Stats struct {
 	BackfillTotalMicros atomic.Int64
 	Backfilled          atomic.Uint64
 	RPCs                sync.Map // string -> *atomic.Uint64
+	// CycleDepth sums the pending jobs each main cycle looked at
+	// (slurmctld's schedule_cycle_depth), for sdiag's "Mean depth cycle".
+	CycleDepth atomic.Uint64
+	// ExitEndOfQueue counts the main cycles that ended at the end of the
+	// job queue: all of them, since Drover's planner looks at every
+	// pending job in each (it has no default_queue_depth,
+	// sched_max_job_start or max_sched_time to stop it earlier).
+	ExitEndOfQueue atomic.Uint64
+	// The maxima /diag reports: MaxCycleMicros and BackfillMaxMicros
+	// since the last sdiag -r, which zeroes these and not those.
+	diagMaxCycleMicros    atomic.Int64
+	diagBackfillMaxMicros atomic.Int64
+	// serving is the requests being served now (Serving).
+	serving atomic.Int64
 }
 
 // CountRPC counts one request of a kind for diag.
@@ -662,6 +680,7 @@ func (c *Controller) scheduleOnce(ctx context.Context) error {
 		if us > c.stats.BackfillMaxMicros.Load() {
 			c.stats.BackfillMaxMicros.Store(us)
 		}
+		storeMax(&c.stats.diagBackfillMaxMicros, us)
 	}
 	c.observer().SchedulePass(snap.Backfill, took)
 	c.stats.ScheduleCycles.Add(1)
@@ -671,6 +690,9 @@ func (c *Controller) scheduleOnce(ctx context.Context) error {
 	if us > c.stats.MaxCycleMicros.Load() {
 		c.stats.MaxCycleMicros.Store(us)
 	}
+	storeMax(&c.stats.diagMaxCycleMicros, us)
+	c.stats.CycleDepth.Add(uint64(len(snap.Pending)))
+	c.stats.ExitEndOfQueue.Add(1)
 	return nil
 }
 

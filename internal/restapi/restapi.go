@@ -172,6 +172,10 @@ type front struct {
 type bodyKey struct{}
 
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.ctl != nil {
+		// sdiag's "Server thread count": the requests in hand now.
+		defer f.ctl.StatsRef().Serving()()
+	}
 	limit := f.opts.MaxBody
 	if limit <= 0 {
 		limit = MaxBody

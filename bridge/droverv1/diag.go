@@ -1,0 +1,27 @@
+package droverv1
+
+import (
+	"net/http"
+
+	"github.com/droverhq/drover/internal/authctx"
+	"github.com/droverhq/drover/internal/controller"
+	api44 "github.com/droverhq/drover/openapi/v0044"
+)
+
+// diagResetHandler serves POST /drover/v1/diag/reset (droverapi's
+// DiagResetPath), Drover's addition for sdiag -r.
+func diagResetHandler(ctl *controller.Controller) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		caller, _ := authctx.From(r.Context())
+		if err := ctl.ResetStats(caller.Identity); err != nil {
+			ctl.StatsRef().CountRPC("REQUEST_STATS_INFO")
+			ReplyError(w, err, "slurm_reset_statistics")
+			return
+		}
+		// Counted after the reset, as slurmctld records an RPC once it
+		// has been served: the reset is the first request of the new
+		// period.
+		ctl.StatsRef().CountRPC("REQUEST_STATS_INFO")
+		replyEnvelope(w, http.StatusOK, api44.V0044OpenapiResp{Errors: api44.V0044OpenapiErrors{}, Warnings: api44.V0044OpenapiWarnings{}})
+	}
+}

@@ -1,0 +1,143 @@
+package controller
+
+import (
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/droverhq/drover/internal/slurmerr"
+)
+
+// diagBase is what sdiag -r left: the counters as they were at the
+// reset, which /diag subtracts from the running ones. The counters
+// themselves are never zeroed, because /metrics/scheduler reports them
+// as Prometheus counters, which must never go down.
+type diagBase struct {
+	stats SchedulerStats
+	rpcs  map[string]uint64
+}
+
+// ResetStats is sdiag -r (slurmctld's REQUEST_STATS_INFO with
+// STAT_COMMAND_RESET): from now on /diag counts from zero and its "Data
+// since" is now. Only root, SlurmUser, operators and administrators may
+// ask, as slurmctld's validate_operator has it; anyone else is refused
+// with ESLURM_ACCESS_DENIED and the attempt logged, as slurmctld logs it.
+func (c *Controller) ResetStats(who Identity) error {
+	if !c.privileged(who) {
+		c.logger.Error("security violation: REQUEST_STATS_INFO reset from", "uid", who.UID, "user", who.User)
+		return slurmerr.New(slurmerr.AccessDenied, "%s", slurmerr.AccessDenied.Message())
+	}
+	c.diagMu.Lock()
+	defer c.diagMu.Unlock()
+	base := &diagBase{stats: c.SchedulerStats(), rpcs: c.stats.rpcCounts()}
+	// The maxima cannot be taken back by subtraction; slurmctld's
+	// reset_stats zeroes them, so the ones /diag reports restart here.
+	c.stats.diagMaxCycleMicros.Store(0)
+	c.stats.diagBackfillMaxMicros.Store(0)
+	c.diagBase.Store(base)
+	c.logger.Info("scheduling statistics reset", "uid", who.UID, "user", who.User)
+	return nil
+}
+
+// DiagStats are the counters /diag (sdiag) reports: SchedulerStats less
+// what they were at the last sdiag -r, with Start the time of that reset.
+// /metrics/scheduler reads SchedulerStats, which a reset leaves alone.
+func (c *Controller) DiagStats() SchedulerStats {
+	s := c.SchedulerStats()
+	s.MaxCycleMicros = uint64(c.stats.diagMaxCycleMicros.Load())
+	s.BackfillMaxMicros = uint64(c.stats.diagBackfillMaxMicros.Load())
+	if b := c.diagBase.Load(); b != nil {
+		s = s.Since(b.stats)
+	}
+	return s
+}
+
+// Since is s counted from base, a reading taken at a reset: the counters
+// less base's, Start base's time, and the last backfill pass's time and
+// length forgotten if none ran since (slurmctld's reset_stats zeroes
+// bf_cycle_last). What is not a counter (the last main cycle's length,
+// the pending and running jobs, the maxima, the requests being served)
+// is s's own.
+func (s SchedulerStats) Since(base SchedulerStats) SchedulerStats {
+	sub := func(a, b uint64) uint64 {
+		// A counter below its baseline would mean a controller that
+		// restarted under the baseline; report from zero then rather
+		// than a wrapped number.
+		if a < b {
+			return 0
+		}
+		return a - b
+	}
+	s.Start = base.Time
+	s.Cycles = sub(s.Cycles, base.Cycles)
+	s.TotalCycleMicros = sub(s.TotalCycleMicros, base.TotalCycleMicros)
+	s.CycleDepth = sub(s.CycleDepth, base.CycleDepth)
+	for i := range s.ScheduleExits {
+		s.ScheduleExits[i] = sub(s.ScheduleExits[i], base.ScheduleExits[i])
+	}
+	s.BackfillCycles = sub(s.BackfillCycles, base.BackfillCycles)
+	s.BackfillTotalMicros = sub(s.BackfillTotalMicros, base.BackfillTotalMicros)
+	s.Backfilled = sub(s.Backfilled, base.Backfilled)
+	if s.BackfillCycles == 0 {
+		s.BackfillLastMicros, s.LastBackfill = 0, time.Time{}
+	}
+	s.Submitted = sub(s.Submitted, base.Submitted)
+	s.Started = sub(s.Started, base.Started)
+	s.Completed = sub(s.Completed, base.Completed)
+	s.Cancelled = sub(s.Cancelled, base.Cancelled)
+	s.Failed = sub(s.Failed, base.Failed)
+	return s
+}
+
+// RPCCount is how often one kind of request was served.
+type RPCCount struct {
+	Kind  string
+	Count uint64
+}
+
+// DiagRPCs are the requests counted for /diag, by kind in name order:
+// since the last sdiag -r, which clears the table as slurmctld's
+// _clear_rpc_stats does (a kind not asked for since is left out).
+func (c *Controller) DiagRPCs() []RPCCount {
+	counts := c.stats.rpcCounts()
+	var base map[string]uint64
+	if b := c.diagBase.Load(); b != nil {
+		base = b.rpcs
+	}
+	out := make([]RPCCount, 0, len(counts))
+	for kind, n := range counts {
+		if n > base[kind] {
+			out = append(out, RPCCount{Kind: kind, Count: n - base[kind]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
+	return out
+}
+
+func (s *Stats) rpcCounts() map[string]uint64 {
+	out := map[string]uint64{}
+	s.RPCs.Range(func(k, v any) bool {
+		out[k.(string)] = v.(*atomic.Uint64).Load()
+		return true
+	})
+	return out
+}
+
+// Serving counts one request being served until the function it returns
+// is called: sdiag's "Server thread count", slurmctld's count of the
+// threads serving RPCs, which the front (internal/restapi) keeps as the
+// requests it has in hand.
+func (s *Stats) Serving() (done func()) {
+	s.serving.Add(1)
+	return func() { s.serving.Add(-1) }
+}
+
+// storeMax raises m to v if v is higher, against concurrent raisers.
+func storeMax(m *atomic.Int64, v int64) {
+	for {
+		old := m.Load()
+		if v <= old || m.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
