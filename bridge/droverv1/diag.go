@@ -12,16 +12,14 @@ import (
 // DiagResetPath), Drover's addition for sdiag -r.
 func diagResetHandler(ctl *controller.Controller) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// Recorded by the front once answered, so after the reset: the
+		// reset is the first request of the new period, as in slurmctld.
+		ctl.StatsRef().CountRPCCtx(r.Context(), "REQUEST_STATS_INFO")
 		caller, _ := authctx.From(r.Context())
 		if err := ctl.ResetStats(caller.Identity); err != nil {
-			ctl.StatsRef().CountRPC("REQUEST_STATS_INFO")
 			ReplyError(w, err, "slurm_reset_statistics")
 			return
 		}
-		// Counted after the reset, as slurmctld records an RPC once it
-		// has been served: the reset is the first request of the new
-		// period.
-		ctl.StatsRef().CountRPC("REQUEST_STATS_INFO")
 		replyEnvelope(w, http.StatusOK, api44.V0044OpenapiResp{Errors: api44.V0044OpenapiErrors{}, Warnings: api44.V0044OpenapiWarnings{}})
 	}
 }

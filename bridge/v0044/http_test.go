@@ -134,6 +134,11 @@ func TestPingAndDiag(t *testing.T) {
 	}
 
 	r.submitRaw("root", minimalDesc(""))
+	// Asked twice: a request is counted once answered, as slurmctld
+	// records it, so the first diag shows in the second.
+	if _, err := r.root.SlurmV0044GetDiag(ctx); err != nil {
+		t.Fatal(err)
+	}
 	dres, err := r.root.SlurmV0044GetDiag(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -157,6 +162,13 @@ func TestPingAndDiag(t *testing.T) {
 		if !slices.Contains(kinds, want) {
 			t.Errorf("rpcs_by_message_type lacks %s: %v", want, kinds)
 		}
+	}
+	users := map[string]int32{}
+	for _, u := range diag.Statistics.RpcsByUser {
+		users[u.User] = u.Count
+	}
+	if users["root"] < 3 || users["nobody"] < 1 {
+		t.Errorf("rpcs_by_user %v: want root's submission and diag, nobody's ping", users)
 	}
 }
 

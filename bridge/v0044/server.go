@@ -33,13 +33,13 @@ func NewServer(ctl *controller.Controller) *Server {
 	return &Server{ctl: ctl, now: time.Now}
 }
 
-func (s *Server) count(kind string) { s.ctl.StatsRef().CountRPC(kind) }
+func (s *Server) count(ctx context.Context, kind string) { s.ctl.StatsRef().CountRPCCtx(ctx, kind) }
 
 func asSlurm(err error, target **slurmerr.Error) bool { return errors.As(err, target) }
 
 // SlurmV0044GetPing implements GET /ping/.
 func (s *Server) SlurmV0044GetPing(ctx context.Context) (api.SlurmV0044GetPingRes, error) {
-	s.count("REQUEST_PING")
+	s.count(ctx, "REQUEST_PING")
 	return &api.V0044OpenapiPingArrayResp{
 		Pings: api.V0044ControllerPingArray{{
 			Hostname:   api.NewOptString(s.ctl.ControlHost()),
@@ -56,7 +56,7 @@ func (s *Server) SlurmV0044GetPing(ctx context.Context) (api.SlurmV0044GetPingRe
 // SlurmV0044GetDiag implements GET /diag/ with the controller's counters
 // since its start or the last sdiag -r (controller.DiagStats).
 func (s *Server) SlurmV0044GetDiag(ctx context.Context) (api.SlurmV0044GetDiagRes, error) {
-	s.count("REQUEST_STATS_INFO")
+	s.count(ctx, "REQUEST_STATS_INFO")
 	// The same counters /metrics/scheduler reports, less what they were
 	// at the last reset, so that sdiag and the metrics never disagree
 	// about what happened since.
@@ -107,7 +107,14 @@ func (s *Server) SlurmV0044GetDiag(ctx context.Context) (api.SlurmV0044GetDiagRe
 	for _, r := range s.ctl.DiagRPCs() {
 		// A name Slurm has no number for (Drover's own) reads 0.
 		stats.RpcsByMessageType = append(stats.RpcsByMessageType, api.V0044StatsMsgRPCType{
-			MessageType: r.Kind, TypeID: slurmMsgTypes[r.Kind], Count: int32(r.Count), AverageTime: u64(0),
+			MessageType: r.Kind, TypeID: slurmMsgTypes[r.Kind], Count: int32(r.Count),
+			TotalTime: int64(r.TotalMicros), AverageTime: u64(int64(meanOf(r.TotalMicros, r.Count))),
+		})
+	}
+	for _, r := range s.ctl.DiagUsers() {
+		stats.RpcsByUser = append(stats.RpcsByUser, api.V0044StatsMsgRPCUser{
+			User: r.Kind, UserID: int32(r.UID), Count: int32(r.Count),
+			TotalTime: int64(r.TotalMicros), AverageTime: u64(int64(meanOf(r.TotalMicros, r.Count))),
 		})
 	}
 	return &api.V0044OpenapiDiagResp{Statistics: stats, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
@@ -131,7 +138,7 @@ func sortStrings(a []string) {
 
 // SlurmV0044GetNodes implements GET /nodes/.
 func (s *Server) SlurmV0044GetNodes(ctx context.Context, params api.SlurmV0044GetNodesParams) (api.SlurmV0044GetNodesRes, error) {
-	s.count("REQUEST_NODE_INFO")
+	s.count(ctx, "REQUEST_NODE_INFO")
 	if err := s.private(ctx, "nodes", "REQUEST_NODE_INFO"); err != nil {
 		return &api.V0044OpenapiNodesRespStatusCode{StatusCode: httpStatus(err), Response: api.V0044OpenapiNodesResp{Nodes: api.V0044Nodes{}, LastUpdate: u64(0),
 			Meta: s.meta(ctx), Errors: errorsOf(err, "slurm_load_node()"), Warnings: api.V0044OpenapiWarnings{}}}, nil
@@ -146,7 +153,7 @@ func (s *Server) SlurmV0044GetNodes(ctx context.Context, params api.SlurmV0044Ge
 // SlurmV0044GetNode implements GET /node/{name}; an unknown node is HTTP
 // 200 with an error entry, as slurmrestd answers.
 func (s *Server) SlurmV0044GetNode(ctx context.Context, params api.SlurmV0044GetNodeParams) (api.SlurmV0044GetNodeRes, error) {
-	s.count("REQUEST_NODE_INFO_SINGLE")
+	s.count(ctx, "REQUEST_NODE_INFO_SINGLE")
 	if err := s.private(ctx, "nodes", "REQUEST_NODE_INFO_SINGLE"); err != nil {
 		return &api.V0044OpenapiNodesRespStatusCode{StatusCode: httpStatus(err), Response: api.V0044OpenapiNodesResp{Nodes: api.V0044Nodes{}, LastUpdate: u64(0),
 			Meta: s.meta(ctx), Errors: errorsOf(err, "slurm_load_node_single()"), Warnings: api.V0044OpenapiWarnings{}}}, nil
@@ -337,7 +344,7 @@ func nodeTRESUsed(ni controller.NodeInfo, gpus int) string {
 
 // SlurmV0044PostNode implements POST /node/{name}: drain, resume, down.
 func (s *Server) SlurmV0044PostNode(ctx context.Context, req api.OptV0044UpdateNodeMsg, params api.SlurmV0044PostNodeParams) (api.SlurmV0044PostNodeRes, error) {
-	s.count("REQUEST_UPDATE_NODE")
+	s.count(ctx, "REQUEST_UPDATE_NODE")
 	m, _ := req.Get()
 	names, err := hostlist.Expand(params.NodeName)
 	if err == nil {
@@ -353,7 +360,7 @@ func (s *Server) SlurmV0044PostNode(ctx context.Context, req api.OptV0044UpdateN
 
 // SlurmV0044PostNodes implements POST /nodes/ (names in the body).
 func (s *Server) SlurmV0044PostNodes(ctx context.Context, req api.OptV0044UpdateNodeMsg) (api.SlurmV0044PostNodesRes, error) {
-	s.count("REQUEST_UPDATE_NODE")
+	s.count(ctx, "REQUEST_UPDATE_NODE")
 	m, _ := req.Get()
 	var names []string
 	for _, item := range m.Name {
@@ -400,7 +407,7 @@ func (s *Server) updateNodes(ctx context.Context, names []string, m *api.V0044Up
 
 // SlurmV0044GetPartitions implements GET /partitions/.
 func (s *Server) SlurmV0044GetPartitions(ctx context.Context, params api.SlurmV0044GetPartitionsParams) (api.SlurmV0044GetPartitionsRes, error) {
-	s.count("REQUEST_PARTITION_INFO")
+	s.count(ctx, "REQUEST_PARTITION_INFO")
 	if err := s.private(ctx, "partitions", "PARTITION_INFO"); err != nil {
 		return &api.V0044OpenapiPartitionRespStatusCode{StatusCode: httpStatus(err), Response: api.V0044OpenapiPartitionResp{Partitions: api.V0044PartitionInfoMsg{}, LastUpdate: u64(0),
 			Meta: s.meta(ctx), Errors: errorsOf(err, "slurm_load_partitions()"), Warnings: api.V0044OpenapiWarnings{}}}, nil
@@ -415,7 +422,7 @@ func (s *Server) SlurmV0044GetPartitions(ctx context.Context, params api.SlurmV0
 // SlurmV0044GetPartition implements GET /partition/{name}; unknown names
 // are 422 with error 9000, as slurmrestd 25.11 answers.
 func (s *Server) SlurmV0044GetPartition(ctx context.Context, params api.SlurmV0044GetPartitionParams) (api.SlurmV0044GetPartitionRes, error) {
-	s.count("REQUEST_PARTITION_INFO")
+	s.count(ctx, "REQUEST_PARTITION_INFO")
 	if err := s.private(ctx, "partitions", "PARTITION_INFO"); err != nil {
 		return &api.V0044OpenapiPartitionRespStatusCode{StatusCode: httpStatus(err), Response: api.V0044OpenapiPartitionResp{Partitions: api.V0044PartitionInfoMsg{}, LastUpdate: u64(0),
 			Meta: s.meta(ctx), Errors: errorsOf(err, "slurm_load_partitions()"), Warnings: api.V0044OpenapiWarnings{}}}, nil

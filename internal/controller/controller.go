@@ -267,12 +267,30 @@ type Stats struct {
 	diagBackfillMaxMicros atomic.Int64
 	// serving is the requests being served now (Serving).
 	serving atomic.Int64
+	// rpcMicros is the time spent serving each kind of request
+	// (string -> *atomic.Uint64), and users the requests each user sent
+	// (uint32 -> *userRPCs); the front keeps them (Served).
+	rpcMicros sync.Map
+	users     sync.Map
 }
 
 // CountRPC counts one request of a kind for diag.
 func (s *Stats) CountRPC(kind string) {
 	v, _ := s.RPCs.LoadOrStore(kind, new(atomic.Uint64))
 	v.(*atomic.Uint64).Add(1)
+}
+
+// CountRPCCtx counts one request of a kind for diag, as CountRPC does;
+// when the front serving it follows the request (WithRPCNote), the count
+// is left to the front, which adds the time the request took and who
+// sent it once it has been answered, as slurmctld records an RPC's
+// count and time after serving it.
+func (s *Stats) CountRPCCtx(ctx context.Context, kind string) {
+	if n, ok := ctx.Value(rpcNoteKey{}).(*RPCNote); ok {
+		n.kind = kind
+		return
+	}
+	s.CountRPC(kind)
 }
 
 // New opens the state under cfg.StateDir, restores it and returns a

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -14,7 +15,8 @@ import (
 // as Prometheus counters, which must never go down.
 type diagBase struct {
 	stats SchedulerStats
-	rpcs  map[string]uint64
+	rpcs  map[string]RPCCount
+	users map[uint32]RPCCount
 }
 
 // ResetStats is sdiag -r (slurmctld's REQUEST_STATS_INFO with
@@ -29,7 +31,7 @@ func (c *Controller) ResetStats(who Identity) error {
 	}
 	c.diagMu.Lock()
 	defer c.diagMu.Unlock()
-	base := &diagBase{stats: c.SchedulerStats(), rpcs: c.stats.rpcCounts()}
+	base := &diagBase{stats: c.SchedulerStats(), rpcs: c.stats.rpcCounts(), users: c.stats.userCounts()}
 	// The maxima cannot be taken back by subtraction; slurmctld's
 	// reset_stats zeroes them, so the ones /diag reports restart here.
 	c.stats.diagMaxCycleMicros.Store(0)
@@ -89,38 +91,125 @@ func (s SchedulerStats) Since(base SchedulerStats) SchedulerStats {
 	return s
 }
 
-// RPCCount is how often one kind of request was served.
+// RPCCount is how often one kind of request was served, or one user's
+// requests, and the time spent serving them.
 type RPCCount struct {
-	Kind  string
-	Count uint64
+	// Kind is the request's Slurm name (REQUEST_SUBMIT_BATCH_JOB), or
+	// the user's name.
+	Kind string
+	// UID is the user's, in RPCs by user.
+	UID         uint32
+	Count       uint64
+	TotalMicros uint64
+}
+
+// since is r less base, zero if below it.
+func (r RPCCount) since(base RPCCount) (RPCCount, bool) {
+	if r.Count <= base.Count {
+		return RPCCount{}, false
+	}
+	r.Count -= base.Count
+	r.TotalMicros -= min(base.TotalMicros, r.TotalMicros)
+	return r, true
 }
 
 // DiagRPCs are the requests counted for /diag, by kind in name order:
 // since the last sdiag -r, which clears the table as slurmctld's
 // _clear_rpc_stats does (a kind not asked for since is left out).
 func (c *Controller) DiagRPCs() []RPCCount {
-	counts := c.stats.rpcCounts()
-	var base map[string]uint64
+	var base map[string]RPCCount
 	if b := c.diagBase.Load(); b != nil {
 		base = b.rpcs
 	}
-	out := make([]RPCCount, 0, len(counts))
-	for kind, n := range counts {
-		if n > base[kind] {
-			out = append(out, RPCCount{Kind: kind, Count: n - base[kind]})
+	var out []RPCCount
+	for kind, r := range c.stats.rpcCounts() {
+		if r, ok := r.since(base[kind]); ok {
+			out = append(out, r)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
 	return out
 }
 
-func (s *Stats) rpcCounts() map[string]uint64 {
-	out := map[string]uint64{}
+// DiagUsers are the requests counted for /diag by the user who sent
+// them, in UID order, since the last sdiag -r. Only requests whose
+// sender the front authenticated are here (not the node daemons', which
+// prove themselves as nodes, not users).
+func (c *Controller) DiagUsers() []RPCCount {
+	var base map[uint32]RPCCount
+	if b := c.diagBase.Load(); b != nil {
+		base = b.users
+	}
+	var out []RPCCount
+	for uid, r := range c.stats.userCounts() {
+		if r, ok := r.since(base[uid]); ok {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
+	return out
+}
+
+func (s *Stats) rpcCounts() map[string]RPCCount {
+	out := map[string]RPCCount{}
 	s.RPCs.Range(func(k, v any) bool {
-		out[k.(string)] = v.(*atomic.Uint64).Load()
+		r := RPCCount{Kind: k.(string), Count: v.(*atomic.Uint64).Load()}
+		if t, ok := s.rpcMicros.Load(k); ok {
+			r.TotalMicros = t.(*atomic.Uint64).Load()
+		}
+		out[r.Kind] = r
 		return true
 	})
 	return out
+}
+
+func (s *Stats) userCounts() map[uint32]RPCCount {
+	out := map[uint32]RPCCount{}
+	s.users.Range(func(k, v any) bool {
+		u := v.(*userRPCs)
+		out[k.(uint32)] = RPCCount{Kind: u.name, UID: k.(uint32), Count: u.count.Load(), TotalMicros: u.micros.Load()}
+		return true
+	})
+	return out
+}
+
+// userRPCs are one user's requests and the time spent serving them.
+type userRPCs struct {
+	name          string
+	count, micros atomic.Uint64
+}
+
+// RPCNote follows one request through the front that serves it: the
+// handler names its kind (CountRPCCtx), and the front records it with
+// its time and sender once answered (Served).
+type RPCNote struct{ kind string }
+
+type rpcNoteKey struct{}
+
+// WithRPCNote is ctx carrying a new note for the request it serves.
+func WithRPCNote(ctx context.Context) (context.Context, *RPCNote) {
+	n := &RPCNote{}
+	return context.WithValue(ctx, rpcNoteKey{}, n), n
+}
+
+// Served records the request n followed, if its handler named its kind:
+// one more of that kind and took more time, and, when who is known (ok),
+// one more of who's, as slurmctld's record_rpc_stats does.
+func (s *Stats) Served(n *RPCNote, who Identity, known bool, took time.Duration) {
+	if n == nil || n.kind == "" {
+		return
+	}
+	us := uint64(max(took.Microseconds(), 0))
+	s.CountRPC(n.kind)
+	t, _ := s.rpcMicros.LoadOrStore(n.kind, new(atomic.Uint64))
+	t.(*atomic.Uint64).Add(us)
+	if !known {
+		return
+	}
+	v, _ := s.users.LoadOrStore(who.UID, &userRPCs{name: who.User})
+	u := v.(*userRPCs)
+	u.count.Add(1)
+	u.micros.Add(us)
 }
 
 // Serving counts one request being served until the function it returns

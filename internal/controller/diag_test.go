@@ -152,3 +152,46 @@ func TestDiagScheduleDepth(t *testing.T) {
 		t.Errorf("after the reset: max %d, depth %d, exits %v; want zeros", d.MaxCycleMicros, d.CycleDepth, d.ScheduleExits)
 	}
 }
+
+// TestServedRPCs: a request followed by a note is counted once answered,
+// with its time, under its kind and its sender; one without a note is
+// counted at once, with no time and no sender; a reset clears both
+// tables.
+func TestServedRPCs(t *testing.T) {
+	c := ctltest.New(t)
+	st := c.Ctl.StatsRef()
+	noted, note := controller.WithRPCNote(ctx)
+	st.CountRPCCtx(noted, "REQUEST_JOB_INFO")
+	if got := c.Ctl.DiagRPCs(); len(got) != 0 {
+		t.Errorf("before the request is answered: %v", got)
+	}
+	st.Served(note, ctltest.Alice, true, 1500*time.Microsecond)
+	noted, note = controller.WithRPCNote(ctx)
+	st.CountRPCCtx(noted, "REQUEST_JOB_INFO")
+	st.Served(note, ctltest.Alice, true, 500*time.Microsecond)
+	_, note = controller.WithRPCNote(ctx)
+	st.Served(note, ctltest.Bob, true, time.Second) // a request no handler named: not counted
+	st.CountRPCCtx(ctx, "REQUEST_PING")
+	want := []controller.RPCCount{{Kind: "REQUEST_JOB_INFO", Count: 2, TotalMicros: 2000}, {Kind: "REQUEST_PING", Count: 1}}
+	if diff := cmp.Diff(want, c.Ctl.DiagRPCs()); diff != "" {
+		t.Errorf("RPCs by type (-want +got):\n%s", diff)
+	}
+	wantUsers := []controller.RPCCount{{Kind: "alice", UID: 1000, Count: 2, TotalMicros: 2000}}
+	if diff := cmp.Diff(wantUsers, c.Ctl.DiagUsers()); diff != "" {
+		t.Errorf("RPCs by user (-want +got):\n%s", diff)
+	}
+	if err := c.Ctl.ResetStats(ctltest.Root); err != nil {
+		t.Fatal(err)
+	}
+	noted, note = controller.WithRPCNote(ctx)
+	st.CountRPCCtx(noted, "REQUEST_JOB_INFO")
+	st.Served(note, ctltest.Alice, true, 100*time.Microsecond)
+	want = []controller.RPCCount{{Kind: "REQUEST_JOB_INFO", Count: 1, TotalMicros: 100}}
+	wantUsers = []controller.RPCCount{{Kind: "alice", UID: 1000, Count: 1, TotalMicros: 100}}
+	if diff := cmp.Diff(want, c.Ctl.DiagRPCs()); diff != "" {
+		t.Errorf("RPCs by type after the reset (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantUsers, c.Ctl.DiagUsers()); diff != "" {
+		t.Errorf("RPCs by user after the reset (-want +got):\n%s", diff)
+	}
+}

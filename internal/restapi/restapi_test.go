@@ -422,7 +422,7 @@ func TestRequeueEndpoint(t *testing.T) {
 // refused to an ordinary user with ESLURM_ACCESS_DENIED and done for
 // root, after which GET /diag counts from zero and names the reset as
 // the start of its data, with the request serving it among the server
-// threads.
+// threads and the requests counted by their sender.
 func TestDiagResetEndpoint(t *testing.T) {
 	c := ctltest.New(t)
 	h := handler(t, c, restapi.Options{})
@@ -442,6 +442,10 @@ func TestDiagResetEndpoint(t *testing.T) {
 		Start     struct {
 			Number int64 `json:"number"`
 		} `json:"req_time_start"`
+		Users []struct {
+			User  string
+			Count int
+		} `json:"rpcs_by_user"`
 	}
 	diag := func() stats {
 		t.Helper()
@@ -464,7 +468,9 @@ func TestDiagResetEndpoint(t *testing.T) {
 	if code, body := do(http.MethodPost, "/drover/v1/diag/reset", "root"); code != 200 {
 		t.Errorf("reset as root: HTTP %d: %s", code, body)
 	}
-	if s := diag(); s.Submitted != 0 || s.Start.Number != c.Now().Unix() {
+	// The reset itself is the one request counted since, root's, as
+	// slurmctld records a request once served.
+	if s := diag(); s.Submitted != 0 || s.Start.Number != c.Now().Unix() || len(s.Users) != 1 || s.Users[0].User != "root" || s.Users[0].Count != 1 {
 		t.Errorf("after the reset at %d: %+v", c.Now().Unix(), s)
 	}
 }
