@@ -117,6 +117,9 @@ func TestSdiag(t *testing.T) {
 	if !strings.Contains(out, "\tREQUEST_SUBMIT_BATCH_JOB                ( 4003) count:1 ") {
 		t.Errorf("the RPC table since the reset lacks one REQUEST_SUBMIT_BATCH_JOB:\n%s", out)
 	}
+	if !regexp.MustCompile(`\nRemote Procedure Call statistics by user\n\troot +\(       0\) count:\d+ +ave_time:\d+ +total_time:\d+\n`).MatchString(out) {
+		t.Errorf("the RPCs by user lack root's:\n%s", out)
+	}
 	nobody := nobodyUser(c)
 	if r := c.runAs(nobody, "sdiag", "-r"); r.Code != 255 || r.Stdout != "" || r.Stderr != "slurm_reset_statistics: Access/permission denied\n" {
 		t.Errorf("sdiag -r as nobody: %+v", r)
