@@ -537,10 +537,10 @@ func (c *Controller) StartTime() time.Time { return c.started }
 // StatsRef exposes the counters.
 func (c *Controller) StatsRef() *Stats { return &c.stats }
 
-// CountRPC counts one request of a kind for sdiag, for the front ends
-// that know the controller only through an interface of their own
-// (internal/controller/nodeapi) and so cannot name Stats.
-func (c *Controller) CountRPC(kind string) { c.stats.CountRPC(kind) }
+// CountRPC counts one request of a kind for sdiag (Stats.CountRPCCtx),
+// for the front ends that know the controller only through an interface
+// of their own (internal/controller/nodeapi) and so cannot name Stats.
+func (c *Controller) CountRPC(ctx context.Context, kind string) { c.stats.CountRPCCtx(ctx, kind) }
 
 // LogStats returns the state log's counters.
 func (c *Controller) LogStats() state.Stats { return c.log.Stats() }

@@ -84,7 +84,7 @@ func TestResetStats(t *testing.T) {
 			})
 			c.Submit(ctltest.Alice, ctltest.Request())
 			c.Submit(ctltest.Alice, ctltest.Request())
-			c.Ctl.CountRPC("REQUEST_SUBMIT_BATCH_JOB")
+			c.Ctl.CountRPC(ctx, "REQUEST_SUBMIT_BATCH_JOB")
 			start := c.Ctl.StartTime()
 			c.Clock.Advance(time.Minute)
 			before := c.Ctl.SchedulerStats()
@@ -112,7 +112,7 @@ func TestResetStats(t *testing.T) {
 			}
 
 			c.Submit(ctltest.Alice, ctltest.Request())
-			c.Ctl.CountRPC("REQUEST_SUBMIT_BATCH_JOB")
+			c.Ctl.CountRPC(ctx, "REQUEST_SUBMIT_BATCH_JOB")
 			want := []controller.RPCCount{{Kind: "REQUEST_SUBMIT_BATCH_JOB", Count: 1}}
 			if d := c.Ctl.DiagStats(); d.Submitted != 1 {
 				t.Errorf("one job after the reset: /diag counts %d", d.Submitted)
