@@ -12,7 +12,9 @@ import (
 // diagBase is what sdiag -r left: the counters as they were at the
 // reset, which /diag subtracts from the running ones. The counters
 // themselves are never zeroed, because /metrics/scheduler reports them
-// as Prometheus counters, which must never go down.
+// as Prometheus counters, which must never go down. It lives in memory
+// only: a restart or reconfigure (a new controller) forgets it, as
+// slurmctld's statistics restart with slurmctld.
 type diagBase struct {
 	stats SchedulerStats
 	rpcs  map[string]RPCCount
@@ -62,9 +64,9 @@ func (c *Controller) DiagStats() SchedulerStats {
 // is s's own.
 func (s SchedulerStats) Since(base SchedulerStats) SchedulerStats {
 	sub := func(a, b uint64) uint64 {
-		// A counter below its baseline would mean a controller that
-		// restarted under the baseline; report from zero then rather
-		// than a wrapped number.
+		// A reading taken just before a reset that lands between it
+		// and the baseline's load is below the new baseline; report
+		// zero then rather than a wrapped number.
 		if a < b {
 			return 0
 		}
