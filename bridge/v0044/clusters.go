@@ -3,7 +3,6 @@ package v0044
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 
 	"github.com/droverhq/drover/internal/hostlist"
 	api "github.com/droverhq/drover/openapi/v0044"
@@ -160,24 +159,18 @@ func (s *Server) SlurmdbV0044GetInstance(ctx context.Context, _ api.SlurmdbV0044
 
 // SlurmdbV0044GetDiag implements GET /slurmdb/v0.0.44/diag/: the
 // accounting requests counted since the controller started (slurmdbd's
-// DBD_* kinds; times are not measured). There are no rollups: usage is
-// decayed in place (PriorityDecayHalfLife), not rolled up into tables.
+// DBD_* kinds), with the time spent serving them. There are no rollups:
+// usage is decayed in place (PriorityDecayHalfLife), not rolled up into
+// tables.
 func (s *Server) SlurmdbV0044GetDiag(ctx context.Context) (api.SlurmdbV0044GetDiagRes, error) {
 	s.count(ctx, "DBD_GET_STATS")
-	st := s.ctl.StatsRef()
-	var kinds []string
-	st.RPCs.Range(func(k, _ any) bool {
-		if name := k.(string); strings.HasPrefix(name, "DBD_") {
-			kinds = append(kinds, name)
-		}
-		return true
-	})
-	sortStrings(kinds)
 	rpcs := api.V0044StatsRPCList{}
-	for _, k := range kinds {
-		v, _ := st.RPCs.Load(k)
-		rpcs = append(rpcs, api.V0044StatsRPC{RPC: api.NewOptString(k), Count: api.NewOptInt32(int32(v.(*atomic.Uint64).Load())),
-			Time: api.NewOptV0044StatsRPCTime(api.V0044StatsRPCTime{Average: api.NewOptInt64(0), Total: api.NewOptInt64(0)})})
+	for _, r := range s.ctl.StatsRef().RPCTotals() {
+		if !strings.HasPrefix(r.Kind, "DBD_") {
+			continue
+		}
+		rpcs = append(rpcs, api.V0044StatsRPC{RPC: api.NewOptString(r.Kind), Count: api.NewOptInt32(int32(r.Count)),
+			Time: api.NewOptV0044StatsRPCTime(api.V0044StatsRPCTime{Average: api.NewOptInt64(int64(meanOf(r.TotalMicros, r.Count))), Total: api.NewOptInt64(int64(r.TotalMicros))})})
 	}
 	return &api.V0044OpenapiSlurmdbdStatsResp{
 		Statistics: api.V0044StatsRec{TimeStart: api.NewOptInt64(s.ctl.StartTime().Unix()), RPCs: rpcs, Users: api.V0044StatsUserList{}},

@@ -128,14 +128,6 @@ func meanOf(sum, n uint64) uint64 {
 	return sum / n
 }
 
-func sortStrings(a []string) {
-	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && a[j] < a[j-1]; j-- {
-			a[j], a[j-1] = a[j-1], a[j]
-		}
-	}
-}
-
 // SlurmV0044GetNodes implements GET /nodes/.
 func (s *Server) SlurmV0044GetNodes(ctx context.Context, params api.SlurmV0044GetNodesParams) (api.SlurmV0044GetNodesRes, error) {
 	s.count(ctx, "REQUEST_NODE_INFO")

@@ -152,6 +152,18 @@ func (c *Controller) DiagUsers() []RPCCount {
 	return out
 }
 
+// RPCTotals are the requests served since the controller started, by
+// kind in name order, with the time spent serving them: what a reset
+// leaves alone (slurmdbd's statistics, which sdiag -r does not touch).
+func (s *Stats) RPCTotals() []RPCCount {
+	var out []RPCCount
+	for _, r := range s.rpcCounts() {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
+	return out
+}
+
 func (s *Stats) rpcCounts() map[string]RPCCount {
 	out := map[string]RPCCount{}
 	s.RPCs.Range(func(k, v any) bool {
