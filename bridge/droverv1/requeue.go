@@ -15,7 +15,7 @@ import (
 // answers with slurmrestd's payload-less envelope.
 func requeueHandler(ctl *controller.Controller) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ctl.StatsRef().CountRPC("REQUEST_JOB_REQUEUE")
+		ctl.StatsRef().CountRPCCtx(r.Context(), "REQUEST_JOB_REQUEUE")
 		caller, _ := authctx.From(r.Context())
 		hold := r.URL.Query().Get("hold") == "true"
 		sel, err := bridge44.ParseJobSelector(r.PathValue("job_id"), ctl.MaxArraySize())

@@ -36,7 +36,7 @@ func isSHA256Hex(s string) bool {
 // stepRoutes adds the job step paths (internal/step/proto) to mux.
 func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 	mux.HandleFunc("POST "+stepproto.PathCreate, func(w http.ResponseWriter, r *http.Request) {
-		ctl.StatsRef().CountRPC("REQUEST_JOB_STEP_CREATE")
+		ctl.StatsRef().CountRPCCtx(r.Context(), "REQUEST_JOB_STEP_CREATE")
 		caller, _ := authctx.From(r.Context())
 		id, err := pathID(r, "job_id")
 		if err != nil {
@@ -95,7 +95,7 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 		replyJSON(w, http.StatusOK, out)
 	})
 	mux.HandleFunc("POST "+stepproto.PathEnd, func(w http.ResponseWriter, r *http.Request) {
-		ctl.StatsRef().CountRPC("REQUEST_STEP_COMPLETE")
+		ctl.StatsRef().CountRPCCtx(r.Context(), "REQUEST_STEP_COMPLETE")
 		caller, _ := authctx.From(r.Context())
 		id, step, err := pathStep(r)
 		var end stepproto.EndRequest
@@ -115,7 +115,7 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 		replyJSON(w, http.StatusOK, struct{}{})
 	})
 	mux.HandleFunc("POST "+stepproto.PathSignal, func(w http.ResponseWriter, r *http.Request) {
-		ctl.StatsRef().CountRPC("REQUEST_CANCEL_JOB_STEP")
+		ctl.StatsRef().CountRPCCtx(r.Context(), "REQUEST_CANCEL_JOB_STEP")
 		caller, _ := authctx.From(r.Context())
 		id, step, err := pathStep(r)
 		sig := 0
@@ -136,7 +136,7 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 		replyJSON(w, http.StatusOK, struct{}{})
 	})
 	mux.HandleFunc("POST "+stepproto.PathComplete, func(w http.ResponseWriter, r *http.Request) {
-		ctl.StatsRef().CountRPC("REQUEST_COMPLETE_JOB_ALLOCATION")
+		ctl.StatsRef().CountRPCCtx(r.Context(), "REQUEST_COMPLETE_JOB_ALLOCATION")
 		caller, _ := authctx.From(r.Context())
 		id, err := pathID(r, "job_id")
 		code := 0
@@ -157,7 +157,7 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 		replyJSON(w, http.StatusOK, struct{}{})
 	})
 	mux.HandleFunc("GET "+stepproto.PathStat, func(w http.ResponseWriter, r *http.Request) {
-		ctl.StatsRef().CountRPC("REQUEST_JOB_STEP_STAT")
+		ctl.StatsRef().CountRPCCtx(r.Context(), "REQUEST_JOB_STEP_STAT")
 		caller, _ := authctx.From(r.Context())
 		id, err := pathID(r, "job_id")
 		var step *uint32
@@ -183,7 +183,7 @@ func stepRoutes(mux *http.ServeMux, ctl *controller.Controller) {
 		replyJSON(w, http.StatusOK, stepproto.Stats{Steps: stats})
 	})
 	mux.HandleFunc("GET "+stepproto.PathList, func(w http.ResponseWriter, r *http.Request) {
-		ctl.StatsRef().CountRPC("REQUEST_JOB_STEP_INFO")
+		ctl.StatsRef().CountRPCCtx(r.Context(), "REQUEST_JOB_STEP_INFO")
 		out := stepproto.List{Steps: []stepproto.Step{}}
 		for _, s := range ctl.Steps() {
 			out.Steps = append(out.Steps, stepproto.Step{

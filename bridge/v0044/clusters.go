@@ -3,7 +3,6 @@ package v0044
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 
 	"github.com/droverhq/drover/internal/hostlist"
 	api "github.com/droverhq/drover/openapi/v0044"
@@ -54,7 +53,7 @@ func tresList(names []string, count func(name string) int64) api.V0044TresList {
 // SlurmdbV0044GetPing implements GET /slurmdb/v0.0.44/ping/: the
 // accounting store is the controller's own.
 func (s *Server) SlurmdbV0044GetPing(ctx context.Context) (api.SlurmdbV0044GetPingRes, error) {
-	s.count("DBD_PING")
+	s.count(ctx, "DBD_PING")
 	return &api.V0044OpenapiSlurmdbdPingResp{
 		Pings: api.V0044SlurmdbdPingArray{{Hostname: s.ctl.ControlHost(), Responding: true, Primary: true}},
 		Meta:  s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{},
@@ -63,7 +62,7 @@ func (s *Server) SlurmdbV0044GetPing(ctx context.Context) (api.SlurmdbV0044GetPi
 
 // SlurmdbV0044GetTres implements GET /slurmdb/v0.0.44/tres/.
 func (s *Server) SlurmdbV0044GetTres(ctx context.Context) (api.SlurmdbV0044GetTresRes, error) {
-	s.count("DBD_GET_TRES")
+	s.count(ctx, "DBD_GET_TRES")
 	return &api.V0044OpenapiTresResp{
 		TRES: tresList(s.ctl.TRESNames(), nil),
 		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{},
@@ -111,7 +110,7 @@ func (s *Server) cluster() api.V0044ClusterRec {
 
 // SlurmdbV0044GetClusters implements GET /slurmdb/v0.0.44/clusters/.
 func (s *Server) SlurmdbV0044GetClusters(ctx context.Context, _ api.SlurmdbV0044GetClustersParams) (api.SlurmdbV0044GetClustersRes, error) {
-	s.count("DBD_GET_CLUSTERS")
+	s.count(ctx, "DBD_GET_CLUSTERS")
 	return &api.V0044OpenapiClustersResp{Clusters: api.V0044ClusterRecList{s.cluster()},
 		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
 }
@@ -119,7 +118,7 @@ func (s *Server) SlurmdbV0044GetClusters(ctx context.Context, _ api.SlurmdbV0044
 // SlurmdbV0044GetCluster implements GET /slurmdb/v0.0.44/cluster/{name}:
 // the cluster when the name is its own, none otherwise.
 func (s *Server) SlurmdbV0044GetCluster(ctx context.Context, p api.SlurmdbV0044GetClusterParams) (api.SlurmdbV0044GetClusterRes, error) {
-	s.count("DBD_GET_CLUSTERS")
+	s.count(ctx, "DBD_GET_CLUSTERS")
 	list := api.V0044ClusterRecList{}
 	if p.ClusterName == s.ctl.ClusterName() {
 		list = append(list, s.cluster())
@@ -131,14 +130,14 @@ func (s *Server) SlurmdbV0044GetCluster(ctx context.Context, p api.SlurmdbV0044G
 // SlurmdbV0044GetWckeys implements GET /slurmdb/v0.0.44/wckeys/: Drover
 // keeps no WCKeys (TrackWCKey is off), so the list is empty.
 func (s *Server) SlurmdbV0044GetWckeys(ctx context.Context, _ api.SlurmdbV0044GetWckeysParams) (api.SlurmdbV0044GetWckeysRes, error) {
-	s.count("DBD_GET_WCKEYS")
+	s.count(ctx, "DBD_GET_WCKEYS")
 	return &api.V0044OpenapiWckeyResp{Wckeys: api.V0044WckeyList{},
 		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
 }
 
 // SlurmdbV0044GetWckey implements GET /slurmdb/v0.0.44/wckey/{id}: none.
 func (s *Server) SlurmdbV0044GetWckey(ctx context.Context, _ api.SlurmdbV0044GetWckeyParams) (api.SlurmdbV0044GetWckeyRes, error) {
-	s.count("DBD_GET_WCKEYS")
+	s.count(ctx, "DBD_GET_WCKEYS")
 	return &api.V0044OpenapiWckeyResp{Wckeys: api.V0044WckeyList{},
 		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
 }
@@ -146,38 +145,32 @@ func (s *Server) SlurmdbV0044GetWckey(ctx context.Context, _ api.SlurmdbV0044Get
 // SlurmdbV0044GetInstances implements GET /slurmdb/v0.0.44/instances/:
 // Drover has no cloud instances.
 func (s *Server) SlurmdbV0044GetInstances(ctx context.Context, _ api.SlurmdbV0044GetInstancesParams) (api.SlurmdbV0044GetInstancesRes, error) {
-	s.count("DBD_GET_INSTANCES")
+	s.count(ctx, "DBD_GET_INSTANCES")
 	return &api.V0044OpenapiInstancesResp{Instances: api.V0044InstanceList{},
 		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
 }
 
 // SlurmdbV0044GetInstance implements GET /slurmdb/v0.0.44/instance/: none.
 func (s *Server) SlurmdbV0044GetInstance(ctx context.Context, _ api.SlurmdbV0044GetInstanceParams) (api.SlurmdbV0044GetInstanceRes, error) {
-	s.count("DBD_GET_INSTANCES")
+	s.count(ctx, "DBD_GET_INSTANCES")
 	return &api.V0044OpenapiInstancesResp{Instances: api.V0044InstanceList{},
 		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
 }
 
 // SlurmdbV0044GetDiag implements GET /slurmdb/v0.0.44/diag/: the
 // accounting requests counted since the controller started (slurmdbd's
-// DBD_* kinds; times are not measured). There are no rollups: usage is
-// decayed in place (PriorityDecayHalfLife), not rolled up into tables.
+// DBD_* kinds), with the time spent serving them. There are no rollups:
+// usage is decayed in place (PriorityDecayHalfLife), not rolled up into
+// tables.
 func (s *Server) SlurmdbV0044GetDiag(ctx context.Context) (api.SlurmdbV0044GetDiagRes, error) {
-	s.count("DBD_GET_STATS")
-	st := s.ctl.StatsRef()
-	var kinds []string
-	st.RPCs.Range(func(k, _ any) bool {
-		if name := k.(string); strings.HasPrefix(name, "DBD_") {
-			kinds = append(kinds, name)
-		}
-		return true
-	})
-	sortStrings(kinds)
+	s.count(ctx, "DBD_GET_STATS")
 	rpcs := api.V0044StatsRPCList{}
-	for _, k := range kinds {
-		v, _ := st.RPCs.Load(k)
-		rpcs = append(rpcs, api.V0044StatsRPC{RPC: api.NewOptString(k), Count: api.NewOptInt32(int32(v.(*atomic.Uint64).Load())),
-			Time: api.NewOptV0044StatsRPCTime(api.V0044StatsRPCTime{Average: api.NewOptInt64(0), Total: api.NewOptInt64(0)})})
+	for _, r := range s.ctl.StatsRef().RPCTotals() {
+		if !strings.HasPrefix(r.Kind, "DBD_") {
+			continue
+		}
+		rpcs = append(rpcs, api.V0044StatsRPC{RPC: api.NewOptString(r.Kind), Count: api.NewOptInt32(int32(r.Count)),
+			Time: api.NewOptV0044StatsRPCTime(api.V0044StatsRPCTime{Average: api.NewOptInt64(int64(meanOf(r.TotalMicros, r.Count))), Total: api.NewOptInt64(int64(r.TotalMicros))})})
 	}
 	return &api.V0044OpenapiSlurmdbdStatsResp{
 		Statistics: api.V0044StatsRec{TimeStart: api.NewOptInt64(s.ctl.StartTime().Unix()), RPCs: rpcs, Users: api.V0044StatsUserList{}},

@@ -134,6 +134,11 @@ func TestPingAndDiag(t *testing.T) {
 	}
 
 	r.submitRaw("root", minimalDesc(""))
+	// Asked twice: a request is counted once answered, as slurmctld
+	// records it, so the first diag shows in the second.
+	if _, err := r.root.SlurmV0044GetDiag(ctx); err != nil {
+		t.Fatal(err)
+	}
 	dres, err := r.root.SlurmV0044GetDiag(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +161,39 @@ func TestPingAndDiag(t *testing.T) {
 	for _, want := range []string{"REQUEST_PING", "REQUEST_SUBMIT_BATCH_JOB", "REQUEST_STATS_INFO"} {
 		if !slices.Contains(kinds, want) {
 			t.Errorf("rpcs_by_message_type lacks %s: %v", want, kinds)
+		}
+	}
+	users := map[string]int32{}
+	for _, u := range diag.Statistics.RpcsByUser {
+		users[u.User] = u.Count
+	}
+	if users["root"] < 3 || users["nobody"] < 1 {
+		t.Errorf("rpcs_by_user %v: want root's submission and diag, nobody's ping", users)
+	}
+
+	// slurmdbd's statistics: the DBD_* requests only, counted once
+	// answered with their time, the first diag in the second.
+	for i := range 2 {
+		dres, err := r.root.SlurmdbV0044GetDiag(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, ok := dres.(*api.V0044OpenapiSlurmdbdStatsResp)
+		if !ok {
+			t.Fatalf("slurmdb diag answer %T", dres)
+		}
+		var got []string
+		for _, r := range db.Statistics.RPCs {
+			got = append(got, r.RPC.Or(""))
+			if tm := r.Time.Value; tm.Total.Or(-1) < 0 || tm.Average.Or(-1) < 0 {
+				t.Errorf("%s time %+v", r.RPC.Or(""), tm)
+			}
+		}
+		if slices.ContainsFunc(got, func(k string) bool { return !strings.HasPrefix(k, "DBD_") }) {
+			t.Errorf("slurmdb diag RPCs %v: want DBD_* only", got)
+		}
+		if i == 1 && !slices.Contains(got, "DBD_GET_STATS") {
+			t.Errorf("slurmdb diag RPCs %v lack the first DBD_GET_STATS", got)
 		}
 	}
 }

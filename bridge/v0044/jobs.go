@@ -68,7 +68,7 @@ func (s *Server) hiddenJob(ctx context.Context, jobs []*job.Job) error {
 
 // SlurmV0044PostJobSubmit implements POST /job/submit.
 func (s *Server) SlurmV0044PostJobSubmit(ctx context.Context, req api.OptV0044JobSubmitReq) (api.SlurmV0044PostJobSubmitRes, error) {
-	s.count("REQUEST_SUBMIT_BATCH_JOB")
+	s.count(ctx, "REQUEST_SUBMIT_BATCH_JOB")
 	fail := func(status int, err error, source string) (api.SlurmV0044PostJobSubmitRes, error) {
 		return &api.V0044OpenapiJobSubmitResponseStatusCode{StatusCode: status, Response: api.V0044OpenapiJobSubmitResponse{
 			Meta: s.meta(ctx), Errors: errorsOf(err, source), Warnings: api.V0044OpenapiWarnings{},
@@ -613,7 +613,7 @@ func parseSelector(s string, maxArraySize uint32) (controller.JobSelector, error
 
 // SlurmV0044GetJob implements GET /job/{job_id}.
 func (s *Server) SlurmV0044GetJob(ctx context.Context, params api.SlurmV0044GetJobParams) (api.SlurmV0044GetJobRes, error) {
-	s.count("REQUEST_JOB_INFO_SINGLE")
+	s.count(ctx, "REQUEST_JOB_INFO_SINGLE")
 	sel, err := parseSelector(params.JobID, s.ctl.MaxArraySize())
 	var jobs []*job.Job
 	if err == nil {
@@ -660,7 +660,7 @@ func (s *Server) SlurmV0044GetJobs(ctx context.Context, params api.SlurmV0044Get
 // jobList is GET /jobs/'s answer without its records, and the jobs whose
 // records it lists; or the error answer.
 func (s *Server) jobList(ctx context.Context, params api.SlurmV0044GetJobsParams) (*api.V0044OpenapiJobInfoResp, []*job.Job, *api.V0044OpenapiJobInfoRespStatusCode) {
-	s.count("REQUEST_JOB_INFO")
+	s.count(ctx, "REQUEST_JOB_INFO")
 	last := unix(s.ctl.LastJobUpdate())
 	unchanged := false
 	if t, ok := params.UpdateTime.Get(); ok && t != "" {
@@ -688,7 +688,7 @@ func (s *Server) jobList(ctx context.Context, params api.SlurmV0044GetJobsParams
 // SlurmV0044DeleteJob implements DELETE /job/{job_id}: errors are reported
 // inside status[] with HTTP 200, as slurmrestd does.
 func (s *Server) SlurmV0044DeleteJob(ctx context.Context, params api.SlurmV0044DeleteJobParams) (api.SlurmV0044DeleteJobRes, error) {
-	s.count("REQUEST_KILL_JOB")
+	s.count(ctx, "REQUEST_KILL_JOB")
 	sig := int32(syscall.SIGKILL)
 	if v, ok := params.Signal.Get(); ok && v != "" {
 		n, err := parseSignal(v)
@@ -764,7 +764,7 @@ func parseSignal(v string) (int32, error) {
 
 // SlurmV0044DeleteJobs implements DELETE /jobs/.
 func (s *Server) SlurmV0044DeleteJobs(ctx context.Context, req api.OptV0044KillJobsMsg) (api.SlurmV0044DeleteJobsRes, error) {
-	s.count("REQUEST_KILL_JOBS")
+	s.count(ctx, "REQUEST_KILL_JOBS")
 	m, _ := req.Get()
 	sig := int32(syscall.SIGKILL)
 	if v, ok := m.Signal.Get(); ok && v != "" {
@@ -817,7 +817,7 @@ func (s *Server) SlurmV0044DeleteJobs(ctx context.Context, req api.OptV0044KillJ
 
 // SlurmV0044PostJob implements POST /job/{job_id} (update).
 func (s *Server) SlurmV0044PostJob(ctx context.Context, req api.OptV0044JobDescMsg, params api.SlurmV0044PostJobParams) (api.SlurmV0044PostJobRes, error) {
-	s.count("REQUEST_UPDATE_JOB")
+	s.count(ctx, "REQUEST_UPDATE_JOB")
 	fail := func(err error, source string) (api.SlurmV0044PostJobRes, error) {
 		e := apiError(err, source)
 		if !e.Description.IsSet() || e.Description.Value == "" {
@@ -898,7 +898,7 @@ const defaultSwitchWait = 300 * time.Second
 // without a batch script (salloc, srun outside a job), released by its
 // owner through POST /drover/v1/job/{job_id}/complete.
 func (s *Server) SlurmV0044PostJobAllocate(ctx context.Context, req api.OptV0044JobAllocReq) (api.SlurmV0044PostJobAllocateRes, error) {
-	s.count("REQUEST_RESOURCE_ALLOCATION")
+	s.count(ctx, "REQUEST_RESOURCE_ALLOCATION")
 	fail := func(status int, err error, source string) (api.SlurmV0044PostJobAllocateRes, error) {
 		return &api.V0044OpenapiJobAllocRespStatusCode{StatusCode: status, Response: api.V0044OpenapiJobAllocResp{
 			Meta: s.meta(ctx), Errors: errorsOf(err, source), Warnings: api.V0044OpenapiWarnings{},

@@ -22,7 +22,7 @@ const JobsStatePath = "/slurm/v0.0.44/jobs/state/"
 // v0.0.44 path also carries real slurmrestd's "state" (see
 // AddStateMembers). job_id may list ids, comma-separated.
 func (s *Server) SlurmV0044GetJobsState(ctx context.Context, params api.SlurmV0044GetJobsStateParams) (api.SlurmV0044GetJobsStateRes, error) {
-	s.count("REQUEST_JOB_STATE")
+	s.count(ctx, "REQUEST_JOB_STATE")
 	var jobs []*job.Job
 	if ids := strings.TrimSpace(params.JobID.Value); params.JobID.Set && ids != "" {
 		for _, id := range strings.Split(ids, ",") {

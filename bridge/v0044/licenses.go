@@ -10,7 +10,7 @@ import (
 // Jobs' license requests (-L) are not counted yet, so every license shows
 // none used.
 func (s *Server) SlurmV0044GetLicenses(ctx context.Context) (api.SlurmV0044GetLicensesRes, error) {
-	s.count("REQUEST_LICENSE_INFO")
+	s.count(ctx, "REQUEST_LICENSE_INFO")
 	out := api.V0044Licenses{}
 	started := unix(s.ctl.StartTime())
 	for _, l := range s.ctl.Licenses() {

@@ -14,7 +14,7 @@ import (
 
 // SlurmV0044GetReservations implements GET /reservations/.
 func (s *Server) SlurmV0044GetReservations(ctx context.Context, _ api.SlurmV0044GetReservationsParams) (api.SlurmV0044GetReservationsRes, error) {
-	s.count("REQUEST_RESERVATION_INFO")
+	s.count(ctx, "REQUEST_RESERVATION_INFO")
 	out := api.V0044ReservationInfoMsg{}
 	for _, r := range s.ctl.Reservations() {
 		out = append(out, s.reservationToWire(&r))
@@ -25,7 +25,7 @@ func (s *Server) SlurmV0044GetReservations(ctx context.Context, _ api.SlurmV0044
 // SlurmV0044GetReservation implements GET /reservation/{name}. An unknown
 // name is answered 200 with an error entry, as slurmrestd 25.11 does.
 func (s *Server) SlurmV0044GetReservation(ctx context.Context, params api.SlurmV0044GetReservationParams) (api.SlurmV0044GetReservationRes, error) {
-	s.count("REQUEST_RESERVATION_INFO")
+	s.count(ctx, "REQUEST_RESERVATION_INFO")
 	r, err := s.ctl.Reservation(params.ReservationName)
 	if err != nil {
 		e := api.V0044OpenapiError{Description: api.NewOptString("Unable to query reservations"), ErrorNumber: api.NewOptInt32(0),
@@ -53,7 +53,7 @@ func (s *Server) SlurmV0044PostReservations(ctx context.Context, req api.OptV004
 func (s *Server) postReservations(ctx context.Context, descs []api.V0044ReservationDescMsg) *api.V0044OpenapiReservationModRespStatusCode {
 	resp := api.V0044OpenapiReservationModResp{Reservations: api.V0044ReservationDescMsgList{}, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}
 	for _, d := range descs {
-		s.count("REQUEST_CREATE_RESERVATION")
+		s.count(ctx, "REQUEST_CREATE_RESERVATION")
 		spec, err := reservationSpec(&d)
 		if err == nil {
 			_, err = s.ctl.SetReservation(ctx, caller(ctx), spec)
@@ -71,7 +71,7 @@ func (s *Server) postReservations(ctx context.Context, descs []api.V0044Reservat
 
 // SlurmV0044DeleteReservation implements DELETE /reservation/{name}.
 func (s *Server) SlurmV0044DeleteReservation(ctx context.Context, params api.SlurmV0044DeleteReservationParams) (api.SlurmV0044DeleteReservationRes, error) {
-	s.count("REQUEST_DELETE_RESERVATION")
+	s.count(ctx, "REQUEST_DELETE_RESERVATION")
 	if err := s.ctl.DeleteReservation(ctx, caller(ctx), params.ReservationName); err != nil {
 		e := apiError(err, "slurm_delete_reservation")
 		e.Description = api.NewOptString("Error deleting reservation " + params.ReservationName)

@@ -16,7 +16,7 @@ import (
 // daemon binds them), so core_bitmap is left out; a pending job holds
 // no node yet.
 func (s *Server) SlurmV0044GetResources(ctx context.Context, params api.SlurmV0044GetResourcesParams) (api.SlurmV0044GetResourcesRes, error) {
-	s.count("REQUEST_JOB_INFO_SINGLE")
+	s.count(ctx, "REQUEST_JOB_INFO_SINGLE")
 	sel, err := parseSelector(params.JobID, s.ctl.MaxArraySize())
 	var jobs []*job.Job
 	if err == nil {

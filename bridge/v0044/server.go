@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/droverhq/drover/gres"
@@ -34,13 +33,13 @@ func NewServer(ctl *controller.Controller) *Server {
 	return &Server{ctl: ctl, now: time.Now}
 }
 
-func (s *Server) count(kind string) { s.ctl.StatsRef().CountRPC(kind) }
+func (s *Server) count(ctx context.Context, kind string) { s.ctl.StatsRef().CountRPCCtx(ctx, kind) }
 
 func asSlurm(err error, target **slurmerr.Error) bool { return errors.As(err, target) }
 
 // SlurmV0044GetPing implements GET /ping/.
 func (s *Server) SlurmV0044GetPing(ctx context.Context) (api.SlurmV0044GetPingRes, error) {
-	s.count("REQUEST_PING")
+	s.count(ctx, "REQUEST_PING")
 	return &api.V0044OpenapiPingArrayResp{
 		Pings: api.V0044ControllerPingArray{{
 			Hostname:   api.NewOptString(s.ctl.ControlHost()),
@@ -54,29 +53,40 @@ func (s *Server) SlurmV0044GetPing(ctx context.Context) (api.SlurmV0044GetPingRe
 	}, nil
 }
 
-// SlurmV0044GetDiag implements GET /diag/ with the controller's counters.
+// SlurmV0044GetDiag implements GET /diag/ with the controller's counters
+// since its start or the last sdiag -r (controller.DiagStats).
 func (s *Server) SlurmV0044GetDiag(ctx context.Context) (api.SlurmV0044GetDiagRes, error) {
-	s.count("REQUEST_STATS_INFO")
-	st := s.ctl.StatsRef()
-	// The same reading /metrics/scheduler reports, so that sdiag and the
-	// metrics never disagree.
-	ss := s.ctl.SchedulerStats()
+	s.count(ctx, "REQUEST_STATS_INFO")
+	// The same counters /metrics/scheduler reports, less what they were
+	// at the last reset, so that sdiag and the metrics never disagree
+	// about what happened since.
+	ss := s.ctl.DiagStats()
 	stats := api.V0044StatsMsg{
-		ReqTime:               api.NewOptV0044Uint64NoValStruct(u64(ss.Time.Unix())),
-		ReqTimeStart:          api.NewOptV0044Uint64NoValStruct(u64(ss.Start.Unix())),
-		JobsSubmitted:         api.NewOptInt32(int32(ss.Submitted)),
-		JobsStarted:           api.NewOptInt32(int32(ss.Started)),
-		JobsCompleted:         api.NewOptInt32(int32(ss.Completed)),
-		JobsCanceled:          api.NewOptInt32(int32(ss.Cancelled)),
-		JobsFailed:            api.NewOptInt32(int32(ss.Failed)),
-		JobsPending:           api.NewOptInt32(int32(ss.Pending)),
-		JobsRunning:           api.NewOptInt32(int32(ss.Running)),
-		JobStatesTs:           api.NewOptV0044Uint64NoValStruct(u64(ss.Time.Unix())),
-		ScheduleCycleLast:     api.NewOptInt32(int32(ss.LastCycleMicros)),
-		ScheduleCycleMax:      api.NewOptInt32(int32(ss.MaxCycleMicros)),
-		ScheduleCycleTotal:    api.NewOptInt32(int32(ss.Cycles)),
-		ScheduleCycleSum:      api.NewOptInt64(int64(ss.TotalCycleMicros)),
-		ScheduleCycleMean:     api.NewOptInt64(int64(meanOf(ss.TotalCycleMicros, ss.Cycles))),
+		ReqTime:      api.NewOptV0044Uint64NoValStruct(u64(ss.Time.Unix())),
+		ReqTimeStart: api.NewOptV0044Uint64NoValStruct(u64(ss.Start.Unix())),
+		// slurmctld counts the thread serving this request among its
+		// server threads, so there is always at least one.
+		ServerThreadCount:      api.NewOptInt32(int32(max(ss.Serving, 1))),
+		JobsSubmitted:          api.NewOptInt32(int32(ss.Submitted)),
+		JobsStarted:            api.NewOptInt32(int32(ss.Started)),
+		JobsCompleted:          api.NewOptInt32(int32(ss.Completed)),
+		JobsCanceled:           api.NewOptInt32(int32(ss.Cancelled)),
+		JobsFailed:             api.NewOptInt32(int32(ss.Failed)),
+		JobsPending:            api.NewOptInt32(int32(ss.Pending)),
+		JobsRunning:            api.NewOptInt32(int32(ss.Running)),
+		JobStatesTs:            api.NewOptV0044Uint64NoValStruct(u64(ss.Time.Unix())),
+		ScheduleCycleLast:      api.NewOptInt32(int32(ss.LastCycleMicros)),
+		ScheduleCycleMax:       api.NewOptInt32(int32(ss.MaxCycleMicros)),
+		ScheduleCycleTotal:     api.NewOptInt32(int32(ss.Cycles)),
+		ScheduleCycleSum:       api.NewOptInt64(int64(ss.TotalCycleMicros)),
+		ScheduleCycleMean:      api.NewOptInt64(int64(meanOf(ss.TotalCycleMicros, ss.Cycles))),
+		ScheduleCycleDepth:     api.NewOptInt32(int32(ss.CycleDepth)),
+		ScheduleCycleMeanDepth: api.NewOptInt64(int64(meanOf(ss.CycleDepth, ss.Cycles))),
+		ScheduleExit: api.NewOptV0044ScheduleExitFields(api.V0044ScheduleExitFields{
+			EndJobQueue: api.NewOptInt32(int32(ss.ScheduleExits[0])), DefaultQueueDepth: api.NewOptInt32(int32(ss.ScheduleExits[1])),
+			MaxJobStart: api.NewOptInt32(int32(ss.ScheduleExits[2])), Licenses: api.NewOptInt32(int32(ss.ScheduleExits[3])),
+			MaxRPCCnt: api.NewOptInt32(int32(ss.ScheduleExits[4])), MaxSchedTime: api.NewOptInt32(int32(ss.ScheduleExits[5])),
+		}),
 		ScheduleQueueLength:   api.NewOptInt32(int32(ss.Pending)),
 		BfActive:              api.NewOptBool(false),
 		BfBackfilledJobs:      api.NewOptInt32(int32(ss.Backfilled)),
@@ -94,14 +104,17 @@ func (s *Server) SlurmV0044GetDiag(ctx context.Context) (api.SlurmV0044GetDiagRe
 	if !ss.LastBackfill.IsZero() {
 		stats.BfWhenLastCycle = api.NewOptV0044Uint64NoValStruct(u64(ss.LastBackfill.Unix()))
 	}
-	var kinds []string
-	st.RPCs.Range(func(k, _ any) bool { kinds = append(kinds, k.(string)); return true })
-	sortStrings(kinds)
-	for _, k := range kinds {
-		v, _ := st.RPCs.Load(k)
+	for _, r := range s.ctl.DiagRPCs() {
 		// A name Slurm has no number for (Drover's own) reads 0.
 		stats.RpcsByMessageType = append(stats.RpcsByMessageType, api.V0044StatsMsgRPCType{
-			MessageType: k, TypeID: slurmMsgTypes[k], Count: int32(v.(*atomic.Uint64).Load()), AverageTime: u64(0),
+			MessageType: r.Kind, TypeID: slurmMsgTypes[r.Kind], Count: int32(r.Count),
+			TotalTime: int64(r.TotalMicros), AverageTime: u64(int64(meanOf(r.TotalMicros, r.Count))),
+		})
+	}
+	for _, r := range s.ctl.DiagUsers() {
+		stats.RpcsByUser = append(stats.RpcsByUser, api.V0044StatsMsgRPCUser{
+			User: r.Kind, UserID: int32(r.UID), Count: int32(r.Count),
+			TotalTime: int64(r.TotalMicros), AverageTime: u64(int64(meanOf(r.TotalMicros, r.Count))),
 		})
 	}
 	return &api.V0044OpenapiDiagResp{Statistics: stats, Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{}}, nil
@@ -115,17 +128,9 @@ func meanOf(sum, n uint64) uint64 {
 	return sum / n
 }
 
-func sortStrings(a []string) {
-	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && a[j] < a[j-1]; j-- {
-			a[j], a[j-1] = a[j-1], a[j]
-		}
-	}
-}
-
 // SlurmV0044GetNodes implements GET /nodes/.
 func (s *Server) SlurmV0044GetNodes(ctx context.Context, params api.SlurmV0044GetNodesParams) (api.SlurmV0044GetNodesRes, error) {
-	s.count("REQUEST_NODE_INFO")
+	s.count(ctx, "REQUEST_NODE_INFO")
 	if err := s.private(ctx, "nodes", "REQUEST_NODE_INFO"); err != nil {
 		return &api.V0044OpenapiNodesRespStatusCode{StatusCode: httpStatus(err), Response: api.V0044OpenapiNodesResp{Nodes: api.V0044Nodes{}, LastUpdate: u64(0),
 			Meta: s.meta(ctx), Errors: errorsOf(err, "slurm_load_node()"), Warnings: api.V0044OpenapiWarnings{}}}, nil
@@ -140,7 +145,7 @@ func (s *Server) SlurmV0044GetNodes(ctx context.Context, params api.SlurmV0044Ge
 // SlurmV0044GetNode implements GET /node/{name}; an unknown node is HTTP
 // 200 with an error entry, as slurmrestd answers.
 func (s *Server) SlurmV0044GetNode(ctx context.Context, params api.SlurmV0044GetNodeParams) (api.SlurmV0044GetNodeRes, error) {
-	s.count("REQUEST_NODE_INFO_SINGLE")
+	s.count(ctx, "REQUEST_NODE_INFO_SINGLE")
 	if err := s.private(ctx, "nodes", "REQUEST_NODE_INFO_SINGLE"); err != nil {
 		return &api.V0044OpenapiNodesRespStatusCode{StatusCode: httpStatus(err), Response: api.V0044OpenapiNodesResp{Nodes: api.V0044Nodes{}, LastUpdate: u64(0),
 			Meta: s.meta(ctx), Errors: errorsOf(err, "slurm_load_node_single()"), Warnings: api.V0044OpenapiWarnings{}}}, nil
@@ -331,7 +336,7 @@ func nodeTRESUsed(ni controller.NodeInfo, gpus int) string {
 
 // SlurmV0044PostNode implements POST /node/{name}: drain, resume, down.
 func (s *Server) SlurmV0044PostNode(ctx context.Context, req api.OptV0044UpdateNodeMsg, params api.SlurmV0044PostNodeParams) (api.SlurmV0044PostNodeRes, error) {
-	s.count("REQUEST_UPDATE_NODE")
+	s.count(ctx, "REQUEST_UPDATE_NODE")
 	m, _ := req.Get()
 	names, err := hostlist.Expand(params.NodeName)
 	if err == nil {
@@ -347,7 +352,7 @@ func (s *Server) SlurmV0044PostNode(ctx context.Context, req api.OptV0044UpdateN
 
 // SlurmV0044PostNodes implements POST /nodes/ (names in the body).
 func (s *Server) SlurmV0044PostNodes(ctx context.Context, req api.OptV0044UpdateNodeMsg) (api.SlurmV0044PostNodesRes, error) {
-	s.count("REQUEST_UPDATE_NODE")
+	s.count(ctx, "REQUEST_UPDATE_NODE")
 	m, _ := req.Get()
 	var names []string
 	for _, item := range m.Name {
@@ -394,7 +399,7 @@ func (s *Server) updateNodes(ctx context.Context, names []string, m *api.V0044Up
 
 // SlurmV0044GetPartitions implements GET /partitions/.
 func (s *Server) SlurmV0044GetPartitions(ctx context.Context, params api.SlurmV0044GetPartitionsParams) (api.SlurmV0044GetPartitionsRes, error) {
-	s.count("REQUEST_PARTITION_INFO")
+	s.count(ctx, "REQUEST_PARTITION_INFO")
 	if err := s.private(ctx, "partitions", "PARTITION_INFO"); err != nil {
 		return &api.V0044OpenapiPartitionRespStatusCode{StatusCode: httpStatus(err), Response: api.V0044OpenapiPartitionResp{Partitions: api.V0044PartitionInfoMsg{}, LastUpdate: u64(0),
 			Meta: s.meta(ctx), Errors: errorsOf(err, "slurm_load_partitions()"), Warnings: api.V0044OpenapiWarnings{}}}, nil
@@ -409,7 +414,7 @@ func (s *Server) SlurmV0044GetPartitions(ctx context.Context, params api.SlurmV0
 // SlurmV0044GetPartition implements GET /partition/{name}; unknown names
 // are 422 with error 9000, as slurmrestd 25.11 answers.
 func (s *Server) SlurmV0044GetPartition(ctx context.Context, params api.SlurmV0044GetPartitionParams) (api.SlurmV0044GetPartitionRes, error) {
-	s.count("REQUEST_PARTITION_INFO")
+	s.count(ctx, "REQUEST_PARTITION_INFO")
 	if err := s.private(ctx, "partitions", "PARTITION_INFO"); err != nil {
 		return &api.V0044OpenapiPartitionRespStatusCode{StatusCode: httpStatus(err), Response: api.V0044OpenapiPartitionResp{Partitions: api.V0044PartitionInfoMsg{}, LastUpdate: u64(0),
 			Meta: s.meta(ctx), Errors: errorsOf(err, "slurm_load_partitions()"), Warnings: api.V0044OpenapiWarnings{}}}, nil

@@ -14,7 +14,7 @@ import (
 // sshare reads it, one entry for every association of the accounting
 // model (and for users outside it, under root), in tree order.
 func (s *Server) SlurmV0044GetShares(ctx context.Context, params api.SlurmV0044GetSharesParams) (api.SlurmV0044GetSharesRes, error) {
-	s.count("REQUEST_SHARE_INFO")
+	s.count(ctx, "REQUEST_SHARE_INFO")
 	rows, _ := s.ctl.ShareRows()
 	names, run := s.ctl.RunTRES()
 	// An account's running TRES are those of every user below it.

@@ -13,7 +13,7 @@ import (
 // accounting configuration at once, as slurmdbd dumps it: clusters, TRES,
 // accounts, users, QOS, associations, WCKeys and instances.
 func (s *Server) SlurmdbV0044GetConfig(ctx context.Context) (api.SlurmdbV0044GetConfigRes, error) {
-	s.count("DBD_GET_CONFIG")
+	s.count(ctx, "DBD_GET_CONFIG")
 	out := &api.V0044OpenapiSlurmdbdConfigResp{
 		Clusters: api.V0044ClusterRecList{s.cluster()}, Tres: tresList(s.ctl.TRESNames(), nil),
 		Wckeys: api.V0044WckeyList{}, Instances: api.V0044InstanceList{},
@@ -54,7 +54,7 @@ func (s *Server) SlurmdbV0044GetConfig(ctx context.Context) (api.SlurmdbV0044Get
 // from AccountingStorageTRES); WCKeys and instances are refused, as
 // Drover keeps none.
 func (s *Server) SlurmdbV0044PostConfig(ctx context.Context, req api.OptV0044OpenapiSlurmdbdConfigResp) (api.SlurmdbV0044PostConfigRes, error) {
-	s.count("DBD_ADD_CONFIG")
+	s.count(ctx, "DBD_ADD_CONFIG")
 	const source = "_op_handler_config"
 	body, _ := req.Get()
 	if err := s.knownClusters(body.Clusters); err != nil {
@@ -100,7 +100,7 @@ func (s *Server) SlurmdbV0044PostConfig(ctx context.Context, req api.OptV0044Ope
 // from slurm.conf's AccountingStorageTRES, so the ones the cluster tracks
 // are accepted as they are and any other is refused.
 func (s *Server) SlurmdbV0044PostTres(ctx context.Context, req api.OptV0044OpenapiTresResp) (api.SlurmdbV0044PostTresRes, error) {
-	s.count("DBD_ADD_TRES")
+	s.count(ctx, "DBD_ADD_TRES")
 	body, _ := req.Get()
 	if err := s.knownTRES(body.TRES); err != nil {
 		return s.refuseErr(ctx, "_op_handler_tres", err), nil
@@ -113,7 +113,7 @@ func (s *Server) SlurmdbV0044PostTres(ctx context.Context, req api.OptV0044Opena
 // Drover serves one cluster, so that one is accepted as it is and any
 // other is refused.
 func (s *Server) SlurmdbV0044PostClusters(ctx context.Context, req api.OptV0044OpenapiClustersResp, _ api.SlurmdbV0044PostClustersParams) (api.SlurmdbV0044PostClustersRes, error) {
-	s.count("DBD_ADD_CLUSTERS")
+	s.count(ctx, "DBD_ADD_CLUSTERS")
 	body, _ := req.Get()
 	if err := s.knownClusters(body.Clusters); err != nil {
 		return s.refuseErr(ctx, "_op_handler_clusters", err), nil

@@ -21,7 +21,7 @@ import (
 // accounting records the query selects, each run of a job a record of
 // its own with its steps, as slurmdbd answers.
 func (s *Server) SlurmdbV0044GetJobs(ctx context.Context, p api.SlurmdbV0044GetJobsParams) (api.SlurmdbV0044GetJobsRes, error) {
-	s.count("DBD_GET_JOBS_COND")
+	s.count(ctx, "DBD_GET_JOBS_COND")
 	f, err := jobsFilter(p, s.now())
 	if err != nil {
 		return s.jobsFail(ctx, err), nil
@@ -40,7 +40,7 @@ func (s *Server) SlurmdbV0044GetJobs(ctx context.Context, p api.SlurmdbV0044GetJ
 // SlurmdbV0044GetJob implements GET /slurmdb/v0.0.44/job/{id}: every run
 // of one job (or of an array's tasks, by the array's id).
 func (s *Server) SlurmdbV0044GetJob(ctx context.Context, p api.SlurmdbV0044GetJobParams) (api.SlurmdbV0044GetJobRes, error) {
-	s.count("DBD_GET_JOBS_COND")
+	s.count(ctx, "DBD_GET_JOBS_COND")
 	id, err := strconv.ParseUint(p.JobID, 10, 32)
 	if err != nil {
 		return s.jobsFail(ctx, slurmerr.New(slurmerr.InvalidJobID, "")), nil

@@ -32,7 +32,7 @@ const (
 // read again and the controller restarts in place on it; the answer
 // comes once the new configuration runs, or says why it could not.
 func (s *Server) SlurmV0044GetReconfigure(ctx context.Context) (api.SlurmV0044GetReconfigureRes, error) {
-	s.count("REQUEST_RECONFIGURE")
+	s.count(ctx, "REQUEST_RECONFIGURE")
 	err := s.ctl.Reconfigure(ctx, caller(ctx))
 	r := s.plainResp(ctx, err, "slurm_reconfigure()")
 	if err != nil {
@@ -44,7 +44,7 @@ func (s *Server) SlurmV0044GetReconfigure(ctx context.Context) (api.SlurmV0044Ge
 // SlurmV0044PostNewNode implements POST /new/node/: node_conf is a
 // NodeName line with State=FUTURE or CLOUD, made a dynamic node.
 func (s *Server) SlurmV0044PostNewNode(ctx context.Context, req api.OptV0044OpenapiCreateNodeReq) (api.SlurmV0044PostNewNodeRes, error) {
-	s.count("REQUEST_CREATE_NODE")
+	s.count(ctx, "REQUEST_CREATE_NODE")
 	_, err := s.ctl.CreateNodes(ctx, caller(ctx), req.Value.NodeConf)
 	r := s.plainResp(ctx, err, "_op_handler_create_node")
 	if err != nil {
@@ -56,7 +56,7 @@ func (s *Server) SlurmV0044PostNewNode(ctx context.Context, req api.OptV0044Open
 // SlurmV0044DeleteNode implements DELETE /node/{node_name}: dynamic
 // nodes only, as slurmctld deletes them.
 func (s *Server) SlurmV0044DeleteNode(ctx context.Context, params api.SlurmV0044DeleteNodeParams) (api.SlurmV0044DeleteNodeRes, error) {
-	s.count("REQUEST_DELETE_NODE")
+	s.count(ctx, "REQUEST_DELETE_NODE")
 	err := s.ctl.DeleteNodes(ctx, caller(ctx), params.NodeName)
 	r := s.plainResp(ctx, err, "_op_handler_delete_node")
 	if err != nil {
@@ -68,7 +68,7 @@ func (s *Server) SlurmV0044DeleteNode(ctx context.Context, params api.SlurmV0044
 // SlurmdbV0044DeleteCluster implements DELETE /slurmdb/cluster/{name}:
 // refused.
 func (s *Server) SlurmdbV0044DeleteCluster(ctx context.Context, _ api.SlurmdbV0044DeleteClusterParams) (api.SlurmdbV0044DeleteClusterRes, error) {
-	s.count("DBD_REMOVE_CLUSTERS")
+	s.count(ctx, "DBD_REMOVE_CLUSTERS")
 	r := s.notSupported(ctx, "_op_handler_cluster", "clusters: "+whyConf)
 	return &api.V0044OpenapiClustersRemovedRespStatusCode{StatusCode: 500, Response: api.V0044OpenapiClustersRemovedResp{
 		DeletedClusters: api.V0044StringList{}, Meta: r.Meta, Errors: r.Errors, Warnings: r.Warnings}}, nil
@@ -76,13 +76,13 @@ func (s *Server) SlurmdbV0044DeleteCluster(ctx context.Context, _ api.SlurmdbV00
 
 // SlurmdbV0044PostWckeys implements POST /slurmdb/wckeys/: refused.
 func (s *Server) SlurmdbV0044PostWckeys(ctx context.Context, _ api.OptV0044OpenapiWckeyResp, _ api.SlurmdbV0044PostWckeysParams) (api.SlurmdbV0044PostWckeysRes, error) {
-	s.count("DBD_ADD_WCKEYS")
+	s.count(ctx, "DBD_ADD_WCKEYS")
 	return s.refuse(ctx, "_op_handler_wckeys", whyWckey), nil
 }
 
 // SlurmdbV0044DeleteWckey implements DELETE /slurmdb/wckey/{id}: refused.
 func (s *Server) SlurmdbV0044DeleteWckey(ctx context.Context, _ api.SlurmdbV0044DeleteWckeyParams) (api.SlurmdbV0044DeleteWckeyRes, error) {
-	s.count("DBD_REMOVE_WCKEYS")
+	s.count(ctx, "DBD_REMOVE_WCKEYS")
 	r := s.notSupported(ctx, "_op_handler_wckey", whyWckey)
 	return &api.V0044OpenapiWckeyRemovedRespStatusCode{StatusCode: 500, Response: api.V0044OpenapiWckeyRemovedResp{
 		DeletedWckeys: api.V0044StringList{}, Meta: r.Meta, Errors: r.Errors, Warnings: r.Warnings}}, nil
@@ -90,7 +90,7 @@ func (s *Server) SlurmdbV0044DeleteWckey(ctx context.Context, _ api.SlurmdbV0044
 
 // SlurmdbV0044PostJob implements POST /slurmdb/job/{id}: refused.
 func (s *Server) SlurmdbV0044PostJob(ctx context.Context, _ api.OptV0044JobModify, _ api.SlurmdbV0044PostJobParams) (api.SlurmdbV0044PostJobRes, error) {
-	s.count("DBD_MODIFY_JOB")
+	s.count(ctx, "DBD_MODIFY_JOB")
 	r := s.notSupported(ctx, "_op_handler_job", whyDB)
 	return &api.V0044OpenapiJobModifyRespStatusCode{StatusCode: 500, Response: api.V0044OpenapiJobModifyResp{
 		Results: api.V0044StringList{}, Meta: r.Meta, Errors: r.Errors, Warnings: r.Warnings}}, nil
@@ -98,7 +98,7 @@ func (s *Server) SlurmdbV0044PostJob(ctx context.Context, _ api.OptV0044JobModif
 
 // SlurmdbV0044PostJobs implements POST /slurmdb/jobs/: refused.
 func (s *Server) SlurmdbV0044PostJobs(ctx context.Context, _ api.OptV0044OpenapiJobModifyReq) (api.SlurmdbV0044PostJobsRes, error) {
-	s.count("DBD_MODIFY_JOB")
+	s.count(ctx, "DBD_MODIFY_JOB")
 	r := s.notSupported(ctx, "_op_handler_jobs", whyDB)
 	return &api.V0044OpenapiJobModifyRespStatusCode{StatusCode: 500, Response: api.V0044OpenapiJobModifyResp{
 		Results: api.V0044StringList{}, Meta: r.Meta, Errors: r.Errors, Warnings: r.Warnings}}, nil

@@ -21,7 +21,7 @@ import (
 // file leaves out), typed as v0.0.45's slurm_conf wants.
 func (s *Server) SlurmV0045GetConf(ctx context.Context, params api.SlurmV0045GetConfParams) (api.SlurmV0045GetConfRes, error) {
 	ctl := s.b44.Controller()
-	ctl.StatsRef().CountRPC("REQUEST_BUILD_INFO")
+	ctl.StatsRef().CountRPCCtx(ctx, "REQUEST_BUILD_INFO")
 	fail := func(code slurmerr.Code, status int, why string) (api.SlurmV0045GetConfRes, error) {
 		return &api.V0045OpenapiConfRespStatusCode{StatusCode: status, Response: api.V0045OpenapiConfResp{Meta: s.meta(ctx),
 			Errors: api.V0045OpenapiErrors{{ErrorNumber: api.NewOptInt32(int32(code)), Error: api.NewOptString(code.Message()),

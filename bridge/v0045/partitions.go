@@ -18,7 +18,7 @@ import (
 // POST does.
 func (s *Server) SlurmV0045PostPartitions(ctx context.Context, req api.OptV0045OpenapiPartitionsModReq) (api.SlurmV0045PostPartitionsRes, error) {
 	ctl := s.b44.Controller()
-	ctl.StatsRef().CountRPC("REQUEST_UPDATE_PARTITION")
+	ctl.StatsRef().CountRPCCtx(ctx, "REQUEST_UPDATE_PARTITION")
 	caller, _ := authctx.From(ctx)
 	var err error
 	if len(req.Value.Partitions) == 0 {
@@ -41,7 +41,7 @@ func (s *Server) SlurmV0045PostPartitions(ctx context.Context, req api.OptV0045O
 // SlurmV0045DeletePartition implements DELETE /partition/{name}.
 func (s *Server) SlurmV0045DeletePartition(ctx context.Context, p api.SlurmV0045DeletePartitionParams) (api.SlurmV0045DeletePartitionRes, error) {
 	ctl := s.b44.Controller()
-	ctl.StatsRef().CountRPC("REQUEST_DELETE_PARTITION")
+	ctl.StatsRef().CountRPCCtx(ctx, "REQUEST_DELETE_PARTITION")
 	caller, _ := authctx.From(ctx)
 	return s.plain(ctx, ctl.DeletePartition(ctx, caller.Identity, p.PartitionName), "_op_handler_partition"), nil
 }

@@ -61,7 +61,7 @@ func (s *Server) requeue(ctx context.Context, id string, hold bool) api.V0045Job
 // the job, held with Hold. Incomplete and SpecialExit have no meaning
 // here yet (Drover has no requeue-on-exit-code state) and are accepted.
 func (s *Server) SlurmV0045GetJobRequeue(ctx context.Context, p api.SlurmV0045GetJobRequeueParams) (api.SlurmV0045GetJobRequeueRes, error) {
-	s.b44.Controller().StatsRef().CountRPC("REQUEST_JOB_REQUEUE")
+	s.b44.Controller().StatsRef().CountRPCCtx(ctx, "REQUEST_JOB_REQUEUE")
 	e := s.requeue(ctx, p.JobID, p.Hold.Set)
 	resp := api.V0045OpenapiJobRequeueResp{Status: api.V0045JobArrayResponseArray{e},
 		Meta: s.meta(ctx), Errors: api.V0045OpenapiErrors{}, Warnings: api.V0045OpenapiWarnings{}}
@@ -79,7 +79,7 @@ func (s *Server) SlurmV0045GetJobRequeue(ctx context.Context, p api.SlurmV0045Ge
 // SlurmV0045PostJobsRequeue implements POST /jobs/requeue: each job of
 // jobs, every result in status.
 func (s *Server) SlurmV0045PostJobsRequeue(ctx context.Context, req api.OptV0045OpenapiJobsRequeueQuery) (api.SlurmV0045PostJobsRequeueRes, error) {
-	s.b44.Controller().StatsRef().CountRPC("REQUEST_JOB_REQUEUE")
+	s.b44.Controller().StatsRef().CountRPCCtx(ctx, "REQUEST_JOB_REQUEUE")
 	q := req.Value
 	hold := false
 	for _, f := range q.Flags {

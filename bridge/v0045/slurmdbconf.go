@@ -12,7 +12,7 @@ import (
 // storage, and what Drover's accounting does (no WCKeys, QOS normal).
 func (s *Server) SlurmdbV0045GetConf(ctx context.Context) (api.SlurmdbV0045GetConfRes, error) {
 	ctl := s.b44.Controller()
-	ctl.StatsRef().CountRPC("DBD_GET_CONFIG")
+	ctl.StatsRef().CountRPCCtx(ctx, "DBD_GET_CONFIG")
 	c := api.V0045SlurmdbdConf{
 		DbdHost:    api.NewOptString(ctl.ControlHost()),
 		DbdPort:    api.NewOptInt32(int32(ctl.ControlPort())),

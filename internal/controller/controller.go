@@ -229,6 +229,10 @@ type Controller struct {
 	started time.Time
 
 	stats Stats
+	// diagBase is the counters at the last sdiag -r (nil before one);
+	// diagMu keeps two resets from interleaving.
+	diagBase atomic.Pointer[diagBase]
+	diagMu   sync.Mutex
 }
 
 // Stats are the counters sdiag and /diag show.
@@ -249,12 +253,44 @@ type Stats struct {
 	BackfillTotalMicros atomic.Int64
 	Backfilled          atomic.Uint64
 	RPCs                sync.Map // string -> *atomic.Uint64
+	// CycleDepth sums the pending jobs each main cycle looked at
+	// (slurmctld's schedule_cycle_depth), for sdiag's "Mean depth cycle".
+	CycleDepth atomic.Uint64
+	// ExitEndOfQueue counts the main cycles that ended at the end of the
+	// job queue: all of them, since Drover's planner looks at every
+	// pending job in each (it has no default_queue_depth,
+	// sched_max_job_start or max_sched_time to stop it earlier).
+	ExitEndOfQueue atomic.Uint64
+	// The maxima /diag reports: MaxCycleMicros and BackfillMaxMicros
+	// since the last sdiag -r, which zeroes these and not those.
+	diagMaxCycleMicros    atomic.Int64
+	diagBackfillMaxMicros atomic.Int64
+	// serving is the requests being served now (Serving).
+	serving atomic.Int64
+	// rpcMicros is the time spent serving each kind of request
+	// (string -> *atomic.Uint64), and users the requests each user sent
+	// (uint32 -> *userRPCs); the front keeps them (Served).
+	rpcMicros sync.Map
+	users     sync.Map
 }
 
 // CountRPC counts one request of a kind for diag.
 func (s *Stats) CountRPC(kind string) {
 	v, _ := s.RPCs.LoadOrStore(kind, new(atomic.Uint64))
 	v.(*atomic.Uint64).Add(1)
+}
+
+// CountRPCCtx counts one request of a kind for diag, as CountRPC does;
+// when the front serving it follows the request (WithRPCNote), the count
+// is left to the front, which adds the time the request took and who
+// sent it once it has been answered, as slurmctld records an RPC's
+// count and time after serving it.
+func (s *Stats) CountRPCCtx(ctx context.Context, kind string) {
+	if n, ok := ctx.Value(rpcNoteKey{}).(*RPCNote); ok {
+		n.kind = kind
+		return
+	}
+	s.CountRPC(kind)
 }
 
 // New opens the state under cfg.StateDir, restores it and returns a
@@ -501,10 +537,10 @@ func (c *Controller) StartTime() time.Time { return c.started }
 // StatsRef exposes the counters.
 func (c *Controller) StatsRef() *Stats { return &c.stats }
 
-// CountRPC counts one request of a kind for sdiag, for the front ends
-// that know the controller only through an interface of their own
-// (internal/controller/nodeapi) and so cannot name Stats.
-func (c *Controller) CountRPC(kind string) { c.stats.CountRPC(kind) }
+// CountRPC counts one request of a kind for sdiag (Stats.CountRPCCtx),
+// for the front ends that know the controller only through an interface
+// of their own (internal/controller/nodeapi) and so cannot name Stats.
+func (c *Controller) CountRPC(ctx context.Context, kind string) { c.stats.CountRPCCtx(ctx, kind) }
 
 // LogStats returns the state log's counters.
 func (c *Controller) LogStats() state.Stats { return c.log.Stats() }
@@ -662,6 +698,7 @@ func (c *Controller) scheduleOnce(ctx context.Context) error {
 		if us > c.stats.BackfillMaxMicros.Load() {
 			c.stats.BackfillMaxMicros.Store(us)
 		}
+		storeMax(&c.stats.diagBackfillMaxMicros, us)
 	}
 	c.observer().SchedulePass(snap.Backfill, took)
 	c.stats.ScheduleCycles.Add(1)
@@ -671,6 +708,9 @@ func (c *Controller) scheduleOnce(ctx context.Context) error {
 	if us > c.stats.MaxCycleMicros.Load() {
 		c.stats.MaxCycleMicros.Store(us)
 	}
+	storeMax(&c.stats.diagMaxCycleMicros, us)
+	c.stats.CycleDepth.Add(uint64(len(snap.Pending)))
+	c.stats.ExitEndOfQueue.Add(1)
 	return nil
 }
 

@@ -92,6 +92,16 @@ type SchedulerStats struct {
 	// slurmctld's _foreach_job_running counts them for sdiag.
 	Pending, Running uint64
 	AcctQueued       int
+	// CycleDepth sums the jobs the main cycles looked at.
+	CycleDepth uint64
+	// ScheduleExits counts why main cycles ended, in the order of
+	// sdiag's "Main scheduler exit" (slurmctld's schedule_exit): end of
+	// job queue, default_queue_depth, sched_max_job_start, licenses,
+	// max_rpc_cnt, max_sched_time.
+	ScheduleExits [6]uint64
+	// Serving is the requests being served as this was read, the one
+	// reading it among them when it is /diag's.
+	Serving int
 }
 
 // SchedulerStats reads the scheduler's counters.
@@ -113,6 +123,8 @@ func (c *Controller) SchedulerStats() SchedulerStats {
 		Submitted: k.Submitted, Started: k.Started, Completed: k.Completed, Cancelled: k.Cancelled, Failed: k.Failed,
 		Pending: js.Total[ctlstate.CountPending], Running: js.Total[ctlstate.CountRunning],
 		AcctQueued: c.AcctQueued(),
+		CycleDepth: st.CycleDepth.Load(), ScheduleExits: [6]uint64{st.ExitEndOfQueue.Load()},
+		Serving: int(st.serving.Load()),
 	}
 }
 

@@ -14,3 +14,10 @@ const TokenPath = "/drover/v1/token"
 type TokenReply struct {
 	Token string `json:"token"`
 }
+
+// DiagResetPath is Drover's addition for `sdiag -r` (slurmctld's
+// REQUEST_STATS_INFO with STAT_COMMAND_RESET has no slurmrestd
+// operation): POST with no body; the answer is slurmrestd's payload-less
+// envelope, or its error envelope when the caller is not root, SlurmUser,
+// an operator or an administrator.
+const DiagResetPath = "/drover/v1/diag/reset"

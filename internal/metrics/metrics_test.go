@@ -358,3 +358,29 @@ func TestOwn(t *testing.T) {
 		t.Errorf("plugin errors: %v", v)
 	}
 }
+
+// TestSchedulerSurvivesReset: sdiag -r restarts /diag's counters but not
+// /metrics/scheduler's, which are Prometheus counters and must never go
+// down.
+func TestSchedulerSurvivesReset(t *testing.T) {
+	c := cluster(t, withMetrics)
+	srv := mustServer(t, c)
+	_, _, before := scrape(t, srv, metrics.PathScheduler)
+	if err := c.Ctl.ResetStats(ctltest.Root); err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Ctl.DiagStats(); d.Submitted != 0 {
+		t.Errorf("/diag counts %d submitted after the reset, want 0", d.Submitted)
+	}
+	_, _, after := scrape(t, srv, metrics.PathScheduler)
+	if got := value(after, "slurm_sdiag_jobs_submitted"); got <= 0 || got != value(before, "slurm_sdiag_jobs_submitted") {
+		t.Errorf("slurm_sdiag_jobs_submitted %v after the reset, %v before", got, value(before, "slurm_sdiag_jobs_submitted"))
+	}
+	// A scheduling cycle may run between the scrapes; nothing may fall.
+	for _, name := range []string{"slurm_sdiag_jobs_started", "slurm_sdiag_jobs_canceled", "slurm_schedule_cycle_cnt",
+		"slurm_schedule_cycle_tot", "slurm_schedule_cycle_max", "slurm_bf_cycle_cnt"} {
+		if b, a := value(before, name), value(after, name); a < b || b < 0 {
+			t.Errorf("%s: %v before the reset, %v after", name, b, a)
+		}
+	}
+}

@@ -172,6 +172,20 @@ type front struct {
 type bodyKey struct{}
 
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// who sent the request, once authenticated, for sdiag's RPCs by user.
+	var who controller.Identity
+	var known bool
+	if f.ctl != nil {
+		stats := f.ctl.StatsRef()
+		// sdiag's "Server thread count": the requests in hand now.
+		defer stats.Serving()()
+		// The handler names the request's kind on the note; it is
+		// counted with its time and sender once answered.
+		ctx, note := controller.WithRPCNote(r.Context())
+		r = r.WithContext(ctx)
+		begin := time.Now()
+		defer func() { stats.Served(note, who, known, time.Since(begin)) }()
+	}
 	limit := f.opts.MaxBody
 	if limit <= 0 {
 		limit = MaxBody
@@ -214,6 +228,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteAuthError(w, err)
 		return
 	}
+	who, known = caller.Identity, true
 	ctx := authctx.With(r.Context(), caller)
 	if h := r.Header.Get(fieldsel.Header); h != "" && r.Method == http.MethodGet {
 		ctx = fieldsel.WithSet(ctx, fieldsel.Parse(h))

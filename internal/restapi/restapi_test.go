@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ogen-go/ogen/ogenerrors"
@@ -414,5 +415,62 @@ func TestRequeueEndpoint(t *testing.T) {
 	}
 	if j := c.Job(done); j.State != job.Pending || j.Hold != job.HeldAdmin || j.RestartCount != 1 {
 		t.Errorf("requeued job: %v hold %v restarts %d", j.State, j.Hold, j.RestartCount)
+	}
+}
+
+// TestDiagResetEndpoint: POST /drover/v1/diag/reset (sdiag -r) is
+// refused to an ordinary user with ESLURM_ACCESS_DENIED and done for
+// root, after which GET /diag counts from zero and names the reset as
+// the start of its data, with the request serving it among the server
+// threads and the requests counted by their sender.
+func TestDiagResetEndpoint(t *testing.T) {
+	c := ctltest.New(t)
+	h := handler(t, c, restapi.Options{})
+	c.Submit(ctltest.Alice, ctltest.Request())
+	c.Clock.Advance(time.Minute)
+	do := func(method, path, user string) (int, string) {
+		req := httptest.NewRequest(method, path, nil)
+		req.RemoteAddr = "127.0.0.1:4000"
+		ctltest.SignAs(req, user)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
+	}
+	type stats struct {
+		Submitted int `json:"jobs_submitted"`
+		Threads   int `json:"server_thread_count"`
+		Start     struct {
+			Number int64 `json:"number"`
+		} `json:"req_time_start"`
+		Users []struct {
+			User  string
+			Count int
+		} `json:"rpcs_by_user"`
+	}
+	diag := func() stats {
+		t.Helper()
+		code, body := do(http.MethodGet, "/slurm/v0.0.44/diag/", "root")
+		var v struct{ Statistics stats }
+		if err := json.Unmarshal([]byte(body), &v); code != 200 || err != nil {
+			t.Fatalf("GET diag: HTTP %d, %v: %s", code, err, body)
+		}
+		return v.Statistics
+	}
+	if s := diag(); s.Submitted != 1 || s.Threads != 1 || s.Start.Number != c.Ctl.StartTime().Unix() {
+		t.Errorf("before any reset: %+v", s)
+	}
+	if code, body := do(http.MethodPost, "/drover/v1/diag/reset", "nobody"); code != 500 || !strings.Contains(body, `"error_number":2002`) {
+		t.Errorf("reset as nobody: HTTP %d: %s", code, body)
+	}
+	if s := diag(); s.Submitted != 1 {
+		t.Errorf("after a refused reset: %+v", s)
+	}
+	if code, body := do(http.MethodPost, "/drover/v1/diag/reset", "root"); code != 200 {
+		t.Errorf("reset as root: HTTP %d: %s", code, body)
+	}
+	// The reset itself is the one request counted since, root's, as
+	// slurmctld records a request once served.
+	if s := diag(); s.Submitted != 0 || s.Start.Number != c.Now().Unix() || len(s.Users) != 1 || s.Users[0].User != "root" || s.Users[0].Count != 1 {
+		t.Errorf("after the reset at %d: %+v", c.Now().Unix(), s)
 	}
 }

@@ -26,7 +26,7 @@ type TokenReply = droverapi.TokenReply
 // disable_token_creation leaves tokens to root and SlurmUser; a user's
 // lifespan is bounded by max_token_lifespan.
 func (f *front) handleToken(w http.ResponseWriter, r *http.Request) {
-	f.ctl.StatsRef().CountRPC("REQUEST_AUTH_TOKEN")
+	f.ctl.StatsRef().CountRPCCtx(r.Context(), "REQUEST_AUTH_TOKEN")
 	caller, _ := authctx.From(r.Context())
 	j := f.opts.JWT
 	if j == nil {

@@ -16,8 +16,10 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/clusters"
+	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/getopt"
 	"github.com/droverhq/drover/internal/cli/readmodel"
+	"github.com/droverhq/drover/internal/droverapi"
 )
 
 // optionTable is sdiag's long options in Slurm's order, with the letter
@@ -116,11 +118,7 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		}
 	}
 	if o.reset {
-		// Drover's API has no operation that resets the statistics
-		// (slurmrestd has none either), so -r fails as sdiag does when
-		// the controller refuses it.
-		fmt.Fprintln(env.Stderr, "slurm_reset_statistics: Requested operation not supported on this system")
-		return exitSlurmError
+		return reset(ctx, env)
 	}
 	resp, status, err := readmodel.GetDiagResp(ctx, env.Client)
 	if err != nil {
@@ -148,6 +146,28 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
 		return 1
 	}
+	return 0
+}
+
+// reset is sdiag -r: the controller's statistics restart from zero
+// (POST droverapi.DiagResetPath; slurmrestd has no such operation). A
+// refusal prints Slurm's message for its error, as slurm_perror does, and
+// exits with SLURM_ERROR.
+func reset(ctx context.Context, env *clienv.Env) int {
+	if env.Call == nil {
+		fmt.Fprintln(env.Stderr, "slurm_reset_statistics: Requested operation not supported on this system")
+		return exitSlurmError
+	}
+	if err := env.Call(ctx, "POST", droverapi.DiagResetPath, nil, nil); err != nil {
+		var refused *connect.RequestError
+		if errors.As(err, &refused) {
+			fmt.Fprintf(env.Stderr, "slurm_reset_statistics: %s\n", refused.Message)
+		} else {
+			fmt.Fprintf(env.Stderr, "slurm_reset_statistics: Unable to contact slurm controller (connect failure): %v\n", err)
+		}
+		return exitSlurmError
+	}
+	fmt.Fprintln(env.Stdout, "Reset scheduling statistics")
 	return 0
 }
 

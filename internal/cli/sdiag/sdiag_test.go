@@ -3,6 +3,7 @@ package sdiag
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/droverhq/drover/internal/cli/clitest"
+	"github.com/droverhq/drover/internal/cli/connect"
+	"github.com/droverhq/drover/internal/droverapi"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
@@ -186,9 +189,7 @@ func TestOptions(t *testing.T) {
 		"abbreviation ambiguous": {[]string{"--sort-by-t"}, clitest.Run{Code: 1, Stderr: "sdiag: option '--sort-by-t' is ambiguous; possibilities: '--sort-by-time' '--sort-by-time2'\n" + tryHelp}},
 		"M argument":             {[]string{"-M"}, clitest.Run{Code: 1, Stderr: "sdiag: option requires an argument -- 'M'\n" + tryHelp}},
 		"all argument":           {[]string{"--all=1"}, clitest.Run{Code: 1, Stderr: "sdiag: option '--all' doesn't allow an argument\n" + tryHelp}},
-		"reset": {[]string{"-r"}, clitest.Run{Code: 255,
-			Stderr: "slurm_reset_statistics: Requested operation not supported on this system\n"}},
-		"two clusters": {[]string{"-M", "a,b"}, clitest.Run{Code: 1, Stderr: "sdiag: fatal: Only one cluster can be used at a time with sdiag\n"}},
+		"two clusters":           {[]string{"-M", "a,b"}, clitest.Run{Code: 1, Stderr: "sdiag: fatal: Only one cluster can be used at a time with sdiag\n"}},
 		"other cluster": {[]string{"--cluster=other"}, clitest.Run{Code: 1, Stderr: "No cluster 'other' known by database.\n" +
 			"'other' can't be reached now, or it is an invalid entry for --cluster.  Use 'sacctmgr list clusters' to see available clusters.\n" +
 			"sdiag: fatal: Could not get cluster information\n"}},
@@ -201,6 +202,41 @@ func TestOptions(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tt.want, run(t, reference(t), tt.args...)); diff != "" {
 				t.Errorf("sdiag %v (-want +got):\n%s", tt.args, diff)
+			}
+		})
+	}
+}
+
+// TestReset: -r posts the reset to the controller and prints what
+// sdiag prints on success; a refusal prints the controller's Slurm
+// message as slurm_perror does, and a failure to reach it the connect
+// failure, both with exit(SLURM_ERROR).
+func TestReset(t *testing.T) {
+	for name, tt := range map[string]struct {
+		err  error
+		want clitest.Run
+	}{
+		"done": {want: clitest.Run{Stdout: "Reset scheduling statistics\n"}},
+		"refused": {err: &connect.RequestError{Code: 2002, Message: "Access/permission denied"},
+			want: clitest.Run{Code: 255, Stderr: "slurm_reset_statistics: Access/permission denied\n"}},
+		"unreachable": {err: errors.New("dial unix /run/drover.sock: connect: no such file or directory"),
+			want: clitest.Run{Code: 255, Stderr: "slurm_reset_statistics: Unable to contact slurm controller (connect failure): dial unix /run/drover.sock: connect: no such file or directory\n"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := clitest.New(t, reference(t), time.Unix(1795964462, 0))
+			var calls []string
+			h.Env.Call = func(_ context.Context, method, path string, in, out any) error {
+				calls = append(calls, method+" "+path)
+				return tt.err
+			}
+			for _, args := range [][]string{{"-r"}, {"--reset"}, {"-a", "-r"}} {
+				calls = nil
+				if diff := cmp.Diff(tt.want, h.Run(Run, "sdiag", "", args...)); diff != "" {
+					t.Errorf("sdiag %v (-want +got):\n%s", args, diff)
+				}
+				if diff := cmp.Diff([]string{"POST " + droverapi.DiagResetPath}, calls); diff != "" {
+					t.Errorf("sdiag %v requests (-want +got):\n%s", args, diff)
+				}
 			}
 		})
 	}

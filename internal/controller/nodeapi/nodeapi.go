@@ -41,8 +41,9 @@ type Controller interface {
 	Signer() *msgauth.Signer
 	// DrainForHealth drains a node for a hardware failure.
 	DrainForHealth(ctx context.Context, name, reason string) error
-	// CountRPC counts one request of a kind for sdiag.
-	CountRPC(kind string)
+	// CountRPC counts one request of a kind for sdiag, with its time
+	// when the front serving ctx's request follows it.
+	CountRPC(ctx context.Context, kind string)
 	// Auth checks signed requests sent to the controller.
 	Auth() *msgauth.Verifier
 	// Logger is where refusals are logged.
@@ -71,7 +72,7 @@ func Handler(ctl Controller) http.Handler {
 // node daemon gets slurmd's set, a login host the commands' set, as
 // slurmctld answers CONFIG_REQUEST_SLURMD and CONFIG_REQUEST_SACKD.
 func (s *server) handleConfig(w http.ResponseWriter, r *http.Request) {
-	s.ctl.CountRPC("REQUEST_CONFIG")
+	s.ctl.CountRPC(r.Context(), "REQUEST_CONFIG")
 	claims := msgauth.ClaimsFrom(r.Context())
 	forNode := strings.HasPrefix(claims.Issuer(), msgauth.Node(""))
 	reply, err := s.ctl.ConfigFiles(forNode)
@@ -104,7 +105,7 @@ type server struct {
 
 // handleNodeHealth drains a node whose daemon reports failed hardware.
 func (s *server) handleNodeHealth(w http.ResponseWriter, r *http.Request) {
-	s.ctl.CountRPC("REQUEST_UPDATE_NODE")
+	s.ctl.CountRPC(r.Context(), "REQUEST_UPDATE_NODE")
 	var h nodeproto.NodeHealth
 	if err := nodeproto.Decode(r, &h); err != nil {
 		nodeproto.Fail(w, http.StatusBadRequest, err)
@@ -125,7 +126,7 @@ func (s *server) handleNodeHealth(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleRegister(w http.ResponseWriter, r *http.Request) {
-	s.ctl.CountRPC("REQUEST_NODE_REGISTRATION_STATUS")
+	s.ctl.CountRPC(r.Context(), "REQUEST_NODE_REGISTRATION_STATUS")
 	var reg nodeproto.Register
 	if err := nodeproto.Decode(r, &reg); err != nil {
 		nodeproto.Fail(w, http.StatusBadRequest, err)
@@ -143,7 +144,7 @@ func (s *server) handleRegister(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
-	s.ctl.CountRPC("REQUEST_PING")
+	s.ctl.CountRPC(r.Context(), "REQUEST_PING")
 	var hb nodeproto.Heartbeat
 	if err := nodeproto.Decode(r, &hb); err != nil {
 		nodeproto.Fail(w, http.StatusBadRequest, err)
@@ -165,7 +166,7 @@ func (s *server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleJobDone(w http.ResponseWriter, r *http.Request) {
-	s.ctl.CountRPC("REQUEST_COMPLETE_BATCH_SCRIPT")
+	s.ctl.CountRPC(r.Context(), "REQUEST_COMPLETE_BATCH_SCRIPT")
 	var d nodeproto.JobDone
 	if err := nodeproto.Decode(r, &d); err != nil {
 		nodeproto.Fail(w, http.StatusBadRequest, err)
@@ -184,7 +185,7 @@ func (s *server) handleJobDone(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleStepDone(w http.ResponseWriter, r *http.Request) {
-	s.ctl.CountRPC("REQUEST_STEP_COMPLETE")
+	s.ctl.CountRPC(r.Context(), "REQUEST_STEP_COMPLETE")
 	var d nodeproto.StepDone
 	if err := nodeproto.Decode(r, &d); err != nil {
 		nodeproto.Fail(w, http.StatusBadRequest, err)
