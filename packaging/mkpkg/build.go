@@ -131,6 +131,9 @@ type builder struct {
 	log                        io.Writer
 	// env is added to the go commands' environment.
 	env []string
+	// plainExe builds ordinary executables, not position-independent
+	// ones (the commands: see buildMode).
+	plainExe bool
 }
 
 // stageAll builds the programs and gathers every file the packages take.
@@ -159,15 +162,24 @@ func (b builder) ldflags() string {
 	return "-s -w -buildid= -X github.com/droverhq/drover/internal/daemon.Version=" + b.version
 }
 
-// The packaged programs are position-independent, as Debian's and
-// Fedora's policies want (address-space randomisation): the pure Go ones
-// too, linked by Go itself, which makes them dynamically linked
-// executables with no library to load.
+// The daemons and plugins are position-independent, as Debian's and
+// Fedora's policies want (address-space randomisation for programs that
+// serve the network or run as root): the pure Go ones too, linked by Go
+// itself, which makes them dynamically linked executables with no
+// library to load. The commands are not: a position-independent sbatch
+// starts 2.3 ms (15%) later (docs/BENCHMARKS.md), they run as the user
+// who starts them, and their start-up is what scripts wait on. They are
+// statically linked, which lintian is told (packaging/lintian) and
+// rpmlint's settings accept.
 const buildMode = "-buildmode=pie"
 
 // goBuild runs go build for b's architecture.
 func (b builder) goBuild(cgo bool, cc string, tags string, out string, pkgs ...string) error {
-	args := []string{"build", "-trimpath", buildMode, "-ldflags", b.ldflags()}
+	mode := buildMode
+	if b.plainExe {
+		mode = "-buildmode=exe"
+	}
+	args := []string{"build", "-trimpath", mode, "-ldflags", b.ldflags()}
 	if tags != "" {
 		args = append(args, "-tags", tags)
 	}
@@ -200,7 +212,9 @@ func (b builder) buildPrograms() error {
 	if err := b.goBuild(false, "", "", filepath.Join(b.stage, "sbin", "drover"), "./cmd/drover"); err != nil {
 		return err
 	}
-	if err := b.goBuild(false, "", "", filepath.Join(b.stage, "bin")+"/", "./cmd/commands/..."); err != nil {
+	commands := b
+	commands.plainExe = true
+	if err := commands.goBuild(false, "", "", filepath.Join(b.stage, "bin")+"/", "./cmd/commands/..."); err != nil {
 		return err
 	}
 	for _, p := range []string{"drover-spank-nccl", "drover-spank-container"} {
@@ -292,9 +306,9 @@ func pmixPC(dir string) error {
 	return os.WriteFile(filepath.Join(dir, "pmix.pc"), []byte(pc), 0o644)
 }
 
-// copyPackagingFiles stages packaging/systemd and packaging/etc.
+// copyPackagingFiles stages packaging/systemd, etc and lintian.
 func (b builder) copyPackagingFiles() error {
-	for _, dir := range []string{"systemd", "etc"} {
+	for _, dir := range []string{"systemd", "etc", "lintian"} {
 		src := filepath.Join(b.root, "packaging", dir)
 		ents, err := os.ReadDir(src)
 		if err != nil {
@@ -371,6 +385,7 @@ func (b builder) manualPages() error {
 	helpBin := filepath.Join(b.stage, "help-bin")
 	host := b
 	host.arch = runtime.GOARCH
+	host.plainExe = true
 	if err := host.goBuild(false, "", "", helpBin+"/", "./cmd/commands/..."); err != nil {
 		return err
 	}

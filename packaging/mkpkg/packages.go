@@ -120,6 +120,7 @@ func packages() []pkg {
 			files: []file{
 				{src: "bin/*", dst: "/usr/bin/", mode: 0o755},
 				{src: "man/s*.1.gz", dst: "/usr/share/man/man1/", mode: 0o644},
+				{src: "lintian/drover-client", dst: "/usr/share/lintian/overrides/drover-client", packager: "deb", mode: 0o644},
 			},
 		},
 		{
