@@ -573,17 +573,17 @@ func measureStartup(ctx context.Context, sys system, sz sizes, rec *recorder) er
 	// on the generated client (test/bench/clientfloor).
 	// And sbatch built position-independent, as the packages build the
 	// daemons (packaging/mkpkg): what that would cost the commands.
-	floor, packaged := "", ""
+	floor, pie := "", ""
 	if sys.Name() == "Drover" {
 		if floor, err = buildFloor(ctx, in.WorkDir()); err != nil {
 			return err
 		}
-		if packaged, err = buildPIESbatch(ctx, in.WorkDir()); err != nil {
+		if pie, err = buildPIESbatch(ctx, in.WorkDir()); err != nil {
 			return err
 		}
 	}
 	runs := max(sz.CommandRuns, 3) * 5
-	var cmdMS, helloMS, ratios, floorMS, floorRatios, packagedMS []float64
+	var cmdMS, helloMS, ratios, floorMS, floorRatios, pieMS []float64
 	for i := -1; i < runs; i++ { // the first round warms the page cache
 		c, err := timeOnce(ctx, in, "sbatch", "--version")
 		if err != nil {
@@ -598,12 +598,12 @@ func measureStartup(ctx context.Context, sys system, sz sizes, rec *recorder) er
 			if f, err = timeOnce(ctx, in, floor); err != nil {
 				return err
 			}
-			if p, err = timeOnce(ctx, in, packaged, "--version"); err != nil {
+			if p, err = timeOnce(ctx, in, pie, "--version"); err != nil {
 				return err
 			}
 		}
 		if i >= 0 {
-			packagedMS = append(packagedMS, p)
+			pieMS = append(pieMS, p)
 			cmdMS, helloMS = append(cmdMS, c), append(helloMS, h)
 			ratios = append(ratios, c/h)
 			if floor != "" {
@@ -617,7 +617,7 @@ func measureStartup(ctx context.Context, sys system, sz sizes, rec *recorder) er
 		rec.add(figure{Key: "client-floor-ratio", Title: "that program over the Go hello-world, run by run: the floor of any command's start-up ratio", Unit: "x", Command: "./clientfloor / ./hello"},
 			sys.Name(), floorRatios, "")
 		rec.add(figure{Key: "command-startup-pie", Title: "`sbatch --version` built position-independent and stripped (as the packages build the daemons), timed beside the others", Unit: "ms", Command: "sbatch --version >/dev/null"},
-			sys.Name(), packagedMS, "")
+			sys.Name(), pieMS, "")
 	}
 	rec.add(figure{Key: "command-startup", Title: "`sbatch --version` wall time (command start-up)", Unit: "ms", Command: "sbatch --version >/dev/null"},
 		sys.Name(), cmdMS, "")
