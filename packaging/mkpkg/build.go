@@ -175,11 +175,12 @@ const buildMode = "-buildmode=pie"
 
 // goBuild runs go build for b's architecture.
 func (b builder) goBuild(cgo bool, cc string, tags string, out string, pkgs ...string) error {
-	mode := buildMode
-	if b.plainExe {
-		mode = "-buildmode=exe"
+	args := []string{"build", "-trimpath", "-ldflags", b.ldflags()}
+	if !b.plainExe {
+		// (Go's default, an ordinary executable, takes no flag: go build
+		// refuses -buildmode=exe for several packages at once.)
+		args = append(args, buildMode)
 	}
-	args := []string{"build", "-trimpath", mode, "-ldflags", b.ldflags()}
 	if tags != "" {
 		args = append(args, "-tags", tags)
 	}
