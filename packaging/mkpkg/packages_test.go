@@ -56,7 +56,11 @@ func TestPackages(t *testing.T) {
 		if _, err := exec.LookPath("lintian"); err != nil {
 			t.Skip("lintian is not installed (.ci/run installs it)")
 		}
-		out, err := exec.Command("lintian", append([]string{"--fail-on", "error", "--tag-display-limit", "0"}, debs...)...).CombinedOutput()
+		cmd := exec.Command("lintian", append([]string{"--fail-on", "error", "--tag-display-limit", "0"}, debs...)...)
+		// lintian leaves scratch files (mldbm-elf-*) in its temporary
+		// folder: the test's own, removed with it.
+		cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+		out, err := cmd.CombinedOutput()
 		if err != nil || hasTag(out, "E:") {
 			t.Errorf("lintian: %v\n%s", err, out)
 		}
