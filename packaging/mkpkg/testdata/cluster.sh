@@ -109,7 +109,8 @@ outer)
 
 	echo "== 4. start"
 	on ctl 'setpriv --reuid slurm --regid slurm --clear-groups drover controller >/tmp/controller.log 2>&1' &
-	for _ in $(seq 100); do
+	# Generous waits: CI runs this beside other tests on two cores.
+	for _ in $(seq 300); do
 		on ctl 'scontrol ping 2>/dev/null | grep -q "is UP"' && break
 		sleep 0.2
 	done
@@ -119,7 +120,7 @@ outer)
 	done
 
 	echo "== 5. check"
-	for _ in $(seq 150); do
+	for _ in $(seq 450); do
 		[ "$(on ctl 'sinfo -h -o "%D %t"' 2>/dev/null)" = "2 idle" ] && break
 		sleep 0.2
 	done

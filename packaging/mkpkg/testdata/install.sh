@@ -61,7 +61,7 @@ if [ "${1:-}" = inside ]; then
 		setpriv --reuid slurm --regid slurm --clear-groups \
 			drover controller >/tmp/controller.log 2>&1 &
 		pid=$!
-		for _ in $(seq 200); do
+		for _ in $(seq 600); do
 			if scontrol ping 2>/dev/null | grep -q "is UP"; then
 				return
 			fi
