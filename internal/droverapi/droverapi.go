@@ -21,3 +21,21 @@ type TokenReply struct {
 // envelope, or its error envelope when the caller is not root, SlurmUser,
 // an operator or an administrator.
 const DiagResetPath = "/drover/v1/diag/reset"
+
+// The headers by which replicated controllers and their clients find the
+// leader and make retries safe.
+const (
+	// RequestIDHeader names one logical request across the retries a
+	// client makes to one controller or another (at most 64 characters
+	// of [A-Za-z0-9_-]). A submission or allocation that carries one is
+	// applied once: a retry after an answer was lost gets the first
+	// job's id.
+	RequestIDHeader = "X-Drover-Request-Id"
+	// StandbyHeader ("1") marks a 503 from a controller that is not the
+	// leader and knows of none to forward to (during an election): the
+	// client tries the next SlurmctldHost.
+	StandbyHeader = "X-Drover-Standby"
+	// LeaderHeader, on answers a follower forwarded, names the leading
+	// controller (host:port), which a client may go to directly.
+	LeaderHeader = "X-Drover-Leader"
+)
