@@ -85,6 +85,11 @@ var ErrNotLeader = raft.ErrNotLeader
 // the next leader. Only a proposal that is safe to repeat may be retried.
 var ErrOutcomeUnknown = errors.New("outcome unknown: leadership changed while committing")
 
+// trailingLogs is how many entries a snapshot leaves in the log, so that
+// a follower a little behind catches up from the log rather than a whole
+// snapshot (raft's default); tests lower it to force snapshots.
+var trailingLogs uint64 = 10240
+
 // Timeouts derived from Config.FailoverTimeout.
 func timeouts(failover time.Duration) (heartbeat, lease time.Duration) {
 	if failover <= 0 {
@@ -144,6 +149,7 @@ func Open(cfg Config, target state.FSM) (*Log, error) {
 		rc.SnapshotThreshold = state.DefaultSnapshotEvery
 	}
 	rc.SnapshotInterval = 10 * time.Second
+	rc.TrailingLogs = trailingLogs
 	// Proposals arriving together go out, and are synced, together: the
 	// group commit state.Log does.
 	rc.BatchApplyCh = true

@@ -275,6 +275,8 @@ func TestNewLeaderAfterLeaderStops(t *testing.T) {
 }
 
 func TestLaggingReplicaGetsSnapshotWithBlobs(t *testing.T) {
+	defer func(n uint64) { trailingLogs = n }(trailingLogs)
+	trailingLogs = 5
 	c := newCluster(t, 3, 0)
 	lead := c.leader()
 	var behind *replica
@@ -291,11 +293,13 @@ func TestLaggingReplicaGetsSnapshotWithBlobs(t *testing.T) {
 	if err := lead.log.Snapshot(); err != nil {
 		t.Fatal(err)
 	}
-	// Raft keeps TrailingLogs entries after a snapshot; the replica
-	// catches up from the log or the snapshot, and either way holds the
-	// state and every blob.
+	// The log keeps only the last five entries: the replica catches up
+	// from the snapshot, which brings the state and every blob.
 	c.start(behind, 0)
 	c.converge(50)
+	if st := behind.log.Stats(); st.SnapshotIndex == 0 {
+		t.Errorf("the lagging replica did not install a snapshot: %+v", st)
+	}
 	for _, k := range []string{"b01", "b25", "b50"} {
 		if _, err := behind.log.Blob(k); err != nil {
 			t.Errorf("blob %s: %v", k, err)
