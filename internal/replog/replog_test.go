@@ -155,6 +155,21 @@ func (c *cluster) stop(r *replica) {
 	r.log = nil
 }
 
+// crash is a controller dying: no leadership handed over, the port
+// gone at once.
+func (c *cluster) crash(r *replica) {
+	r.srv.Close()
+	r.log.closeOnce.Do(func() {
+		r.log.raft.Shutdown().Error()
+		r.log.trans.Close()
+		close(r.log.notify)
+		<-r.log.done
+		r.log.closeStores()
+	})
+	r.ln = nil
+	r.log = nil
+}
+
 // leader waits for one running replica to lead, and returns it.
 func (c *cluster) leader() *replica {
 	c.t.Helper()
@@ -252,16 +267,33 @@ func TestReplicatesRecordsAndBlobs(t *testing.T) {
 }
 
 func TestNewLeaderAfterLeaderStops(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		t.Run(fmt.Sprintf("crash=%v", crash), func(t *testing.T) { testNewLeader(t, crash) })
+	}
+}
+
+func testNewLeader(t *testing.T, crash bool) {
 	c := newCluster(t, 3, 0)
 	old := c.leader()
 	for i := 1; i <= 5; i++ {
 		apply(t, old, fmt.Sprintf("r%d", i), state.Blob{Key: fmt.Sprintf("b%d", i), Data: []byte("data")})
 	}
-	c.stop(old)
 	start := time.Now()
+	if crash {
+		c.crash(old)
+	} else {
+		c.stop(old)
+	}
 	next := c.leader()
 	apply(t, next, "r6")
-	t.Logf("failover to %s took %v", next.id, time.Since(start))
+	took := time.Since(start)
+	t.Logf("failover to %s took %v", next.id, took)
+	// A planned stop hands leadership over at once; a crash waits out
+	// the heartbeat timeout (FailoverTimeout/4 = 500 ms here) and an
+	// election.
+	if !crash && took > time.Second {
+		t.Errorf("a planned stop took %v to fail over", took)
+	}
 	if got := next.fsm.list(); len(got) != 6 {
 		t.Fatalf("new leader holds %v", got)
 	}
