@@ -105,6 +105,15 @@ func controllerConfig(v *viper.Viper, path string, logger *slog.Logger) (control
 	if cfg.JobSubmit, err = jobSubmitChain(sc, path, logger); err != nil {
 		return controller.Config{}, err
 	}
+	if len(sc.SlurmctldHosts) > 1 && embeddedAccounting(sc) {
+		if cfg.JobSubmit != nil {
+			cfg.JobSubmit.Close()
+		}
+		// Each controller would write what it accounted while leading
+		// into a file of its own, and sacct would answer from whichever
+		// leads: records must go where every controller writes.
+		return controller.Config{}, fmt.Errorf("%d SlurmctldHost lines: the embedded accounting store (AccountingStorageType=%s) keeps records on one controller's disk; replicated controllers write them to PostgreSQL (accounting_storage/pgsql) or keep none (accounting_storage/none)", len(sc.SlurmctldHosts), orDefault(sc.AccountingStorageType))
+	}
 	if cfg.Accounting, err = accountingStore(v, sc, cfg.StateDir); err != nil {
 		if cfg.JobSubmit != nil {
 			cfg.JobSubmit.Close()
@@ -139,6 +148,20 @@ func accountingStore(v *viper.Viper, sc *slurmconf.Config, stateDir string) (con
 		return nil, err
 	}
 	return acctdb.NewLazy(c), nil
+}
+
+// embeddedAccounting reports whether slurm.conf asks for the embedded
+// (SQLite) accounting store, explicitly or by default.
+func embeddedAccounting(sc *slurmconf.Config) bool {
+	c, on, err := acctdb.FromSettings(acctdb.Settings{Type: sc.AccountingStorageType, StateDir: "/"})
+	return err == nil && on && c.Kind == acctdb.SQLite
+}
+
+func orDefault(t string) string {
+	if t == "" {
+		return "accounting_storage/slurmdbd, the default"
+	}
+	return t
 }
 
 // settingList reads a list setting given as a YAML list or as a

@@ -73,7 +73,7 @@ func TestReplicatedControllers(t *testing.T) {
 		daemons = append(daemons, d)
 		fmt.Fprintf(&b, "SlurmctldHost=%s(%s)\n", d.name, d.addr)
 	}
-	fmt.Fprintf(&b, "SlurmctldPort=%d\nSlurmctldTimeout=4\nStateSaveLocation=%s/state\n"+
+	fmt.Fprintf(&b, "SlurmctldPort=%d\nSlurmctldTimeout=4\nAccountingStorageType=accounting_storage/none\nStateSaveLocation=%s/state\n"+
 		"NodeName=n1 NodeAddr=127.0.0.1 Port=%d CPUs=4 RealMemory=4000\nPartitionName=batch Nodes=n1 Default=YES State=UP\n", port, dir, freePort(t))
 	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -189,5 +189,34 @@ func TestReplicatedControllers(t *testing.T) {
 	id2, _ := submit(leader, 15*time.Second)
 	if code, _, _ := leader.do("GET", "job/"+id2, ""); code != 200 {
 		t.Errorf("job %s through the returned controller: HTTP %d", id2, code)
+	}
+}
+
+// Replicated controllers refuse the embedded accounting store: each
+// would keep the records of its own time as leader.
+func TestReplicatedControllersRefuseEmbeddedAccounting(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "slurm.conf")
+	body := fmt.Sprintf("ClusterName=ha\nSlurmctldHost=ctl1(127.0.0.1)\nSlurmctldHost=ctl2(127.0.0.2)\nSlurmctldPort=%d\nStateSaveLocation=%s/state\n"+
+		"NodeName=n1 CPUs=1\nPartitionName=batch Nodes=n1 Default=YES\n", freePort(t), dir)
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(conf)); err != nil {
+		t.Fatal(err)
+	}
+	v := daemon.Settings()
+	v.Set("conf", conf)
+	v.Set("name", "ctl1")
+	var logs bytes.Buffer
+	err := daemon.RunController(context.Background(), v, daemon.Logger(&logs, "info"), nil)
+	if err == nil || !strings.Contains(err.Error(), "accounting_storage/pgsql") {
+		t.Fatalf("started with the embedded store: %v", err)
+	}
+	// And a host that is none of the SlurmctldHost lines is refused.
+	v.Set("name", "elsewhere")
+	err = daemon.RunController(context.Background(), v, daemon.Logger(&logs, "info"), nil)
+	if err == nil || !strings.Contains(err.Error(), "not a valid controller") {
+		t.Fatalf("started as no controller: %v", err)
 	}
 }
