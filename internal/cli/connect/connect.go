@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,7 +111,9 @@ func Resolve() (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
-	t.Controllers = ControllerURLs(sc, tc.Scheme())
+	for _, a := range sc.ControllerAddrs() {
+		t.Controllers = append(t.Controllers, tc.Scheme()+"://"+a)
+	}
 	t.URL = t.Controllers[0]
 	t.Retry = failover.Windows(sc.MessageTimeout, sc.SlurmctldTimeout)
 	t.Sack = sack.Socket(sc.ClusterName)
@@ -135,28 +136,6 @@ func Resolve() (Target, error) {
 		}
 	}
 	return t, nil
-}
-
-// ControllerURLs are the TCP addresses of every SlurmctldHost, in
-// slurm.conf's order (the primary first), duplicates dropped; with none,
-// the local host's.
-func ControllerURLs(sc *slurmconf.Config, scheme string) []string {
-	port := strconv.Itoa(int(sc.SlurmctldPort))
-	var out []string
-	for _, h := range sc.SlurmctldHosts {
-		host := h.Name
-		if h.Addr != "" {
-			host = h.Addr
-		}
-		u := scheme + "://" + net.JoinHostPort(host, port)
-		if !slices.Contains(out, u) {
-			out = append(out, u)
-		}
-	}
-	if len(out) == 0 {
-		out = []string{scheme + "://" + net.JoinHostPort("127.0.0.1", port)}
-	}
-	return out
 }
 
 // splitURLs reads DROVER_URL: URLs separated by commas.
