@@ -49,6 +49,9 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if fetch != nil {
+		fetch.addControllers(sc)
+	}
 	dynamic := strings.TrimSpace(v.GetString("dynamic"))
 	nc, err := nodeLine(sc, path, name, dynamic)
 	if err != nil {
