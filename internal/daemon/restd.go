@@ -95,12 +95,7 @@ func RunRestd(ctx context.Context, v *viper.Viper, logger *slog.Logger, listen [
 	}
 	// restd is ready while it serves: whether the controller answers is
 	// the controller's own probe.
-	h, err := restd.Handler(o)
-	if err != nil {
-		closeAll()
-		return err
-	}
-	errc := restapi.ServeListeners(ctx, health(h, func() bool { return true }), ls)
+	errc := restapi.ServeListeners(ctx, health(restd.Handler(o), func() bool { return true }), ls)
 	var addrs []net.Addr
 	for _, l := range ls {
 		addrs = append(addrs, l.Addr())

@@ -33,9 +33,13 @@ import (
 
 // Options configure a proxy.
 type Options struct {
-	// Controllers are the controllers' REST addresses (http://host:port)
-	// in SlurmctldHost order: each request goes to whichever is up
-	// (internal/failover), as slurmrestd's do.
+	// Controller is the controller's REST address (http://host:port),
+	// for a proxy to one controller (a follower forwarding to its
+	// leader, whose Transport picks the host).
+	Controller *url.URL
+	// Controllers, when set, replace Controller: every controller's REST
+	// address in SlurmctldHost order, each request going to whichever is
+	// up (internal/failover), as slurmrestd's do.
 	Controllers []string
 	// Retry bounds how long a request keeps trying them (zero:
 	// failover's defaults, Slurm's).
@@ -58,7 +62,7 @@ type Options struct {
 const tokenLifespan = 10 * time.Minute
 
 // Handler returns the proxy.
-func Handler(o Options) (http.Handler, error) {
+func Handler(o Options) http.Handler {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -69,17 +73,23 @@ func Handler(o Options) (http.Handler, error) {
 	p := &proxy{o: o, tokens: map[uint32]cachedToken{}}
 	// The unix socket callers' credentials are single use: they are
 	// signed below the failover, afresh for each controller tried.
-	ft, err := failover.New(&vouchTransport{p: p, next: next}, o.Controllers, o.Retry)
-	if err != nil {
-		return nil, err
-	}
-	first, err := url.Parse(ft.Controllers()[0])
-	if err != nil {
-		return nil, err
+	var rt http.RoundTripper = &vouchTransport{p: p, next: next}
+	target := o.Controller
+	if len(o.Controllers) > 0 {
+		ft, err := failover.New(rt, o.Controllers, o.Retry)
+		if err == nil {
+			rt = ft
+			target, err = url.Parse(ft.Controllers()[0])
+		}
+		if err != nil {
+			// Addresses that are not URLs: every request fails saying
+			// so, as one to an unreachable controller does.
+			rt, target = failedTransport{err}, &url.URL{Scheme: "http", Host: "controller"}
+		}
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(first)
+			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -89,10 +99,15 @@ func Handler(o Options) (http.Handler, error) {
 		},
 		// Job listings are written as they are made: pass them on so.
 		FlushInterval: -1,
-		Transport:     ft,
+		Transport:     rt,
 	}
-	return p, nil
+	return p
 }
+
+// failedTransport fails every request with err.
+type failedTransport struct{ err error }
+
+func (f failedTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
 
 type proxy struct {
 	o  Options
