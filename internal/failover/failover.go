@@ -28,9 +28,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -329,7 +331,9 @@ func (t *Transport) attempt(req *http.Request, hdr http.Header, idx int, b io.Re
 	if err != nil {
 		cancel()
 		if dialExpired.Load() && req.Context().Err() == nil {
-			err = fmt.Errorf("connect to %s: no answer within %s: %w", u.Host, t.opts.DialTimeout, context.DeadlineExceeded)
+			// A dial error, as the commands tell a connect failure
+			// (sbatch's "Unable to contact slurm controller").
+			err = &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("%s did not answer within %s: %w", u.Host, t.opts.DialTimeout, os.ErrDeadlineExceeded)}
 		}
 		if out != nil {
 			switch {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -298,6 +299,18 @@ func TestSilentControllerPassedOver(t *testing.T) {
 	}
 	if ft.Current() != lead.URL {
 		t.Errorf("Current() = %s, want %s", ft.Current(), lead.URL)
+	}
+	// With it alone, the request fails as a connection that timed out:
+	// a dial error, which the commands report as a connect failure.
+	o.ConnectWindow = time.Second
+	ft, err = failover.New(lead.Client().Transport, []string{"https://" + l.Addr().String()}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = (&http.Client{Transport: ft}).Get(lead.URL + "/x")
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "dial" || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("error %v, want a dial error that timed out", err)
 	}
 }
 
