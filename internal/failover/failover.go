@@ -210,9 +210,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		hdr.Set(droverapi.RequestIDHeader, id)
 	}
 	// Sending again what may have been applied is safe only when it
-	// reads, or when the controller recognises the retry by its id.
+	// reads, when the controller recognises the retry by its id, or when
+	// the caller said applying it twice does no harm.
 	again := req.Method == http.MethodGet || req.Method == http.MethodHead ||
-		ValidRequestID(hdr.Get(droverapi.RequestIDHeader))
+		ValidRequestID(hdr.Get(droverapi.RequestIDHeader)) || req.Context().Value(idempotentKey{}) != nil
 	ctx := req.Context()
 	start := time.Now()
 	first := int(t.cur.Load())
@@ -242,9 +243,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if err == nil {
 				t.cur.Store(int32(idx))
 				t.follow(resp)
+			} else {
+				t.passOver(first, idx)
 			}
 			return resp, err
 		case out == ambiguous && !again:
+			t.passOver(first, idx)
 			return resp, err
 		case out == standby:
 			window = t.opts.StandbyWindow
@@ -370,6 +374,24 @@ func (t *Transport) attempt(req *http.Request, hdr http.Header, idx int, b io.Re
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	resp.ContentLength = int64(len(data))
 	return resp, nil
+}
+
+// passOver starts the next request after controller idx, which took a
+// request and then failed it or did not answer in the caller's time (a
+// controller whose process hangs accepts connections and never
+// answers): unless another request found one that answers since.
+func (t *Transport) passOver(first, idx int) {
+	t.cur.CompareAndSwap(int32(first), int32((idx+1)%len(t.urls)))
+}
+
+type idempotentKey struct{}
+
+// Idempotent returns ctx marking the requests made with it as safe to
+// send again when they may have been applied (the connection broke after
+// they were sent): applying them twice does no harm, as a node's
+// heartbeat, or a report that is sent until it is acknowledged.
+func Idempotent(ctx context.Context) context.Context {
+	return context.WithValue(ctx, idempotentKey{}, true)
 }
 
 // follow moves the next request to the leader a follower named, when it

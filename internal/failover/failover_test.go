@@ -1,6 +1,7 @@
 package failover_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -351,5 +352,47 @@ func TestLargeBodySentOnce(t *testing.T) {
 	got := first.got()
 	if len(got) != 1 || got[0].Body != "0123456789abcdef" {
 		t.Errorf("hits %+v, want the whole body once", got)
+	}
+}
+
+func TestIdempotentRetried(t *testing.T) {
+	first := newController(t, lostOnce())
+	c, _ := client(t, fast(), first.URL)
+	req, _ := http.NewRequestWithContext(failover.Idempotent(context.Background()), "POST", first.URL+"/drover/v1/node/heartbeat", strings.NewReader("{}"))
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if n := len(first.got()); resp.StatusCode != 200 || n != 2 {
+		t.Errorf("HTTP %d after %d tries, want 200 on the second", resp.StatusCode, n)
+	}
+}
+
+// TestHungControllerPassedOver: a controller that takes requests and
+// never answers costs one request its time; the next goes elsewhere.
+func TestHungControllerPassedOver(t *testing.T) {
+	release := make(chan struct{})
+	hung := newController(t, func(c *controller, w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	lead := newController(t, leader)
+	_, ft := client(t, fast(), hung.URL, lead.URL)
+	c := &http.Client{Transport: ft, Timeout: 300 * time.Millisecond}
+	if resp, err := c.Post(hung.URL+"/drover/v1/node/jobdone", "application/json", strings.NewReader("{}")); err == nil {
+		resp.Body.Close()
+		t.Fatalf("HTTP %d from a controller that never answers", resp.StatusCode)
+	}
+	resp, err := c.Post(hung.URL+"/drover/v1/node/jobdone", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatalf("the next request: %v", err)
+	}
+	resp.Body.Close()
+	if len(hung.got()) != 1 || len(lead.got()) != 1 {
+		t.Errorf("the hung controller got %d requests, the leader %d; want 1 and 1", len(hung.got()), len(lead.got()))
 	}
 }
