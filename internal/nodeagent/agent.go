@@ -357,7 +357,9 @@ func (a *Agent) register(ctx context.Context) error {
 	}
 	a.mu.Unlock()
 	var reply nodeproto.RegisterReply
-	if err := a.client.Post(ctx, msgauth.Controller, a.ctl+nodeproto.PathRegister, reg, &reply); err != nil {
+	// A registration the controller may have taken, sent again, tells
+	// it the same: safe to retry on another controller.
+	if err := a.client.Post(failover.Idempotent(ctx), msgauth.Controller, a.ctl+nodeproto.PathRegister, reg, &reply); err != nil {
 		return err
 	}
 	a.mu.Lock()
@@ -399,7 +401,7 @@ func (a *Agent) heartbeat(ctx context.Context) error {
 		hb.Running = append(hb.Running, id)
 	}
 	a.mu.Unlock()
-	return a.client.Post(ctx, msgauth.Controller, a.ctl+nodeproto.PathHeartbeat, hb, nil)
+	return a.client.Post(failover.Idempotent(ctx), msgauth.Controller, a.ctl+nodeproto.PathHeartbeat, hb, nil)
 }
 
 // reportLoop delivers job ends until the controller acknowledges each.
@@ -418,7 +420,9 @@ func (a *Agent) reportLoop(ctx context.Context) {
 		}
 		a.mu.Unlock()
 		for _, d := range pending {
-			err := a.client.Post(ctx, msgauth.Controller, a.ctl+nodeproto.PathJobDone, d, nil)
+			// Sent until acknowledged anyway: a second copy is one the
+			// controller already expects.
+			err := a.client.Post(failover.Idempotent(ctx), msgauth.Controller, a.ctl+nodeproto.PathJobDone, d, nil)
 			if err != nil {
 				a.logger.Debug("job end report failed, will retry", "job", d.JobID, "err", err)
 				break
