@@ -7,10 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/droverhq/drover/internal/droverapi"
 	"github.com/droverhq/drover/internal/slurmconf"
+	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // threeLoopbacks listens on the same port of 127.0.0.1, .2 and .3, as
@@ -222,5 +225,53 @@ func TestDeadLocalControllerFallsBackToTCP(t *testing.T) {
 	}
 	if tg.Socket != sock {
 		t.Errorf("Socket %q without a token or credential service, want %q as before", tg.Socket, sock)
+	}
+}
+
+// TestSubmitRetriedOnce: the generated client's submission, its answer
+// lost when the first controller's connection broke, is sent to the next
+// with the request id the failover gave it, so that the controllers
+// apply it once; the command gets the job id.
+func TestSubmitRetriedOnce(t *testing.T) {
+	type hit struct{ id, body string }
+	var mu sync.Mutex
+	var hits []hit
+	record := func(r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		hits = append(hits, hit{r.Header.Get(droverapi.RequestIDHeader), string(b)})
+		mu.Unlock()
+	}
+	lost := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record(r)
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+	}))
+	defer lost.Close()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record(r)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"job_id":7,"step_id":"batch","errors":[],"warnings":[]}`)
+	}))
+	defer up.Close()
+	t.Setenv("SLURM_JWT", "")
+	tg := Target{URL: lost.URL, Controllers: []string{lost.URL, up.URL}}
+	c, err := Client(tg, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := v0044.V0044JobDescMsg{Script: v0044.NewOptString("#!/bin/sh\ntrue\n")}
+	res, err := c.SlurmV0044PostJobSubmit(context.Background(), v0044.NewOptV0044JobSubmitReq(v0044.V0044JobSubmitReq{Job: v0044.NewOptV0044JobDescMsg(desc)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, isOK := res.(*v0044.V0044OpenapiJobSubmitResponse)
+	if !isOK || ok.JobID.Or(0) != 7 {
+		t.Fatalf("answer %#v, want job 7", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hits) != 2 || hits[0] != hits[1] || hits[0].id == "" || !strings.Contains(hits[0].body, "true") {
+		t.Errorf("hits %q: want the same submission twice with one request id", hits)
 	}
 }
