@@ -642,7 +642,10 @@ func (c *Controller) ControlPort() int { return c.cfg.Port }
 func (c *Controller) TRESNames() []string { return append([]string(nil), c.cfg.TRES...) }
 
 // StatePath is the controller's state file.
-func (c *Controller) StatePath() string { return filepath.Join(c.cfg.StateDir, "drover-state.db") }
+func (c *Controller) StatePath() string { return StatePath(c.cfg.StateDir) }
+
+// StatePath is the single controller's state log in stateDir.
+func StatePath(stateDir string) string { return filepath.Join(stateDir, "drover-state.db") }
 
 // SlurmConfPath is where the controller read slurm.conf.
 func (c *Controller) SlurmConfPath() string { return c.cfg.SlurmConfPath }
