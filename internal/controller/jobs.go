@@ -99,7 +99,11 @@ func (c *Controller) submit(ctx context.Context, who Identity, subs []Submission
 			msgs = append(msgs, p.userMsg)
 		}
 	}
-	cmd := &ctlstate.Command{Op: ctlstate.OpSubmit, Submit: preps[0].cmd, Request: req}
+	userMsg := strings.Join(msgs, "\n")
+	cmd := &ctlstate.Command{Op: ctlstate.OpSubmit, Submit: preps[0].cmd}
+	if req != nil {
+		cmd.Request = &ctlstate.ClientRequest{RequestKey: *req, UserMsg: userMsg}
+	}
 	if het {
 		cmd.Submit = nil
 		for _, p := range preps {
@@ -140,7 +144,7 @@ func (c *Controller) submit(ctx context.Context, who Identity, subs []Submission
 	} else {
 		rc = slurmerr.JobHeld
 	}
-	return SubmitResult{JobID: res.JobID, RC: rc, UserMessage: strings.Join(msgs, "\n")}, nil
+	return SubmitResult{JobID: res.JobID, RC: rc, UserMessage: userMsg}, nil
 }
 
 // prepare checks one submission and fills its defaults, as

@@ -44,11 +44,11 @@ func (c *Controller) submittedFor(k *ctlstate.RequestKey) (SubmitResult, bool) {
 }
 
 // repeatedResult is the answer to a retry of the submission first: the
-// first's job, held as it was. What the job_submit plugins told the user
-// the first time is not kept; the retry's answer has none.
+// first's job, held as it was, with what the job_submit plugins told the
+// user then.
 func (c *Controller) repeatedResult(first ctlstate.SubmitRequest) SubmitResult {
 	c.logger.Info("submission repeats a client request, answered with its job", "request", first.ID, "uid", first.UID, "job", first.JobID)
-	res := SubmitResult{JobID: first.JobID}
+	res := SubmitResult{JobID: first.JobID, UserMessage: first.UserMsg}
 	if first.Held {
 		res.RC = slurmerr.JobHeld
 	}

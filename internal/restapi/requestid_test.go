@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +17,9 @@ import (
 	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/controller/ctltest"
 	"github.com/droverhq/drover/internal/droverapi"
+	"github.com/droverhq/drover/internal/jobsubmit"
 	"github.com/droverhq/drover/internal/restapi"
+	"github.com/droverhq/drover/plugins/host"
 )
 
 // The submissions a client request id may name, as bodies of POST
@@ -232,5 +236,30 @@ func TestRequestIDInvalid(t *testing.T) {
 	}
 	if got := postAs(t, h, submitPath, "root", `{"job":`+desc("")+`}`, strings.Repeat("aZ09_-", 10)+"abcd"); got.Status != http.StatusOK {
 		t.Errorf("a 64-character id was refused: %+v", got)
+	}
+}
+
+// TestRequestIDKeepsUserMessage: the retry's answer tells the user what
+// the job_submit plugins told the first time, though they do not see the
+// retry (here a retry that would have drawn no message).
+func TestRequestIDKeepsUserMessage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the example job_submit plugin")
+	}
+	bin := filepath.Join(t.TempDir(), "job-submit-limits")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/droverhq/drover/examples/job-submit-limits").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	chain := jobsubmit.New(host.OpenJobSubmit(host.Spec{Path: bin, Name: "limits"}))
+	t.Cleanup(chain.Close)
+	c := ctltest.New(t, func(cfg *controller.Config) { cfg.JobSubmit = chain })
+	h := handler(t, c, restapi.Options{})
+	first := postAs(t, h, submitPath, "root", `{"job":`+desc("")+`}`, "noted")
+	if first.job(t); first.UserMsg != "no time limit given: the job gets 60 minutes" {
+		t.Fatalf("the plugin said %q", first.UserMsg)
+	}
+	retry := postAs(t, h, submitPath, "root", `{"job":`+desc(`,"time_limit":{"set":true,"number":5}`)+`}`, "noted")
+	if diff := cmp.Diff(first, retry); diff != "" {
+		t.Errorf("the retry's answer (-first +retry):\n%s", diff)
 	}
 }

@@ -34,7 +34,7 @@ type Command struct {
 	// answers (droverapi.RequestIDHeader) and its submitter: a command
 	// repeating one applied within RequestTTL makes no job and answers
 	// the first one's (requests.go).
-	Request *RequestKey `json:"request,omitempty"`
+	Request *ClientRequest `json:"request,omitempty"`
 	// Het submits a heterogeneous job (with opSubmit, in place of
 	// Submit): one record per component, with consecutive ids.
 	Het      []*SubmitCmd `json:"het,omitempty"`

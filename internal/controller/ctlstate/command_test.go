@@ -53,7 +53,7 @@ func TestCommandsKeepTheirJSON(t *testing.T) {
 		{Op: OpPartSet, Time: t0, PartSet: &PartSetCmd{Partition: partition.Partition{Name: "p", Nodes: []string{"n1"}, MaxTime: 60}}},
 		{Op: OpPartDelete, Time: t0, PartDelete: &PartDeleteCmd{Name: "p"}},
 		// Members added since are recorded after the first records.
-		{Op: OpSubmit, Time: t0, MinJobID: 100, Request: &RequestKey{UID: 1000, ID: "0f3c-9A_b"}, Het: []*SubmitCmd{{Req: job.Request{Name: "h0"}, ScriptKey: "script/2"}, {Req: job.Request{Name: "h1"}}}},
+		{Op: OpSubmit, Time: t0, MinJobID: 100, Request: &ClientRequest{RequestKey: RequestKey{UID: 1000, ID: "0f3c-9A_b"}, UserMsg: "job_submit: \"note\""}, Het: []*SubmitCmd{{Req: job.Request{Name: "h0"}, ScriptKey: "script/2"}, {Req: job.Request{Name: "h1"}}}},
 	}
 	golden, err := os.ReadFile("testdata/commands.jsonl")
 	if err != nil {

@@ -14,7 +14,7 @@ func (s *State) applySubmit(c *Command) Result {
 		subs = []*SubmitCmd{c.Submit}
 	}
 	if c.Request != nil {
-		if first, ok := s.Submitted(*c.Request, c.Time); ok {
+		if first, ok := s.Submitted(c.Request.RequestKey, c.Time); ok {
 			// A retry: it answers what the first did, and the scripts
 			// stored with it belong to no job.
 			res := Result{JobID: first.JobID, Repeated: &first}

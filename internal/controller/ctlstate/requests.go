@@ -30,10 +30,21 @@ type RequestKey struct {
 	ID  string `json:"id"`
 }
 
+// ClientRequest is the client request a submit command answers, with
+// what the answer tells the user besides the job: a retry's answer must
+// be the first's whole, and the job_submit plugins that wrote the
+// message do not run for a retry.
+type ClientRequest struct {
+	RequestKey
+	// UserMsg is what the job_submit plugins told the user
+	// (job_submit_user_msg).
+	UserMsg string `json:"user_msg,omitempty"`
+}
+
 // SubmitRequest is a submission that named a client request, and what it
 // answered: a retry of the request gets that answer again.
 type SubmitRequest struct {
-	RequestKey
+	ClientRequest
 	// JobID is the job the submission made (a heterogeneous job's
 	// leader, an array's own record).
 	JobID job.ID `json:"job_id"`
@@ -68,11 +79,11 @@ func (s *State) Submitted(k RequestKey, t time.Time) (SubmitRequest, bool) {
 	return SubmitRequest{}, false
 }
 
-// rememberRequest records what the submission naming k answered.
-func (s *State) rememberRequest(k RequestKey, res Result, held bool, t time.Time) {
-	r := &SubmitRequest{RequestKey: k, JobID: res.JobID, Held: held, Time: t}
+// rememberRequest records what the submission answering req answered.
+func (s *State) rememberRequest(req ClientRequest, res Result, held bool, t time.Time) {
+	r := &SubmitRequest{ClientRequest: req, JobID: res.JobID, Held: held, Time: t}
 	s.Requests = append(s.Requests, r)
-	s.indexRequests()[k] = r
+	s.indexRequests()[req.RequestKey] = r
 }
 
 // pruneRequests forgets the requests that no longer answer retries at t.

@@ -31,7 +31,7 @@ func submitting(t time.Time, uid uint32, id, kind, scriptKey string) *Command {
 		c.Submit.Hold = job.HeldUser
 	}
 	if id != "" {
-		c.Request = &RequestKey{UID: uid, ID: id}
+		c.Request = &ClientRequest{RequestKey: RequestKey{UID: uid, ID: id}, UserMsg: "msg " + scriptKey}
 	}
 	return c
 }
@@ -127,6 +127,9 @@ func TestRequestAppliedOnce(t *testing.T) {
 				got.held = res.Repeated.Held
 				if res.JobID != first.JobID || res.Repeated.JobID != first.JobID {
 					t.Errorf("the retry answered job %d (repeated %d), the first submission %d", res.JobID, res.Repeated.JobID, first.JobID)
+				}
+				if res.Repeated.UserMsg != tc.first.Request.UserMsg {
+					t.Errorf("the retry's answer tells the user %q, the first's %q", res.Repeated.UserMsg, tc.first.Request.UserMsg)
 				}
 			} else if res.JobID == first.JobID {
 				t.Errorf("a submission of its own answered the first's job %d", res.JobID)

@@ -76,7 +76,7 @@ func variedFSM(t *testing.T) *State {
 	timedOut := submit(8, job.NotHeld, func(r *job.Request) { r.Name, r.TimeLimit = "short", 1 })
 	gone := submit(9, job.NotHeld, func(r *job.Request) { r.Name = "purged" })
 	// A submission that named a client request, and its retry.
-	retried := &Command{Op: OpSubmit, Time: at(9), MinJobID: 100, Request: &RequestKey{UID: 1000, ID: "req_1-A"}, Submit: &SubmitCmd{Req: job.Request{Name: "retried", Partition: "gpu", UserID: 1000, UserName: "alice"}, Hold: job.HeldUser}}
+	retried := &Command{Op: OpSubmit, Time: at(9), MinJobID: 100, Request: &ClientRequest{RequestKey: RequestKey{UID: 1000, ID: "req_1-A"}, UserMsg: "<noted>"}, Submit: &SubmitCmd{Req: job.Request{Name: "retried", Partition: "gpu", UserID: 1000, UserName: "alice"}, Hold: job.HeldUser}}
 	first := run(retried)
 	if res := run(retried); res.Repeated == nil || res.JobID != first.JobID {
 		t.Fatalf("a retry made job %d, the first submission %d", res.JobID, first.JobID)
