@@ -9,15 +9,16 @@ import (
 
 // RequestTTL is how long after a submission a retry of its client request
 // still gets its job rather than a new one. A client retries a request
-// whose answer it lost while controllers fail over: an election takes
-// seconds, and a client gives up on the whole list of controllers after
-// a few minutes (SlurmctldTimeout, 120 s by default, per controller). An
-// hour covers that many times over, and the clocks of controllers that
-// disagree by minutes, while a busy cluster's hour of submissions stays
-// a few megabytes. It is measured between command times only, never the
-// wall clock, so that replaying the log decides as the first apply did;
-// changing it changes what a replay of an old log decides about a retry
-// that came in between the old bound and the new one.
+// whose answer it lost while controllers fail over: a raft election takes
+// seconds, and even Slurm's backup controller takes over within
+// SlurmctldTimeout (120 s by default), so retries come within minutes. An
+// hour covers that many times over, and controllers whose clocks
+// disagree by minutes (a command's time is its leader's clock), while
+// what is remembered stays small: a few hundred bytes for each
+// submission that named a request. It is measured between command times
+// only, never the wall clock, so that replaying the log decides as the
+// first apply did; changing it changes what a replay of an old log
+// decides about a retry that came between the old bound and the new one.
 const RequestTTL = time.Hour
 
 // RequestKey names a client request (droverapi.RequestIDHeader) as its
@@ -73,7 +74,10 @@ func (s *State) Submitted(k RequestKey, t time.Time) (SubmitRequest, bool) {
 	// one under a read lock.
 	for i := len(s.Requests) - 1; i >= 0; i-- {
 		if r := s.Requests[i]; r.RequestKey == k {
-			return *r, r.live(t)
+			if r.live(t) {
+				return *r, true
+			}
+			break
 		}
 	}
 	return SubmitRequest{}, false

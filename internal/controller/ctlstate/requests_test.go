@@ -2,7 +2,10 @@ package ctlstate
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -218,7 +221,7 @@ func TestRequestsSnapshotAndReplay(t *testing.T) {
 		t.Errorf("requests kept at the end: %+v", got)
 	}
 
-	for _, how := range []string{"snapshot", "replay"} {
+	for _, how := range []string{"snapshot", "unmarshal", "replay"} {
 		t.Run(how, func(t *testing.T) {
 			s := New(1, false)
 			for _, c := range log[:cut] {
@@ -233,6 +236,16 @@ func TestRequestsSnapshotAndReplay(t *testing.T) {
 					t.Fatalf("restored state (-snapshotted +restored):\n%s", diff)
 				}
 				s = restored
+			}
+			if how == "unmarshal" {
+				// A version 1 store's snapshot is json.Marshal's: a state
+				// json.Unmarshal reads has no request index.
+				u := New(1, false)
+				if err := json.Unmarshal(snapshotBytes(t, s), u); err != nil {
+					t.Fatal(err)
+				}
+				u.order = slices.Sorted(maps.Keys(u.Jobs))
+				s = u
 			}
 			for i, c := range log[cut:] {
 				res := s.Apply(c)
