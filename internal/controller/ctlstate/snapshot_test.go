@@ -256,6 +256,7 @@ func FuzzRestore(f *testing.F) {
 	f.Add([]byte(`{"next_job_id":3,"jobs":{"1":{"ID":1},"2":null},"nodes":{"n1":null},"unknown":[1,{"a":2}]}`))
 	f.Add([]byte(`{"jobs":null,"nodes":null}`))
 	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"submit_requests":[null,{"uid":1,"id":"a","job_id":3,"time":"2026-03-01T12:00:00Z"},{"uid":1,"id":"a","user_msg":"m","job_id":4,"held":true,"time":"2026-03-01T12:00:00Z"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := New(1, false)
 		if err := s.Restore(bytes.NewReader(data)); err != nil {
