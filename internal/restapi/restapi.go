@@ -239,6 +239,9 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx = fieldsel.WithSet(ctx, fieldsel.Parse(h))
 	}
 	ctx = context.WithValue(ctx, bodyKey{}, body)
+	// Only submissions and allocations use the request id; it is checked
+	// on whatever request carries one, so that a client's bad ids show
+	// on its first request of any kind.
 	if ids, named := r.Header[http.CanonicalHeaderKey(droverapi.RequestIDHeader)]; named {
 		if len(ids) != 1 || !droverapi.ValidRequestID(ids[0]) {
 			f.badRequestID(w, r, ids)
@@ -265,11 +268,11 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // badRequestID refuses a request whose RequestIDHeader is not one valid
 // id. Ignoring it would submit a job the client believes safe to retry,
 // and its retry would make a second one; a refusal shows the client's
-// fault at once. It is 400 with slurmrestd's error envelope, shaped to
-// the operation's error answer, as slurmrestd refuses a query it cannot
-// parse.
+// fault at once. The answer is 400 with slurmrestd's error envelope
+// (ESLURM_REST_INVALID_QUERY, which slurmrestd gives a request it cannot
+// read), shaped to the operation's error answer.
 func (f *front) badRequestID(w http.ResponseWriter, r *http.Request, ids []string) {
-	f.logger.Info("invalid request id", "source", r.RemoteAddr, "path", r.URL.Path, "ids", ids)
+	f.logger.Info("invalid request id", "source", r.RemoteAddr, "path", r.URL.Path, "values", len(ids))
 	op := ""
 	for _, find := range f.finders {
 		if id, ok := find(r.Method, r.URL.Path); ok {
