@@ -237,6 +237,21 @@ func TestRequestIDInvalid(t *testing.T) {
 	if got := postAs(t, h, submitPath, "root", `{"job":`+desc("")+`}`, strings.Repeat("aZ09_-", 10)+"abcd"); got.Status != http.StatusOK {
 		t.Errorf("a 64-character id was refused: %+v", got)
 	}
+	// Other requests do not use the id, but a bad one is refused on them
+	// too (the job list is streamed by a handler of its own).
+	for _, path := range []string{"/slurm/v0.0.44/diag/", "/slurm/v0.0.44/jobs/", "/slurm/v0.0.42/jobs/"} {
+		for id, status := range map[string]int{"a.b": http.StatusBadRequest, "ok": http.StatusOK} {
+			req := httptest.NewRequest(http.MethodGet, path, nil)
+			req.RemoteAddr = "127.0.0.1:4000"
+			req.Header.Set(droverapi.RequestIDHeader, id)
+			ctltest.SignAs(req, "root")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != status {
+				t.Errorf("GET %s with id %q: HTTP %d, want %d: %s", path, id, rec.Code, status, rec.Body)
+			}
+		}
+	}
 }
 
 // TestRequestIDKeepsUserMessage: the retry's answer tells the user what
