@@ -99,6 +99,9 @@ func httpStatus(err error) int {
 		return 422
 	case slurmerr.AccessDenied:
 		return 403
+	case slurmerr.InStandbyUseBackup:
+		// Nothing was applied: the client may try another controller.
+		return 503
 	}
 	return 500
 }

@@ -28,13 +28,13 @@ const (
 )
 
 // acctLoop copies the outbox into the store until the controller stops.
-func (c *Controller) acctLoop() {
+func (c *Controller) acctLoop(stop <-chan struct{}) {
 	defer c.wg.Done()
 	wait := acctFlushEvery
 	failing := false
 	for {
 		select {
-		case <-c.stop:
+		case <-stop:
 			return
 		case <-time.After(wait):
 		}

@@ -31,8 +31,10 @@ import (
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/partition"
 	"github.com/droverhq/drover/internal/priority"
+	"github.com/droverhq/drover/internal/replog"
 	"github.com/droverhq/drover/internal/sched"
 	"github.com/droverhq/drover/internal/slurmconf"
+	"github.com/droverhq/drover/internal/slurmerr"
 	"github.com/droverhq/drover/internal/state"
 	"github.com/droverhq/drover/internal/topology"
 )
@@ -148,6 +150,12 @@ type Config struct {
 	SchedInterval time.Duration
 	// StoreOptions tune the state log.
 	StoreOptions state.Options
+	// Replicate, when set, gives the controller a replica of the
+	// replicated log (several SlurmctldHost lines) instead of a state
+	// log of its own: it is called with the controller's state machine
+	// and returns the replica, opened or handed over to it. The daemon
+	// owns the replica, which outlives reconfigures.
+	Replicate func(fsm state.FSM) (*replog.Log, error)
 	// Observer receives the timings Drover's own metrics report
 	// (scheduling passes, heartbeats, plugin calls); nil: none. The
 	// daemon keeps one across reconfigures, so that counts carry on.
@@ -174,7 +182,10 @@ type Controller struct {
 	sched  sched.Scheduler
 	client *nodeproto.Client
 
-	log *state.Log
+	log store
+	// replica is log when the controllers are replicated (nil: one
+	// controller): only its leader schedules and writes.
+	replica *replog.Log
 	// acctCPUs is the cluster size last written to the accounting
 	// store (0: not yet).
 	acctCPUs atomic.Int64
@@ -222,9 +233,14 @@ type Controller struct {
 
 	kick   chan struct{}
 	cycles cycleClock
-	// looping is set once Start has started the scheduling loop.
+	// looping is set while the scheduling loop runs (the controller
+	// leads).
 	looping atomic.Bool
 	stop    chan struct{}
+	// leadMu guards term: the channel that stops the leader's loops,
+	// nil while the controller does not lead; wg counts the loops.
+	leadMu  sync.Mutex
+	term    chan struct{}
 	wg      sync.WaitGroup
 	started time.Time
 
@@ -346,11 +362,19 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 		c.now = cfg.Now
 	}
 	c.syncLayoutLocked()
-	l, err := state.Open(c.StatePath(), (*fsmAdapter)(c), cfg.StoreOptions)
-	if err != nil {
-		return nil, fmt.Errorf("open controller state: %w", err)
+	if cfg.Replicate != nil {
+		r, err := cfg.Replicate((*fsmAdapter)(c))
+		if err != nil {
+			return nil, fmt.Errorf("open controller state: %w", err)
+		}
+		c.log, c.replica = r, r
+	} else {
+		l, err := state.Open(c.StatePath(), (*fsmAdapter)(c), cfg.StoreOptions)
+		if err != nil {
+			return nil, fmt.Errorf("open controller state: %w", err)
+		}
+		c.log = l
 	}
-	c.log = l
 	c.mu.Lock()
 	c.syncLayoutLocked()
 	c.acctChangedLocked()
@@ -358,8 +382,26 @@ func New(cfg Config, logger *slog.Logger) (*Controller, error) {
 	return c, nil
 }
 
+// store is the controller's durable command log: a state.Log of its own,
+// or its replica of the replicated log.
+type store interface {
+	ApplyWithBlobs(ctx context.Context, record []byte, blobs []state.Blob) (any, error)
+	Blob(key string) ([]byte, error)
+	DeleteBlobs(keys []string) error
+	BlobKeys() ([]string, error)
+	Snapshot() error
+	Close() error
+}
+
 // fsmAdapter feeds the state log's records to the controller's fsm.
 type fsmAdapter Controller
+
+// ReleasedBlobs names the blobs a purge made unneeded, so that every
+// replica deletes the scripts of the jobs it forgot.
+func (a *fsmAdapter) ReleasedBlobs(res any) []string {
+	r, _ := res.(ctlstate.Result)
+	return scriptBlobKeys(r.Unreferenced)
+}
 
 func (a *fsmAdapter) Apply(_ uint64, record []byte) any {
 	c := (*Controller)(a)
@@ -417,6 +459,9 @@ func (c *Controller) proposeWithBlobs(ctx context.Context, cmd *ctlstate.Command
 		return ctlstate.Result{}, fmt.Errorf("encode %s command: %w", cmd.Op, err)
 	}
 	out, err := c.log.ApplyWithBlobs(ctx, rec, blobs)
+	if errors.Is(err, replog.ErrNotLeader) {
+		return ctlstate.Result{}, slurmerr.New(slurmerr.InStandbyUseBackup, "commit %s: %v", cmd.Op, err)
+	}
 	if err != nil {
 		return ctlstate.Result{}, fmt.Errorf("commit %s: %w", cmd.Op, err)
 	}
@@ -435,37 +480,115 @@ func (c *Controller) proposeWithBlobs(ctx context.Context, cmd *ctlstate.Command
 	return res, res.Err
 }
 
-// Start runs the scheduler and housekeeping loops.
+// Start runs the controller: a single controller leads at once; a
+// replicated one leads when its replica wins an election (Lead, Follow).
 func (c *Controller) Start() {
+	c.started = c.now()
+	if c.replica == nil || c.replica.IsLeader() {
+		if err := c.Lead(); err != nil {
+			c.logger.Error("take the lead", "err", err)
+		}
+	}
+}
+
+// leadBarrier bounds how long a new leader waits for its state to hold
+// every entry committed before its election.
+const leadBarrier = 10 * time.Second
+
+// Lead starts the leader's work: scheduling, time limits, node checks,
+// purges and the accounting outbox. A replicated controller first
+// applies everything committed before its election, then gives every
+// node SlurmdTimeout to register with it, as after a restart: the node
+// daemons keep their jobs running, and report them when they register.
+func (c *Controller) Lead() error {
+	c.leadMu.Lock()
+	defer c.leadMu.Unlock()
+	if c.term != nil {
+		return nil
+	}
+	select {
+	case <-c.stop:
+		return errors.New("the controller is closed")
+	default:
+	}
+	if c.replica != nil {
+		if err := c.replica.Barrier(leadBarrier); err != nil {
+			return err
+		}
+		c.logger.Info("this controller leads", "host", c.cfg.ControlHost)
+	}
 	if err := c.deleteOrphanScripts(); err != nil {
 		c.logger.Warn("clean up scripts of purged jobs", "err", err)
 	}
-	c.started = c.now()
+	now := c.now()
 	c.mu.Lock()
 	for _, n := range c.nodes {
-		// A node gets SlurmdTimeout after a (re)start to register.
-		n.LastHeartbeat = c.started
+		n.LastHeartbeat = now
 	}
 	c.mu.Unlock()
+	stop := make(chan struct{})
+	c.term = stop
+	c.idle = false
 	c.wg.Add(2)
 	c.looping.Store(true)
-	go c.scheduleLoop()
-	go c.housekeepingLoop()
+	go c.scheduleLoop(stop)
+	go c.housekeepingLoop(stop)
 	if c.cfg.Accounting != nil {
 		c.wg.Add(1)
-		go c.acctLoop()
+		go c.acctLoop(stop)
 	}
 	c.Kick()
+	return nil
 }
 
-// Close stops the loops and closes the state.
+// Follow stops the leader's work, when another controller leads. What
+// the node daemons told this one is forgotten: should it lead again,
+// they register with it again.
+func (c *Controller) Follow() {
+	if !c.stopLeading() {
+		return
+	}
+	c.mu.Lock()
+	for _, n := range c.nodes {
+		n.Registered, n.Responding = false, false
+	}
+	c.mu.Unlock()
+	c.logger.Info("this controller follows", "host", c.cfg.ControlHost)
+}
+
+// stopLeading stops the leader's loops, reporting whether they ran.
+func (c *Controller) stopLeading() bool {
+	c.leadMu.Lock()
+	defer c.leadMu.Unlock()
+	if c.term == nil {
+		return false
+	}
+	close(c.term)
+	c.term = nil
+	c.wg.Wait()
+	c.looping.Store(false)
+	return true
+}
+
+// Leading reports whether this controller leads now.
+func (c *Controller) Leading() bool {
+	c.leadMu.Lock()
+	defer c.leadMu.Unlock()
+	return c.term != nil
+}
+
+// Close stops the loops and closes the state (a replica stays open: the
+// daemon owns it).
 func (c *Controller) Close() error {
+	c.stopLeading()
 	select {
 	case <-c.stop:
 	default:
 		close(c.stop)
 	}
-	c.wg.Wait()
+	if c.replica != nil {
+		return nil
+	}
 	return c.log.Close()
 }
 
@@ -542,8 +665,18 @@ func (c *Controller) StatsRef() *Stats { return &c.stats }
 // of their own (internal/controller/nodeapi) and so cannot name Stats.
 func (c *Controller) CountRPC(ctx context.Context, kind string) { c.stats.CountRPCCtx(ctx, kind) }
 
-// LogStats returns the state log's counters.
-func (c *Controller) LogStats() state.Stats { return c.log.Stats() }
+// LogStats returns the state log's counters (none for a replica: see
+// ReplicaStats).
+func (c *Controller) LogStats() state.Stats {
+	if l, ok := c.log.(*state.Log); ok {
+		return l.Stats()
+	}
+	return state.Stats{}
+}
+
+// Replica returns the controller's replica of the replicated log (nil:
+// a single controller).
+func (c *Controller) Replica() *replog.Log { return c.replica }
 
 // JobCounters returns submitted/started/completed/cancelled/failed totals.
 func (c *Controller) JobCounters() (submitted, started, completed, cancelled, failed uint64) {
@@ -553,13 +686,13 @@ func (c *Controller) JobCounters() (submitted, started, completed, cancelled, fa
 	return k.Submitted, k.Started, k.Completed, k.Cancelled, k.Failed
 }
 
-func (c *Controller) scheduleLoop() {
+func (c *Controller) scheduleLoop(stop <-chan struct{}) {
 	defer c.wg.Done()
 	t := time.NewTicker(c.cfg.SchedInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-c.stop:
+		case <-stop:
 			return
 		case <-c.kick:
 		case <-t.C:
@@ -830,7 +963,7 @@ func (c *Controller) nodeViewLocked(name string) *node.Node {
 	return &n
 }
 
-func (c *Controller) housekeepingLoop() {
+func (c *Controller) housekeepingLoop(stop <-chan struct{}) {
 	defer c.wg.Done()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -842,7 +975,7 @@ func (c *Controller) housekeepingLoop() {
 	c.updateUsage(context.Background())
 	for {
 		select {
-		case <-c.stop:
+		case <-stop:
 			return
 		case <-t.C:
 		}

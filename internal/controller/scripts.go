@@ -48,13 +48,18 @@ func (c *Controller) loadScript(j *job.Job) (string, []string, error) {
 	return string(script), vars, nil
 }
 
-// deleteScripts removes the stored scripts of purged jobs.
-func (c *Controller) deleteScripts(keys []string) error {
+// scriptBlobKeys names the blobs of the scripts stored under keys.
+func scriptBlobKeys(keys []string) []string {
 	var blobKeys []string
 	for _, k := range keys {
 		blobKeys = append(blobKeys, k+"/script", k+"/env")
 	}
-	if err := c.log.DeleteBlobs(blobKeys); err != nil {
+	return blobKeys
+}
+
+// deleteScripts removes the stored scripts of purged jobs.
+func (c *Controller) deleteScripts(keys []string) error {
+	if err := c.log.DeleteBlobs(scriptBlobKeys(keys)); err != nil {
 		return fmt.Errorf("delete scripts of purged jobs: %w", err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/jwtauth"
 	"github.com/droverhq/drover/internal/metrics"
+	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/restapi"
 	"github.com/droverhq/drover/internal/slurmconf"
 	"github.com/droverhq/drover/internal/tlsconf"
@@ -54,15 +56,28 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	if live.opts.JWT, err = jwtConfig(sc, cfg.StateDir, logger); err != nil {
 		return err
 	}
-	g, err := live.start(cfg, nil)
+	// TLS is read once, as the listeners are: slurmctld's reconfigure
+	// cannot change them either.
+	tlsServer, tlsClient, err := ClusterTLS(v, sc, path, tlsconf.Ctld)
 	if err != nil {
-		if cfg.JobSubmit != nil {
-			cfg.JobSubmit.Close()
-		}
 		return err
 	}
-	live.cur = g
-	defer live.close()
+	if len(sc.SlurmctldHosts) > 1 {
+		self, err := selfController(v, sc)
+		if err != nil {
+			return err
+		}
+		live.repl, err = newReplication(sc, self, cfg.StateDir, live.keys, tlsClient, logger, live.leading, func(err error) {
+			select {
+			case live.fatal <- fmt.Errorf("replica: %w", err):
+			default:
+			}
+		})
+		if err != nil {
+			return err
+		}
+		defer live.repl.close()
+	}
 	listen := v.GetString("listen")
 	if listen == "" {
 		host := cfg.ControlAddr
@@ -72,18 +87,38 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 		listen = net.JoinHostPort(host, strconv.Itoa(cfg.Port))
 	}
 	socket := SocketPath(v, sc)
-	// TLS is read once, as the listeners are: slurmctld's reconfigure
-	// cannot change them either.
-	tlsServer, _, err := ClusterTLS(v, sc, path, tlsconf.Ctld)
-	if err != nil {
-		return err
+	var routed http.Handler = live
+	if live.repl != nil {
+		routed = live.repl.handler(live, live.leads, func(r *http.Request) (*msgauth.Claims, error) { return live.auth.VerifyRequest(r, 0) })
 	}
 	// Probes and metrics come before authentication, as slurmctld
-	// answers both to callers without credentials.
-	front := health(metrics.NewEndpoints(live.metricsSource, live.own).Wrap(live), live.ready)
-	addr, errc, err := restapi.Serve(ctx, front, listen, socket, tlsServer, logger)
+	// answers both to callers without credentials. The port opens
+	// before the controller starts: raft's connections come through it,
+	// and requests get a standby answer until the controller is there.
+	front := health(metrics.NewEndpoints(live.metricsSource, live.own).Wrap(routed), live.ready)
+	sctx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	addr, errc, err := restapi.Serve(sctx, front, listen, socket, tlsServer, logger)
 	if err != nil {
+		if cfg.JobSubmit != nil {
+			cfg.JobSubmit.Close()
+		}
 		return err
+	}
+	g, err := live.start(cfg, nil)
+	if err != nil {
+		if cfg.JobSubmit != nil {
+			cfg.JobSubmit.Close()
+		}
+		return err
+	}
+	live.mu.Lock()
+	live.cur = g
+	live.mu.Unlock()
+	defer live.close()
+	if live.repl != nil && live.repl.log.Load().IsLeader() {
+		// Elected before the controller was there to be told.
+		live.leading(true)
 	}
 	// SIGHUP reads slurm.conf again, as scontrol reconfigure does.
 	hup := make(chan os.Signal, 1)

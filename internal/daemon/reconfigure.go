@@ -50,6 +50,9 @@ type liveController struct {
 	cur     *generation
 	// own are Drover's own metrics, fed by every generation.
 	own *metrics.Controller
+	// repl is the replica and its routing when controllers are
+	// replicated (nil: one controller).
+	repl *replication
 }
 
 // generation is one controller built from one reading of slurm.conf.
@@ -69,6 +72,15 @@ func controllerConfig(v *viper.Viper, path string, logger *slog.Logger) (control
 	cfg, err := controller.ConfigFromSlurm(sc, path)
 	if err != nil {
 		return controller.Config{}, err
+	}
+	if len(sc.SlurmctldHosts) > 1 {
+		// One of several controllers: this one listens where its own
+		// line says.
+		self, err := selfController(v, sc)
+		if err != nil {
+			return controller.Config{}, err
+		}
+		cfg.ControlHost, cfg.ControlAddr = self.Name, self.Addr
 	}
 	if d := v.GetString("state-dir"); d != "" {
 		cfg.StateDir = d
@@ -92,6 +104,15 @@ func controllerConfig(v *viper.Viper, path string, logger *slog.Logger) (control
 	}
 	if cfg.JobSubmit, err = jobSubmitChain(sc, path, logger); err != nil {
 		return controller.Config{}, err
+	}
+	if len(sc.SlurmctldHosts) > 1 && embeddedAccounting(sc) {
+		if cfg.JobSubmit != nil {
+			cfg.JobSubmit.Close()
+		}
+		// Each controller would write what it accounted while leading
+		// into a file of its own, and sacct would answer from whichever
+		// leads: records must go where every controller writes.
+		return controller.Config{}, fmt.Errorf("%d SlurmctldHost lines: the embedded accounting store (AccountingStorageType=%s) keeps records on one controller's disk; replicated controllers write them to PostgreSQL (accounting_storage/pgsql) or keep none (accounting_storage/none)", len(sc.SlurmctldHosts), orDefault(sc.AccountingStorageType))
 	}
 	if cfg.Accounting, err = accountingStore(v, sc, cfg.StateDir); err != nil {
 		if cfg.JobSubmit != nil {
@@ -129,6 +150,20 @@ func accountingStore(v *viper.Viper, sc *slurmconf.Config, stateDir string) (con
 	return acctdb.NewLazy(c), nil
 }
 
+// embeddedAccounting reports whether slurm.conf asks for the embedded
+// (SQLite) accounting store, explicitly or by default.
+func embeddedAccounting(sc *slurmconf.Config) bool {
+	c, on, err := acctdb.FromSettings(acctdb.Settings{Type: sc.AccountingStorageType, StateDir: "/"})
+	return err == nil && on && c.Kind == acctdb.SQLite
+}
+
+func orDefault(t string) string {
+	if t == "" {
+		return "accounting_storage/slurmdbd, the default"
+	}
+	return t
+}
+
 // settingList reads a list setting given as a YAML list or as a
 // comma-separated string (a flag or DROVER_* variable).
 func settingList(v *viper.Viper, key string) []string {
@@ -151,6 +186,9 @@ func (l *liveController) start(cfg controller.Config, handover *controller.Hando
 	}
 	ring := cfg.Keys.Ring()
 	cfg.Keys, cfg.Auth = l.keys, l.auth
+	if l.repl != nil {
+		cfg.Replicate = l.repl.open
+	}
 	ctl, err := controller.New(cfg, l.logger)
 	if err != nil {
 		return nil, err
@@ -193,6 +231,43 @@ func (g *generation) stop(logger *slog.Logger) {
 	}
 }
 
+// leads reports whether this daemon's controller leads (always, when
+// it is the only one); a reconfigure under way is waited for.
+func (l *liveController) leads() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.swap {
+		l.changed.Wait()
+	}
+	return l.cur != nil && l.cur.ctl.Leading()
+}
+
+// leading is the replica's news of an election won or lost. The
+// controller is told once no reconfigure is replacing it; one that won
+// but cannot lead (its state would not catch up) hands leadership on.
+func (l *liveController) leading(lead bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.swap {
+		l.changed.Wait()
+	}
+	if l.cur == nil {
+		return
+	}
+	if !lead {
+		l.cur.ctl.Follow()
+		return
+	}
+	if err := l.cur.ctl.Lead(); err != nil {
+		l.logger.Error("elected, but cannot lead: handing leadership over", "err", err)
+		go func() {
+			if err := l.repl.log.Load().TransferLeadership(""); err != nil {
+				l.logger.Error("hand leadership over", "err", err)
+			}
+		}()
+	}
+}
+
 // enter counts a request in flight, once no reconfigure is replacing
 // the controller, and returns the controller it runs on; leave ends it.
 func (l *liveController) enter() *generation {
@@ -216,7 +291,8 @@ func (l *liveController) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g := l.enter()
 	defer l.leave()
 	if g == nil {
-		http.Error(w, "controller shutting down", http.StatusServiceUnavailable)
+		// Starting or stopping: another controller may answer.
+		standby(w)
 		return
 	}
 	g.handler.ServeHTTP(w, r)

@@ -82,7 +82,7 @@ func daemonFlags(cmd *cobra.Command, v *viper.Viper, names ...string) {
 		"socket":              "controller unix socket (default StateSaveLocation/drover.sock)",
 		"state-dir":           "override StateSaveLocation",
 		"key-file":            "the cluster key every message is signed with (default slurm.jwks, else slurm.key, beside slurm.conf)",
-		"name":                "this node's NodeName (default: short host name)",
+		"name":                "this daemon's name in slurm.conf, a NodeName or a SlurmctldHost (default: short host name)",
 		"spool-dir":           "override SlurmdSpoolDir",
 		"gres-nvml":           "path of the GPU plugin drover-gres-nvml (default: beside drover)",
 		"gres-nvml-args":      "the GPU plugin's arguments, key=value words (mock_cpus=16 ignore_xids=13,31...)",
@@ -133,7 +133,7 @@ func controllerCmd() *cobra.Command {
 			return daemon.RunController(ctx, v, logger, nil)
 		},
 	}
-	daemonFlags(cmd, v, "conf", "listen", "socket", "state-dir", "key-file", "log-level", "pprof-listen", "rest-max-body")
+	daemonFlags(cmd, v, "conf", "listen", "name", "socket", "state-dir", "key-file", "log-level", "pprof-listen", "rest-max-body")
 	return cmd
 }
 

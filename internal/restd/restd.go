@@ -44,6 +44,16 @@ type Options struct {
 	Now func() time.Time
 	// Transport reaches the controller (nil: http.DefaultTransport).
 	Transport http.RoundTripper
+	// AllPaths forwards every request, the node daemons' protocol and
+	// Drover's additions included: a controller that follows forwards
+	// all it gets to the one that leads.
+	AllPaths bool
+	// GatewayStatus is the HTTP status of the answer when the controller
+	// cannot be reached (0: 500, as slurmrestd answers).
+	GatewayStatus int
+	// Unreachable, when set, is offered a forwarding failure first, and
+	// answers it itself when it returns true.
+	Unreachable func(w http.ResponseWriter, r *http.Request, err error) bool
 }
 
 // tokenLifespan is how long a token made for a unix socket caller lives;
@@ -62,9 +72,16 @@ func Handler(o Options) http.Handler {
 			pr.Out.Host = pr.In.Host
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if o.Unreachable != nil && o.Unreachable(w, r, err) {
+				return
+			}
 			o.Logger.Error("forward to the controller", "path", r.URL.Path, "err", err)
 			code := slurmerr.ControllerConnect
-			restapi.WriteEnvelopeError(w, http.StatusInternalServerError, int32(code), code.Message(), err.Error(), "slurmrestd")
+			status := o.GatewayStatus
+			if status == 0 {
+				status = http.StatusInternalServerError
+			}
+			restapi.WriteEnvelopeError(w, status, int32(code), code.Message(), err.Error(), "slurmrestd")
 		},
 		// Job listings are written as they are made: pass them on so.
 		FlushInterval: -1,
@@ -89,7 +106,7 @@ type cachedToken struct {
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !public(r.URL.Path) {
+	if !p.o.AllPaths && !public(r.URL.Path) {
 		restapi.NotFound(w, r)
 		return
 	}

@@ -48,6 +48,7 @@ const (
 	JobPending                     Code = 2024
 	BatchOnly                      Code = 2039
 	EnvironmentMissing             Code = 2127
+	InStandbyUseBackup             Code = 2131
 	InvalidNodeState               Code = 2028
 	InvalidTaskMemory              Code = 2044
 	InvalidAccount                 Code = 2045
@@ -120,6 +121,7 @@ var messages = map[Code]string{
 	JobPending:                     "Job is pending execution",
 	BatchOnly:                      "Only batch jobs are accepted or processed",
 	EnvironmentMissing:             "Environment is missing in job",
+	InStandbyUseBackup:             "Controller is in standby mode, try a different controller",
 	InvalidNodeState:               "Invalid node state specified",
 	InvalidTaskMemory:              "Memory required by task is not available",
 	InvalidAccount:                 "Invalid account or account/partition combination specified",

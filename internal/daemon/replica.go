@@ -1,0 +1,225 @@
+package daemon
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/spf13/viper"
+
+	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/droverapi"
+	"github.com/droverhq/drover/internal/msgauth"
+	"github.com/droverhq/drover/internal/replog"
+	"github.com/droverhq/drover/internal/restapi"
+	"github.com/droverhq/drover/internal/restd"
+	"github.com/droverhq/drover/internal/slurmconf"
+	"github.com/droverhq/drover/internal/slurmerr"
+	"github.com/droverhq/drover/internal/state"
+)
+
+// replication is what a controller daemon adds when slurm.conf lists
+// several SlurmctldHost lines: its replica of the replicated log, which
+// outlives reconfigures, raft's connections on the controller's port,
+// and the forwarding of every request to the controller that leads.
+type replication struct {
+	cfg    replog.Config
+	stream *replog.Stream
+	// log is set once the first controller opened it; requests may
+	// come before.
+	log     atomic.Pointer[replog.Log]
+	scheme  string
+	forward http.Handler
+	logger  *slog.Logger
+}
+
+// selfController finds which SlurmctldHost this daemon is: --name, else
+// the short host name, as slurmctld finds itself in the list.
+func selfController(v *viper.Viper, sc *slurmconf.Config) (slurmconf.ControllerHost, error) {
+	me := hostName(v)
+	for _, h := range sc.SlurmctldHosts {
+		name, _, _ := strings.Cut(h.Name, ".")
+		if name == me || h.Name == me {
+			return h, nil
+		}
+	}
+	var names []string
+	for _, h := range sc.SlurmctldHosts {
+		names = append(names, h.Name)
+	}
+	return slurmconf.ControllerHost{}, fmt.Errorf("this host (%s) is not a valid controller: SlurmctldHost lists %s (--name sets which one this is)", me, strings.Join(names, ","))
+}
+
+// controllerMembers are the SlurmctldHost lines as raft members, each
+// reached at its address (or name) and SlurmctldPort.
+func controllerMembers(sc *slurmconf.Config) []replog.Member {
+	var out []replog.Member
+	for _, h := range sc.SlurmctldHosts {
+		host := h.Name
+		if h.Addr != "" {
+			host = h.Addr
+		}
+		out = append(out, replog.Member{ID: h.Name, Addr: net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort)))})
+	}
+	return out
+}
+
+// newReplication prepares the replica of the controller self; it opens
+// with the first controller (open). tlsClient is how controllers reach
+// each other under TLSType=tls (nil: plain HTTP).
+func newReplication(sc *slurmconf.Config, self slurmconf.ControllerHost, stateDir string, keys *clusterkey.Holder, tlsClient *tls.Config, logger *slog.Logger, onLeader func(bool), onFatal func(error)) (*replication, error) {
+	members := controllerMembers(sc)
+	var addr string
+	for _, m := range members {
+		if m.ID == self.Name {
+			addr = m.Addr
+		}
+	}
+	signer := &msgauth.Signer{Keys: keys, Issuer: msgauth.Controller}
+	stream, err := replog.NewStream(addr, tlsClient, signer)
+	if err != nil {
+		return nil, err
+	}
+	r := &replication{stream: stream, logger: logger, scheme: "http"}
+	if tlsClient != nil {
+		r.scheme = "https"
+	}
+	r.cfg = replog.Config{
+		ID: self.Name, Members: members,
+		// A folder of the controller's own: slurmctld's backups share
+		// StateSaveLocation, and two replicas must never share files.
+		Dir:    filepath.Join(stateDir, "raft-"+self.Name),
+		Stream: stream, FailoverTimeout: sc.SlurmctldTimeout,
+		Logger: logger, OnLeader: onLeader, OnFatal: onFatal,
+	}
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.TLSClientConfig = tlsClient
+	// A fresh connection for each forwarded request: a kept-alive one
+	// the leader has just closed fails a request that cannot be sent
+	// again safely (a POST), and the leader changes under it anyway.
+	base.DisableKeepAlives = true
+	host, _, _ := strings.Cut(self.Name, ".")
+	r.forward = restd.Handler(restd.Options{
+		// The leader's address is filled in per request (leaderTransport).
+		Controller: &url.URL{Scheme: r.scheme, Host: "leader"},
+		Cluster:    &msgauth.Signer{Keys: keys, Issuer: msgauth.Host(host)},
+		Logger:     logger,
+		Transport:  &leaderTransport{r: r, next: base},
+		AllPaths:   true,
+		// The leader went away while the request was forwarded: the
+		// client cannot tell whether it was applied.
+		GatewayStatus: http.StatusBadGateway,
+		// It could not be reached at all: nothing was applied, and the
+		// client may try again, here or elsewhere.
+		Unreachable: func(w http.ResponseWriter, _ *http.Request, err error) bool {
+			if !errors.Is(err, errNoLeader) && !isDialError(err) {
+				return false
+			}
+			standby(w)
+			return true
+		},
+	})
+	return r, nil
+}
+
+// open is the controllers' Replicate: the first opens the replica, a
+// reconfigured one takes it over.
+func (r *replication) open(fsm state.FSM) (*replog.Log, error) {
+	if l := r.log.Load(); l != nil {
+		return l, l.Rebind(fsm)
+	}
+	l, err := replog.Open(r.cfg, fsm)
+	if err != nil {
+		return nil, err
+	}
+	r.log.Store(l)
+	return l, nil
+}
+
+// leader is the leading controller other than this one, if known.
+func (r *replication) leader() (replog.Member, bool) {
+	l := r.log.Load()
+	if l == nil {
+		return replog.Member{}, false
+	}
+	m, ok := l.Leader()
+	if !ok || m.ID == r.cfg.ID {
+		return replog.Member{}, false
+	}
+	return m, true
+}
+
+func (r *replication) close() {
+	if l := r.log.Load(); l != nil {
+		if err := l.Close(); err != nil {
+			r.logger.Error("close the replica", "err", err)
+		}
+	}
+	r.stream.Close()
+}
+
+// handler routes a controller's requests: raft's connections to the
+// replica, the rest to the local controller while it leads, else to the
+// leader. A follower that knows no leader (an election is under way)
+// answers 503, which tells the client to try another controller.
+func (r *replication) handler(local http.Handler, leads func() bool, verify func(*http.Request) (*msgauth.Claims, error)) http.Handler {
+	raftConns := r.stream.Handler(verify)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == replog.Path {
+			raftConns.ServeHTTP(w, req)
+			return
+		}
+		if leads() {
+			local.ServeHTTP(w, req)
+			return
+		}
+		leader, ok := r.leader()
+		if !ok {
+			standby(w)
+			return
+		}
+		w.Header().Set(droverapi.LeaderHeader, leader.Addr)
+		r.forward.ServeHTTP(w, req)
+	})
+}
+
+// standby answers as a controller in standby mode answers a client that
+// reached it: try another.
+func standby(w http.ResponseWriter) {
+	w.Header().Set(droverapi.StandbyHeader, "1")
+	w.Header().Set("Retry-After", "1")
+	code := slurmerr.InStandbyUseBackup
+	restapi.WriteEnvelopeError(w, http.StatusServiceUnavailable, int32(code), code.Message(), "no controller leads at the moment", "slurmctld")
+}
+
+var errNoLeader = errors.New("no other controller leads")
+
+// isDialError reports whether err happened connecting, before any of
+// the request was sent.
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// leaderTransport sends a forwarded request to the leader of the moment.
+type leaderTransport struct {
+	r    *replication
+	next http.RoundTripper
+}
+
+func (t *leaderTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	leader, ok := t.r.leader()
+	if !ok {
+		return nil, errNoLeader
+	}
+	req.URL.Scheme, req.URL.Host = t.r.scheme, leader.Addr
+	return t.next.RoundTrip(req)
+}

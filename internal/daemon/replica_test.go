@@ -1,0 +1,222 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/daemon"
+	"github.com/droverhq/drover/internal/droverapi"
+)
+
+// replicaDaemon is one of several controllers run in this process, each
+// on a loopback address of its own.
+type replicaDaemon struct {
+	name, addr, sock string
+	cancel           context.CancelFunc
+	done             chan error
+	logs             bytes.Buffer
+	logMu            sync.Mutex
+}
+
+func (d *replicaDaemon) log() string {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	return d.logs.String()
+}
+
+// do sends a request to the controller's unix socket, as a command on
+// its host does.
+func (d *replicaDaemon) do(method, path, body string) (int, http.Header, map[string]any) {
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var dl net.Dialer
+		return dl.DialContext(ctx, "unix", d.sock)
+	}}}
+	req, _ := http.NewRequest(method, "http://localhost/slurm/v0.0.44/"+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, map[string]any{"transport": err.Error()}
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(data, &out)
+	return resp.StatusCode, resp.Header, out
+}
+
+// TestReplicatedControllers runs three controllers of one cluster: any
+// of them takes a submission (followers forward it to the leader), and
+// when the leader stops another leads within seconds, with every job
+// acknowledged before.
+func TestReplicatedControllers(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "slurm.conf")
+	port := freePort(t)
+	var b strings.Builder
+	fmt.Fprintf(&b, "ClusterName=ha\n")
+	daemons := []*replicaDaemon{}
+	for i := 1; i <= 3; i++ {
+		d := &replicaDaemon{name: fmt.Sprintf("ctl%d", i), addr: fmt.Sprintf("127.0.0.%d", i)}
+		d.sock = filepath.Join(dir, d.name+".sock")
+		daemons = append(daemons, d)
+		fmt.Fprintf(&b, "SlurmctldHost=%s(%s)\n", d.name, d.addr)
+	}
+	fmt.Fprintf(&b, "SlurmctldPort=%d\nSlurmctldTimeout=4\nAccountingStorageType=accounting_storage/none\nStateSaveLocation=%s/state\n"+
+		"NodeName=n1 NodeAddr=127.0.0.1 Port=%d CPUs=4 RealMemory=4000\nPartitionName=batch Nodes=n1 Default=YES State=UP\n", port, dir, freePort(t))
+	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(conf)); err != nil {
+		t.Fatal(err)
+	}
+	start := func(d *replicaDaemon) {
+		v := daemon.Settings()
+		v.Set("conf", conf)
+		v.Set("name", d.name)
+		v.Set("socket", d.sock)
+		v.Set("state-dir", filepath.Join(dir, "state-"+d.name))
+		ctx, cancel := context.WithCancel(context.Background())
+		d.cancel, d.done = cancel, make(chan error, 1)
+		ready := make(chan net.Addr, 1)
+		go func() {
+			d.done <- daemon.RunController(ctx, v, daemon.Logger(lockedWriter{&d.logs, &d.logMu}, "debug"), func(a net.Addr) { ready <- a })
+		}()
+		select {
+		case <-ready:
+		case err := <-d.done:
+			t.Fatalf("%s did not start: %v\n%s", d.name, err, d.log())
+		}
+	}
+	stop := func(d *replicaDaemon) {
+		if d.cancel == nil {
+			return
+		}
+		d.cancel()
+		d.cancel = nil
+		if err := <-d.done; err != nil {
+			t.Errorf("%s: %v", d.name, err)
+		}
+	}
+	for _, d := range daemons {
+		start(d)
+	}
+	defer func() {
+		for _, d := range daemons {
+			stop(d)
+			if t.Failed() {
+				t.Logf("%s log:\n%s", d.name, d.log())
+			}
+		}
+	}()
+	// submit goes to d until a controller leads and the job is taken.
+	submit := func(d *replicaDaemon, within time.Duration) (string, http.Header) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for {
+			code, h, out := d.do("POST", "job/submit", `{"job":{"script":"#!/bin/sh\ntrue\n","hold":true,"environment":["PATH=/bin"],"current_working_directory":"/tmp"}}`)
+			if code == 200 {
+				return fmt.Sprint(out["job_id"]), h
+			}
+			if code != http.StatusServiceUnavailable || h.Get(droverapi.StandbyHeader) != "1" {
+				t.Fatalf("submit through %s: HTTP %d %v", d.name, code, out)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no controller led within %v", within)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	var ids []string
+	for _, d := range daemons {
+		id, _ := submit(d, 20*time.Second)
+		ids = append(ids, id)
+	}
+	if ids[0] == ids[1] || ids[1] == ids[2] || ids[0] == ids[2] {
+		t.Fatalf("job ids %v repeat", ids)
+	}
+	// The followers' answers name the leader; the leader's do not.
+	var leader *replicaDaemon
+	for _, d := range daemons {
+		code, h, _ := d.do("GET", "job/"+ids[0], "")
+		if code != 200 {
+			t.Fatalf("job %s through %s: HTTP %d", ids[0], d.name, code)
+		}
+		if h.Get(droverapi.LeaderHeader) == "" {
+			if leader != nil {
+				t.Fatalf("%s and %s both answer as leader", leader.name, d.name)
+			}
+			leader = d
+		} else if !strings.HasPrefix(h.Get(droverapi.LeaderHeader), "127.0.0.") {
+			t.Errorf("%s names the leader %q", d.name, h.Get(droverapi.LeaderHeader))
+		}
+	}
+	if leader == nil {
+		t.Fatal("no controller answered as leader")
+	}
+	stop(leader)
+	began := time.Now()
+	var other *replicaDaemon
+	for _, d := range daemons {
+		if d != leader {
+			other = d
+			break
+		}
+	}
+	id, _ := submit(other, 15*time.Second)
+	t.Logf("%s stopped; a submission was taken again after %v", leader.name, time.Since(began))
+	for _, prev := range ids {
+		if prev == id {
+			t.Errorf("job id %s given again after failover", id)
+		}
+		if code, _, out := other.do("GET", "job/"+prev, ""); code != 200 {
+			t.Errorf("job %s after failover: HTTP %d %v", prev, code, out)
+		}
+	}
+	// The old leader comes back as a follower, and forwards.
+	start(leader)
+	id2, _ := submit(leader, 15*time.Second)
+	if code, _, _ := leader.do("GET", "job/"+id2, ""); code != 200 {
+		t.Errorf("job %s through the returned controller: HTTP %d", id2, code)
+	}
+}
+
+// Replicated controllers refuse the embedded accounting store: each
+// would keep the records of its own time as leader.
+func TestReplicatedControllersRefuseEmbeddedAccounting(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "slurm.conf")
+	body := fmt.Sprintf("ClusterName=ha\nSlurmctldHost=ctl1(127.0.0.1)\nSlurmctldHost=ctl2(127.0.0.2)\nSlurmctldPort=%d\nStateSaveLocation=%s/state\n"+
+		"NodeName=n1 CPUs=1\nPartitionName=batch Nodes=n1 Default=YES\n", freePort(t), dir)
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(conf)); err != nil {
+		t.Fatal(err)
+	}
+	v := daemon.Settings()
+	v.Set("conf", conf)
+	v.Set("name", "ctl1")
+	var logs bytes.Buffer
+	err := daemon.RunController(context.Background(), v, daemon.Logger(&logs, "info"), nil)
+	if err == nil || !strings.Contains(err.Error(), "accounting_storage/pgsql") {
+		t.Fatalf("started with the embedded store: %v", err)
+	}
+	// And a host that is none of the SlurmctldHost lines is refused.
+	v.Set("name", "elsewhere")
+	err = daemon.RunController(context.Background(), v, daemon.Logger(&logs, "info"), nil)
+	if err == nil || !strings.Contains(err.Error(), "not a valid controller") {
+		t.Fatalf("started as no controller: %v", err)
+	}
+}
