@@ -115,7 +115,11 @@ func (c *Controller) submit(ctx context.Context, who Identity, subs []Submission
 		return SubmitResult{}, err
 	}
 	if res.Repeated != nil {
-		// Another try of the request reached the log first.
+		// Another try of the request reached the log first, and this
+		// one's scripts belong to no job. The replicated log deletes
+		// them on every replica (fsmAdapter.ReleasedBlobs); a
+		// controller's own log leaves that to the proposer, as for a
+		// purge.
 		if err := c.deleteScripts(res.Unreferenced); err != nil {
 			c.logger.Warn("delete the scripts of a repeated submission", "err", err)
 		}
