@@ -92,9 +92,9 @@ type State struct {
 	// Outbox holds the accounting records not yet in the store
 	// (outbox.go).
 	Outbox Outbox `json:"acct_outbox"`
-	// Requests are the submissions that named a client request within
-	// RequestTTL, in log order (requests.go), so that a retry of one
-	// makes no second job.
+	// Requests are the submissions that named a client request, in log
+	// order, kept until RequestTTL after each (requests.go), so that a
+	// retry of one makes no second job.
 	Requests []*SubmitRequest `json:"submit_requests"`
 
 	// acctOn says accounting is kept (not accounting_storage/none): the
