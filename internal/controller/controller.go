@@ -492,6 +492,10 @@ func (c *Controller) Start() {
 	}
 }
 
+// ErrClosed is Lead's answer once the controller is closed (a
+// reconfigure replaced it).
+var ErrClosed = errors.New("the controller is closed")
+
 // leadBarrier bounds how long a new leader waits for its state to hold
 // every entry committed before its election.
 const leadBarrier = 10 * time.Second
@@ -509,7 +513,7 @@ func (c *Controller) Lead() error {
 	}
 	select {
 	case <-c.stop:
-		return errors.New("the controller is closed")
+		return ErrClosed
 	default:
 	}
 	if c.replica != nil {

@@ -247,24 +247,27 @@ func (l *liveController) leads() bool {
 // but cannot lead (its state would not catch up) hands leadership on.
 func (l *liveController) leading(lead bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	for l.swap {
 		l.changed.Wait()
 	}
-	if l.cur == nil {
+	g := l.cur
+	l.mu.Unlock()
+	// Not under l.mu: stopping the loops may wait on a write to the
+	// accounting store, and requests must not wait with it. A
+	// reconfigure that begins meanwhile closes g, which Lead and Follow
+	// allow for, and its successor asks the replica itself.
+	if g == nil {
 		return
 	}
 	if !lead {
-		l.cur.ctl.Follow()
+		g.ctl.Follow()
 		return
 	}
-	if err := l.cur.ctl.Lead(); err != nil {
+	if err := g.ctl.Lead(); err != nil && !errors.Is(err, controller.ErrClosed) {
 		l.logger.Error("elected, but cannot lead: handing leadership over", "err", err)
-		go func() {
-			if err := l.repl.log.Load().TransferLeadership(""); err != nil {
-				l.logger.Error("hand leadership over", "err", err)
-			}
-		}()
+		if err := l.repl.log.Load().TransferLeadership(""); err != nil {
+			l.logger.Error("hand leadership over", "err", err)
+		}
 	}
 }
 
