@@ -56,8 +56,9 @@ type Options struct {
 	// Transport reaches a controller (nil: http.DefaultTransport).
 	Transport http.RoundTripper
 	// AllPaths forwards every request, the node daemons' protocol and
-	// Drover's additions included: a controller that follows forwards
-	// all it gets to the one that leads.
+	// Drover's additions included, and the cluster's own credentials
+	// (X-Drover-Auth) as they come: a controller that follows forwards
+	// all it gets to the one that leads, which checks them.
 	AllPaths bool
 	// GatewayStatus is the HTTP status of the answer when the controller
 	// cannot be reached (0: 500, as slurmrestd answers).
@@ -171,6 +172,10 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Header.Set("X-SLURM-USER-TOKEN", tok)
+	case p.o.AllPaths && r.Header.Get(msgauth.Header) != "":
+		// A node daemon's message, or a user credential of a host's
+		// credential service, for the controller to check: both are
+		// bound to this very request, and pass as they are.
 	case r.Header.Get("X-SLURM-USER-TOKEN") == "" && r.Header.Get("Authorization") == "":
 		// The controller trusts a bare user name from its own host
 		// only; from here it would be anyone's word.

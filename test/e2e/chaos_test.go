@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -249,4 +250,48 @@ func checkCluster(t *testing.T, c *Cluster, hist *chaos.History, marks string) c
 		must(t, err)
 	}
 	return chaos.Check(hist.Ops(), final, ms)
+}
+
+// TestFailoverTimes kills the leader DROVER_CHAOS_KILLS times (make
+// chaos; skipped otherwise) and measures, each time, how long from the
+// SIGKILL until sbatch on the login host has a job id again; the killed
+// controller then comes back as a follower before the next kill.
+func TestFailoverTimes(t *testing.T) {
+	kills, _ := strconv.Atoi(os.Getenv("DROVER_CHAOS_KILLS"))
+	if kills <= 0 {
+		t.Skip("DROVER_CHAOS_KILLS is not set (make chaos)")
+	}
+	c := NewCluster(t, ClusterOptions{Nodes: 1, CPUs: 2, Controllers: 3,
+		Extra: "AccountingStorageType=accounting_storage/none\n"})
+	c.daemonOn("login", "sackd", "sackd", "--conf", c.Conf)
+	waitSack(t, c, "login")
+	var took []time.Duration
+	for i := 0; i < kills; i++ {
+		leader := c.WaitLeader(30 * time.Second)
+		c.SignalCtl(leader, syscall.SIGKILL)
+		killed := time.Now()
+		r := c.RunOn("login", nil, nil, "", "sbatch", "--parsable", "-H", "-o", "/dev/null", "--wrap", "true")
+		d := time.Since(killed)
+		if r.Code != 0 {
+			t.Fatalf("kill %d: sbatch after %v: %+v", i+1, d, r)
+		}
+		took = append(took, d)
+		c.StartCtl(leader)
+		// Caught up and following before the next kill: it answers
+		// through its own socket again.
+		deadline := time.Now().Add(30 * time.Second)
+		for code, _ := c.ctlPing(leader, time.Second); code != 200; code, _ = c.ctlPing(leader, time.Second) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not come back", leader)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	slices.Sort(took)
+	median, p99 := took[len(took)/2], took[min(len(took)-1, len(took)*99/100)]
+	t.Logf("failover over %d leader kills: median %v, p99 %v, max %v", kills, median, p99, took[len(took)-1])
+	if path := os.Getenv("DROVER_CHAOS_REPORT"); path != "" {
+		data, _ := json.Marshal(map[string]any{"kills": kills, "median_ms": median.Milliseconds(), "p99_ms": p99.Milliseconds(), "max_ms": took[len(took)-1].Milliseconds()})
+		must(t, os.WriteFile(path+".failover", data, 0o644))
+	}
 }
