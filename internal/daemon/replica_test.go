@@ -97,6 +97,8 @@ func TestReplicatedControllers(t *testing.T) {
 		case <-ready:
 		case err := <-d.done:
 			t.Fatalf("%s did not start: %v\n%s", d.name, err, d.log())
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s did not start within 30 s\n%s", d.name, d.log())
 		}
 	}
 	stop := func(d *replicaDaemon) {
@@ -254,6 +256,8 @@ func TestSingleControllerBecomesReplicated(t *testing.T) {
 		case <-ready:
 		case err := <-d.done:
 			t.Fatalf("%s did not start: %v\n%s", d.name, err, d.log())
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s did not start within 30 s\n%s", d.name, d.log())
 		}
 	}
 	stop := func(d *replicaDaemon) {
@@ -354,6 +358,8 @@ func TestReconfigureChangesControllers(t *testing.T) {
 		case <-ready:
 		case err := <-d.done:
 			t.Fatalf("%s did not start: %v\n%s", d.name, err, d.log())
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s did not start within 30 s\n%s", d.name, d.log())
 		}
 	}
 	defer func() {
