@@ -164,6 +164,12 @@ var nemeses = []nemesis{
 		filler := filepath.Join(c.ctlStateDir(f), "filler")
 		// dd stops when the tmpfs is full.
 		_ = exec.Command("dd", "if=/dev/zero", "of="+filler, "bs=1M").Run()
+		var st syscall.Statfs_t
+		must(t, syscall.Statfs(c.ctlStateDir(f), &st))
+		if st.Bavail != 0 {
+			t.Fatalf("%s's disk has %d blocks free after the filler", f, st.Bavail)
+		}
+		t.Logf("%s's disk is full", f)
 		return func() {
 			must(t, os.Remove(filler))
 			if p := c.ctlProc(f); p != nil && p.ProcessState != nil {
@@ -227,6 +233,7 @@ func TestChaos(t *testing.T) {
 	for round := 1; round <= rounds; round++ {
 		for _, nm := range nemeses {
 			c.WaitLeader(30 * time.Second)
+			began := time.Now()
 			w := startWorkload(c, marks, hist, fmt.Sprintf("r%d-%s", round, strings.ReplaceAll(nm.name, " ", "_")))
 			time.Sleep(2 * time.Second)
 			heal := nm.apply(t, c)
@@ -237,6 +244,11 @@ func TestChaos(t *testing.T) {
 			w.finish()
 			v := checkCluster(t, c, hist, marks)
 			t.Logf("round %d, %s: %v", round, nm.name, v)
+			for _, op := range hist.Ops() {
+				if op.Outcome == chaos.Unknown && op.Completed.After(began) {
+					t.Logf("  %s %s %d: %s", op.Kind, op.Tag, op.JobID, op.Err)
+				}
+			}
 			reports = append(reports, report{nm.name, round, v.String(), v.OK()})
 			if !v.OK() {
 				t.Errorf("round %d, %s: %v", round, nm.name, v)
