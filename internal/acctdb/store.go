@@ -596,6 +596,16 @@ func FromSettings(s Settings) (c Config, ok bool, err error) {
 		if s.Port != 0 {
 			u.Host += ":" + strconv.Itoa(s.Port)
 		}
+		if strings.HasPrefix(s.Host, "/") {
+			// The folder of the server's unix socket, as libpq takes a
+			// host that begins with a slash: a database on the
+			// controller's own host, reached without TCP.
+			q := url.Values{"host": {s.Host}}
+			if s.Port != 0 {
+				q.Set("port", strconv.Itoa(s.Port))
+			}
+			u.Host, u.RawQuery = "", q.Encode()
+		}
 		if s.Loc != "" {
 			u.Path = "/" + s.Loc
 		}

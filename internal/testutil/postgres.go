@@ -29,8 +29,12 @@ type Postgres struct {
 	Port     int
 	User     string
 	Password string
-	cmd      *exec.Cmd
-	dir      string
+	// SocketDir holds the server's unix socket: hosts of a test network
+	// (testutil.Net), which share the file system but not loopback,
+	// reach it there.
+	SocketDir string
+	cmd       *exec.Cmd
+	dir       string
 }
 
 // pgBin finds a PostgreSQL program: on PATH, or in Debian's versioned
@@ -64,7 +68,7 @@ func StartPostgres() (*Postgres, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Postgres{dir: dir, Host: "127.0.0.1", User: "drover"}
+	p := &Postgres{dir: dir, SocketDir: dir, Host: "127.0.0.1", User: "drover"}
 	fail := func(err error) (*Postgres, error) {
 		os.RemoveAll(dir)
 		return nil, err

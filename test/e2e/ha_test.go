@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/droverapi"
+	"github.com/droverhq/drover/internal/testutil"
 )
 
 // ControllerNames are the cluster's controllers, in SlurmctldHost order:
@@ -182,4 +184,52 @@ func TestReplicatedControllersEndToEnd(t *testing.T) {
 	if l := c.Leader(); l != next {
 		t.Errorf("leadership moved from %s to %s when %s returned", next, l, leader)
 	}
+}
+
+// TestReplicatedControllersAccounting: the accounting records of jobs
+// that ran across a leader's SIGKILL are in PostgreSQL once each, as
+// sacct on the login host shows, whichever controller wrote them.
+func TestReplicatedControllersAccounting(t *testing.T) {
+	t.Parallel()
+	pg, err := testutil.StartPostgres()
+	if err != nil {
+		t.Skipf("PostgreSQL is not installed here: %v", err)
+	}
+	t.Cleanup(pg.Stop)
+	if _, err := pg.Database("slurm_acct_db"); err != nil {
+		t.Fatal(err)
+	}
+	// The controllers' hosts share the file system, not loopback: the
+	// server's socket folder is its address for them.
+	conf := fmt.Sprintf("AccountingStorageType=accounting_storage/pgsql\nAccountingStorageHost=%s\nAccountingStoragePort=%d\nAccountingStorageUser=%s\nAccountingStoragePass=%s\nSlurmctldTimeout=10\n",
+		pg.SocketDir, pg.Port, pg.User, pg.Password)
+	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 2, Controllers: 3, Extra: conf})
+	c.daemonOn("login", "sackd", "sackd", "--conf", c.Conf)
+	waitSack(t, c, "login")
+	var ids []string
+	for i := 0; i < 6; i++ {
+		r := c.RunOn("login", nil, nil, "", "sbatch", "--parsable", "-J", fmt.Sprintf("acct%d", i), "-o", "/dev/null", "--wrap", "sleep 3")
+		if r.Code != 0 {
+			t.Fatalf("sbatch: %+v", r)
+		}
+		ids = append(ids, strings.TrimSpace(r.Stdout))
+	}
+	c.WaitState(ids[0], "RUNNING", 20*time.Second)
+	c.SignalCtl(c.WaitLeader(20*time.Second), syscall.SIGKILL)
+	for _, id := range ids {
+		c.WaitState(id, "COMPLETED", 60*time.Second)
+	}
+	want := ""
+	for i, id := range ids {
+		want += fmt.Sprintf("%s|acct%d|COMPLETED\n", id, i)
+	}
+	want = strings.Join(sortedLines(want), "\n") + "\n"
+	var got string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		r := c.RunOn("login", nil, nil, "", "sacct", "-X", "-n", "-P", "-o", "JobID,JobName,State", "-S", "now-1hour")
+		if got = strings.Join(sortedLines(r.Stdout), "\n") + "\n"; got == want {
+			return
+		}
+	}
+	t.Fatalf("sacct after the failover:\n%s\nwant each job once:\n%s", got, want)
 }
