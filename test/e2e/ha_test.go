@@ -146,7 +146,16 @@ func (c *Cluster) Heal() {
 // which controller answers.
 func TestReplicatedControllersEndToEnd(t *testing.T) {
 	t.Parallel()
-	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 2, Controllers: 3,
+	for _, tls := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tls=%v", tls), func(t *testing.T) { testReplicatedEndToEnd(t, tls) })
+	}
+}
+
+// testReplicatedEndToEnd is TestReplicatedControllersEndToEnd, with
+// TLSType=tls/s2n or without: raft's connections and the followers'
+// forwarding then go over TLS too.
+func testReplicatedEndToEnd(t *testing.T, tls bool) {
+	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 2, Controllers: 3, TLS: tls,
 		Extra: "SlurmctldTimeout=10\nAccountingStorageType=accounting_storage/none\n"})
 	c.daemonOn("login", "sackd", "sackd", "--conf", c.Conf)
 	waitSack(t, c, "login")
