@@ -133,6 +133,10 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Header.Set("X-SLURM-USER-TOKEN", tok)
+	case p.o.AllPaths && r.Header.Get(msgauth.Header) != "":
+		// A follower controller forwarding a TCP client's credential
+		// from its host's credential service: it is bound to this very
+		// request, and the leader checks it as if it had come there.
 	case r.Header.Get("X-SLURM-USER-TOKEN") == "" && r.Header.Get("Authorization") == "":
 		// The controller trusts a bare user name from its own host
 		// only; from here it would be anyone's word.
