@@ -39,6 +39,10 @@ type replication struct {
 	scheme  string
 	forward http.Handler
 	logger  *slog.Logger
+	// signer signs this controller's requests to the others (raft's
+	// connections, the pings of ReplicaPath); peers sends the pings.
+	signer *msgauth.Signer
+	peers  *http.Client
 }
 
 // selfController finds which SlurmctldHost this daemon is: --name, else
@@ -88,10 +92,13 @@ func newReplication(sc *slurmconf.Config, self slurmconf.ControllerHost, stateDi
 	if err != nil {
 		return nil, err
 	}
-	r := &replication{stream: stream, logger: logger, scheme: "http"}
+	r := &replication{stream: stream, logger: logger, scheme: "http", signer: signer}
 	if tlsClient != nil {
 		r.scheme = "https"
 	}
+	pings := http.DefaultTransport.(*http.Transport).Clone()
+	pings.TLSClientConfig = tlsClient
+	r.peers = &http.Client{Transport: pings, Timeout: peerTimeout}
 	r.cfg = replog.Config{
 		ID: self.Name, Members: members,
 		// A folder of the controller's own: slurmctld's backups share
@@ -166,15 +173,23 @@ func (r *replication) close() {
 	r.stream.Close()
 }
 
-// handler routes a controller's requests: raft's connections to the
-// replica, the rest to the local controller while it leads, else to the
-// leader. A follower that knows no leader (an election is under way)
+// handler routes a controller's requests: raft's connections and the
+// other controllers' pings to the replica; the pings of controllers
+// (answeredLocally) to the local controller, which need no leader; the
+// rest to the local controller while it leads, else to the leader. A follower that knows no leader (an election is under way)
 // answers 503, which tells the client to try another controller.
 func (r *replication) handler(local http.Handler, leads func() bool, verify func(*http.Request) (*msgauth.Claims, error)) http.Handler {
 	raftConns := r.stream.Handler(verify)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path == replog.Path {
+		switch {
+		case req.URL.Path == replog.Path:
 			raftConns.ServeHTTP(w, req)
+			return
+		case req.URL.Path == droverapi.ReplicaPath:
+			r.serveReplica(w, req, verify)
+			return
+		case answeredLocally(req):
+			local.ServeHTTP(w, req)
 			return
 		}
 		if leads() {
