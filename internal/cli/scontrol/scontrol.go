@@ -320,6 +320,8 @@ func (c *cmd) process(ctx context.Context, argv []string) {
 		}
 	case abbrev(tag, "show", 3):
 		c.show(ctx, argv)
+	case abbrev(tag, "takeover", 8):
+		c.takeover(ctx, tag, argv[1:])
 	case abbrev(tag, "token", 3):
 		c.token(ctx, argv[1:])
 	case abbrev(tag, "top", 3):
@@ -415,7 +417,7 @@ func unsupportedKeyword(tag string) string {
 		{"pidinfo", 3}, {"power", 2}, {"reboot_nodes", 3},
 		{"resume", 3}, {"schedloglevel", 3}, {"setdebug", 2},
 		{"setdebugflags", 9}, {"shutdown", 8}, {"suspend", 2},
-		{"takeover", 8}, {"wait_job", 2}, {"write", 5},
+		{"wait_job", 2}, {"write", 5},
 	} {
 		if abbrev(tag, k.kw, k.min) {
 			return k.kw
