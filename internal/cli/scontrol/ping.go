@@ -200,6 +200,7 @@ func (c *cmd) takeover(ctx context.Context, tag string, args []string) {
 		c.perror("slurm_takeover error", &restError{Message: connectFailure})
 	}
 }
+
 // firstControlHost returns the host of slurm.conf's first SlurmctldHost
 // ("ctl0" of "ctl0(10.0.0.1)").
 func firstControlHost(conf localConfig) string {
