@@ -38,7 +38,7 @@ func ControllerReply(c controller.ControllerStatus, n int, now time.Time) drover
 		out.Replica = &droverapi.Replica{
 			State: st.State, Leader: st.Leader, Term: st.Term, LastIndex: st.LastIndex,
 			CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex,
-			LastContactSeconds: -1, LeaderTerms: st.LeaderTerms, Voters: st.Voters,
+			LastContactSeconds: -1, LeaderTerms: st.LeaderTerms, LeaderChanges: st.LeaderChanges, Voters: st.Voters,
 		}
 		if !st.LastContact.IsZero() {
 			out.Replica.LastContactSeconds = max(now.Sub(st.LastContact).Seconds(), 0)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/droverapi"
+	"github.com/droverhq/drover/internal/metrics"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/replog"
 )
@@ -77,7 +78,7 @@ func replicaReply(st replog.Stats, now time.Time) droverapi.Replica {
 	out := droverapi.Replica{
 		State: st.State, Leader: st.Leader, Term: st.Term, LastIndex: st.LastIndex,
 		CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex,
-		LastContactSeconds: -1, LeaderTerms: st.LeaderTerms, Voters: st.Voters,
+		LastContactSeconds: -1, LeaderTerms: st.LeaderTerms, LeaderChanges: st.LeaderChanges, Voters: st.Voters,
 	}
 	if !st.LastContact.IsZero() {
 		out.LastContactSeconds = now.Sub(st.LastContact).Seconds()
@@ -90,7 +91,7 @@ func statsFrom(rp droverapi.Replica, now time.Time) *replog.Stats {
 	st := &replog.Stats{
 		State: rp.State, Leader: rp.Leader, Term: rp.Term, LastIndex: rp.LastIndex,
 		CommitIndex: rp.CommitIndex, AppliedIndex: rp.AppliedIndex,
-		LeaderTerms: rp.LeaderTerms, Voters: rp.Voters,
+		LeaderTerms: rp.LeaderTerms, LeaderChanges: rp.LeaderChanges, Voters: rp.Voters,
 	}
 	if rp.LastContactSeconds >= 0 {
 		st.LastContact = now.Add(-time.Duration(rp.LastContactSeconds * float64(time.Second)))
@@ -208,4 +209,15 @@ func (r *replication) TakeOver(ctx context.Context, index int) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// metrics reads the replica for the drover_raft_ series.
+func (r *replication) metrics() (metrics.Replica, bool) {
+	l := r.log.Load()
+	if l == nil {
+		return metrics.Replica{}, false
+	}
+	st := l.Stats()
+	return metrics.Replica{State: st.State, Term: st.Term, CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex,
+		LastContact: st.LastContact, LeaderChanges: st.LeaderChanges}, true
 }

@@ -145,6 +145,20 @@ func TestReplicatedControllersOps(t *testing.T) {
 		}
 	}
 
+	// Each controller's metrics say which raft state it is in.
+	for _, x := range d {
+		code, body := c.tcp(x, "GET", "/metrics/drover", nil)
+		state := "Follower"
+		if x.name == leader {
+			state = "Leader"
+		}
+		for _, line := range []string{`drover_raft_state{state="` + state + `"} 1`, "drover_raft_term ", "drover_raft_commit_index ", "drover_raft_leader_changes_total "} {
+			if code != http.StatusOK || !strings.Contains(string(body), "\n"+line) {
+				t.Errorf("%s's /metrics/drover (HTTP %d) lacks %q", x.name, code, line)
+			}
+		}
+	}
+
 	// Only a controller's token opens a replica's state.
 	if code, body := c.tcp(follower, "GET", droverapi.ReplicaPath, nil); code != http.StatusUnauthorized {
 		t.Errorf("replica state without a token: HTTP %d %s", code, body)

@@ -112,5 +112,8 @@ type Replica struct {
 	// LeaderTerms counts the elections this replica won since it
 	// started.
 	LeaderTerms uint64 `json:"leader_terms"`
-	Voters      int    `json:"voters"`
+	// LeaderChanges counts the new leaders this replica learnt of
+	// since it started.
+	LeaderChanges uint64 `json:"leader_changes"`
+	Voters        int    `json:"voters"`
 }
