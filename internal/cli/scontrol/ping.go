@@ -4,15 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
-	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/readmodel"
-	"github.com/droverhq/drover/internal/cli/slurmjson"
 	"github.com/droverhq/drover/internal/droverapi"
-	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // ping is one controller's line of scontrol ping.
@@ -123,40 +119,6 @@ func (c *cmd) printPings(ctx context.Context) {
 		fmt.Fprintln(c.env.Stdout, "*****************************************")
 		fmt.Fprintln(c.env.Stdout, "** RESTORE SLURMCTLD DAEMON TO SERVICE **")
 		fmt.Fprintln(c.env.Stdout, "*****************************************")
-	}
-}
-
-// pingDoc is ping's --json/--yaml output: OPENAPI_PING_ARRAY_RESP, as
-// 25.11's scontrol dumps it (the exit code is the dump's, 0).
-func (c *cmd) pingDoc(pings []ping) {
-	r := v0044.V0044OpenapiPingArrayResp{Pings: v0044.V0044ControllerPingArray{}, Errors: v0044.V0044OpenapiErrors{}, Warnings: v0044.V0044OpenapiWarnings{}}
-	for i, p := range pings {
-		pinged := "DOWN"
-		if p.Pinged == "UP" || p.Responding {
-			pinged = "UP"
-		}
-		mode := p.Mode
-		if mode == "" {
-			mode = droverapi.ControllerMode(i, len(pings))
-		}
-		r.Pings = append(r.Pings, v0044.V0044ControllerPing{
-			Hostname: v0044.NewOptString(p.Hostname), Pinged: v0044.NewOptString(pinged),
-			Responding: pinged == "UP", Latency: v0044.NewOptInt64(p.Latency),
-			Mode: v0044.NewOptString(mode), Primary: i == 0,
-		})
-	}
-	r.Meta = v0044.NewOptV0044OpenapiMeta(slurmjson.CLIMeta(c.prog, c.args, c.env.User.Name, c.env.User.GID, clienv.SlurmVersion, r.Meta))
-	text, err := slurmjson.Format(&r, slurmjson.PingArrayResp())
-	if err == nil && c.doc == docYAML {
-		text, err = slurmjson.YAML(text)
-	}
-	if err != nil {
-		c.errorf("%v", err)
-		c.exitCode = 1
-		return
-	}
-	if _, err := io.WriteString(c.env.Stdout, text); err != nil {
-		c.exitCode = 1
 	}
 }
 
