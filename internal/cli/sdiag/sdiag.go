@@ -20,6 +20,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/getopt"
 	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/droverapi"
+	"github.com/droverhq/drover/internal/slurmconf"
 )
 
 // optionTable is sdiag's long options in Slurm's order, with the letter
@@ -158,8 +159,14 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 // controllers is Drover's list of the controllers
 // (droverapi.ControllersPath), nil when it cannot be had (a controller
 // without it, or none reached): sdiag then prints Slurm's sections only.
+// It is asked only when this host's slurm.conf lists several
+// SlurmctldHost lines: the request counts among the controller's RPCs,
+// and a single controller's sdiag must report what Slurm's does.
 func controllers(ctx context.Context, env *clienv.Env) *droverapi.Controllers {
 	if env.Call == nil {
+		return nil
+	}
+	if sc, err := slurmconf.Load(env.SlurmConfPath()); err != nil || len(sc.SlurmctldHosts) < 2 {
 		return nil
 	}
 	var out droverapi.Controllers

@@ -301,9 +301,10 @@ func TestJSON(t *testing.T) {
 	}
 }
 
-// With several controllers, Slurm's sections are followed by Drover's
-// replication section, from the controllers list; with one, or from a
-// controller without the list, nothing is added.
+// When slurm.conf lists several controllers, Slurm's sections are
+// followed by Drover's replication section, from the controllers list;
+// with one (or no slurm.conf) the list is not asked for, and from a
+// controller without it nothing is added.
 func TestReplication(t *testing.T) {
 	plain := run(t, reference(t))
 	replicated := &droverapi.Controllers{Replicated: true, Controllers: []droverapi.Controller{
@@ -327,19 +328,40 @@ func TestReplication(t *testing.T) {
 		"\t\tctl0 (primary)  UP    Leader    term:2 commit:57 applied:57 latency:412us\n" +
 		"\t\tctl1 (backup1)  UP    Follower  term:2 commit:57 applied:56 latency:3us\n" +
 		"\t\tctl2 (backup2)  DOWN  (dial tcp 10.0.0.3:6817: connect: connection refused)\n"
-	single := &droverapi.Controllers{Controllers: []droverapi.Controller{{Name: "ctl0", Mode: "primary", Responding: true, Leader: true, Self: true}}}
+	dir := t.TempDir()
+	three, one := filepath.Join(dir, "three.conf"), filepath.Join(dir, "one.conf")
+	for path, text := range map[string]string{
+		three: "ClusterName=rc\nSlurmctldHost=ctl0\nSlurmctldHost=ctl1\nSlurmctldHost=ctl2\n",
+		one:   "ClusterName=rc\nSlurmctldHost=ctl0\n",
+	} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for name, tc := range map[string]struct {
+		conf string
 		list *droverapi.Controllers
 		err  error
 		want string
+		// asks is whether the controllers list is asked for.
+		asks bool
 	}{
-		"replicated": {list: replicated, want: plain.Stdout + section},
-		"single":     {list: single, want: plain.Stdout},
-		"no list":    {err: &connect.HTTPError{Status: 404, Body: "Unable to find requested URL endpoint."}, want: plain.Stdout},
+		"replicated": {conf: three, list: replicated, want: plain.Stdout + section, asks: true},
+		"single":     {conf: one, want: plain.Stdout},
+		"no conf":    {conf: filepath.Join(dir, "none.conf"), want: plain.Stdout},
+		"no list":    {conf: three, err: &connect.HTTPError{Status: 404, Body: "Unable to find requested URL endpoint."}, want: plain.Stdout, asks: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := clitest.New(t, reference(t), time.Unix(1795964462, 0))
+			h.Vars["SLURM_CONF"] = tc.conf
+			asked := false
+			defer func() {
+				if asked != tc.asks {
+					t.Errorf("controllers asked: %v, want %v", asked, tc.asks)
+				}
+			}()
 			h.Env.Call = func(_ context.Context, method, path string, _, out any) error {
+				asked = true
 				if method != "GET" || path != droverapi.ControllersPath {
 					t.Errorf("unexpected request %s %s", method, path)
 				}
