@@ -486,6 +486,8 @@ func (c *cmd) usage() {
      requeuehold <job_id>     re-queue and hold a batch job.
      show <ENTITY> [<ID>]     display state of identified entity, default
                               is all records.
+     takeover [<INDEX|HOST>]  ask a backup controller to take over (by
+                              default the first backup, INDEX=1).
      uhold <job_list>         place user hold on specified job.
      update <SPECIFICATIONS>  update job or node configuration.
      verbose                  enable detailed logging.
