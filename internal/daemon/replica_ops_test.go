@@ -1,7 +1,10 @@
 package daemon_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/internal/cli/clienv"
+	"github.com/droverhq/drover/internal/cli/connect"
+	"github.com/droverhq/drover/internal/cli/scontrol"
+	"github.com/droverhq/drover/internal/cli/sdiag"
 	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/droverapi"
 	"github.com/droverhq/drover/internal/msgauth"
@@ -85,6 +92,31 @@ func (c *replicaCluster) signer(issuer string) *msgauth.Signer {
 	return &msgauth.Signer{Keys: clusterkey.NewHolder(ring), Issuer: issuer}
 }
 
+// command runs a drop-in command as root on d's host, through its unix
+// socket, as the shipped commands reach it.
+func (c *replicaCluster) command(d *replicaDaemon, cmd clienv.Command, args ...string) (int, string, string) {
+	c.t.Helper()
+	target := connect.Target{Socket: d.sock}
+	client, err := connect.Client(target, "root")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	env := &clienv.Env{
+		Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
+		Getenv:  func(k string) string { return map[string]string{"SLURM_CONF": c.conf}[k] },
+		Environ: func() []string { return nil }, Now: time.Now, Client: client,
+		Call: func(ctx context.Context, method, path string, in, out any) error {
+			return connect.CallTarget(ctx, target, method, path, in, out)
+		},
+		User: clienv.User{Name: "root"}, Hostname: d.name, Cwd: "/",
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code := cmd(ctx, env, args)
+	return code, stdout.String(), stderr.String()
+}
+
 // TestReplicatedControllersOps runs three controllers and checks what
 // operators see of them: every controller lists all three and the one
 // leading, from its own pings (REST ping too); only controllers learn a
@@ -143,6 +175,24 @@ func TestReplicatedControllersOps(t *testing.T) {
 		if p.Hostname != d[i].name || p.Pinged != "UP" || !p.Responding || p.Primary != (i == 0) || p.Mode != []string{"primary", "backup1", "backup2"}[i] {
 			t.Errorf("ping %d: %+v", i, p)
 		}
+	}
+
+	// scontrol ping and sdiag, as an operator runs them on a follower.
+	code, out, errOut := c.command(follower, scontrol.Run, "ping")
+	var want strings.Builder
+	for i, x := range d {
+		mark := ""
+		if x.name == leader {
+			mark = " (leader)"
+		}
+		fmt.Fprintf(&want, "Slurmctld(%s) at %s is UP%s\n", []string{"primary", "backup1", "backup2"}[i], x.name, mark)
+	}
+	if code != 0 || out != want.String() || errOut != "" {
+		t.Errorf("scontrol ping through %s: exit %d\n%s%s\nwant\n%s", follower.name, code, out, errOut, want.String())
+	}
+	code, out, errOut = c.command(follower, sdiag.Run)
+	if code != 0 || !strings.Contains(out, "\nReplication:\n\tThis controller: "+follower.name+" (") || !strings.Contains(out, "\tLeader:          "+leader+"\n") {
+		t.Errorf("sdiag through %s: exit %d %s\n%s", follower.name, code, errOut, out)
 	}
 
 	// Each controller's metrics say which raft state it is in.
@@ -221,23 +271,45 @@ func TestReplicatedControllersOps(t *testing.T) {
 		t.Errorf("takeover by index 7 of 3: HTTP %d %s", code, body)
 	}
 
-	// The leader stops: the others show it DOWN, and another leads.
-	c.stop(other)
+	// scontrol takeover by name, through the follower.
+	if code, out, errOut := c.command(follower, scontrol.Run, "takeover", follower.name); code != 0 || out != "" || errOut != "" {
+		t.Errorf("scontrol takeover %s: exit %d %q %q", follower.name, code, out, errOut)
+	} else if now := leaderOf(c.controllers(follower)); now != follower.name {
+		t.Logf("after scontrol takeover %s, %q leads (an election followed?)", follower.name, now)
+	}
+
+	// The leader stops: the others show it DOWN, scontrol ping too, and
+	// another leads.
+	var stopped, asked *replicaDaemon
+	name := leaderOf(c.waitControllers(follower, 10*time.Second, func(cs droverapi.Controllers) bool { return leaderOf(cs) != "" }))
+	for _, x := range d {
+		switch {
+		case x.name == name:
+			stopped = x
+		case asked == nil:
+			asked = x
+		}
+	}
+	c.stop(stopped)
 	began := time.Now()
-	after := c.waitControllers(follower, 20*time.Second, func(cs droverapi.Controllers) bool {
+	after := c.waitControllers(asked, 20*time.Second, func(cs droverapi.Controllers) bool {
 		l := leaderOf(cs)
-		return l != "" && l != other.name
+		return l != "" && l != stopped.name
 	})
-	t.Logf("%s stopped; %s listed it down with %s leading after %v", other.name, follower.name, leaderOf(after), time.Since(began))
+	t.Logf("%s stopped; %s listed it down with %s leading after %v", stopped.name, asked.name, leaderOf(after), time.Since(began))
 	for _, ctl := range after.Controllers {
-		if ctl.Name == other.name && (ctl.Responding || ctl.Error == "" || ctl.Replica != nil) {
+		if ctl.Name == stopped.name && (ctl.Responding || ctl.Error == "" || ctl.Replica != nil) {
 			t.Errorf("the stopped controller: %+v", ctl)
 		}
-		if ctl.Name != other.name && !ctl.Responding {
+		if ctl.Name != stopped.name && !ctl.Responding {
 			t.Errorf("%s: not responding (%s)", ctl.Name, ctl.Error)
 		}
 		if ctl.LatencyMicros > 3e6 {
 			t.Errorf("%s: ping took %v", ctl.Name, time.Duration(ctl.LatencyMicros)*time.Microsecond)
 		}
+	}
+	code, out, _ = c.command(asked, scontrol.Run, "ping")
+	if code != 0 || !strings.Contains(out, " at "+stopped.name+" is DOWN\n") || !strings.Contains(out, "** RESTORE SLURMCTLD DAEMON TO SERVICE **") || strings.Count(out, " (leader)\n") != 1 {
+		t.Errorf("scontrol ping through %s with %s stopped: exit %d\n%s", asked.name, stopped.name, code, out)
 	}
 }
