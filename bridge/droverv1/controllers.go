@@ -21,14 +21,14 @@ func controllersHandler(ctl *controller.Controller) http.HandlerFunc {
 		out := droverapi.Controllers{Replicated: replicated, Controllers: []droverapi.Controller{}}
 		now := time.Now()
 		for _, c := range list {
-			out.Controllers = append(out.Controllers, ControllerReply(c, len(list), now))
+			out.Controllers = append(out.Controllers, controllerReply(c, len(list), now))
 		}
 		replyJSON(w, http.StatusOK, out)
 	}
 }
 
-// ControllerReply is c, one of n SlurmctldHost lines, on the wire.
-func ControllerReply(c controller.ControllerStatus, n int, now time.Time) droverapi.Controller {
+// controllerReply is c, one of n SlurmctldHost lines, on the wire.
+func controllerReply(c controller.ControllerStatus, n int, now time.Time) droverapi.Controller {
 	out := droverapi.Controller{
 		Name: c.Name, Addr: c.Addr, Mode: droverapi.ControllerMode(c.Index, n),
 		Responding: c.Responding, LatencyMicros: c.Latency.Microseconds(),

@@ -66,13 +66,13 @@ func (c *Controller) Controllers(ctx context.Context) ([]ControllerStatus, bool)
 // TakeOver is scontrol takeover: the controller target names (an index,
 // 1 the first backup, or a SlurmctldHost name) becomes the leader. As
 // slurmctld's _slurm_rpc_takeover, only root, SlurmUser and the
-// administrators may ask (ESLURM_USER_ID_MISSING otherwise), and asking
-// the controller that leads already succeeds at once. A controller alone
+// administrators may ask (validate_super_user: operators are not
+// enough; ESLURM_USER_ID_MISSING otherwise), and asking the controller
+// that leads already succeeds at once. A controller alone
 // has no backup to hand over to.
 func (c *Controller) TakeOver(ctx context.Context, who Identity, target TakeoverTarget) error {
-	if !c.privileged(who) {
-		c.logger.Error("security violation: REQUEST_TAKEOVER from", "uid", who.UID, "user", who.User)
-		return &slurmerr.Error{Code: slurmerr.UserIDMissing}
+	if err := c.requireSuperUser(who, "TAKEOVER RPC"); err != nil {
+		return err
 	}
 	names := []string{c.cfg.ControlHost}
 	if c.cfg.Peers != nil {

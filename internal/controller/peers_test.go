@@ -40,7 +40,7 @@ func (p *peers) TakeOver(_ context.Context, index int) error {
 // leading, and refuses a takeover for want of a backup (after checking
 // the caller, as slurmctld does first).
 func TestControllersAlone(t *testing.T) {
-	c := ctltest.New(t)
+	c := ctltest.New(t, func(cfg *controller.Config) { cfg.Operators = []string{"bob"} })
 	list, replicated := c.Ctl.Controllers(ctx)
 	if replicated || len(list) != 1 || list[0].Name != "ctl0" || !list[0].Responding || !list[0].Leader || !list[0].Self || list[0].Index != 0 {
 		t.Errorf("Controllers() = %+v, %v; want ctl0 alone, up and leading", list, replicated)
@@ -53,7 +53,8 @@ func TestControllersAlone(t *testing.T) {
 	}{
 		"default":      {who: ctltest.Root, code: slurmerr.NotSupported, detail: "no backup controller defined"},
 		"by name":      {who: ctltest.Root, target: "ctl0", code: slurmerr.NotSupported, detail: "no backup controller defined"},
-		"unprivileged": {who: ctltest.Alice, code: slurmerr.UserIDMissing},
+		"unprivileged": {who: ctltest.Alice, code: slurmerr.UserIDMissing, detail: "Invalid user id"},
+		"operator":     {who: ctltest.Bob, code: slurmerr.UserIDMissing, detail: "Invalid user id"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			target, err := droverapi.ParseTakeoverTarget(tc.target)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/readmodel"
@@ -153,14 +154,17 @@ func (c *cmd) takeover(ctx context.Context, tag string, args []string) {
 		return
 	}
 	var refused *connect.RequestError
-	switch {
-	case errors.As(err, &refused) && refused.Description != "":
-		c.perror("slurm_takeover error", &restError{Message: refused.Description})
-	case errors.As(err, &refused):
-		c.perror("slurm_takeover error", &restError{Message: refused.Message})
-	default:
+	if !errors.As(err, &refused) {
 		c.perror("slurm_takeover error", &restError{Message: connectFailure})
+		return
 	}
+	// slurm_perror's message, with the reason before it when the
+	// controller gave one ("no backup controller defined: ...").
+	msg := refused.Message
+	if d := strings.TrimSuffix(refused.Description, ": "+refused.Message); d != "" && d != refused.Message {
+		msg = refused.Description
+	}
+	c.perror("slurm_takeover error", &restError{Message: msg})
 }
 
 // firstControlHost returns the host of slurm.conf's first SlurmctldHost

@@ -153,7 +153,7 @@ func TestTakeover(t *testing.T) {
 		},
 		{
 			name: "not privileged", args: []string{"takeover", "ctl1"},
-			err:   &connect.RequestError{Code: 2010, Message: "Invalid user id", Description: "Invalid user id", Status: 500},
+			err:   &connect.RequestError{Code: 2010, Message: "Invalid user id", Description: "Invalid user id: Invalid user id", Status: 500},
 			want:  clitest.Run{Code: 1, Stderr: "slurm_takeover error: Invalid user id\n"},
 			calls: []string{"POST /drover/v1/takeover?controller=ctl1"},
 		},
