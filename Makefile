@@ -5,7 +5,7 @@ BIN     := bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/droverhq/drover/internal/daemon.Version=$(VERSION)
 
-.PHONY: all build generate test test-short bench run lint fmt clean docs package
+.PHONY: all build generate test test-short chaos bench run lint fmt clean docs package
 
 # go-nvml's cgo prologue calls NVML functions its header marks deprecated,
 # and gcc warns about each one on every build of that package: hundreds of
@@ -64,6 +64,15 @@ lint:
 test: lint build
 	CGO_CFLAGS='$(NVML_CGO_CFLAGS)' $(GO) test -timeout 20m $$($(GO) list ./... | grep -v /test/e2e$$)
 	$(GO) test -timeout 20m -count=1 ./test/e2e/
+
+# The long fault suite: the nemeses of TestChaos, CHAOS_ROUNDS times, and
+# CHAOS_KILLS leader kills timed; verdicts and figures in $(CHAOS_REPORT).
+CHAOS_ROUNDS ?= 5
+CHAOS_KILLS ?= 100
+CHAOS_REPORT ?= $(CURDIR)/chaos-report.json
+chaos: build
+	DROVER_CHAOS_ROUNDS=$(CHAOS_ROUNDS) DROVER_CHAOS_KILLS=$(CHAOS_KILLS) DROVER_CHAOS_REPORT=$(CHAOS_REPORT) \
+		$(GO) test -timeout 120m -count=1 -v -run 'TestChaos|TestFailoverTimes' ./test/e2e/
 
 test-short: build
 	CGO_CFLAGS='$(NVML_CGO_CFLAGS)' $(GO) test -short ./...

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/droverapi"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmconf"
@@ -324,11 +325,24 @@ func TestFetch(t *testing.T) {
 		}
 		replyAs(t, w, r, ctl, msgauth.Node("n1"), good)
 	})
-	// A controller that is down is skipped for the next.
+	// A controller that is down, then one in standby (an election), are
+	// skipped for the next; each is sent a token of its own (v refuses
+	// one it saw).
 	down := Server{Host: "127.0.0.1", Port: 1}
-	got, err := Fetch(context.Background(), c, []Server{down, ok})
+	standby := serverOf(t, func(w http.ResponseWriter, r *http.Request) {
+		if _, err := v.VerifyRequest(r, nodeproto.MaxBody); err != nil {
+			nodeproto.Fail(w, http.StatusUnauthorized, err)
+			return
+		}
+		w.Header().Set(droverapi.StandbyHeader, "1")
+		nodeproto.Fail(w, http.StatusServiceUnavailable, errors.New("in standby"))
+	})
+	got, i, err := Fetch(context.Background(), c, []Server{down, standby, ok})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if i != 2 {
+		t.Errorf("answered by server %d, want 2", i)
 	}
 	if diff := cmp.Diff(good, got); diff != "" {
 		t.Errorf("reply (-want +got):\n%s", diff)
@@ -380,7 +394,7 @@ func TestFetch(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := Fetch(context.Background(), c, []Server{serverOf(t, tc.h)})
+			_, _, err := Fetch(context.Background(), c, []Server{serverOf(t, tc.h)})
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("Fetch error = %v, want one containing %q", err, tc.wantErr)
 			}

@@ -111,20 +111,25 @@ func LookupServers(ctx context.Context, r Resolver) ([]Server, error) {
 
 // Fetch asks the controllers in turn for the files (REQUEST_CONFIG),
 // signed with the cluster key as c's signer (a node daemon or a login
-// host's credential service), and returns the first reply that the
-// controller signed and that Check takes. Every controller is tried
-// whatever the one before answered, so that a host answering in a
-// controller's place cannot keep a node from the real one.
-func Fetch(ctx context.Context, c *nodeproto.Client, servers []Server) (*nodeproto.ConfigReply, error) {
+// host's credential service), afresh for each, and returns the first
+// reply that the controller signed and that Check takes, with the index
+// in servers of the controller that sent it. Every controller is tried
+// whatever the one before answered (refused, in standby, a reply not
+// signed), so that neither a controller that is down or electing nor a
+// host answering in a controller's place keeps a node from the others.
+func Fetch(ctx context.Context, c *nodeproto.Client, servers []Server) (*nodeproto.ConfigReply, int, error) {
 	var errs []error
-	for _, s := range servers {
+	for i, s := range servers {
 		r, err := fetchOne(ctx, c, s)
 		if err == nil {
-			return r, nil
+			return r, i, nil
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", s.Addr(), err))
+		if ctx.Err() != nil {
+			break
+		}
 	}
-	return nil, errors.Join(errs...)
+	return nil, -1, errors.Join(errs...)
 }
 
 func fetchOne(ctx context.Context, c *nodeproto.Client, s Server) (*nodeproto.ConfigReply, error) {

@@ -495,6 +495,10 @@ func (c *Controller) Start() {
 	}
 }
 
+// ErrClosed is Lead's answer once the controller is closed (a
+// reconfigure replaced it).
+var ErrClosed = errors.New("the controller is closed")
+
 // leadBarrier bounds how long a new leader waits for its state to hold
 // every entry committed before its election.
 const leadBarrier = 10 * time.Second
@@ -512,7 +516,7 @@ func (c *Controller) Lead() error {
 	}
 	select {
 	case <-c.stop:
-		return errors.New("the controller is closed")
+		return ErrClosed
 	default:
 	}
 	if c.replica != nil {
@@ -642,7 +646,10 @@ func (c *Controller) ControlPort() int { return c.cfg.Port }
 func (c *Controller) TRESNames() []string { return append([]string(nil), c.cfg.TRES...) }
 
 // StatePath is the controller's state file.
-func (c *Controller) StatePath() string { return filepath.Join(c.cfg.StateDir, "drover-state.db") }
+func (c *Controller) StatePath() string { return StatePath(c.cfg.StateDir) }
+
+// StatePath is the single controller's state log in stateDir.
+func StatePath(stateDir string) string { return filepath.Join(stateDir, "drover-state.db") }
 
 // SlurmConfPath is where the controller read slurm.conf.
 func (c *Controller) SlurmConfPath() string { return c.cfg.SlurmConfPath }

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,7 +37,11 @@ const confRetry = 10 * time.Second
 
 // fetcher fetches a configless daemon's files from its controllers.
 type fetcher struct {
+	// servers are the controllers to ask, in order; srvMu guards them
+	// and pref, the one that answered last, asked first.
+	srvMu   sync.Mutex
 	servers []configless.Server
+	pref    int
 	client  *nodeproto.Client
 	// cache is the folder the files are written to.
 	cache  string
@@ -111,10 +118,53 @@ func bootTLS(v *viper.Viper) (*tls.Config, error) {
 	return tlsconf.Config{Enabled: true, CAFile: ca}.Client()
 }
 
+// ask fetches the files from the controllers, the one that answered
+// last first, as Slurm's clients start with the controller they reached
+// before.
+func (f *fetcher) ask(ctx context.Context) (*nodeproto.ConfigReply, error) {
+	f.srvMu.Lock()
+	pref := f.pref
+	order := append(slices.Clone(f.servers[pref:]), f.servers[:pref]...)
+	f.srvMu.Unlock()
+	r, i, err := configless.Fetch(ctx, f.client, order)
+	if err != nil {
+		return nil, err
+	}
+	f.srvMu.Lock()
+	if n := len(f.servers); n > 0 {
+		f.pref = (pref + i) % n
+	}
+	f.srvMu.Unlock()
+	return r, nil
+}
+
+// addControllers adds the SlurmctldHosts of the fetched slurm.conf to
+// the controllers asked (--conf-server or DNS may name only one), so
+// that later fetches reach a backup controller as every other message
+// does.
+func (f *fetcher) addControllers(sc *slurmconf.Config) {
+	f.srvMu.Lock()
+	defer f.srvMu.Unlock()
+	for _, a := range sc.ControllerAddrs() {
+		host, port, err := net.SplitHostPort(a)
+		if err != nil {
+			continue
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			continue
+		}
+		s := configless.Server{Host: host, Port: p}
+		if !slices.Contains(f.servers, s) {
+			f.servers = append(f.servers, s)
+		}
+	}
+}
+
 // fetch gets the files and writes them to the cache: the reply, or why
 // neither could be done.
 func (f *fetcher) fetch(ctx context.Context) (*nodeproto.ConfigReply, error) {
-	r, err := configless.Fetch(ctx, f.client, f.servers)
+	r, err := f.ask(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +179,7 @@ func (f *fetcher) fetch(ctx context.Context) (*nodeproto.ConfigReply, error) {
 func (f *fetcher) refresh(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	r, err := configless.Fetch(ctx, f.client, f.servers)
+	r, err := f.ask(ctx)
 	if err != nil {
 		f.logger.Warn("configuration not fetched again; keeping the cached copy", "err", err)
 		return
@@ -165,7 +215,7 @@ func (f *fetcher) untilFetched(ctx context.Context, retry time.Duration, reconfi
 			return
 		case <-time.After(retry):
 		}
-		if _, err := configless.Fetch(ctx, f.client, f.servers); err == nil {
+		if _, err := f.ask(ctx); err == nil {
 			f.logger.Info("the controller answers again: reading its configuration")
 			reconfigure()
 			return
@@ -179,7 +229,7 @@ func (f *fetcher) untilFetched(ctx context.Context, retry time.Duration, reconfi
 // slurmd's wording.
 func (f *fetcher) establish(ctx context.Context, retry time.Duration) (*nodeproto.ConfigReply, error) {
 	for {
-		r, err := configless.Fetch(ctx, f.client, f.servers)
+		r, err := f.ask(ctx)
 		if err == nil {
 			return r, nil
 		}
@@ -190,7 +240,10 @@ func (f *fetcher) establish(ctx context.Context, retry time.Duration) (*nodeprot
 		f.logger.Error(fmt.Sprintf("failed to load configs. Retrying in %s.", retry), "err", err)
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("failed to load configs from %s: %w", serverList(f.servers), err)
+			f.srvMu.Lock()
+			list := serverList(f.servers)
+			f.srvMu.Unlock()
+			return nil, fmt.Errorf("failed to load configs from %s: %w", list, err)
 		case <-time.After(retry):
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,8 +19,10 @@ import (
 
 	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/configless"
+	"github.com/droverhq/drover/internal/droverapi"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
+	"github.com/droverhq/drover/internal/slurmconf"
 
 	"github.com/droverhq/drover/internal/testutil"
 )
@@ -192,5 +196,77 @@ func TestConfiglessTLS(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "ClusterName=tls\n" {
 		t.Errorf("fetched over TLS: %q", b)
+	}
+}
+
+// TestFetcherTriesEveryController: after the first fetch the fetcher
+// also asks the SlurmctldHosts of the fetched slurm.conf (--conf-server
+// named one), goes past one in standby, and then asks first the one
+// that answered.
+func TestFetcherTriesEveryController(t *testing.T) {
+	etc := t.TempDir()
+	keyBase := filepath.Join(etc, "slurm.conf")
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(keyBase)); err != nil {
+		t.Fatal(err)
+	}
+	ring, err := clusterkey.Load(keyBase, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := clusterkey.NewHolder(ring)
+	// Two controller hosts share SlurmctldPort: 127.0.0.1 and .2.
+	var l1, l2 net.Listener
+	for range 20 {
+		if l1, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		if l2, err = net.Listen("tcp", strings.Replace(l1.Addr().String(), "127.0.0.1", "127.0.0.2", 1)); err == nil {
+			break
+		}
+		l1.Close()
+	}
+	if l2 == nil {
+		t.Skip("no port free on both 127.0.0.1 and 127.0.0.2")
+	}
+	port := l1.Addr().(*net.TCPAddr).Port
+	var standbys, answers atomic.Int32
+	primary := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		standbys.Add(1)
+		w.Header().Set(droverapi.StandbyHeader, "1")
+		nodeproto.Fail(w, http.StatusServiceUnavailable, errors.New("in standby"))
+	}))
+	primary.Listener = l1
+	primary.Start()
+	defer primary.Close()
+	backup := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answers.Add(1)
+		body, _ := json.Marshal(nodeproto.ConfigReply{Files: []nodeproto.ConfigFile{{Name: "slurm.conf", Content: "ClusterName=c\n", Exists: true}}})
+		tok, _ := configless.SignReply(&msgauth.Signer{Keys: keys, Issuer: msgauth.Controller}, msgauth.Node("n1"), r, body)
+		w.Header().Set(msgauth.Header, tok)
+		w.Write(body)
+	}))
+	backup.Listener = l2
+	backup.Start()
+	defer backup.Close()
+
+	f := &fetcher{servers: []configless.Server{{Host: "127.0.0.1", Port: port}},
+		client: nodeproto.NewClient(&msgauth.Signer{Keys: keys, Issuer: msgauth.Node("n1")}, nil),
+		cache:  t.TempDir(), logger: Logger(&testutil.SyncBuffer{}, "debug")}
+	if _, err := f.fetch(context.Background()); err == nil {
+		t.Fatal("fetched with the only known controller in standby")
+	}
+	sc, err := slurmconf.Parse(strings.NewReader(fmt.Sprintf("ClusterName=c\nSlurmctldHost=ctl1(127.0.0.1)\nSlurmctldHost=ctl2(127.0.0.2)\nSlurmctldPort=%d\n", port)), "slurm.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.addControllers(sc)
+	for i := range 2 {
+		if _, err := f.fetch(context.Background()); err != nil {
+			t.Fatalf("fetch %d: %v", i, err)
+		}
+	}
+	// The primary was asked on the first two fetches, not the third.
+	if standbys.Load() != 2 || answers.Load() != 2 {
+		t.Errorf("standby answers %d, backup answers %d; want 2 and 2", standbys.Load(), answers.Load())
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/failover"
 	"github.com/droverhq/drover/internal/nodeagent"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmconf"
@@ -47,6 +48,9 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 	sc, err := LoadConf(path, logger)
 	if err != nil {
 		return err
+	}
+	if fetch != nil {
+		fetch.addControllers(sc)
 	}
 	dynamic := strings.TrimSpace(v.GetString("dynamic"))
 	nc, err := nodeLine(sc, path, name, dynamic)
@@ -85,18 +89,19 @@ func RunNode(ctx context.Context, v *viper.Viper, logger *slog.Logger) error {
 		scheme = "https"
 	}
 	cfg := nodeagent.Config{
-		Name:          name,
-		Dynamic:       dynamic,
-		ControllerURL: controllerURL(sc, scheme),
-		TLSServer:     tlsServer,
-		TLSClient:     tlsClient,
-		Listen:        listen,
-		SpoolDir:      spool,
-		CPUs:          uint32(nc.CPUs),
-		RealMemory:    nc.RealMemory,
-		GPUs:          gpus,
-		GPUSource:     source,
-		Version:       Version,
+		Name:        name,
+		Dynamic:     dynamic,
+		Controllers: controllerURLs(sc, scheme),
+		Retry:       failover.Windows(sc.MessageTimeout, sc.SlurmctldTimeout),
+		TLSServer:   tlsServer,
+		TLSClient:   tlsClient,
+		Listen:      listen,
+		SpoolDir:    spool,
+		CPUs:        uint32(nc.CPUs),
+		RealMemory:  nc.RealMemory,
+		GPUs:        gpus,
+		GPUSource:   source,
+		Version:     Version,
 		// Several clusters (tests, dev) may share a machine: the cgroup
 		// subtree names the cluster as well as the node.
 		CgroupRoot:       "drover/" + sc.ClusterName + "/" + name,
@@ -245,16 +250,14 @@ func nodeAddr(n *slurmconf.Node) string {
 	return n.Name
 }
 
-// controllerURL is the controller's REST address from SlurmctldHost.
-func controllerURL(sc *slurmconf.Config, scheme string) string {
-	host := "127.0.0.1"
-	if len(sc.SlurmctldHosts) > 0 {
-		host = sc.SlurmctldHosts[0].Name
-		if sc.SlurmctldHosts[0].Addr != "" {
-			host = sc.SlurmctldHosts[0].Addr
-		}
+// controllerURLs are the controllers' REST addresses, SlurmctldHost
+// order.
+func controllerURLs(sc *slurmconf.Config, scheme string) []string {
+	var out []string
+	for _, a := range sc.ControllerAddrs() {
+		out = append(out, scheme+"://"+a)
 	}
-	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort)))
+	return out
 }
 
 // confDir is where gres.conf sits next to slurm.conf.

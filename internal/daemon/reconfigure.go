@@ -105,6 +105,15 @@ func controllerConfig(v *viper.Viper, path string, logger *slog.Logger) (control
 	if cfg.JobSubmit, err = jobSubmitChain(sc, path, logger); err != nil {
 		return controller.Config{}, err
 	}
+	if len(sc.SlurmctldHosts) > 1 && embeddedAccounting(sc) {
+		if cfg.JobSubmit != nil {
+			cfg.JobSubmit.Close()
+		}
+		// Each controller would write what it accounted while leading
+		// into a file of its own, and sacct would answer from whichever
+		// leads: records must go where every controller writes.
+		return controller.Config{}, fmt.Errorf("%d SlurmctldHost lines: the embedded accounting store (AccountingStorageType=%s) keeps records on one controller's disk; replicated controllers write them to PostgreSQL (accounting_storage/pgsql) or keep none (accounting_storage/none)", len(sc.SlurmctldHosts), orDefault(sc.AccountingStorageType))
+	}
 	if cfg.Accounting, err = accountingStore(v, sc, cfg.StateDir); err != nil {
 		if cfg.JobSubmit != nil {
 			cfg.JobSubmit.Close()
@@ -139,6 +148,20 @@ func accountingStore(v *viper.Viper, sc *slurmconf.Config, stateDir string) (con
 		return nil, err
 	}
 	return acctdb.NewLazy(c), nil
+}
+
+// embeddedAccounting reports whether slurm.conf asks for the embedded
+// (SQLite) accounting store, explicitly or by default.
+func embeddedAccounting(sc *slurmconf.Config) bool {
+	c, on, err := acctdb.FromSettings(acctdb.Settings{Type: sc.AccountingStorageType, StateDir: "/"})
+	return err == nil && on && c.Kind == acctdb.SQLite
+}
+
+func orDefault(t string) string {
+	if t == "" {
+		return "accounting_storage/slurmdbd, the default"
+	}
+	return t
 }
 
 // settingList reads a list setting given as a YAML list or as a
@@ -224,24 +247,27 @@ func (l *liveController) leads() bool {
 // but cannot lead (its state would not catch up) hands leadership on.
 func (l *liveController) leading(lead bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	for l.swap {
 		l.changed.Wait()
 	}
-	if l.cur == nil {
+	g := l.cur
+	l.mu.Unlock()
+	// Not under l.mu: stopping the loops may wait on a write to the
+	// accounting store, and requests must not wait with it. A
+	// reconfigure that begins meanwhile closes g, which Lead and Follow
+	// allow for, and its successor asks the replica itself.
+	if g == nil {
 		return
 	}
 	if !lead {
-		l.cur.ctl.Follow()
+		g.ctl.Follow()
 		return
 	}
-	if err := l.cur.ctl.Lead(); err != nil {
+	if err := g.ctl.Lead(); err != nil && !errors.Is(err, controller.ErrClosed) {
 		l.logger.Error("elected, but cannot lead: handing leadership over", "err", err)
-		go func() {
-			if err := l.repl.log.Load().TransferLeadership(""); err != nil {
-				l.logger.Error("hand leadership over", "err", err)
-			}
-		}()
+		if err := l.repl.log.Load().TransferLeadership(""); err != nil {
+			l.logger.Error("hand leadership over", "err", err)
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/droverapi"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/replog"
@@ -103,8 +104,12 @@ func newReplication(sc *slurmconf.Config, self slurmconf.ControllerHost, stateDi
 		ID: self.Name, Members: members,
 		// A folder of the controller's own: slurmctld's backups share
 		// StateSaveLocation, and two replicas must never share files.
-		Dir:    filepath.Join(stateDir, "raft-"+self.Name),
-		Stream: stream, FailoverTimeout: sc.SlurmctldTimeout,
+		Dir: filepath.Join(stateDir, "raft-"+self.Name),
+		// The primary starts the cluster, and takes over the state of
+		// the single controller it was.
+		Bootstrap: self.Name == sc.SlurmctldHosts[0].Name,
+		Import:    controller.StatePath(stateDir),
+		Stream:    stream, FailoverTimeout: sc.SlurmctldTimeout,
 		Logger: logger, OnLeader: onLeader, OnFatal: onFatal,
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()

@@ -89,7 +89,7 @@ func startReplicaCluster(t *testing.T) *replicaCluster {
 		daemons = append(daemons, d)
 		fmt.Fprintf(&b, "SlurmctldHost=%s(%s)\n", d.name, d.addr)
 	}
-	fmt.Fprintf(&b, "SlurmctldPort=%d\nSlurmctldTimeout=4\nStateSaveLocation=%s/state\n"+
+	fmt.Fprintf(&b, "SlurmctldPort=%d\nSlurmctldTimeout=4\nAccountingStorageType=accounting_storage/none\nStateSaveLocation=%s/state\n"+
 		"NodeName=n1 NodeAddr=127.0.0.1 Port=%d CPUs=4 RealMemory=4000\nPartitionName=batch Nodes=n1 Default=YES State=UP\n", port, dir, freePort(t))
 	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -225,5 +225,124 @@ func TestReplicatedControllers(t *testing.T) {
 	id2, _ := submit(leader, 15*time.Second)
 	if code, _, _ := leader.do("GET", "job/"+id2, ""); code != 200 {
 		t.Errorf("job %s through the returned controller: HTTP %d", id2, code)
+	}
+}
+
+// Replicated controllers refuse the embedded accounting store: each
+// would keep the records of its own time as leader.
+func TestReplicatedControllersRefuseEmbeddedAccounting(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "slurm.conf")
+	body := fmt.Sprintf("ClusterName=ha\nSlurmctldHost=ctl1(127.0.0.1)\nSlurmctldHost=ctl2(127.0.0.2)\nSlurmctldPort=%d\nStateSaveLocation=%s/state\n"+
+		"NodeName=n1 CPUs=1\nPartitionName=batch Nodes=n1 Default=YES\n", freePort(t), dir)
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(conf)); err != nil {
+		t.Fatal(err)
+	}
+	v := daemon.Settings()
+	v.Set("conf", conf)
+	v.Set("name", "ctl1")
+	var logs bytes.Buffer
+	err := daemon.RunController(context.Background(), v, daemon.Logger(&logs, "info"), nil)
+	if err == nil || !strings.Contains(err.Error(), "accounting_storage/pgsql") {
+		t.Fatalf("started with the embedded store: %v", err)
+	}
+	// And a host that is none of the SlurmctldHost lines is refused.
+	v.Set("name", "elsewhere")
+	err = daemon.RunController(context.Background(), v, daemon.Logger(&logs, "info"), nil)
+	if err == nil || !strings.Contains(err.Error(), "not a valid controller") {
+		t.Fatalf("started as no controller: %v", err)
+	}
+}
+
+// A cluster that grows from one controller to three keeps its jobs: the
+// primary takes its single controller's state over when it first leads.
+func TestSingleControllerBecomesReplicated(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "slurm.conf")
+	port := freePort(t)
+	tail := fmt.Sprintf("SlurmctldPort=%d\nAccountingStorageType=accounting_storage/none\nStateSaveLocation=%s/state\n"+
+		"NodeName=n1 NodeAddr=127.0.0.1 Port=%d CPUs=4 RealMemory=4000\nPartitionName=batch Nodes=n1 Default=YES State=UP\n", port, dir, freePort(t))
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(conf)); err != nil {
+		t.Fatal(err)
+	}
+	daemons := []*replicaDaemon{}
+	for i := 1; i <= 3; i++ {
+		d := &replicaDaemon{name: fmt.Sprintf("ctl%d", i), addr: fmt.Sprintf("127.0.0.%d", i)}
+		d.sock = filepath.Join(dir, d.name+".sock")
+		daemons = append(daemons, d)
+	}
+	run := func(d *replicaDaemon) {
+		v := daemon.Settings()
+		v.Set("conf", conf)
+		v.Set("name", d.name)
+		v.Set("socket", d.sock)
+		v.Set("state-dir", filepath.Join(dir, "state-"+d.name))
+		ctx, cancel := context.WithCancel(context.Background())
+		d.cancel, d.done = cancel, make(chan error, 1)
+		ready := make(chan net.Addr, 1)
+		go func() {
+			d.done <- daemon.RunController(ctx, v, daemon.Logger(lockedWriter{&d.logs, &d.logMu}, "info"), func(a net.Addr) { ready <- a })
+		}()
+		select {
+		case <-ready:
+		case err := <-d.done:
+			t.Fatalf("%s did not start: %v\n%s", d.name, err, d.log())
+		}
+	}
+	stop := func(d *replicaDaemon) {
+		if d.cancel != nil {
+			d.cancel()
+			d.cancel = nil
+			if err := <-d.done; err != nil {
+				t.Errorf("%s: %v", d.name, err)
+			}
+		}
+	}
+	defer func() {
+		for _, d := range daemons {
+			stop(d)
+			if t.Failed() {
+				t.Logf("%s log:\n%s", d.name, d.log())
+			}
+		}
+	}()
+	// One controller, one job.
+	if err := os.WriteFile(conf, []byte("ClusterName=grow\nSlurmctldHost=ctl1(127.0.0.1)\n"+tail), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(daemons[0])
+	code, _, out := daemons[0].do("POST", "job/submit", `{"job":{"script":"#!/bin/sh\ntrue\n","hold":true,"environment":["PATH=/bin"],"current_working_directory":"/tmp"}}`)
+	if code != 200 {
+		t.Fatalf("submit: HTTP %d %v", code, out)
+	}
+	first := fmt.Sprint(out["job_id"])
+	stop(daemons[0])
+	// Three controllers, the first as before.
+	if err := os.WriteFile(conf, []byte("ClusterName=grow\nSlurmctldHost=ctl1(127.0.0.1)\nSlurmctldHost=ctl2(127.0.0.2)\nSlurmctldHost=ctl3(127.0.0.3)\n"+tail), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range daemons {
+		run(d)
+	}
+	for _, d := range daemons {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			code, _, out := d.do("GET", "job/"+first, "")
+			if code == 200 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s through %s after growing: HTTP %d %v", first, d.name, code, out)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	// And the next job id follows the old ones.
+	code, _, out = daemons[2].do("POST", "job/submit", `{"job":{"script":"#!/bin/sh\ntrue\n","hold":true,"environment":["PATH=/bin"],"current_working_directory":"/tmp"}}`)
+	if code != 200 || fmt.Sprint(out["job_id"]) == first {
+		t.Fatalf("submit after growing: HTTP %d %v (first job %s)", code, out, first)
 	}
 }

@@ -7,13 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 
 	"github.com/spf13/viper"
 
 	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/failover"
 	"github.com/droverhq/drover/internal/jwtauth"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/restapi"
@@ -40,11 +40,8 @@ func RunRestd(ctx context.Context, v *viper.Viper, logger *slog.Logger, listen [
 	if tlsClient != nil {
 		scheme = "https"
 	}
-	target, err := url.Parse(controllerURL(sc, scheme))
-	if err != nil {
-		return err
-	}
-	o := restd.Options{Controller: target, Logger: logger,
+	o := restd.Options{Controllers: controllerURLs(sc, scheme), Logger: logger,
+		Retry:     failover.Windows(sc.MessageTimeout, sc.SlurmctldTimeout),
 		Transport: tlsconf.Transport(http.DefaultTransport.(*http.Transport), tlsClient)}
 	types, _ := sc.Value("AuthAltTypes")
 	params, _ := sc.Value("AuthAltParameters")
@@ -103,7 +100,7 @@ func RunRestd(ctx context.Context, v *viper.Viper, logger *slog.Logger, listen [
 	for _, l := range ls {
 		addrs = append(addrs, l.Addr())
 	}
-	logger.Info("restd ready", "controller", target.String(), "listen", listen, "local_auth", o.Cluster != nil || o.Key != nil)
+	logger.Info("restd ready", "controllers", o.Controllers, "listen", listen, "local_auth", o.Cluster != nil || o.Key != nil)
 	if ready != nil {
 		ready(addrs)
 	}

@@ -80,6 +80,9 @@ func RunSack(ctx context.Context, v *viper.Viper, logger *slog.Logger, ready fun
 	if err != nil {
 		return err
 	}
+	if fetch != nil {
+		fetch.addControllers(sc)
+	}
 	ring, err := ClusterKey(v, sc, keyBase)
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/failover"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/proctrack"
@@ -37,8 +38,13 @@ type Config struct {
 	// (slurmd -Z): the controller makes it a dynamic node.
 	Dynamic string
 	Name    string
-	// ControllerURL is the controller's base URL (http://host:port).
-	ControllerURL string
+	// Controllers are the controllers' base URLs (http://host:port),
+	// SlurmctldHost order: each message goes to whichever is up, as
+	// slurmd reaches a backup slurmctld when the primary is down.
+	Controllers []string
+	// Retry bounds how long a message keeps trying the controllers
+	// (zero: failover's defaults, Slurm's).
+	Retry failover.Options
 	// Listen is the address to serve launches on (SlurmdPort).
 	Listen string
 	// Advertise is the address the controller should use (defaults to the
@@ -65,7 +71,7 @@ type Config struct {
 	// msgauth.DefaultTTL).
 	AuthTTL time.Duration
 	// TLSServer and TLSClient are TLSType=tls/s2n's: the daemon listens
-	// with its certificate and reaches the controller (ControllerURL is
+	// with its certificate and reaches the controller (Controllers are
 	// then https) trusting the cluster's CA. Nil: plain HTTP.
 	TLSServer, TLSClient *tls.Config
 	// PlugStack is plugstack.conf (none: no launch hooks); PluginDir
@@ -97,7 +103,10 @@ type Config struct {
 type Agent struct {
 	cfg    Config
 	logger *slog.Logger
+	// client sends to the controllers, ctl is the base URL its
+	// requests name (the first controller; the failover picks).
 	client *nodeproto.Client
+	ctl    string
 	// auth checks the controller's messages to this node.
 	auth    *msgauth.Verifier
 	tracker *proctrack.Tracker
@@ -146,9 +155,14 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("process tracking: %w", err)
 	}
+	signer := &msgauth.Signer{Keys: cfg.Keys, Issuer: msgauth.Node(cfg.Name), TTL: cfg.AuthTTL}
+	client, ctl, err := nodeproto.NewControllerClient(signer, cfg.TLSClient, cfg.Controllers, cfg.Retry)
+	if err != nil {
+		return nil, fmt.Errorf("controllers: %w", err)
+	}
 	a := &Agent{
 		cfg: cfg, logger: logger, tracker: tr,
-		client: nodeproto.NewClient(&msgauth.Signer{Keys: cfg.Keys, Issuer: msgauth.Node(cfg.Name), TTL: cfg.AuthTTL}, cfg.TLSClient),
+		client: client, ctl: ctl,
 		auth: &msgauth.Verifier{Keys: cfg.Keys, Audience: msgauth.Node(cfg.Name), MaxTTL: cfg.AuthTTL,
 			Since: time.Now(), Replay: msgauth.NewReplay()},
 		started:  time.Now(),
@@ -343,7 +357,9 @@ func (a *Agent) register(ctx context.Context) error {
 	}
 	a.mu.Unlock()
 	var reply nodeproto.RegisterReply
-	if err := a.client.Post(ctx, msgauth.Controller, a.cfg.ControllerURL+nodeproto.PathRegister, reg, &reply); err != nil {
+	// A registration the controller may have taken, sent again, tells
+	// it the same: safe to retry on another controller.
+	if err := a.client.Post(failover.Idempotent(ctx), msgauth.Controller, a.ctl+nodeproto.PathRegister, reg, &reply); err != nil {
 		return err
 	}
 	a.mu.Lock()
@@ -385,7 +401,7 @@ func (a *Agent) heartbeat(ctx context.Context) error {
 		hb.Running = append(hb.Running, id)
 	}
 	a.mu.Unlock()
-	return a.client.Post(ctx, msgauth.Controller, a.cfg.ControllerURL+nodeproto.PathHeartbeat, hb, nil)
+	return a.client.Post(failover.Idempotent(ctx), msgauth.Controller, a.ctl+nodeproto.PathHeartbeat, hb, nil)
 }
 
 // reportLoop delivers job ends until the controller acknowledges each.
@@ -404,7 +420,9 @@ func (a *Agent) reportLoop(ctx context.Context) {
 		}
 		a.mu.Unlock()
 		for _, d := range pending {
-			err := a.client.Post(ctx, msgauth.Controller, a.cfg.ControllerURL+nodeproto.PathJobDone, d, nil)
+			// Sent until acknowledged anyway: a second copy is one the
+			// controller already expects.
+			err := a.client.Post(failover.Idempotent(ctx), msgauth.Controller, a.ctl+nodeproto.PathJobDone, d, nil)
 			if err != nil {
 				a.logger.Debug("job end report failed, will retry", "job", d.JobID, "err", err)
 				break

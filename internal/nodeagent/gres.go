@@ -138,7 +138,7 @@ func (a *Agent) healthLoop(ctx context.Context) {
 		}
 		if len(pending) > 0 {
 			report := nodeproto.NodeHealth{Name: a.cfg.Name, Reason: strings.Join(pending, "; ")}
-			if err := a.client.Post(ctx, msgauth.Controller, a.cfg.ControllerURL+nodeproto.PathNodeHealth, report, nil); err != nil {
+			if err := a.client.Post(ctx, msgauth.Controller, a.ctl+nodeproto.PathNodeHealth, report, nil); err != nil {
 				a.logger.Warn("GPU failure not reported yet", "err", err)
 			} else {
 				pending = nil

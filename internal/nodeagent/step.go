@@ -1369,7 +1369,7 @@ func (s *step) reportUsage() {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := a.client.Post(ctx, msgauth.Controller, a.cfg.ControllerURL+nodeproto.PathStepDone, d, nil); err != nil {
+		if err := a.client.Post(ctx, msgauth.Controller, a.ctl+nodeproto.PathStepDone, d, nil); err != nil {
 			a.logger.Warn("report step usage", "job", d.JobID, "step", d.StepID, "err", err)
 		}
 	}()

@@ -74,7 +74,7 @@ func startAgent(t testing.TB, mod func(*Config)) *testAgent {
 	}))
 	t.Cleanup(ctrl.Close)
 	cfg := Config{
-		Name: "n1", ControllerURL: ctrl.URL, Listen: "127.0.0.1:0",
+		Name: "n1", Controllers: []string{ctrl.URL}, Listen: "127.0.0.1:0",
 		SpoolDir: t.TempDir(), CPUs: 2, Keys: clusterkey.NewHolder(clusterkey.FromSecret(testStepKey)),
 	}
 	if mod != nil {

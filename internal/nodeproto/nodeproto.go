@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/droverhq/drover/internal/failover"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/msgauth"
 	stepproto "github.com/droverhq/drover/internal/step/proto"
@@ -471,4 +472,55 @@ func Reply(w http.ResponseWriter, status int, v any) {
 // Fail writes an error answer.
 func Fail(w http.ResponseWriter, status int, err error) {
 	Reply(w, status, Error{Error: err.Error()})
+}
+
+// SignTransport signs each request it sends for Audience with Signer. A
+// token is single use (the receiver refuses a nonce seen before), so
+// under a transport that sends a request again (internal/failover) every
+// attempt must be signed here, below it, not once by Client.Post.
+type SignTransport struct {
+	Next     http.RoundTripper
+	Signer   *msgauth.Signer
+	Audience string
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *SignTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(io.LimitReader(req.Body, MaxBody+1))
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read request body: %w", err)
+		}
+		if len(b) > MaxBody {
+			return nil, fmt.Errorf("request body over %d bytes", MaxBody)
+		}
+		body = b
+	}
+	out := req.Clone(req.Context())
+	if body != nil {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.ContentLength = int64(len(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	if err := t.Signer.SignRequest(out, t.Audience, body); err != nil {
+		return nil, fmt.Errorf("sign request to %s: %w", t.Audience, err)
+	}
+	return t.Next.RoundTrip(out)
+}
+
+// NewControllerClient returns the client a daemon sends its messages to
+// the controllers with: each goes to whichever of controllers (base
+// URLs, SlurmctldHost order) is up (internal/failover), signed by s for
+// msgauth.Controller afresh on every attempt. Post it URLs under base,
+// the first controller.
+func NewControllerClient(s *msgauth.Signer, tlsClient *tls.Config, controllers []string, o failover.Options) (c *Client, base string, err error) {
+	plain := NewClient(nil, tlsClient)
+	ft, err := failover.New(&SignTransport{Next: plain.HTTP.Transport, Signer: s, Audience: msgauth.Controller}, controllers, o)
+	if err != nil {
+		return nil, "", err
+	}
+	plain.HTTP.Transport = ft
+	return plain, ft.Controllers()[0], nil
 }

@@ -39,6 +39,16 @@ type Config struct {
 	Members []Member
 	// Dir holds the raft log, its snapshots and the blob cache.
 	Dir string
+	// Bootstrap starts the cluster when this replica has no state: the
+	// first SlurmctldHost does, as Slurm's primary. The others wait for
+	// its leader to reach them, so that a controller added later, or one
+	// whose disk was replaced, joins the cluster instead of starting one.
+	Bootstrap bool
+	// Import is a single controller's state log (state.Log) to take over
+	// the first time this replica leads a cluster whose log holds no
+	// command yet: going from one controller to several keeps every
+	// job. The file is renamed with ".imported" once taken.
+	Import string
 	// Stream carries raft's connections.
 	Stream raft.StreamLayer
 	// FailoverTimeout bounds how long the controllers go without a
@@ -163,7 +173,7 @@ func Open(cfg Config, target state.FSM) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replog: %w", err)
 	}
-	if !has {
+	if !has && cfg.Bootstrap {
 		var servers []raft.Server
 		for _, m := range cfg.Members {
 			servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(m.ID), Address: raft.ServerAddress(m.Addr)})
@@ -198,6 +208,9 @@ func (l *Log) watch() {
 	for lead := range l.notify {
 		if lead {
 			l.stats.terms.Add(1)
+			if err := l.importLegacy(); err != nil {
+				l.cfg.Logger.Error("take over the single controller's state", "file", l.cfg.Import, "err", err)
+			}
 		}
 		if l.cfg.OnLeader != nil {
 			l.cfg.OnLeader(lead)
@@ -332,6 +345,41 @@ func (l *Log) Members() ([]Member, error) {
 		out = append(out, Member{ID: string(s.ID), Addr: string(s.Address)})
 	}
 	return out, nil
+}
+
+// SetMembers makes the cluster's voters members (leader only): those
+// missing are added, those no longer listed removed, one at a time as
+// raft changes configurations. It returns what it changed.
+func (l *Log) SetMembers(members []Member) (added, removed []string, err error) {
+	current, err := l.Members()
+	if err != nil {
+		return nil, nil, err
+	}
+	have := map[string]Member{}
+	for _, m := range current {
+		have[m.ID] = m
+	}
+	want := map[string]bool{}
+	for _, m := range members {
+		want[m.ID] = true
+		if h, ok := have[m.ID]; ok && h.Addr == m.Addr {
+			continue
+		}
+		if err := l.raft.AddVoter(raft.ServerID(m.ID), raft.ServerAddress(m.Addr), 0, 0).Error(); err != nil {
+			return added, removed, fmt.Errorf("replog: add %s: %w", m.ID, err)
+		}
+		added = append(added, m.ID)
+	}
+	for _, m := range current {
+		if want[m.ID] {
+			continue
+		}
+		if err := l.raft.RemoveServer(raft.ServerID(m.ID), 0, 0).Error(); err != nil {
+			return added, removed, fmt.Errorf("replog: remove %s: %w", m.ID, err)
+		}
+		removed = append(removed, m.ID)
+	}
+	return added, removed, nil
 }
 
 func (l *Log) member(id string) (Member, bool) {

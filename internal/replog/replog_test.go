@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -79,6 +80,7 @@ type replica struct {
 	log           *Log
 	fsm           *listFSM
 	leading       chan bool
+	importPath    string
 }
 
 type cluster struct {
@@ -89,6 +91,13 @@ type cluster struct {
 
 func newCluster(t *testing.T, n int, snapshotEvery int) *cluster {
 	t.Helper()
+	return newClusterWith(t, n, snapshotEvery, "")
+}
+
+// newClusterWith starts n replicas, the first of which takes over the
+// single controller's log at importPath.
+func newClusterWith(t *testing.T, n int, snapshotEvery int, importPath string) *cluster {
+	t.Helper()
 	c := &cluster{t: t}
 	for i := 0; i < n; i++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -96,6 +105,9 @@ func newCluster(t *testing.T, n int, snapshotEvery int) *cluster {
 			t.Fatal(err)
 		}
 		r := &replica{id: fmt.Sprintf("ctl%d", i), addr: ln.Addr().String(), dir: t.TempDir(), ln: ln}
+		if i == 0 {
+			r.importPath = importPath
+		}
 		c.replicas = append(c.replicas, r)
 		c.members = append(c.members, Member{ID: r.id, Addr: r.addr})
 	}
@@ -133,6 +145,7 @@ func (c *cluster) start(r *replica, snapshotEvery int) {
 	r.leading = make(chan bool, 64)
 	r.log, err = Open(Config{
 		ID: r.id, Members: c.members, Dir: r.dir, Stream: r.stream, FailoverTimeout: 2 * time.Second,
+		Bootstrap: r == c.replicas[0], Import: r.importPath,
 		SnapshotEvery: snapshotEvery, Logger: slog.New(slog.DiscardHandler),
 		OnLeader: func(b bool) { r.leading <- b },
 		OnFatal:  func(err error) { c.t.Errorf("%s: fatal: %v", r.id, err) },
@@ -424,5 +437,89 @@ func TestRaftPortRefusesOthers(t *testing.T) {
 	}
 	if s := try(&msgauth.Signer{Keys: testKeys, Issuer: msgauth.Controller}); !strings.HasPrefix(s, "101") {
 		t.Errorf("controller token: %s", s)
+	}
+}
+
+// Going from one controller to three: the first replica takes the single
+// controller's log over, blobs included, and every replica gets it.
+func TestImportsTheSingleControllersLog(t *testing.T) {
+	path := t.TempDir() + "/drover-state.db"
+	single := &listFSM{}
+	old, err := state.Open(path, single, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := 1; i <= 30; i++ {
+		if _, err := old.ApplyWithBlobs(ctx, []byte(fmt.Sprintf("old %d", i)), []state.Blob{{Key: fmt.Sprintf("s%d", i), Data: []byte("script")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+	c := newClusterWith(t, 3, 0, path)
+	lead := c.leader()
+	if lead != c.replicas[0] {
+		t.Fatalf("%s leads: only the first replica starts the cluster", lead.id)
+	}
+	c.converge(30)
+	apply(t, lead, "new 31")
+	c.converge(31)
+	for _, r := range c.replicas {
+		if got := r.fsm.list(); got[0] != "old 1" || got[29] != "old 30" || got[30] != "new 31" {
+			t.Errorf("%s holds %v", r.id, got)
+		}
+		if b, err := r.log.Blob("s17"); err != nil || string(b) != "script" {
+			t.Errorf("%s: imported blob: %q %v", r.id, b, err)
+		}
+	}
+	if _, err := os.Stat(path + ".imported"); err != nil {
+		t.Errorf("the single controller's log was not set aside: %v", err)
+	}
+	// A restart does not import again (the file is set aside), and the
+	// state survives from the replicated log.
+	c.stop(lead)
+	c.start(lead, 0)
+	c.converge(31)
+}
+
+// A controller added to slurm.conf joins through the leader; one taken
+// out leaves.
+func TestSetMembers(t *testing.T) {
+	c := newCluster(t, 3, 0)
+	lead := c.leader()
+	apply(t, lead, "r1")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := &replica{id: "ctl3", addr: ln.Addr().String(), dir: t.TempDir(), ln: ln}
+	c.replicas = append(c.replicas, extra)
+	members := append(append([]Member{}, c.members...), Member{ID: extra.id, Addr: extra.addr})
+	c.members = members
+	c.start(extra, 0)
+	added, removed, err := lead.log.SetMembers(members)
+	if err != nil || fmt.Sprint(added) != "[ctl3]" || len(removed) != 0 {
+		t.Fatalf("add: %v %v %v", added, removed, err)
+	}
+	c.converge(1)
+	var gone *replica
+	for _, r := range c.replicas[:3] {
+		if r != lead {
+			gone = r
+			break
+		}
+	}
+	var keep []Member
+	for _, m := range members {
+		if m.ID != gone.id {
+			keep = append(keep, m)
+		}
+	}
+	added, removed, err = lead.log.SetMembers(keep)
+	if err != nil || len(added) != 0 || fmt.Sprint(removed) != "["+gone.id+"]" {
+		t.Fatalf("remove: %v %v %v", added, removed, err)
+	}
+	if st := lead.log.Stats(); st.Voters != 3 {
+		t.Errorf("voters %d, want 3", st.Voters)
 	}
 }

@@ -12,6 +12,7 @@ package restd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/droverhq/drover/internal/failover"
 	"github.com/droverhq/drover/internal/jwtauth"
 	"github.com/droverhq/drover/internal/msgauth"
 	"github.com/droverhq/drover/internal/restapi"
@@ -31,8 +33,17 @@ import (
 
 // Options configure a proxy.
 type Options struct {
-	// Controller is the controller's REST address (http://host:port).
+	// Controller is the controller's REST address (http://host:port),
+	// for a proxy to one controller (a follower forwarding to its
+	// leader, whose Transport picks the host).
 	Controller *url.URL
+	// Controllers, when set, replace Controller: every controller's REST
+	// address in SlurmctldHost order, each request going to whichever is
+	// up (internal/failover), as slurmrestd's do.
+	Controllers []string
+	// Retry bounds how long a request keeps trying them (zero:
+	// failover's defaults, Slurm's).
+	Retry failover.Options
 	// Cluster signs the credentials of the unix socket's callers with
 	// the cluster key (nil: Key is used instead).
 	Cluster *msgauth.Signer
@@ -42,11 +53,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Now replaces time.Now in tests.
 	Now func() time.Time
-	// Transport reaches the controller (nil: http.DefaultTransport).
+	// Transport reaches a controller (nil: http.DefaultTransport).
 	Transport http.RoundTripper
 	// AllPaths forwards every request, the node daemons' protocol and
-	// Drover's additions included: a controller that follows forwards
-	// all it gets to the one that leads.
+	// Drover's additions included, and the cluster's own credentials
+	// (X-Drover-Auth) as they come: a controller that follows forwards
+	// all it gets to the one that leads, which checks them.
 	AllPaths bool
 	// GatewayStatus is the HTTP status of the answer when the controller
 	// cannot be reached (0: 500, as slurmrestd answers).
@@ -65,10 +77,30 @@ func Handler(o Options) http.Handler {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	next := o.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
 	p := &proxy{o: o, tokens: map[uint32]cachedToken{}}
+	// The unix socket callers' credentials are single use: they are
+	// signed below the failover, afresh for each controller tried.
+	var rt http.RoundTripper = &vouchTransport{p: p, next: next}
+	target := o.Controller
+	if len(o.Controllers) > 0 {
+		ft, err := failover.New(rt, o.Controllers, o.Retry)
+		if err == nil {
+			rt = ft
+			target, err = url.Parse(ft.Controllers()[0])
+		}
+		if err != nil {
+			// Addresses that are not URLs: every request fails saying
+			// so, as one to an unreachable controller does.
+			rt, target = failedTransport{err}, &url.URL{Scheme: "http", Host: "controller"}
+		}
+	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(o.Controller)
+			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -85,10 +117,15 @@ func Handler(o Options) http.Handler {
 		},
 		// Job listings are written as they are made: pass them on so.
 		FlushInterval: -1,
-		Transport:     o.Transport,
+		Transport:     rt,
 	}
 	return p
 }
+
+// failedTransport fails every request with err.
+type failedTransport struct{ err error }
+
+func (f failedTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
 
 type proxy struct {
 	o  Options
@@ -121,10 +158,12 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del("X-SLURM-USER-TOKEN")
 		r.Header.Del(msgauth.Header)
 		if p.o.Cluster != nil {
-			if err := p.vouch(r, cred.Uid, cred.Gid); err != nil {
+			if err := keepBody(r); err != nil {
 				p.refuse(w, r, err)
 				return
 			}
+			u := msgauth.UserID{UID: cred.Uid, GID: cred.Gid, Name: p.names.Name(cred.Uid)}
+			r = r.WithContext(context.WithValue(r.Context(), vouchKey{}, u))
 			break
 		}
 		tok, err := p.tokenFor(cred.Uid)
@@ -134,9 +173,9 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Header.Set("X-SLURM-USER-TOKEN", tok)
 	case p.o.AllPaths && r.Header.Get(msgauth.Header) != "":
-		// A follower controller forwarding a TCP client's credential
-		// from its host's credential service: it is bound to this very
-		// request, and the leader checks it as if it had come there.
+		// A node daemon's message, or a user credential of a host's
+		// credential service, for the controller to check: both are
+		// bound to this very request, and pass as they are.
 	case r.Header.Get("X-SLURM-USER-TOKEN") == "" && r.Header.Get("Authorization") == "":
 		// The controller trusts a bare user name from its own host
 		// only; from here it would be anyone's word.
@@ -146,26 +185,58 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.rp.ServeHTTP(w, r)
 }
 
-// vouch signs, with the cluster key, a credential of uid and gid for r
-// as it will be forwarded.
-func (p *proxy) vouch(r *http.Request, uid, gid uint32) error {
+// keepBody reads r's body, which a credential is signed for, refusing
+// one the controller would not take.
+func keepBody(r *http.Request) error {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, restapi.MaxBody+1))
+	if err != nil || len(b) > restapi.MaxBody {
+		return fmt.Errorf("%w: request body unreadable or over %d bytes", jwtauth.ErrInvalid, restapi.MaxBody)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.ContentLength = int64(len(b))
+	return nil
+}
+
+// vouchKey carries, in a forwarded request's context, the unix socket
+// caller (msgauth.UserID) vouchTransport signs a credential of.
+type vouchKey struct{}
+
+// vouchTransport signs, with the cluster key, a credential of the unix
+// socket's caller for each request it sends, as the request goes.
+type vouchTransport struct {
+	p    *proxy
+	next http.RoundTripper
+}
+
+func (t *vouchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	u, ok := r.Context().Value(vouchKey{}).(msgauth.UserID)
+	if !ok {
+		return t.next.RoundTrip(r)
+	}
 	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
-		b, err := io.ReadAll(io.LimitReader(r.Body, restapi.MaxBody+1))
-		if err != nil || len(b) > restapi.MaxBody {
-			return fmt.Errorf("%w: request body unreadable or over %d bytes", jwtauth.ErrInvalid, restapi.MaxBody)
+		b, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read request body: %w", err)
 		}
 		body = b
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		r.ContentLength = int64(len(b))
 	}
-	u := msgauth.UserID{UID: uid, GID: gid, Name: p.names.Name(uid)}
-	cred, err := p.o.Cluster.SignUser(u, msgauth.Controller, r.Method, r.URL.RequestURI(), msgauth.BodyHash(body))
+	cred, err := t.p.o.Cluster.SignUser(u, msgauth.Controller, r.Method, r.URL.RequestURI(), msgauth.BodyHash(body))
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("vouch for uid %d: %w", u.UID, err)
 	}
-	r.Header.Set(msgauth.Header, cred)
-	return nil
+	out := r.Clone(r.Context())
+	if body != nil {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.ContentLength = int64(len(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	out.Header.Set(msgauth.Header, cred)
+	return t.next.RoundTrip(out)
 }
 
 // public reports whether path is part of the slurmrestd API rather than

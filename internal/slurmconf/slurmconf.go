@@ -28,6 +28,8 @@ package slurmconf
 import (
 	"fmt"
 	"math"
+	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -217,6 +219,29 @@ func (c *Config) Value(key string) (value string, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// ControllerAddrs are the host:port of every SlurmctldHost (its
+// address, else its name, at SlurmctldPort) in slurm.conf's order, the
+// primary first, as Slurm's clients try them; duplicates are dropped, and
+// with none it is the local host's.
+func (c *Config) ControllerAddrs() []string {
+	port := strconv.Itoa(int(c.SlurmctldPort))
+	var out []string
+	for _, h := range c.SlurmctldHosts {
+		host := h.Name
+		if h.Addr != "" {
+			host = h.Addr
+		}
+		a := net.JoinHostPort(host, port)
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{net.JoinHostPort("127.0.0.1", port)}
+	}
+	return out
 }
 
 // Node returns the node named name, or nil.

@@ -288,6 +288,35 @@ func TestLegacyController(t *testing.T) {
 	}
 }
 
+func TestControllerAddrs(t *testing.T) {
+	tests := map[string]struct {
+		text string
+		want []string
+	}{
+		"in order, address before name": {
+			text: "SlurmctldHost=c1(10.0.0.1)\nSlurmctldHost=c2\nSlurmctldHost=c3(fe80::3)\nSlurmctldPort=7000\n",
+			want: []string{"10.0.0.1:7000", "c2:7000", "[fe80::3]:7000"},
+		},
+		"default port": {text: "SlurmctldHost=c1\n", want: []string{"c1:6817"}},
+		"same address twice": {
+			text: "SlurmctldHost=c1(10.0.0.1)\nSlurmctldHost=c2(10.0.0.1)\n",
+			want: []string{"10.0.0.1:6817"},
+		},
+		"legacy backup": {
+			text: "ControlMachine=m1\nBackupController=m2\nBackupAddr=10.0.0.2\n",
+			want: []string{"m1:6817", "10.0.0.2:6817"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := mustParse(t, "ClusterName=c\n"+tc.text)
+			if diff := cmp.Diff(tc.want, c.ControllerAddrs()); diff != "" {
+				t.Errorf("ControllerAddrs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestNodes(t *testing.T) {
 	tests := map[string]struct {
 		text     string

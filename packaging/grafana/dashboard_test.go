@@ -163,7 +163,7 @@ func nodeMetrics(t *testing.T) map[string]*dto.MetricFamily {
 		nodeproto.Reply(w, http.StatusOK, struct{}{})
 	}))
 	t.Cleanup(ctrl.Close)
-	a, err := nodeagent.New(nodeagent.Config{Name: "n1", ControllerURL: ctrl.URL, Listen: "127.0.0.1:0", SpoolDir: t.TempDir(), CPUs: 2,
+	a, err := nodeagent.New(nodeagent.Config{Name: "n1", Controllers: []string{ctrl.URL}, Listen: "127.0.0.1:0", SpoolDir: t.TempDir(), CPUs: 2,
 		Keys: clusterkey.NewHolder(clusterkey.FromSecret(ctltest.Key)), Gres: &gpuFault{}, HealthInterval: 10 * time.Millisecond},
 		slog.New(slog.DiscardHandler))
 	if err != nil {

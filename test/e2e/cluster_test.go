@@ -136,6 +136,10 @@ type ClusterOptions struct {
 	// testutil.Net): ctl at 10.200.0.1, node nI at 10.200.0.1I, login at
 	// 10.200.0.100. Commands then run on a host (RunOn).
 	Hosts bool
+	// Controllers, above 1, replicates the controller: ctl1..ctlN on
+	// hosts of their own (10.200.0.1..N, Hosts implied), each with its
+	// own state folder, listed in order as SlurmctldHost lines.
+	Controllers int
 }
 
 // Cluster is a running controller and node daemons.
@@ -174,6 +178,9 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 	if o.CPUs == 0 {
 		o.CPUs = 8
 	}
+	if o.Controllers > 1 {
+		o.Hosts = true
+	}
 	dir := t.TempDir()
 	c := &Cluster{t: t, Dir: dir, nodes: map[string]*exec.Cmd{}, opts: o, shimPath: filepath.Join(binDir, "shims"), hostDaemon: map[string]string{}}
 	if o.Hosts {
@@ -189,8 +196,15 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 	var b strings.Builder
 	ctlHost, nodeAddr := "localhost(127.0.0.1)", func(int) string { return "127.0.0.1" }
 	if o.Hosts {
-		ctlHost, nodeAddr = "ctl("+c.hosts["ctl"].Addr+")", func(i int) string { return c.hosts["n"+strconv.Itoa(i)].Addr }
+		ctlHost, nodeAddr = "ctl("+c.hosts[c.ControllerNames()[0]].Addr+")", func(i int) string { return c.hosts["n"+strconv.Itoa(i)].Addr }
 		b.WriteString("SrunPortRange=60001-60999\n")
+	}
+	if o.Controllers > 1 {
+		var hosts []string
+		for _, name := range c.ControllerNames() {
+			hosts = append(hosts, name+"("+c.hosts[name].Addr+")")
+		}
+		ctlHost = strings.Join(hosts, "\nSlurmctldHost=")
 	}
 	fmt.Fprintf(&b, "ClusterName=%s\nSlurmctldHost=%s\nSlurmctldPort=%d\n", c.Name, ctlHost, ports[0])
 	fmt.Fprintf(&b, "StateSaveLocation=%s/state\nSlurmdSpoolDir=%s/spool/%%n\n", dir, dir)
@@ -222,7 +236,9 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 	if o.TLS {
 		ctl, nodes, rest := []string{"127.0.0.1", "localhost"}, []string{"127.0.0.1"}, []string{"127.0.0.1"}
 		if o.Hosts {
-			ctl = append(ctl, "ctl", c.hosts["ctl"].Addr)
+			for _, name := range c.ControllerNames() {
+				ctl = append(ctl, name, c.hosts[name].Addr)
+			}
 			rest = append(rest, c.hosts["rest"].Addr)
 			for i := 1; i <= o.Nodes; i++ {
 				nodes = append(nodes, nodeAddr(i))
@@ -331,8 +347,16 @@ func (c *Cluster) daemon(name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// StartController starts (or restarts) the controller process.
+// StartController starts (or restarts) the controller process, or every
+// replicated controller.
 func (c *Cluster) StartController() {
+	if c.opts.Controllers > 1 {
+		for _, name := range c.ControllerNames() {
+			c.StartCtl(name)
+		}
+		c.waitSocket()
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ctl = c.daemon("controller", "controller", "--conf", c.Conf)
@@ -430,16 +454,38 @@ func (c *Cluster) Stop() {
 }
 
 func (c *Cluster) waitSocket() {
-	sock := filepath.Join(c.Dir, "state", "drover.sock")
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		if conn, err := net.DialTimeout("unix", sock, 200*time.Millisecond); err == nil {
-			conn.Close()
+		if _, ok := c.liveSocket(); ok {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	c.t.Fatalf("the controller does not answer on %s", sock)
+	c.t.Fatalf("no controller answers on its socket")
+}
+
+// socket is the unix socket of the controller (of the first that
+// answers, when they are replicated: the others forward to the leader).
+func (c *Cluster) socket() string {
+	sock, _ := c.liveSocket()
+	return sock
+}
+
+func (c *Cluster) liveSocket() (string, bool) {
+	socks := []string{filepath.Join(c.Dir, "state", "drover.sock")}
+	if c.opts.Controllers > 1 {
+		socks = socks[:0]
+		for _, name := range c.ControllerNames() {
+			socks = append(socks, c.ctlSocket(name))
+		}
+	}
+	for _, sock := range socks {
+		if conn, err := net.DialTimeout("unix", sock, 200*time.Millisecond); err == nil {
+			conn.Close()
+			return sock, true
+		}
+	}
+	return socks[0], false
 }
 
 func (c *Cluster) waitPort(port int) {
@@ -517,7 +563,7 @@ func (c *Cluster) Submit(stdin string, args ...string) string {
 // Client returns a REST client to the controller.
 func (c *Cluster) Client() *v0044.Client {
 	c.t.Helper()
-	cl, err := connect.Client(connect.Target{Socket: filepath.Join(c.Dir, "state", "drover.sock")}, "root")
+	cl, err := connect.Client(connect.Target{Socket: c.socket()}, "root")
 	must(c.t, err)
 	return cl
 }
@@ -525,7 +571,7 @@ func (c *Cluster) Client() *v0044.Client {
 // SocketClient is an HTTP client of the controller's unix socket, where
 // the kernel says who asks (root, here): requests go to http://localhost.
 func (c *Cluster) SocketClient() *http.Client {
-	sock := filepath.Join(c.Dir, "state", "drover.sock")
+	sock := c.socket()
 	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", sock)

@@ -26,9 +26,11 @@ func (c *Cluster) makeHosts() {
 	must(c.t, os.Chmod(filepath.Join(dir, "cache"), 0o777))
 	c.net = testutil.NewNet(c.t)
 	c.hosts = map[string]*testutil.Host{
-		"ctl":   c.net.AddHost("ctl", 1),
 		"login": c.net.AddHost("login", 100),
 		"rest":  c.net.AddHost("rest", 50),
+	}
+	for i, name := range c.ControllerNames() {
+		c.hosts[name] = c.net.AddHost(name, 1+i)
 	}
 	for i := 1; i <= c.opts.Nodes; i++ {
 		name := "n" + strconv.Itoa(i)

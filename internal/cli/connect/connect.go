@@ -1,10 +1,11 @@
 // Package connect builds a drop-in command's environment: it finds the
 // controller from slurm.conf (SLURM_CONF) and Drover's settings, and makes
 // the generated slurmrestd client that is the commands' only way to it.
-// On the controller's host the unix socket is used, authenticated by the
+// On a controller's host the unix socket is used, authenticated by the
 // peer's credentials; elsewhere TCP, each request carrying a credential
 // of the host's credential service (internal/sack), or the user's auth/jwt
-// token when SLURM_JWT is set.
+// token when SLURM_JWT is set. Over TCP every SlurmctldHost is tried, the
+// one that answered last first (internal/failover).
 package connect
 
 import (
@@ -30,6 +31,7 @@ import (
 
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/jobstream"
+	"github.com/droverhq/drover/internal/failover"
 	"github.com/droverhq/drover/internal/fieldsel"
 	"github.com/droverhq/drover/internal/sack"
 	"github.com/droverhq/drover/internal/slurmconf"
@@ -42,8 +44,15 @@ import (
 type Target struct {
 	// Socket is the controller's unix socket, when reachable.
 	Socket string
-	// URL is the controller's TCP address (http://host:port).
+	// URL is the first controller's TCP address (http://host:port):
+	// Controllers[0] when there are several.
 	URL string
+	// Controllers are every controller's TCP address, SlurmctldHost
+	// order (primary first); nil: URL alone.
+	Controllers []string
+	// Retry bounds how long a request keeps trying the controllers
+	// (zero: failover's defaults, Slurm's).
+	Retry failover.Options
 	// Sack is the host's credential service, which vouches for the
 	// caller over TCP (empty: none; SLURM_JWT or the socket then).
 	Sack string
@@ -65,11 +74,16 @@ func (t Target) TLS() (*tls.Config, error) {
 	return tlsconf.Config{Enabled: true, CAFile: t.TLSCA}.Client()
 }
 
-// Resolve finds the controller: DROVER_SOCKET / DROVER_URL first, then
-// slurm.conf (SLURM_CONF, or the one the commands were installed with),
-// then DROVER_REST_URL, then /etc/slurm/slurm.conf.
+// Resolve finds the controller: DROVER_SOCKET / DROVER_URL (one URL, or
+// several separated by commas) first, then slurm.conf (SLURM_CONF, or the
+// one the commands were installed with), then DROVER_REST_URL, then
+// /etc/slurm/slurm.conf.
 func Resolve() (Target, error) {
-	t := Target{Socket: os.Getenv("DROVER_SOCKET"), URL: os.Getenv("DROVER_URL"), Sack: os.Getenv(sack.EnvSocket)}
+	t := Target{Socket: os.Getenv("DROVER_SOCKET"), Sack: os.Getenv(sack.EnvSocket)}
+	t.Controllers = splitURLs(os.Getenv("DROVER_URL"))
+	if len(t.Controllers) > 0 {
+		t.URL = t.Controllers[0]
+	}
 	if t.Socket != "" || t.URL != "" {
 		return t, nil
 	}
@@ -91,20 +105,17 @@ func Resolve() (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
-	host := "127.0.0.1"
-	if len(sc.SlurmctldHosts) > 0 {
-		host = sc.SlurmctldHosts[0].Name
-		if a := sc.SlurmctldHosts[0].Addr; a != "" {
-			host = a
-		}
-	}
 	typ, _ := sc.Value("TLSType")
 	params, _ := sc.Value("TLSParameters")
 	tc, err := tlsconf.FromSlurm(typ, params, path)
 	if err != nil {
 		return Target{}, err
 	}
-	t.URL = tc.Scheme() + "://" + net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort)))
+	for _, a := range sc.ControllerAddrs() {
+		t.Controllers = append(t.Controllers, tc.Scheme()+"://"+a)
+	}
+	t.URL = t.Controllers[0]
+	t.Retry = failover.Windows(sc.MessageTimeout, sc.SlurmctldTimeout)
 	t.Sack = sack.Socket(sc.ClusterName)
 	if tc.Enabled {
 		t.TLSCA = tc.CAFile
@@ -117,34 +128,64 @@ func Resolve() (Target, error) {
 	if socket := filepath.Join(sc.StateSaveLocation, "drover.sock"); controllerHere(sc) {
 		if st, err := os.Stat(socket); err == nil && st.Mode()&os.ModeSocket != 0 {
 			t.Socket = socket
+			if !reachable(socket) && (os.Getenv("SLURM_JWT") != "" || reachable(t.Sack)) {
+				// The controller of this host is down: the others are
+				// reached over TCP, vouched for as any host's callers.
+				t.Socket = ""
+			}
 		}
 	}
 	return t, nil
 }
 
-// controllerHere reports whether this host is the controller's (its
-// first SlurmctldHost by name, or a loopback address): only there is the
-// controller's unix socket the controller's own. Hosts that share a file
-// system with the controller (several test hosts, a login host mounting
-// the state folder) go over the network as a real host would.
+// splitURLs reads DROVER_URL: URLs separated by commas.
+func splitURLs(s string) []string {
+	var out []string
+	for _, u := range strings.Split(s, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// reachable reports whether a unix socket ("@name": abstract) accepts a
+// connection now. A controller that stopped without removing its socket
+// leaves the file behind, refusing.
+func reachable(socket string) bool {
+	conn, err := net.DialTimeout("unix", socket, time.Second)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
+// controllerHere reports whether this host is a controller's (any
+// SlurmctldHost by name, or a loopback address): only there is the
+// controller's unix socket the controller's own, each controller keeping
+// its own in its StateSaveLocation. Hosts that share a file system with
+// the controller (several test hosts, a login host mounting the state
+// folder) go over the network as a real host would.
 func controllerHere(sc *slurmconf.Config) bool {
 	if len(sc.SlurmctldHosts) == 0 {
 		return true
 	}
-	h := sc.SlurmctldHosts[0]
-	if h.Name == "localhost" {
-		return true
-	}
-	if ip := net.ParseIP(h.Addr); ip != nil && ip.IsLoopback() {
-		return true
-	}
 	me, err := os.Hostname()
-	if err != nil {
-		return false
-	}
 	short, _, _ := strings.Cut(me, ".")
-	name, _, _ := strings.Cut(h.Name, ".")
-	return short == name
+	for _, h := range sc.SlurmctldHosts {
+		if h.Name == "localhost" {
+			return true
+		}
+		if ip := net.ParseIP(h.Addr); ip != nil && ip.IsLoopback() {
+			return true
+		}
+		name, _, _ := strings.Cut(h.Name, ".")
+		if err == nil && short == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Client returns the generated client for a target.
@@ -179,11 +220,19 @@ func (u userSource45) User(ctx context.Context, _ v0045.OperationName) (v0045.Us
 
 // transports holds one transport per target, shared by the generated
 // client and Call: a command's requests then go over one kept-alive
-// connection instead of a new one each (srun makes several in a row).
-var transports sync.Map // Target -> http.RoundTripper
+// connection instead of a new one each (srun makes several in a row),
+// and all go first to the controller that answered last.
+var transports sync.Map // Target.key() -> http.RoundTripper
 
+// key is t as a map key (a Target, holding a slice, is not one).
+func (t Target) key() string { return fmt.Sprintf("%#v", t) }
+
+// transport is the stack under the generated client: the failover
+// across the controllers, above the credential service's transport, so
+// that each attempt carries a credential of its own (they are single
+// use), above TLS.
 func transport(t Target) http.RoundTripper {
-	if rt, ok := transports.Load(t); ok {
+	if rt, ok := transports.Load(t.key()); ok {
 		return rt.(http.RoundTripper)
 	}
 	var rt http.RoundTripper = http.DefaultTransport
@@ -197,6 +246,10 @@ func transport(t Target) http.RoundTripper {
 	if t.Socket == "" && t.Sack != "" && os.Getenv("SLURM_JWT") == "" {
 		rt = &sack.Transport{Next: rt, Client: sack.NewClient(t.Sack)}
 	}
+	urls := t.Controllers
+	if len(urls) == 0 {
+		urls = []string{t.URL}
+	}
 	if t.Socket != "" {
 		sock := t.Socket
 		rt = &http.Transport{
@@ -207,10 +260,25 @@ func transport(t Target) http.RoundTripper {
 			MaxIdleConnsPerHost: 4,
 			IdleConnTimeout:     90 * time.Second,
 		}
+		// The one controller of this host: a standby answer is still
+		// waited out, as the election ends.
+		urls = []string{t.base()}
 	}
-	got, _ := transports.LoadOrStore(t, rt)
+	if ft, err := failover.New(rt, urls, t.Retry); err == nil {
+		rt = ft
+	} else {
+		// No usable address (a DROVER_URL that is not one): the
+		// request fails saying why.
+		rt = failedTransport{err}
+	}
+	got, _ := transports.LoadOrStore(t.key(), rt)
 	return got.(http.RoundTripper)
 }
+
+// failedTransport fails every request with err.
+type failedTransport struct{ err error }
+
+func (f failedTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
 
 // base is the URL requests to t are made under.
 func (t Target) base() string {
@@ -264,7 +332,9 @@ func Env(prog string) (*clienv.Env, error) {
 	if err != nil {
 		// Commands that need no controller (scontrol show hostnames, -V)
 		// still work; the rest report the failure to connect.
-		t = Target{URL: "http://127.0.0.1:6817"}
+		// Nothing to wait for: one try, which fails as Slurm's
+		// commands do without their configuration.
+		t = Target{URL: "http://127.0.0.1:6817", Retry: failover.Options{ConnectWindow: time.Nanosecond}}
 	}
 	c, err := Client(t, me.Name)
 	if err != nil {
