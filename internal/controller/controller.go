@@ -401,7 +401,8 @@ type store interface {
 type fsmAdapter Controller
 
 // ReleasedBlobs names the blobs a purge made unneeded, so that every
-// replica deletes the scripts of the jobs it forgot.
+// replica deletes the scripts of the jobs it forgot; and those a
+// repeated submission stored for no job (ctlstate.Result.Repeated).
 func (a *fsmAdapter) ReleasedBlobs(res any) []string {
 	r, _ := res.(ctlstate.Result)
 	return scriptBlobKeys(r.Unreferenced)

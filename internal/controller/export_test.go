@@ -66,3 +66,7 @@ func (c *Controller) CheckJobStats() error {
 	defer c.mu.RUnlock()
 	return c.st.CheckJobStats()
 }
+
+// BlobKeys lists the keys of the blobs (scripts and environments) the
+// state store holds.
+func (c *Controller) BlobKeys() ([]string, error) { return c.log.BlobKeys() }

@@ -49,7 +49,9 @@ type SubmitResult struct {
 }
 
 // Submit validates, fills defaults and durably queues a job, as
-// job_allocate/_job_create in slurmctld do.
+// job_allocate/_job_create in slurmctld do. When ctx names a client
+// request (WithRequestID) that who already submitted within
+// ctlstate.RequestTTL, it makes no job and answers the first one.
 func (c *Controller) Submit(ctx context.Context, who Identity, sub Submission) (SubmitResult, error) {
 	return c.submit(ctx, who, []Submission{sub}, false)
 }
@@ -79,6 +81,10 @@ type preparedJob struct {
 }
 
 func (c *Controller) submit(ctx context.Context, who Identity, subs []Submission, het bool) (SubmitResult, error) {
+	req := requestKey(ctx, who)
+	if res, ok := c.submittedFor(req); ok {
+		return res, nil
+	}
 	preps := make([]preparedJob, 0, len(subs))
 	var blobs []state.Blob
 	var msgs []string
@@ -93,7 +99,11 @@ func (c *Controller) submit(ctx context.Context, who Identity, subs []Submission
 			msgs = append(msgs, p.userMsg)
 		}
 	}
+	userMsg := strings.Join(msgs, "\n")
 	cmd := &ctlstate.Command{Op: ctlstate.OpSubmit, Submit: preps[0].cmd}
+	if req != nil {
+		cmd.Request = &ctlstate.ClientRequest{RequestKey: *req, UserMsg: userMsg}
+	}
 	if het {
 		cmd.Submit = nil
 		for _, p := range preps {
@@ -103,6 +113,17 @@ func (c *Controller) submit(ctx context.Context, who Identity, subs []Submission
 	res, err := c.proposeWithBlobs(ctx, cmd, blobs)
 	if err != nil {
 		return SubmitResult{}, err
+	}
+	if res.Repeated != nil {
+		// Another try of the request reached the log first, and this
+		// one's scripts belong to no job. The replicated log deletes
+		// them on every replica (fsmAdapter.ReleasedBlobs); a
+		// controller's own log leaves that to the proposer, as for a
+		// purge.
+		if err := c.deleteScripts(res.Unreferenced); err != nil {
+			c.logger.Warn("delete the scripts of a repeated submission", "err", err)
+		}
+		return c.repeatedResult(*res.Repeated), nil
 	}
 	first := preps[0].cmd
 	c.mu.Lock()
@@ -127,7 +148,7 @@ func (c *Controller) submit(ctx context.Context, who Identity, subs []Submission
 	} else {
 		rc = slurmerr.JobHeld
 	}
-	return SubmitResult{JobID: res.JobID, RC: rc, UserMessage: strings.Join(msgs, "\n")}, nil
+	return SubmitResult{JobID: res.JobID, RC: rc, UserMessage: userMsg}, nil
 }
 
 // prepare checks one submission and fills its defaults, as

@@ -90,7 +90,7 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	socket := SocketPath(v, sc)
 	var routed http.Handler = live
 	if live.repl != nil {
-		routed = live.repl.handler(live, live.leads, func(r *http.Request) (*msgauth.Claims, error) { return live.auth.VerifyRequest(r, 0) })
+		routed = live.repl.handler(live, live.leads, func(r *http.Request) (*msgauth.Claims, error) { return live.auth.VerifyRequest(r, 0) }, live.reloadOnSignal)
 	}
 	// Probes and metrics come before authentication, as slurmctld
 	// answers both to callers without credentials. The port opens

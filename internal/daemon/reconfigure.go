@@ -375,6 +375,9 @@ func (l *liveController) reload(ctx context.Context) error {
 		}
 		l.logger.Info("reconfigured: the controller runs the new slurm.conf")
 		go g.ctl.ReconfigureNodes(context.Background())
+		if l.repl != nil && g.cfg.SlurmConf != nil {
+			go l.repl.reconfigured(context.Background(), g.cfg.SlurmConf)
+		}
 		return nil
 	}
 	dropNext()

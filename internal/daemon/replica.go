@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/spf13/viper"
 
@@ -34,16 +37,19 @@ import (
 type replication struct {
 	cfg    replog.Config
 	stream *replog.Stream
+	// signer signs this controller's requests to the others (raft's
+	// connections, their reconfigure, the pings of ReplicaPath).
+	signer *msgauth.Signer
+	// client reaches the other controllers (their reconfigure); peers
+	// sends the pings, with a short limit.
+	client *http.Client
+	peers  *http.Client
 	// log is set once the first controller opened it; requests may
 	// come before.
 	log     atomic.Pointer[replog.Log]
 	scheme  string
 	forward http.Handler
 	logger  *slog.Logger
-	// signer signs this controller's requests to the others (raft's
-	// connections, the pings of ReplicaPath); peers sends the pings.
-	signer *msgauth.Signer
-	peers  *http.Client
 }
 
 // selfController finds which SlurmctldHost this daemon is: --name, else
@@ -93,7 +99,7 @@ func newReplication(sc *slurmconf.Config, self slurmconf.ControllerHost, stateDi
 	if err != nil {
 		return nil, err
 	}
-	r := &replication{stream: stream, logger: logger, scheme: "http", signer: signer}
+	r := &replication{stream: stream, signer: signer, logger: logger, scheme: "http"}
 	if tlsClient != nil {
 		r.scheme = "https"
 	}
@@ -118,6 +124,7 @@ func newReplication(sc *slurmconf.Config, self slurmconf.ControllerHost, stateDi
 	// the leader has just closed fails a request that cannot be sent
 	// again safely (a POST), and the leader changes under it anyway.
 	base.DisableKeepAlives = true
+	r.client = &http.Client{Transport: base, Timeout: quiesceTimeout + 30*time.Second}
 	host, _, _ := strings.Cut(self.Name, ".")
 	r.forward = restd.Handler(restd.Options{
 		// The leader's address is filled in per request (leaderTransport).
@@ -178,17 +185,22 @@ func (r *replication) close() {
 	r.stream.Close()
 }
 
-// handler routes a controller's requests: raft's connections and the
-// other controllers' pings to the replica; the pings of controllers
-// (answeredLocally) to the local controller, which need no leader; the
-// rest to the local controller while it leads, else to the leader. A follower that knows no leader (an election is under way)
-// answers 503, which tells the client to try another controller.
-func (r *replication) handler(local http.Handler, leads func() bool, verify func(*http.Request) (*msgauth.Claims, error)) http.Handler {
+// handler routes a controller's requests: raft's connections, the
+// leader's reconfigure and the other controllers' pings to the replica;
+// the pings of controllers (answeredLocally) to the local controller,
+// which needs no leader for them; the rest to the local controller while
+// it leads, else to the leader. A follower that knows no leader (an
+// election is under way) answers 503, which tells the client to try
+// another controller.
+func (r *replication) handler(local http.Handler, leads func() bool, verify func(*http.Request) (*msgauth.Claims, error), reload func(context.Context) error) http.Handler {
 	raftConns := r.stream.Handler(verify)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		switch {
 		case req.URL.Path == replog.Path:
 			raftConns.ServeHTTP(w, req)
+			return
+		case req.URL.Path == reconfigurePath:
+			r.serveReconfigure(w, req, verify, reload)
 			return
 		case req.URL.Path == droverapi.ReplicaPath:
 			r.serveReplica(w, req, verify)
@@ -242,4 +254,78 @@ func (t *leaderTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	req.URL.Scheme, req.URL.Host = t.r.scheme, leader.Addr
 	return t.next.RoundTrip(req)
+}
+
+// reconfigurePath is where a controller asks another to read slurm.conf
+// again: the leader does, once it has itself, as slurmctld passes
+// REQUEST_RECONFIGURE on. Answered by the controller asked, never
+// forwarded, and only to a controller's token.
+const reconfigurePath = "/drover/v1/replica/reconfigure"
+
+func (r *replication) serveReconfigure(w http.ResponseWriter, req *http.Request, verify func(*http.Request) (*msgauth.Claims, error), reload func(context.Context) error) {
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	claims, err := verify(req)
+	if err == nil && (claims.Issuer() != msgauth.Controller || claims.Kind != msgauth.KindDaemon) {
+		err = replog.ErrNotController
+	}
+	if err != nil {
+		r.logger.Warn("reconfigure request refused", "source", req.RemoteAddr, "err", err)
+		restapi.WriteAuthError(w, err)
+		return
+	}
+	if err := reload(req.Context()); err != nil {
+		restapi.WriteEnvelopeError(w, http.StatusInternalServerError, int32(slurmerr.CodeOf(err)), slurmerr.CodeOf(err).Message(), err.Error(), "slurmctld")
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// reconfigured is the leader's part after its own reconfigure: the
+// controllers slurm.conf now lists become the cluster's voters (those
+// added join, those gone leave), and every other controller reads
+// slurm.conf again.
+func (r *replication) reconfigured(ctx context.Context, sc *slurmconf.Config) {
+	l := r.log.Load()
+	if l == nil || !l.IsLeader() {
+		return
+	}
+	members := controllerMembers(sc)
+	added, removed, err := l.SetMembers(members)
+	if err != nil {
+		r.logger.Error("reconfigure: change the controllers", "err", err)
+	} else if len(added)+len(removed) > 0 {
+		r.logger.Info("reconfigure: controllers changed", "added", added, "removed", removed)
+	}
+	for _, m := range members {
+		if m.ID == r.cfg.ID {
+			continue
+		}
+		if err := r.askReconfigure(ctx, m); err != nil {
+			r.logger.Error("reconfigure: another controller did not read slurm.conf again", "controller", m.ID, "err", err)
+		}
+	}
+}
+
+func (r *replication) askReconfigure(ctx context.Context, m replog.Member) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.scheme+"://"+m.Addr+reconfigurePath, nil)
+	if err != nil {
+		return err
+	}
+	if err := r.signer.SignRequest(req, msgauth.Controller, nil); err != nil {
+		return err
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return nil
 }

@@ -134,6 +134,8 @@ func startReplica(t *testing.T, conf, dir string, d *replicaDaemon) {
 	case <-ready:
 	case err := <-d.done:
 		t.Fatalf("%s did not start: %v\n%s", d.name, err, d.log())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not start within 30 s\n%s", d.name, d.log())
 	}
 }
 
@@ -290,6 +292,8 @@ func TestSingleControllerBecomesReplicated(t *testing.T) {
 		case <-ready:
 		case err := <-d.done:
 			t.Fatalf("%s did not start: %v\n%s", d.name, err, d.log())
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s did not start within 30 s\n%s", d.name, d.log())
 		}
 	}
 	stop := func(d *replicaDaemon) {
@@ -344,5 +348,109 @@ func TestSingleControllerBecomesReplicated(t *testing.T) {
 	code, _, out = daemons[2].do("POST", "job/submit", `{"job":{"script":"#!/bin/sh\ntrue\n","hold":true,"environment":["PATH=/bin"],"current_working_directory":"/tmp"}}`)
 	if code != 200 || fmt.Sprint(out["job_id"]) == first {
 		t.Fatalf("submit after growing: HTTP %d %v (first job %s)", code, out, first)
+	}
+}
+
+// Adding a controller to slurm.conf and reconfiguring makes it a member;
+// taking one out and reconfiguring removes it.
+func TestReconfigureChangesControllers(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "slurm.conf")
+	port := freePort(t)
+	tail := fmt.Sprintf("SlurmctldPort=%d\nSlurmctldTimeout=4\nAccountingStorageType=accounting_storage/none\nStateSaveLocation=%s/state\n"+
+		"NodeName=n1 NodeAddr=127.0.0.1 Port=%d CPUs=4 RealMemory=4000\nPartitionName=batch Nodes=n1 Default=YES State=UP\n", port, dir, freePort(t))
+	if err := clusterkey.WriteKey(clusterkey.KeyPath(conf)); err != nil {
+		t.Fatal(err)
+	}
+	var daemons []*replicaDaemon
+	for i := 1; i <= 4; i++ {
+		d := &replicaDaemon{name: fmt.Sprintf("ctl%d", i), addr: fmt.Sprintf("127.0.0.%d", i)}
+		d.sock = filepath.Join(dir, d.name+".sock")
+		daemons = append(daemons, d)
+	}
+	writeConf := func(ds ...*replicaDaemon) {
+		var b strings.Builder
+		b.WriteString("ClusterName=members\n")
+		for _, d := range ds {
+			fmt.Fprintf(&b, "SlurmctldHost=%s(%s)\n", d.name, d.addr)
+		}
+		if err := os.WriteFile(conf, []byte(b.String()+tail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(d *replicaDaemon) {
+		v := daemon.Settings()
+		v.Set("conf", conf)
+		v.Set("name", d.name)
+		v.Set("socket", d.sock)
+		v.Set("state-dir", filepath.Join(dir, "state-"+d.name))
+		ctx, cancel := context.WithCancel(context.Background())
+		d.cancel, d.done = cancel, make(chan error, 1)
+		ready := make(chan net.Addr, 1)
+		go func() {
+			d.done <- daemon.RunController(ctx, v, daemon.Logger(lockedWriter{&d.logs, &d.logMu}, "info"), func(a net.Addr) { ready <- a })
+		}()
+		select {
+		case <-ready:
+		case err := <-d.done:
+			t.Fatalf("%s did not start: %v\n%s", d.name, err, d.log())
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s did not start within 30 s\n%s", d.name, d.log())
+		}
+	}
+	defer func() {
+		for _, d := range daemons {
+			if d.cancel != nil {
+				d.cancel()
+				<-d.done
+			}
+			if t.Failed() {
+				t.Logf("%s log:\n%s", d.name, d.log())
+			}
+		}
+	}()
+	// answers waits until d answers a request as itself or by forwarding.
+	answers := func(d *replicaDaemon, within time.Duration) bool {
+		deadline := time.Now().Add(within)
+		for time.Now().Before(deadline) {
+			if code, _, _ := d.do("GET", "jobs/", ""); code == 200 {
+				return true
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return false
+	}
+	writeConf(daemons[:3]...)
+	for _, d := range daemons[:3] {
+		run(d)
+	}
+	if !answers(daemons[0], 20*time.Second) {
+		t.Fatal("no leader")
+	}
+	// ctl4 starts with a slurm.conf that lists it: it waits for the
+	// leader, which adds it once reconfigured.
+	writeConf(daemons...)
+	run(daemons[3])
+	if answers(daemons[3], 2*time.Second) {
+		t.Fatal("ctl4 answered before it was added")
+	}
+	if code, _, out := daemons[0].do("GET", "reconfigure/", ""); code != 200 {
+		t.Fatalf("reconfigure: HTTP %d %v", code, out)
+	}
+	if !answers(daemons[3], 20*time.Second) {
+		t.Fatal("ctl4 does not answer after the reconfigure added it")
+	}
+	// Take ctl2 out.
+	writeConf(daemons[0], daemons[2], daemons[3])
+	if code, _, out := daemons[0].do("GET", "reconfigure/", ""); code != 200 {
+		t.Fatalf("reconfigure: HTTP %d %v", code, out)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	// The leader (whichever it is) says so.
+	for !strings.Contains(daemons[0].log()+daemons[2].log()+daemons[3].log(), "removed=[ctl2]") {
+		if time.Now().After(deadline) {
+			t.Fatal("ctl2 was not removed")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -8,10 +8,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-)
 
-// maxRequestID is the longest request id a controller takes.
-const maxRequestID = 64
+	"github.com/droverhq/drover/internal/droverapi"
+)
 
 // NewRequestID returns a fresh request id: 16 random bytes in hex, which
 // no other client will pick.
@@ -24,21 +23,9 @@ func NewRequestID() (string, error) {
 }
 
 // ValidRequestID reports whether id is one a controller takes: 1 to 64
-// characters of [A-Za-z0-9_-]. Only such an id makes a retry safe.
-func ValidRequestID(id string) bool {
-	if id == "" || len(id) > maxRequestID {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
+// characters of [A-Za-z0-9_-]. Only such an id makes a retry safe. The
+// rule is droverapi's, which the controller's REST front applies.
+func ValidRequestID(id string) bool { return droverapi.ValidRequestID(id) }
 
 // IsJobCreation reports whether a request creates a job, so that a
 // retry after a lost answer could create a second one: POST

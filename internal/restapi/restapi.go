@@ -34,9 +34,11 @@ import (
 	"github.com/droverhq/drover/internal/authctx"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/controller/nodeapi"
+	"github.com/droverhq/drover/internal/droverapi"
 	"github.com/droverhq/drover/internal/fieldsel"
 	"github.com/droverhq/drover/internal/jwtauth"
 	"github.com/droverhq/drover/internal/msgauth"
+	"github.com/droverhq/drover/internal/slurmerr"
 	"github.com/droverhq/drover/internal/usercred"
 	api42 "github.com/droverhq/drover/openapi/v0042"
 	api43 "github.com/droverhq/drover/openapi/v0043"
@@ -151,7 +153,7 @@ func Handler(ctl *controller.Controller, logger *slog.Logger, opts Options) (htt
 	for _, p := range []string{"/slurm/v0.0.44", "/slurmdb/v0.0.44", strings.TrimSuffix(nodePrefix, "/")} {
 		mux.HandleFunc(p, NotFound)
 	}
-	f := &front{next: mux, jobList: b44.ServeJobList, logger: logger, opts: opts, ctl: ctl}
+	f := &front{next: mux, jobList: b44.ServeJobList, logger: logger, opts: opts, ctl: ctl, finders: finders}
 	mux.HandleFunc("POST "+TokenPath, f.handleToken)
 	if opts.Observe != nil {
 		return observed(f, mux, finders, opts.Observe), nil
@@ -167,6 +169,9 @@ type front struct {
 	logger  *slog.Logger
 	opts    Options
 	ctl     *controller.Controller
+	// finders name the operation a refused request was for, to shape
+	// its error answer.
+	finders []routeFinder
 }
 
 type bodyKey struct{}
@@ -234,6 +239,16 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx = fieldsel.WithSet(ctx, fieldsel.Parse(h))
 	}
 	ctx = context.WithValue(ctx, bodyKey{}, body)
+	// Only submissions and allocations use the request id; it is checked
+	// on whatever request carries one, so that a client's bad ids show
+	// on its first request of any kind.
+	if ids, named := r.Header[http.CanonicalHeaderKey(droverapi.RequestIDHeader)]; named {
+		if len(ids) != 1 || !droverapi.ValidRequestID(ids[0]) {
+			f.badRequestID(w, r, ids)
+			return
+		}
+		ctx = controller.WithRequestID(ctx, ids[0])
+	}
 	r = r.WithContext(ctx)
 	if f.jobList(w, r) {
 		return
@@ -248,6 +263,25 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.next.ServeHTTP(w, r)
+}
+
+// badRequestID refuses a request whose RequestIDHeader is not one valid
+// id. Ignoring it would submit a job the client believes safe to retry,
+// and its retry would make a second one; a refusal shows the client's
+// fault at once. The answer is 400 with slurmrestd's error envelope
+// (ESLURM_REST_INVALID_QUERY, which slurmrestd gives a request it cannot
+// read), shaped to the operation's error answer.
+func (f *front) badRequestID(w http.ResponseWriter, r *http.Request, ids []string) {
+	f.logger.Info("invalid request id", "source", r.RemoteAddr, "path", r.URL.Path, "values", len(ids))
+	op := ""
+	for _, find := range f.finders {
+		if id, ok := find(r.Method, r.URL.Path); ok {
+			op = id
+			break
+		}
+	}
+	desc := fmt.Sprintf("%s must be one value of 1 to %d characters of A-Z, a-z, 0-9, _ and -", droverapi.RequestIDHeader, droverapi.MaxRequestIDLen)
+	writeShaped(w, r, op, http.StatusBadRequest, envelopeError{int32(slurmerr.InvalidQuery), slurmerr.InvalidQuery.Message(), desc, droverapi.RequestIDHeader})
 }
 
 type connKey struct{}

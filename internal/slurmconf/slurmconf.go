@@ -28,7 +28,6 @@ package slurmconf
 import (
 	"fmt"
 	"math"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -233,15 +232,25 @@ func (c *Config) ControllerAddrs() []string {
 		if h.Addr != "" {
 			host = h.Addr
 		}
-		a := net.JoinHostPort(host, port)
+		a := joinHostPort(host, port)
 		if !slices.Contains(out, a) {
 			out = append(out, a)
 		}
 	}
 	if len(out) == 0 {
-		out = []string{net.JoinHostPort("127.0.0.1", port)}
+		out = []string{joinHostPort("127.0.0.1", port)}
 	}
 	return out
+}
+
+// joinHostPort is net.JoinHostPort, without linking package net into
+// everything that reads slurm.conf (the controller's state machine does,
+// and must do no I/O: internal/archtest).
+func joinHostPort(host, port string) string {
+	if strings.Contains(host, ":") {
+		return "[" + host + "]:" + port
+	}
+	return host + ":" + port
 }
 
 // Node returns the node named name, or nil.

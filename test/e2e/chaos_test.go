@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -146,6 +147,33 @@ var nemeses = []nemesis{
 		c.Partition(minority, majority)
 		return c.Heal
 	}},
+	{"cut the controllers from half the nodes", 6 * time.Second, func(t *testing.T, c *Cluster) func() {
+		// Shorter than SlurmdTimeout: no node is declared down, no job
+		// requeued, and the node daemons' reports wait in their spools.
+		c.Partition(c.ControllerNames(), []string{"n1"})
+		return c.Heal
+	}},
+	{"fill a follower's disk", 6 * time.Second, func(t *testing.T, c *Cluster) func() {
+		l := c.WaitLeader(20 * time.Second)
+		var f string
+		for _, n := range c.ControllerNames() {
+			if n != l {
+				f = n
+			}
+		}
+		filler := filepath.Join(c.ctlStateDir(f), "filler")
+		// dd stops when the tmpfs is full.
+		_ = exec.Command("dd", "if=/dev/zero", "of="+filler, "bs=1M").Run()
+		return func() {
+			must(t, os.Remove(filler))
+			if p := c.ctlProc(f); p != nil && p.ProcessState != nil {
+				// It stopped on the full disk, as it should: started
+				// again, as systemd would.
+				t.Logf("%s stopped on the full disk; started again", f)
+				c.StartCtl(f)
+			}
+		}
+	}},
 	{"restart every controller", 2 * time.Second, func(t *testing.T, c *Cluster) func() {
 		for _, n := range c.ControllerNames() {
 			c.SignalCtl(n, syscall.SIGKILL)
@@ -170,7 +198,19 @@ func TestChaos(t *testing.T) {
 		rounds = n
 	}
 	c := NewCluster(t, ClusterOptions{Nodes: 2, CPUs: 4, Controllers: 5,
-		Extra: "SlurmctldTimeout=10\nAccountingStorageType=accounting_storage/none\n"})
+		Extra: "SlurmctldTimeout=10\nAccountingStorageType=accounting_storage/none\n",
+		// Each controller's state on a small disk of its own, for the
+		// nemesis that fills one.
+		Prepare: func(c *Cluster) {
+			for _, n := range c.ControllerNames() {
+				dir := c.ctlStateDir(n)
+				must(t, os.MkdirAll(dir, 0o755))
+				if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", dir).CombinedOutput(); err != nil {
+					t.Fatalf("mount a small disk on %s: %v: %s", dir, err, out)
+				}
+				t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+			}
+		}})
 	c.daemonOn("login", "sackd", "sackd", "--conf", c.Conf)
 	waitSack(t, c, "login")
 	marks := filepath.Join(c.Dir, "marks")

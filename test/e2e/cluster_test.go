@@ -136,6 +136,9 @@ type ClusterOptions struct {
 	// testutil.Net): ctl at 10.200.0.1, node nI at 10.200.0.1I, login at
 	// 10.200.0.100. Commands then run on a host (RunOn).
 	Hosts bool
+	// Prepare, when set, runs before the daemons start (its clean-ups
+	// run after they stop).
+	Prepare func(c *Cluster)
 	// Controllers, above 1, replicates the controller: ctl1..ctlN on
 	// hosts of their own (10.200.0.1..N, Hosts implied), each with its
 	// own state folder, listed in order as SlurmctldHost lines.
@@ -268,6 +271,9 @@ func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
 		must(t, os.WriteFile(filepath.Join(dir, "etc", "plugstack.conf"), []byte(o.PlugStack), 0o644))
 	}
 
+	if o.Prepare != nil {
+		o.Prepare(c)
+	}
 	// Registered first: a cluster that fails to come up is stopped too.
 	t.Cleanup(c.Stop)
 	c.StartController()

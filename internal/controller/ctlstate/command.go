@@ -30,6 +30,11 @@ type Command struct {
 	RequeueDelay time.Duration `json:"requeue_delay,omitempty"`
 
 	Submit *SubmitCmd `json:"submit,omitempty"`
+	// Request, with OpSubmit, names the client request the submission
+	// answers (droverapi.RequestIDHeader) and its submitter: a command
+	// repeating one applied within RequestTTL makes no job and answers
+	// the first one's (requests.go).
+	Request *ClientRequest `json:"request,omitempty"`
 	// Het submits a heterogeneous job (with opSubmit, in place of
 	// Submit): one record per component, with consecutive ids.
 	Het      []*SubmitCmd `json:"het,omitempty"`

@@ -20,7 +20,7 @@ import (
 // TestCommandsKeepTheirJSON holds the log's records to their on-disk
 // form: testdata/commands.jsonl was written, one command of each kind,
 // by the controller before the state machine became a package of its
-// own. The same commands must encode to the same bytes, and each record
+// own; records for members added since follow them. The same commands must encode to the same bytes, and each record
 // must decode and encode back to itself, so that a state folder written
 // then replays now.
 func TestCommandsKeepTheirJSON(t *testing.T) {
@@ -52,6 +52,8 @@ func TestCommandsKeepTheirJSON(t *testing.T) {
 		{Op: OpNodeDelete, Time: t0, NodeDelete: &NodeDeleteCmd{Names: []string{"d1"}}},
 		{Op: OpPartSet, Time: t0, PartSet: &PartSetCmd{Partition: partition.Partition{Name: "p", Nodes: []string{"n1"}, MaxTime: 60}}},
 		{Op: OpPartDelete, Time: t0, PartDelete: &PartDeleteCmd{Name: "p"}},
+		// Members added since are recorded after the first records.
+		{Op: OpSubmit, Time: t0, MinJobID: 100, Request: &ClientRequest{RequestKey: RequestKey{UID: 1000, ID: "0f3c-9A_b"}, UserMsg: "job_submit: \"note\""}, Het: []*SubmitCmd{{Req: job.Request{Name: "h0"}, ScriptKey: "script/2"}, {Req: job.Request{Name: "h1"}}}},
 	}
 	golden, err := os.ReadFile("testdata/commands.jsonl")
 	if err != nil {

@@ -13,6 +13,19 @@ func (s *State) applySubmit(c *Command) Result {
 	if len(subs) == 0 {
 		subs = []*SubmitCmd{c.Submit}
 	}
+	if c.Request != nil {
+		if first, ok := s.Submitted(c.Request.RequestKey, c.Time); ok {
+			// A retry: it answers what the first did, and the scripts
+			// stored with it belong to no job.
+			res := Result{JobID: first.JobID, Repeated: &first}
+			for _, sub := range subs {
+				if sub.ScriptKey != "" {
+					res.Unreferenced = append(res.Unreferenced, sub.ScriptKey)
+				}
+			}
+			return res
+		}
+	}
 	for _, sub := range subs {
 		if !sub.Limits {
 			continue
@@ -31,7 +44,11 @@ func (s *State) applySubmit(c *Command) Result {
 			j.HetJobID, j.HetJobOffset, j.HetSize = leader, uint32(i), uint32(len(subs))
 		}
 	}
-	return Result{JobID: leader}
+	res := Result{JobID: leader}
+	if c.Request != nil {
+		s.rememberRequest(*c.Request, res, subs[0].Hold != job.NotHeld, c.Time)
+	}
+	return res
 }
 
 // submitOne queues one job record with the next id.

@@ -40,6 +40,7 @@ const (
 	snapPartsGone      = "parts_gone"
 	snapNodes          = "nodes"
 	snapOutbox         = "acct_outbox"
+	snapRequests       = "submit_requests"
 	snapJobs           = "jobs"
 )
 
@@ -92,6 +93,8 @@ func (s *State) Snapshot(w io.Writer) error {
 	sw.member(snapPartsGone, s.PartsGone)
 	sw.raw(",")
 	sw.member(snapOutbox, s.Outbox)
+	sw.raw(",")
+	sw.member(snapRequests, s.Requests)
 	sw.raw(",\"" + snapJobs + "\":{")
 	var key []byte
 	for i, id := range s.order {
@@ -197,6 +200,8 @@ func (s *State) Restore(r io.Reader) error {
 			err = dec.Decode(&n.PartsGone)
 		case snapOutbox:
 			err = dec.Decode(&n.Outbox)
+		case snapRequests:
+			err = dec.Decode(&n.Requests)
 		case snapAcct:
 			var m *assoc.Model
 			err = dec.Decode(&m)
@@ -263,6 +268,13 @@ func (s *State) Restore(r io.Reader) error {
 	if n.Usage != nil {
 		n.Usage = upgradeUsage(n.Usage)
 	}
+	// A null entry is no request; the index is rebuilt here, under the
+	// write lock, so that readers find it made.
+	n.Requests = slices.DeleteFunc(n.Requests, func(r *SubmitRequest) bool { return r == nil })
+	if len(n.Requests) == 0 {
+		n.Requests = nil
+	}
+	n.indexRequests()
 	n.order = slices.Sorted(maps.Keys(n.Jobs))
 	*s = *n
 	return nil

@@ -75,6 +75,12 @@ func variedFSM(t *testing.T) *State {
 	later := submit(7, job.NotHeld, func(r *job.Request) { r.Name, r.BeginTime, r.Dependency = "later", at(7200), "afterok:100" })
 	timedOut := submit(8, job.NotHeld, func(r *job.Request) { r.Name, r.TimeLimit = "short", 1 })
 	gone := submit(9, job.NotHeld, func(r *job.Request) { r.Name = "purged" })
+	// A submission that named a client request, and its retry.
+	retried := &Command{Op: OpSubmit, Time: at(9), MinJobID: 100, Request: &ClientRequest{RequestKey: RequestKey{UID: 1000, ID: "req_1-A"}, UserMsg: "<noted>"}, Submit: &SubmitCmd{Req: job.Request{Name: "retried", Partition: "gpu", UserID: 1000, UserName: "alice"}, Hold: job.HeldUser}}
+	first := run(retried)
+	if res := run(retried); res.Repeated == nil || res.JobID != first.JobID {
+		t.Fatalf("a retry made job %d, the first submission %d", res.JobID, first.JobID)
+	}
 
 	start(10, done, job.NoTask, alloc("n1"))
 	start(10, failed, job.NoTask, alloc("n2"))
@@ -123,8 +129,9 @@ func fsmDiff(want, got *State) string {
 		jb, errB := json.Marshal(b)
 		return errA == nil && errB == nil && bytes.Equal(ja, jb)
 	})
-	// touched and tally are scratch state, remade as they are needed.
-	return cmp.Diff(want, got, cmp.AllowUnexported(State{}), cmpopts.IgnoreFields(State{}, "applied", "touched", "tally", "stats"), sameModel)
+	// touched, tally and the request index are scratch state, remade as
+	// they are needed.
+	return cmp.Diff(want, got, cmp.AllowUnexported(State{}), cmpopts.IgnoreFields(State{}, "applied", "touched", "tally", "stats", "requestIdx"), sameModel)
 }
 
 func snapshotBytes(t testing.TB, s *State) []byte {
@@ -249,6 +256,7 @@ func FuzzRestore(f *testing.F) {
 	f.Add([]byte(`{"next_job_id":3,"jobs":{"1":{"ID":1},"2":null},"nodes":{"n1":null},"unknown":[1,{"a":2}]}`))
 	f.Add([]byte(`{"jobs":null,"nodes":null}`))
 	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"submit_requests":[null,{"uid":1,"id":"a","job_id":3,"time":"2026-03-01T12:00:00Z"},{"uid":1,"id":"a","user_msg":"m","job_id":4,"held":true,"time":"2026-03-01T12:00:00Z"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := New(1, false)
 		if err := s.Restore(bytes.NewReader(data)); err != nil {

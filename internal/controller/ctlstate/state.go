@@ -92,6 +92,10 @@ type State struct {
 	// Outbox holds the accounting records not yet in the store
 	// (outbox.go).
 	Outbox Outbox `json:"acct_outbox"`
+	// Requests are the submissions that named a client request, in log
+	// order, kept until RequestTTL after each (requests.go), so that a
+	// retry of one makes no second job.
+	Requests []*SubmitRequest `json:"submit_requests"`
 
 	// acctOn says accounting is kept (not accounting_storage/none): the
 	// outbox is filled only then. touched lists the jobs the command
@@ -102,6 +106,10 @@ type State struct {
 	tally *submitTally
 	// stats counts the jobs for the metrics (jobstats.go).
 	stats *jobStats
+
+	// requestIdx indexes Requests by key (nil until Apply or Restore
+	// needs it).
+	requestIdx map[RequestKey]*SubmitRequest
 
 	// order keeps job ids sorted for stable listing.
 	order []job.ID
@@ -148,6 +156,10 @@ type Result struct {
 	Split []job.ID
 	// Unreferenced lists script keys no job refers to any more.
 	Unreferenced []string
+	// Repeated is the first answer when a submit command repeated a
+	// client request already applied (requests.go): the command made no
+	// job, and JobID is that answer's.
+	Repeated *SubmitRequest
 	// Runs are the runs of jobs that ended, as they ended, for the job
 	// completion log (not part of the state: replaying the log does not
 	// write them again).
@@ -165,6 +177,7 @@ func (s *State) Apply(c *Command) Result {
 	if s.NextJobID < c.MinJobID {
 		s.NextJobID = c.MinJobID
 	}
+	s.pruneRequests(c.Time)
 	res := s.applyOp(c)
 	s.tallyTouched()
 	s.statsTouched()
