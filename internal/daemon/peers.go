@@ -99,10 +99,19 @@ func statsFrom(rp droverapi.Replica, now time.Time) *replog.Stats {
 	return st
 }
 
+// members are the SlurmctldHost lines as last read.
+func (r *replication) members() []replog.Member {
+	if h := r.hosts.Load(); h != nil {
+		return *h
+	}
+	return r.cfg.Members
+}
+
 // Names implements controller.Peers.
 func (r *replication) Names() []string {
-	out := make([]string, len(r.cfg.Members))
-	for i, m := range r.cfg.Members {
+	ms := r.members()
+	out := make([]string, len(ms))
+	for i, m := range ms {
 		out[i] = m.ID
 	}
 	return out
@@ -111,9 +120,10 @@ func (r *replication) Names() []string {
 // Controllers implements controller.Peers: this replica's state read
 // here, the others' asked of them all at once.
 func (r *replication) Controllers(ctx context.Context) []controller.ControllerStatus {
-	out := make([]controller.ControllerStatus, len(r.cfg.Members))
+	ms := r.members()
+	out := make([]controller.ControllerStatus, len(ms))
 	var wg sync.WaitGroup
-	for i, m := range r.cfg.Members {
+	for i, m := range ms {
 		out[i] = controller.ControllerStatus{Name: m.ID, Addr: m.Addr, Index: i, Self: m.ID == r.cfg.ID}
 		wg.Add(1)
 		go func(st *controller.ControllerStatus) {
@@ -187,7 +197,11 @@ func (r *replication) TakeOver(ctx context.Context, index int) error {
 	if l == nil {
 		return errors.New("the replica is not open")
 	}
-	id := r.cfg.Members[index].ID
+	ms := r.members()
+	if index < 0 || index >= len(ms) {
+		return fmt.Errorf("no controller at index %d", index)
+	}
+	id := ms[index].ID
 	if m, ok := l.Leader(); ok && m.ID == id {
 		// As slurmctld: "already in controller mode - skipping".
 		return nil

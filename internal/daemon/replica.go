@@ -44,6 +44,9 @@ type replication struct {
 	// sends the pings, with a short limit.
 	client *http.Client
 	peers  *http.Client
+	// hosts are the SlurmctldHost lines of the latest slurm.conf read
+	// (cfg.Members until a reconfigure), which scontrol ping lists.
+	hosts atomic.Pointer[[]replog.Member]
 	// log is set once the first controller opened it; requests may
 	// come before.
 	log     atomic.Pointer[replog.Log]
@@ -289,6 +292,8 @@ func (r *replication) serveReconfigure(w http.ResponseWriter, req *http.Request,
 // added join, those gone leave), and every other controller reads
 // slurm.conf again.
 func (r *replication) reconfigured(ctx context.Context, sc *slurmconf.Config) {
+	hosts := controllerMembers(sc)
+	r.hosts.Store(&hosts)
 	l := r.log.Load()
 	if l == nil || !l.IsLeader() {
 		return

@@ -125,7 +125,16 @@ func (c *replicaCluster) command(d *replicaDaemon, cmd clienv.Command, args ...s
 func TestReplicatedControllersOps(t *testing.T) {
 	c := startReplicaCluster(t)
 	d := c.daemons
-	first := c.waitControllers(d[0], 20*time.Second, func(cs droverapi.Controllers) bool { return leaderOf(cs) != "" })
+	// A leader, and every replica holding the three voters (the
+	// backups join through the primary's first configuration).
+	first := c.waitControllers(d[0], 20*time.Second, func(cs droverapi.Controllers) bool {
+		for _, ctl := range cs.Controllers {
+			if ctl.Replica == nil || ctl.Replica.Voters != 3 {
+				return false
+			}
+		}
+		return leaderOf(cs) != ""
+	})
 	leader := leaderOf(first)
 	var follower, other *replicaDaemon
 	for _, x := range d {

@@ -453,4 +453,25 @@ func TestReconfigureChangesControllers(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// Every controller lists the controllers slurm.conf lists now.
+	for _, d := range []*replicaDaemon{daemons[0], daemons[2], daemons[3]} {
+		var got []string
+		for {
+			code, _, data := d.doPath("GET", droverapi.ControllersPath, "")
+			var cs droverapi.Controllers
+			got = nil
+			if code == 200 && json.Unmarshal(data, &cs) == nil {
+				for _, c := range cs.Controllers {
+					got = append(got, fmt.Sprintf("%s:%v", c.Name, c.Responding))
+				}
+			}
+			if strings.Join(got, ",") == "ctl1:true,ctl3:true,ctl4:true" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s lists the controllers %v, want ctl1, ctl3 and ctl4 up", d.name, got)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 }
