@@ -321,4 +321,12 @@ func TestReplicatedControllersOps(t *testing.T) {
 	if code != 0 || !strings.Contains(out, " at "+stopped.name+" is DOWN\n") || !strings.Contains(out, "** RESTORE SLURMCTLD DAEMON TO SERVICE **") || strings.Count(out, " (leader)\n") != 1 {
 		t.Errorf("scontrol ping through %s with %s stopped: exit %d\n%s", asked.name, stopped.name, code, out)
 	}
+	// A takeover by the stopped controller fails, as Slurm's does when
+	// the backup cannot be reached.
+	began = time.Now()
+	code, out, errOut = c.command(asked, scontrol.Run, "takeover", stopped.name)
+	if code != 1 || out != "" || !strings.HasPrefix(errOut, "slurm_takeover error: takeover by "+stopped.name+": ") {
+		t.Errorf("scontrol takeover %s (stopped): exit %d %q %q", stopped.name, code, out, errOut)
+	}
+	t.Logf("takeover by a stopped controller failed after %v: %s", time.Since(began), strings.TrimSpace(errOut))
 }
