@@ -20,6 +20,8 @@ import (
 func Routes(mux *http.ServeMux, ctl *controller.Controller) {
 	mux.Handle("POST /drover/v1/job/{job_id}/requeue", requeueHandler(ctl))
 	mux.Handle("POST "+droverapi.DiagResetPath, diagResetHandler(ctl))
+	mux.Handle("GET "+droverapi.ControllersPath, controllersHandler(ctl))
+	mux.Handle("POST "+droverapi.TakeoverPath, takeoverHandler(ctl))
 	stepRoutes(mux, ctl)
 	reportRoutes(mux, ctl)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/gres"
 	"github.com/droverhq/drover/internal/controller"
+	"github.com/droverhq/drover/internal/droverapi"
 	"github.com/droverhq/drover/internal/hostlist"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/node"
@@ -40,16 +41,27 @@ func asSlurm(err error, target **slurmerr.Error) bool { return errors.As(err, ta
 // SlurmV0044GetPing implements GET /ping/.
 func (s *Server) SlurmV0044GetPing(ctx context.Context) (api.SlurmV0044GetPingRes, error) {
 	s.count(ctx, "REQUEST_PING")
+	// Every SlurmctldHost in order, as ping_all_controllers lists them:
+	// the controller asked pings the others itself.
+	list, _ := s.ctl.Controllers(ctx)
+	pings := api.V0044ControllerPingArray{}
+	for _, c := range list {
+		pinged := "DOWN"
+		if c.Responding {
+			pinged = "UP"
+		}
+		pings = append(pings, api.V0044ControllerPing{
+			Hostname:   api.NewOptString(c.Name),
+			Pinged:     api.NewOptString(pinged),
+			Latency:    api.NewOptInt64(c.Latency.Microseconds()),
+			Mode:       api.NewOptString(droverapi.ControllerMode(c.Index, len(list))),
+			Primary:    c.Index == 0,
+			Responding: c.Responding,
+		})
+	}
 	return &api.V0044OpenapiPingArrayResp{
-		Pings: api.V0044ControllerPingArray{{
-			Hostname:   api.NewOptString(s.ctl.ControlHost()),
-			Pinged:     api.NewOptString("UP"),
-			Latency:    api.NewOptInt64(0),
-			Mode:       api.NewOptString("primary"),
-			Primary:    true,
-			Responding: true,
-		}},
-		Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{},
+		Pings: pings,
+		Meta:  s.meta(ctx), Errors: api.V0044OpenapiErrors{}, Warnings: api.V0044OpenapiWarnings{},
 	}, nil
 }
 

@@ -156,6 +156,10 @@ type Config struct {
 	// and returns the replica, opened or handed over to it. The daemon
 	// owns the replica, which outlives reconfigures.
 	Replicate func(fsm state.FSM) (*replog.Log, error)
+	// Peers are the other controllers when there are several (the
+	// daemon's replication); nil: this one alone, which answers for
+	// itself.
+	Peers Peers
 	// Observer receives the timings Drover's own metrics report
 	// (scheduling passes, heartbeats, plugin calls); nil: none. The
 	// daemon keeps one across reconfigures, so that counts carry on.

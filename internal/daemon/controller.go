@@ -77,6 +77,7 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 			return err
 		}
 		defer live.repl.close()
+		live.own.WatchReplica(live.repl.metrics)
 	}
 	listen := v.GetString("listen")
 	if listen == "" {

@@ -187,7 +187,7 @@ func (l *liveController) start(cfg controller.Config, handover *controller.Hando
 	ring := cfg.Keys.Ring()
 	cfg.Keys, cfg.Auth = l.keys, l.auth
 	if l.repl != nil {
-		cfg.Replicate = l.repl.open
+		cfg.Replicate, cfg.Peers = l.repl.open, l.repl
 	}
 	ctl, err := controller.New(cfg, l.logger)
 	if err != nil {

@@ -37,9 +37,16 @@ import (
 type replication struct {
 	cfg    replog.Config
 	stream *replog.Stream
+	// signer signs this controller's requests to the others (raft's
+	// connections, their reconfigure, the pings of ReplicaPath).
 	signer *msgauth.Signer
-	// client reaches the other controllers (their reconfigure).
+	// client reaches the other controllers (their reconfigure); peers
+	// sends the pings, with a short limit.
 	client *http.Client
+	peers  *http.Client
+	// hosts are the SlurmctldHost lines of the latest slurm.conf read
+	// (cfg.Members until a reconfigure), which scontrol ping lists.
+	hosts atomic.Pointer[[]replog.Member]
 	// log is set once the first controller opened it; requests may
 	// come before.
 	log     atomic.Pointer[replog.Log]
@@ -99,6 +106,9 @@ func newReplication(sc *slurmconf.Config, self slurmconf.ControllerHost, stateDi
 	if tlsClient != nil {
 		r.scheme = "https"
 	}
+	pings := http.DefaultTransport.(*http.Transport).Clone()
+	pings.TLSClientConfig = tlsClient
+	r.peers = &http.Client{Transport: pings, Timeout: peerTimeout}
 	r.cfg = replog.Config{
 		ID: self.Name, Members: members,
 		// A folder of the controller's own: slurmctld's backups share
@@ -178,19 +188,28 @@ func (r *replication) close() {
 	r.stream.Close()
 }
 
-// handler routes a controller's requests: raft's connections to the
-// replica, the rest to the local controller while it leads, else to the
-// leader. A follower that knows no leader (an election is under way)
-// answers 503, which tells the client to try another controller.
+// handler routes a controller's requests: raft's connections, the
+// leader's reconfigure and the other controllers' pings to the replica;
+// the pings of controllers (answeredLocally) to the local controller,
+// which needs no leader for them; the rest to the local controller while
+// it leads, else to the leader. A follower that knows no leader (an
+// election is under way) answers 503, which tells the client to try
+// another controller.
 func (r *replication) handler(local http.Handler, leads func() bool, verify func(*http.Request) (*msgauth.Claims, error), reload func(context.Context) error) http.Handler {
 	raftConns := r.stream.Handler(verify)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		switch req.URL.Path {
-		case replog.Path:
+		switch {
+		case req.URL.Path == replog.Path:
 			raftConns.ServeHTTP(w, req)
 			return
-		case reconfigurePath:
+		case req.URL.Path == reconfigurePath:
 			r.serveReconfigure(w, req, verify, reload)
+			return
+		case req.URL.Path == droverapi.ReplicaPath:
+			r.serveReplica(w, req, verify)
+			return
+		case answeredLocally(req):
+			local.ServeHTTP(w, req)
 			return
 		}
 		if leads() {
@@ -273,6 +292,8 @@ func (r *replication) serveReconfigure(w http.ResponseWriter, req *http.Request,
 // added join, those gone leave), and every other controller reads
 // slurm.conf again.
 func (r *replication) reconfigured(ctx context.Context, sc *slurmconf.Config) {
+	hosts := controllerMembers(sc)
+	r.hosts.Store(&hosts)
 	l := r.log.Load()
 	if l == nil || !l.IsLeader() {
 		return

@@ -39,28 +39,44 @@ func (d *replicaDaemon) log() string {
 // do sends a request to the controller's unix socket, as a command on
 // its host does.
 func (d *replicaDaemon) do(method, path, body string) (int, http.Header, map[string]any) {
+	code, h, data := d.doPath(method, "/slurm/v0.0.44/"+path, body)
+	var out map[string]any
+	if code != 0 {
+		_ = json.Unmarshal(data, &out)
+	} else {
+		out = map[string]any{"transport": string(data)}
+	}
+	return code, h, out
+}
+
+// doPath sends a request for path to the controller's unix socket and
+// returns the raw answer (code 0 and the error when none came).
+func (d *replicaDaemon) doPath(method, path, body string) (int, http.Header, []byte) {
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var dl net.Dialer
 		return dl.DialContext(ctx, "unix", d.sock)
 	}}}
-	req, _ := http.NewRequest(method, "http://localhost/slurm/v0.0.44/"+path, strings.NewReader(body))
+	req, _ := http.NewRequest(method, "http://localhost"+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, nil, map[string]any{"transport": err.Error()}
+		return 0, nil, []byte(err.Error())
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	_ = json.Unmarshal(data, &out)
-	return resp.StatusCode, resp.Header, out
+	return resp.StatusCode, resp.Header, data
 }
 
-// TestReplicatedControllers runs three controllers of one cluster: any
-// of them takes a submission (followers forward it to the leader), and
-// when the leader stops another leads within seconds, with every job
-// acknowledged before.
-func TestReplicatedControllers(t *testing.T) {
+// replicaCluster is three controllers of one cluster, each on a
+// loopback address of its own, stopped when the test ends.
+type replicaCluster struct {
+	t       *testing.T
+	conf    string
+	port    int
+	daemons []*replicaDaemon
+}
+
+func startReplicaCluster(t *testing.T) *replicaCluster {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "slurm.conf")
 	port := freePort(t)
@@ -81,47 +97,67 @@ func TestReplicatedControllers(t *testing.T) {
 	if err := clusterkey.WriteKey(clusterkey.KeyPath(conf)); err != nil {
 		t.Fatal(err)
 	}
-	start := func(d *replicaDaemon) {
-		v := daemon.Settings()
-		v.Set("conf", conf)
-		v.Set("name", d.name)
-		v.Set("socket", d.sock)
-		v.Set("state-dir", filepath.Join(dir, "state-"+d.name))
-		ctx, cancel := context.WithCancel(context.Background())
-		d.cancel, d.done = cancel, make(chan error, 1)
-		ready := make(chan net.Addr, 1)
-		go func() {
-			d.done <- daemon.RunController(ctx, v, daemon.Logger(lockedWriter{&d.logs, &d.logMu}, "debug"), func(a net.Addr) { ready <- a })
-		}()
-		select {
-		case <-ready:
-		case err := <-d.done:
-			t.Fatalf("%s did not start: %v\n%s", d.name, err, d.log())
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%s did not start within 30 s\n%s", d.name, d.log())
-		}
-	}
-	stop := func(d *replicaDaemon) {
-		if d.cancel == nil {
-			return
-		}
-		d.cancel()
-		d.cancel = nil
-		if err := <-d.done; err != nil {
-			t.Errorf("%s: %v", d.name, err)
-		}
-	}
-	for _, d := range daemons {
-		start(d)
-	}
-	defer func() {
+	c := &replicaCluster{t: t, conf: conf, port: port, daemons: daemons}
+	t.Cleanup(func() {
 		for _, d := range daemons {
-			stop(d)
+			c.stop(d)
 			if t.Failed() {
 				t.Logf("%s log:\n%s", d.name, d.log())
 			}
 		}
+	})
+	for _, d := range daemons {
+		c.start(d)
+	}
+	return c
+}
+
+// start runs d again.
+func (c *replicaCluster) start(d *replicaDaemon) {
+	startReplica(c.t, c.conf, filepath.Dir(c.conf), d)
+}
+
+// startReplica runs the controller d of the cluster conf.
+func startReplica(t *testing.T, conf, dir string, d *replicaDaemon) {
+	v := daemon.Settings()
+	v.Set("conf", conf)
+	v.Set("name", d.name)
+	v.Set("socket", d.sock)
+	v.Set("state-dir", filepath.Join(dir, "state-"+d.name))
+	ctx, cancel := context.WithCancel(context.Background())
+	d.cancel, d.done = cancel, make(chan error, 1)
+	ready := make(chan net.Addr, 1)
+	go func() {
+		d.done <- daemon.RunController(ctx, v, daemon.Logger(lockedWriter{&d.logs, &d.logMu}, "debug"), func(a net.Addr) { ready <- a })
 	}()
+	select {
+	case <-ready:
+	case err := <-d.done:
+		t.Fatalf("%s did not start: %v\n%s", d.name, err, d.log())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not start within 30 s\n%s", d.name, d.log())
+	}
+}
+
+// stop stops d, if it runs.
+func (c *replicaCluster) stop(d *replicaDaemon) {
+	if d.cancel == nil {
+		return
+	}
+	d.cancel()
+	d.cancel = nil
+	if err := <-d.done; err != nil {
+		c.t.Errorf("%s: %v", d.name, err)
+	}
+}
+
+// TestReplicatedControllers runs three controllers of one cluster: any
+// of them takes a submission (followers forward it to the leader), and
+// when the leader stops another leads within seconds, with every job
+// acknowledged before.
+func TestReplicatedControllers(t *testing.T) {
+	c := startReplicaCluster(t)
+	daemons, start, stop := c.daemons, c.start, c.stop
 	// submit goes to d until a controller leads and the job is taken.
 	submit := func(d *replicaDaemon, within time.Duration) (string, http.Header) {
 		t.Helper()
@@ -416,5 +452,26 @@ func TestReconfigureChangesControllers(t *testing.T) {
 			t.Fatal("ctl2 was not removed")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	// Every controller lists the controllers slurm.conf lists now.
+	for _, d := range []*replicaDaemon{daemons[0], daemons[2], daemons[3]} {
+		var got []string
+		for {
+			code, _, data := d.doPath("GET", droverapi.ControllersPath, "")
+			var cs droverapi.Controllers
+			got = nil
+			if code == 200 && json.Unmarshal(data, &cs) == nil {
+				for _, c := range cs.Controllers {
+					got = append(got, fmt.Sprintf("%s:%v", c.Name, c.Responding))
+				}
+			}
+			if strings.Join(got, ",") == "ctl1:true,ctl3:true,ctl4:true" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s lists the controllers %v, want ctl1, ctl3 and ctl4 up", d.name, got)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 }

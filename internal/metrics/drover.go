@@ -83,3 +83,73 @@ func (m *Controller) PluginCall(kind, op string, took time.Duration, err error) 
 		m.pluginErrs.WithLabelValues(kind, op).Inc()
 	}
 }
+
+// Replica is a controller's replica of the replicated log as the metrics
+// report it (replog.Stats, without the dependency).
+type Replica struct {
+	// State is raft's: "Leader", "Follower", "Candidate" or "Shutdown".
+	State                           string
+	Term, CommitIndex, AppliedIndex uint64
+	// LastContact is when a follower last heard from the leader (zero
+	// on the leader, or before any contact).
+	LastContact time.Time
+	// LeaderChanges counts the new leaders the replica learnt of.
+	LeaderChanges uint64
+}
+
+// raftStates are the values of drover_raft_state's state label.
+var raftStates = []string{"Leader", "Follower", "Candidate", "Shutdown"}
+
+// WatchReplica reports read's replica under drover_raft_ at every
+// scrape: a controller of several (several SlurmctldHost lines) calls
+// it once; a single controller has no such series. read returns false
+// while the replica is not open.
+func (m *Controller) WatchReplica(read func() (Replica, bool)) {
+	m.Registry.MustRegister(&replicaCollector{read: read})
+}
+
+var (
+	raftStateDesc = prometheus.NewDesc("drover_raft_state",
+		"This controller's raft state: 1 for the state it is in (Leader, Follower, Candidate, Shutdown), 0 for the others", []string{"state"}, nil)
+	raftTermDesc = prometheus.NewDesc("drover_raft_term",
+		"The raft term this controller's replica is in", nil, nil)
+	raftCommitDesc = prometheus.NewDesc("drover_raft_commit_index",
+		"The last log index this controller's replica knows committed", nil, nil)
+	raftAppliedDesc = prometheus.NewDesc("drover_raft_applied_index",
+		"The last log index applied to this controller's state", nil, nil)
+	raftContactDesc = prometheus.NewDesc("drover_raft_last_contact_seconds",
+		"Seconds since this follower last heard from the leader (absent on the leader and before any contact)", nil, nil)
+	raftChangesDesc = prometheus.NewDesc("drover_raft_leader_changes_total",
+		"Times this controller's replica learnt of a new leader since it started", nil, nil)
+)
+
+type replicaCollector struct {
+	read func() (Replica, bool)
+}
+
+func (c *replicaCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{raftStateDesc, raftTermDesc, raftCommitDesc, raftAppliedDesc, raftContactDesc, raftChangesDesc} {
+		ch <- d
+	}
+}
+
+func (c *replicaCollector) Collect(ch chan<- prometheus.Metric) {
+	r, ok := c.read()
+	if !ok {
+		return
+	}
+	for _, s := range raftStates {
+		v := 0.0
+		if s == r.State {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(raftStateDesc, prometheus.GaugeValue, v, s)
+	}
+	ch <- prometheus.MustNewConstMetric(raftTermDesc, prometheus.GaugeValue, float64(r.Term))
+	ch <- prometheus.MustNewConstMetric(raftCommitDesc, prometheus.GaugeValue, float64(r.CommitIndex))
+	ch <- prometheus.MustNewConstMetric(raftAppliedDesc, prometheus.GaugeValue, float64(r.AppliedIndex))
+	if !r.LastContact.IsZero() {
+		ch <- prometheus.MustNewConstMetric(raftContactDesc, prometheus.GaugeValue, time.Since(r.LastContact).Seconds())
+	}
+	ch <- prometheus.MustNewConstMetric(raftChangesDesc, prometheus.CounterValue, float64(r.LeaderChanges))
+}

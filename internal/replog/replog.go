@@ -84,6 +84,9 @@ type Log struct {
 	closeOnce sync.Once
 	closeErr  error
 	stats     statsCounters
+	// observer tells leader changes to observed, for Stats.
+	observer *raft.Observer
+	observed chan raft.Observation
 }
 
 // ErrNotLeader wraps raft's refusal of a proposal on a follower: nothing
@@ -185,6 +188,17 @@ func Open(cfg Config, target state.FSM) (*Log, error) {
 	}
 	ok = true
 	go l.watch()
+	l.observed = make(chan raft.Observation, 16)
+	l.observer = raft.NewObserver(l.observed, false, func(o *raft.Observation) bool {
+		lo, ok := o.Data.(raft.LeaderObservation)
+		return ok && lo.LeaderID != ""
+	})
+	l.raft.RegisterObserver(l.observer)
+	go func() {
+		for range l.observed {
+			l.stats.leaderChanges.Add(1)
+		}
+	}()
 	return l, nil
 }
 
@@ -395,6 +409,8 @@ func (l *Log) Close() error {
 		if err := l.raft.Shutdown().Error(); err != nil {
 			l.closeErr = fmt.Errorf("replog: shut down raft: %w", err)
 		}
+		l.raft.DeregisterObserver(l.observer)
+		close(l.observed)
 		l.trans.Close()
 		close(l.notify)
 		<-l.done

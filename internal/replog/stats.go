@@ -28,6 +28,9 @@ type Stats struct {
 	LastContact time.Time
 	// Elections won by this replica since it started.
 	LeaderTerms uint64
+	// LeaderChanges counts the times this replica learnt of a new
+	// leader (itself included) since it started.
+	LeaderChanges uint64
 	// Commits is how many proposals this replica committed as leader,
 	// and CommitMicros the time they took in all.
 	Commits      uint64
@@ -37,9 +40,10 @@ type Stats struct {
 }
 
 type statsCounters struct {
-	terms   atomic.Uint64
-	commits atomic.Uint64
-	micros  atomic.Uint64
+	terms         atomic.Uint64
+	leaderChanges atomic.Uint64
+	commits       atomic.Uint64
+	micros        atomic.Uint64
 }
 
 func (s *statsCounters) commit(took time.Duration) {
@@ -61,6 +65,7 @@ func (l *Log) Stats() Stats {
 		AppliedIndex:  l.fsm.applied.Load(),
 		SnapshotIndex: num("last_snapshot_index"),
 		LeaderTerms:   l.stats.terms.Load(),
+		LeaderChanges: l.stats.leaderChanges.Load(),
 		Commits:       l.stats.commits.Load(),
 		CommitMicros:  l.stats.micros.Load(),
 	}

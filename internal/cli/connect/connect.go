@@ -426,16 +426,32 @@ func CallTarget(ctx context.Context, t Target, method, path string, in, out any)
 	}
 	var env v0044.V0044OpenapiResp
 	if err := env.Decode(jx.DecodeBytes(data)); err != nil || len(env.Errors) == 0 {
-		return fmt.Errorf("unexpected answer (HTTP %d): %s", resp.StatusCode, strings.TrimSpace(string(data)))
+		return &HTTPError{Status: resp.StatusCode, Body: strings.TrimSpace(string(data))}
 	}
 	e := env.Errors[0]
-	return &RequestError{Code: e.ErrorNumber.Or(1), Message: e.Error.Or("Unspecified error")}
+	return &RequestError{Code: e.ErrorNumber.Or(1), Message: e.Error.Or("Unspecified error"), Description: e.Description.Or(""), Status: resp.StatusCode}
 }
 
 // RequestError is a controller refusal with Slurm's error number.
 type RequestError struct {
 	Code    int32
 	Message string
+	// Description is slurmrestd's request-specific explanation, and
+	// Status the answer's HTTP status.
+	Description string
+	Status      int
 }
 
 func (e *RequestError) Error() string { return e.Message }
+
+// HTTPError is an answer that is neither a success nor slurmrestd's
+// error envelope (a controller that does not know the path answers 404
+// so).
+type HTTPError struct {
+	Status int
+	Body   string
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("unexpected answer (HTTP %d): %s", e.Status, e.Body)
+}

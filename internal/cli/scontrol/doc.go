@@ -11,6 +11,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/cli/slurmjson"
 	"github.com/droverhq/drover/internal/cli/wireval"
+	"github.com/droverhq/drover/internal/droverapi"
 	"github.com/droverhq/drover/internal/hostlist"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -247,4 +248,38 @@ func (c *cmd) nodeParams() v0044.SlurmV0044GetNodesParams {
 		params.Flags = v0044.NewOptSlurmV0044GetNodesFlags(v0044.SlurmV0044GetNodesFlagsALL)
 	}
 	return params
+}
+
+// pingDoc is ping's --json/--yaml output: OPENAPI_PING_ARRAY_RESP, as
+// 25.11's scontrol dumps it (the exit code is the dump's, 0).
+func (c *cmd) pingDoc(pings []ping) {
+	r := v0044.V0044OpenapiPingArrayResp{Pings: v0044.V0044ControllerPingArray{}, Errors: v0044.V0044OpenapiErrors{}, Warnings: v0044.V0044OpenapiWarnings{}}
+	for i, p := range pings {
+		pinged := "DOWN"
+		if p.Pinged == "UP" || p.Responding {
+			pinged = "UP"
+		}
+		mode := p.Mode
+		if mode == "" {
+			mode = droverapi.ControllerMode(i, len(pings))
+		}
+		r.Pings = append(r.Pings, v0044.V0044ControllerPing{
+			Hostname: v0044.NewOptString(p.Hostname), Pinged: v0044.NewOptString(pinged),
+			Responding: pinged == "UP", Latency: v0044.NewOptInt64(p.Latency),
+			Mode: v0044.NewOptString(mode), Primary: i == 0,
+		})
+	}
+	r.Meta = v0044.NewOptV0044OpenapiMeta(slurmjson.CLIMeta(c.prog, c.args, c.env.User.Name, c.env.User.GID, clienv.SlurmVersion, r.Meta))
+	text, err := slurmjson.Format(&r, slurmjson.PingArrayResp())
+	if err == nil && c.doc == docYAML {
+		text, err = slurmjson.YAML(text)
+	}
+	if err != nil {
+		c.errorf("%v", err)
+		c.exitCode = 1
+		return
+	}
+	if _, err := io.WriteString(c.env.Stdout, text); err != nil {
+		c.exitCode = 1
+	}
 }

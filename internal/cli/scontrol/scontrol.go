@@ -320,6 +320,8 @@ func (c *cmd) process(ctx context.Context, argv []string) {
 		}
 	case abbrev(tag, "show", 3):
 		c.show(ctx, argv)
+	case abbrev(tag, "takeover", 8):
+		c.takeover(ctx, tag, argv[1:])
 	case abbrev(tag, "token", 3):
 		c.token(ctx, argv[1:])
 	case abbrev(tag, "top", 3):
@@ -415,7 +417,7 @@ func unsupportedKeyword(tag string) string {
 		{"pidinfo", 3}, {"power", 2}, {"reboot_nodes", 3},
 		{"resume", 3}, {"schedloglevel", 3}, {"setdebug", 2},
 		{"setdebugflags", 9}, {"shutdown", 8}, {"suspend", 2},
-		{"takeover", 8}, {"wait_job", 2}, {"write", 5},
+		{"wait_job", 2}, {"write", 5},
 	} {
 		if abbrev(tag, k.kw, k.min) {
 			return k.kw
@@ -484,6 +486,8 @@ func (c *cmd) usage() {
      requeuehold <job_id>     re-queue and hold a batch job.
      show <ENTITY> [<ID>]     display state of identified entity, default
                               is all records.
+     takeover [<INDEX|HOST>]  ask a backup controller to take over (by
+                              default the first backup, INDEX=1).
      uhold <job_list>         place user hold on specified job.
      update <SPECIFICATIONS>  update job or node configuration.
      verbose                  enable detailed logging.

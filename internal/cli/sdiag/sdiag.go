@@ -20,6 +20,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/getopt"
 	"github.com/droverhq/drover/internal/cli/readmodel"
 	"github.com/droverhq/drover/internal/droverapi"
+	"github.com/droverhq/drover/internal/slurmconf"
 )
 
 // optionTable is sdiag's long options in Slurm's order, with the letter
@@ -146,7 +147,106 @@ func Run(ctx context.Context, env *clienv.Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
 		return 1
 	}
+	if list := controllers(ctx, env); list != nil && list.Replicated {
+		if err := PrintReplication(env.Stdout, list); err != nil {
+			fmt.Fprintf(env.Stderr, "%s: error: %v\n", prog, err)
+			return 1
+		}
+	}
 	return 0
+}
+
+// controllers is Drover's list of the controllers
+// (droverapi.ControllersPath), nil when it cannot be had (a controller
+// without it, or none reached): sdiag then prints Slurm's sections only.
+// It is asked only when this host's slurm.conf lists several
+// SlurmctldHost lines: the request counts among the controller's RPCs,
+// and a single controller's sdiag must report what Slurm's does.
+func controllers(ctx context.Context, env *clienv.Env) *droverapi.Controllers {
+	if env.Call == nil {
+		return nil
+	}
+	if sc, err := slurmconf.Load(env.SlurmConfPath()); err != nil || len(sc.SlurmctldHosts) < 2 {
+		return nil
+	}
+	var out droverapi.Controllers
+	if err := env.Call(ctx, "GET", droverapi.ControllersPath, nil, &out); err != nil {
+		return nil
+	}
+	return &out
+}
+
+// PrintReplication is Drover's section after Slurm's when several
+// controllers replicate their state: the replica of the controller that
+// answered (its role, the leader, raft's term and indices, how long ago
+// it heard from the leader, the voters), then a line per SlurmctldHost:
+//
+//	Replication:
+//		This controller: ctl1 (backup1)
+//		Role:            Follower
+//		Leader:          ctl0
+//		Term:            2
+//		Last index:      57
+//		Commit index:    57
+//		Applied index:   57
+//		Last contact:    0.021 seconds ago
+//		Voters:          3
+//		Controllers:
+//			ctl0 (primary)  UP    Leader    term:2 commit:57 applied:57 latency:412us
+//			ctl1 (backup1)  UP    Follower  term:2 commit:57 applied:57 latency:3us
+//			ctl2 (backup2)  DOWN  (dial tcp 10.0.0.3:6817: connect: connection refused)
+func PrintReplication(w io.Writer, list *droverapi.Controllers) error {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("\nReplication:\n")
+	for _, c := range list.Controllers {
+		if !c.Self {
+			continue
+		}
+		p("\tThis controller: %s (%s)\n", c.Name, c.Mode)
+		r := c.Replica
+		if r == nil {
+			p("\tRole:            N/A (%s)\n", c.Error)
+			continue
+		}
+		leader := r.Leader
+		if leader == "" {
+			leader = "N/A (an election is under way)"
+		}
+		p("\tRole:            %s\n", r.State)
+		p("\tLeader:          %s\n", leader)
+		p("\tTerm:            %d\n", r.Term)
+		p("\tLast index:      %d\n", r.LastIndex)
+		p("\tCommit index:    %d\n", r.CommitIndex)
+		p("\tApplied index:   %d\n", r.AppliedIndex)
+		if r.LastContactSeconds < 0 {
+			p("\tLast contact:    N/A\n")
+		} else {
+			p("\tLast contact:    %.3f seconds ago\n", r.LastContactSeconds)
+		}
+		p("\tVoters:          %d\n", r.Voters)
+	}
+	p("\tControllers:\n")
+	width := 0
+	for _, c := range list.Controllers {
+		width = max(width, len(c.Name)+len(c.Mode)+3)
+	}
+	for _, c := range list.Controllers {
+		name := c.Name + " (" + c.Mode + ")"
+		switch {
+		case !c.Responding:
+			p("\t\t%-*s  DOWN  (%s)\n", width, name, c.Error)
+		case c.Replica == nil:
+			p("\t\t%-*s  UP    latency:%dus\n", width, name, c.LatencyMicros)
+		default:
+			r := c.Replica
+			p("\t\t%-*s  UP    %-9s term:%d commit:%d applied:%d latency:%dus\n", width, name, r.State, r.Term, r.CommitIndex, r.AppliedIndex, c.LatencyMicros)
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
 }
 
 // reset is sdiag -r: the controller's statistics restart from zero

@@ -300,3 +300,81 @@ func TestJSON(t *testing.T) {
 		t.Errorf("sdiag --yaml: %+v", y)
 	}
 }
+
+// When slurm.conf lists several controllers, Slurm's sections are
+// followed by Drover's replication section, from the controllers list;
+// with one (or no slurm.conf) the list is not asked for, and from a
+// controller without it nothing is added.
+func TestReplication(t *testing.T) {
+	plain := run(t, reference(t))
+	replicated := &droverapi.Controllers{Replicated: true, Controllers: []droverapi.Controller{
+		{Name: "ctl0", Mode: "primary", Responding: true, Leader: true, LatencyMicros: 412,
+			Replica: &droverapi.Replica{State: "Leader", Leader: "ctl0", Term: 2, LastIndex: 57, CommitIndex: 57, AppliedIndex: 57, LastContactSeconds: -1, Voters: 3}},
+		{Name: "ctl1", Mode: "backup1", Responding: true, Self: true, LatencyMicros: 3,
+			Replica: &droverapi.Replica{State: "Follower", Leader: "ctl0", Term: 2, LastIndex: 57, CommitIndex: 57, AppliedIndex: 56, LastContactSeconds: 0.021, Voters: 3}},
+		{Name: "ctl2", Mode: "backup2", Error: "dial tcp 10.0.0.3:6817: connect: connection refused", LatencyMicros: 800},
+	}}
+	const section = "\nReplication:\n" +
+		"\tThis controller: ctl1 (backup1)\n" +
+		"\tRole:            Follower\n" +
+		"\tLeader:          ctl0\n" +
+		"\tTerm:            2\n" +
+		"\tLast index:      57\n" +
+		"\tCommit index:    57\n" +
+		"\tApplied index:   56\n" +
+		"\tLast contact:    0.021 seconds ago\n" +
+		"\tVoters:          3\n" +
+		"\tControllers:\n" +
+		"\t\tctl0 (primary)  UP    Leader    term:2 commit:57 applied:57 latency:412us\n" +
+		"\t\tctl1 (backup1)  UP    Follower  term:2 commit:57 applied:56 latency:3us\n" +
+		"\t\tctl2 (backup2)  DOWN  (dial tcp 10.0.0.3:6817: connect: connection refused)\n"
+	dir := t.TempDir()
+	three, one := filepath.Join(dir, "three.conf"), filepath.Join(dir, "one.conf")
+	for path, text := range map[string]string{
+		three: "ClusterName=rc\nSlurmctldHost=ctl0\nSlurmctldHost=ctl1\nSlurmctldHost=ctl2\n",
+		one:   "ClusterName=rc\nSlurmctldHost=ctl0\n",
+	} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, tc := range map[string]struct {
+		conf string
+		list *droverapi.Controllers
+		err  error
+		want string
+		// asks is whether the controllers list is asked for.
+		asks bool
+	}{
+		"replicated": {conf: three, list: replicated, want: plain.Stdout + section, asks: true},
+		"single":     {conf: one, want: plain.Stdout},
+		"no conf":    {conf: filepath.Join(dir, "none.conf"), want: plain.Stdout},
+		"no list":    {conf: three, err: &connect.HTTPError{Status: 404, Body: "Unable to find requested URL endpoint."}, want: plain.Stdout, asks: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := clitest.New(t, reference(t), time.Unix(1795964462, 0))
+			h.Vars["SLURM_CONF"] = tc.conf
+			asked := false
+			defer func() {
+				if asked != tc.asks {
+					t.Errorf("controllers asked: %v, want %v", asked, tc.asks)
+				}
+			}()
+			h.Env.Call = func(_ context.Context, method, path string, _, out any) error {
+				asked = true
+				if method != "GET" || path != droverapi.ControllersPath {
+					t.Errorf("unexpected request %s %s", method, path)
+				}
+				if tc.err != nil {
+					return tc.err
+				}
+				data, _ := json.Marshal(tc.list)
+				return json.Unmarshal(data, out)
+			}
+			got := h.Run(Run, "sdiag", "")
+			if diff := cmp.Diff(clitest.Run{Stdout: tc.want}, got); diff != "" {
+				t.Errorf("sdiag (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -29,6 +29,7 @@ var roots = []struct{ name, schema, doc string }{
 	{"PartitionResp", "v0.0.44_openapi_partition_resp", "the partition list answer (scontrol show partition --json, GET /partitions)"},
 	{"ReservationResp", "v0.0.44_openapi_reservation_resp", "the reservation list answer (scontrol show reservation --json, GET /reservations)"},
 	{"DiagResp", "v0.0.44_openapi_diag_resp", "the controller's statistics (sdiag --json, GET /diag)"},
+	{"PingArrayResp", "v0.0.44_openapi_ping_array_resp", "the controllers' pings (scontrol ping --json, GET /ping)"},
 }
 
 // schema is the part of an OpenAPI schema object that shapes JSON.

@@ -398,3 +398,23 @@ var DiagResp = sync.OnceValue(func() Schema {
 		cache:  new(schemaCache),
 	}
 })
+
+// PingArrayResp is how v0.0.44_openapi_ping_array_resp, the controllers' pings (scontrol ping --json, GET /ping), is written. Its tables are built on first use:
+// a command that prints no JSON does not pay for them.
+var PingArrayResp = sync.OnceValue(func() Schema {
+	return Schema{
+		Order: map[string][]string{
+			"":                   {"pings", "meta", "errors", "warnings"},
+			"errors":             {"description", "error_number", "error", "source"},
+			"meta":               {"plugin", "client", "command", "slurm"},
+			"meta/client":        {"source", "user", "group"},
+			"meta/plugin":        {"type", "name", "data_parser", "accounting_storage"},
+			"meta/slurm":         {"version", "release", "cluster"},
+			"meta/slurm/version": {"major", "micro", "minor"},
+			"pings":              {"hostname", "pinged", "responding", "latency", "mode", "primary"},
+			"warnings":           {"description", "source"},
+		},
+		Floats: map[string]bool{},
+		cache:  new(schemaCache),
+	}
+})
