@@ -144,7 +144,7 @@ func (c *cluster) start(r *replica, snapshotEvery int) {
 	r.fsm = &listFSM{}
 	r.leading = make(chan bool, 64)
 	r.log, err = Open(Config{
-		ID: r.id, Members: c.members, Dir: r.dir, Stream: r.stream, FailoverTimeout: 2 * time.Second,
+		ID: r.id, Members: c.members, Dir: r.dir, Stream: r.stream, FailoverTimeout: 4 * time.Second,
 		Bootstrap: r == c.replicas[0], Import: r.importPath,
 		SnapshotEvery: snapshotEvery, Logger: slog.New(slog.DiscardHandler),
 		OnLeader: func(b bool) { r.leading <- b },
@@ -302,7 +302,7 @@ func testNewLeader(t *testing.T, crash bool) {
 	took := time.Since(start)
 	t.Logf("failover to %s took %v", next.id, took)
 	// A planned stop hands leadership over at once; a crash waits out
-	// the heartbeat timeout (FailoverTimeout/4 = 500 ms here) and an
+	// the heartbeat timeout (FailoverTimeout/4 = 1 s here) and an
 	// election.
 	if !crash && took > time.Second {
 		t.Errorf("a planned stop took %v to fail over", took)
