@@ -117,9 +117,15 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 	live.cur = g
 	live.mu.Unlock()
 	defer live.close()
-	if live.repl != nil && live.repl.log.Load().IsLeader() {
-		// Elected before the controller was there to be told.
-		live.leading(true)
+	if live.repl != nil {
+		// A controller starts in standby, as slurmctld's backups do,
+		// and runs SlurmctldPrimaryOffProg then; elected before the
+		// controller was there to be told, it leads now.
+		if live.repl.log.Load().IsLeader() {
+			live.leading(true)
+		} else {
+			live.primaryProg(g, false)
+		}
 	}
 	// SIGHUP reads slurm.conf again, as scontrol reconfigure does.
 	hup := make(chan os.Signal, 1)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +54,24 @@ type liveController struct {
 	// repl is the replica and its routing when controllers are
 	// replicated (nil: one controller).
 	repl *replication
+	// primaryMu keeps SlurmctldPrimaryOnProg and OffProg in the order
+	// of the changes they follow.
+	primaryMu sync.Mutex
+}
+
+// primaryProg runs SlurmctldPrimaryOnProg (on) or OffProg, once the
+// previous one ended, if leading says it still applies.
+func (l *liveController) primaryProg(g *generation, on bool) {
+	l.primaryMu.Lock()
+	defer l.primaryMu.Unlock()
+	if g.ctl.Leading() != on {
+		return
+	}
+	key := "SlurmctldPrimaryOffProg"
+	if on {
+		key = "SlurmctldPrimaryOnProg"
+	}
+	runPrimaryProg(l.logger, g.cfg.SlurmConf, key)
 }
 
 // generation is one controller built from one reading of slurm.conf.
@@ -213,7 +232,14 @@ func (l *liveController) close() {
 	l.cur = nil
 	l.mu.Unlock()
 	if g != nil {
+		leading := l.repl != nil && g.ctl.Leading()
 		g.stop(l.logger)
+		if leading {
+			// slurmctld in control runs it as it shuts down.
+			l.primaryMu.Lock()
+			runPrimaryProg(l.logger, g.cfg.SlurmConf, "SlurmctldPrimaryOffProg")
+			l.primaryMu.Unlock()
+		}
 	}
 }
 
@@ -260,15 +286,50 @@ func (l *liveController) leading(lead bool) {
 		return
 	}
 	if !lead {
-		g.ctl.Follow()
+		if g.ctl.Leading() {
+			g.ctl.Follow()
+			l.primaryProg(g, false)
+		}
 		return
 	}
+	was := g.ctl.Leading()
 	if err := g.ctl.Lead(); err != nil && !errors.Is(err, controller.ErrClosed) {
 		l.logger.Error("elected, but cannot lead: handing leadership over", "err", err)
 		if err := l.repl.log.Load().TransferLeadership(""); err != nil {
 			l.logger.Error("hand leadership over", "err", err)
 		}
+		return
 	}
+	if !was {
+		l.primaryProg(g, true)
+	}
+}
+
+// primaryProgTimeout bounds SlurmctldPrimaryOnProg and OffProg, which
+// move things like a service address: a hung one must not hold the
+// controller's leadership changes.
+const primaryProgTimeout = time.Minute
+
+// runPrimaryProg runs slurm.conf's SlurmctldPrimaryOnProg or
+// SlurmctldPrimaryOffProg, as slurmctld runs them when it takes or
+// leaves control (to move a service address, say): as the controller's
+// own user, with no arguments, its output logged.
+func runPrimaryProg(logger *slog.Logger, sc *slurmconf.Config, key string) {
+	if sc == nil {
+		return
+	}
+	prog, ok := sc.Value(key)
+	if !ok || prog == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), primaryProgTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, prog).CombinedOutput()
+	if err != nil {
+		logger.Error(key+" failed", "program", prog, "err", err, "output", strings.TrimSpace(string(out)))
+		return
+	}
+	logger.Info(key+" ran", "program", prog)
 }
 
 // enter counts a request in flight, once no reconfigure is replacing

@@ -91,6 +91,14 @@ func startReplicaCluster(t *testing.T) *replicaCluster {
 	}
 	fmt.Fprintf(&b, "SlurmctldPort=%d\nSlurmctldTimeout=4\nAccountingStorageType=accounting_storage/none\nStateSaveLocation=%s/state\n"+
 		"NodeName=n1 NodeAddr=127.0.0.1 Port=%d CPUs=4 RealMemory=4000\nPartitionName=batch Nodes=n1 Default=YES State=UP\n", port, dir, freePort(t))
+	// The programs slurmctld runs when it takes and leaves control.
+	for _, p := range []string{"on", "off"} {
+		prog := filepath.Join(dir, "primary-"+p)
+		if err := os.WriteFile(prog, []byte("#!/bin/sh\necho "+p+" >> "+filepath.Join(dir, "primary.log")+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fmt.Fprintf(&b, "SlurmctldPrimaryOnProg=%s/primary-on\nSlurmctldPrimaryOffProg=%s/primary-off\n", dir, dir)
 	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -214,6 +222,11 @@ func TestReplicatedControllers(t *testing.T) {
 	}
 	id, _ := submit(other, 15*time.Second)
 	t.Logf("%s stopped; a submission was taken again after %v", leader.name, time.Since(began))
+	// The leader that stopped ran SlurmctldPrimaryOffProg, each new
+	// leader SlurmctldPrimaryOnProg.
+	if got := readLines(t, filepath.Join(filepath.Dir(c.conf), "primary.log")); strings.Count(got, "on") < 2 || strings.Count(got, "off") < 1 {
+		t.Errorf("primary programs ran %q, want on, off, on", got)
+	}
 	for _, prev := range ids {
 		if prev == id {
 			t.Errorf("job id %s given again after failover", id)
@@ -474,4 +487,13 @@ func TestReconfigureChangesControllers(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+}
+
+func readLines(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(strings.Fields(string(data)), ",")
 }
