@@ -97,14 +97,17 @@ func (c *Cluster) WaitLeader(timeout time.Duration) string {
 	return ""
 }
 
-// ctlPing asks one controller's socket for the REST ping.
+// ctlPing asks one controller's socket for the partitions: its own
+// answer when it leads, the leader's (with X-Drover-Leader) when not.
 func (c *Cluster) ctlPing(name string, timeout time.Duration) (int, http.Header) {
 	sock := c.ctlSocket(name)
 	cl := &http.Client{Timeout: timeout, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", sock)
 	}}}
-	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://localhost/slurm/v0.0.44/ping/", nil)
+	// Not the ping, which every controller answers itself: a request
+	// a follower forwards, naming the leader.
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://localhost/slurm/v0.0.44/partitions/", nil)
 	resp, err := cl.Do(req)
 	if err != nil {
 		return 0, nil
