@@ -91,6 +91,20 @@ func (s *Server) plainResp(ctx context.Context, err error, source string) api.V0
 
 // httpStatus maps a controller refusal to the status slurmrestd 25.11
 // answers with (500 for controller rejections, 404 for unknown jobs).
+// failoverStatus is def, or the status that tells a client of
+// replicated controllers whether it may try again elsewhere
+// (internal/failover): 503 when nothing was applied, 504 when nobody can
+// say yet.
+func failoverStatus(err error, def int) int {
+	switch slurmerr.CodeOf(err) {
+	case slurmerr.InStandbyUseBackup:
+		return 503
+	case slurmerr.SocketTimeout:
+		return 504
+	}
+	return def
+}
+
 func httpStatus(err error) int {
 	switch slurmerr.CodeOf(err) {
 	case slurmerr.InvalidJobID:
@@ -99,11 +113,8 @@ func httpStatus(err error) int {
 		return 422
 	case slurmerr.AccessDenied:
 		return 403
-	case slurmerr.InStandbyUseBackup:
-		// Nothing was applied: the client may try another controller.
-		return 503
 	}
-	return 500
+	return failoverStatus(err, 500)
 }
 
 func u32(n uint32) api.V0044Uint32NoValStruct {

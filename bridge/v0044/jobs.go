@@ -127,7 +127,7 @@ func (s *Server) SlurmV0044PostJobSubmit(ctx context.Context, req api.OptV0044Jo
 		if d := detailOf(err); d != "" {
 			e.Description = api.NewOptString(d)
 		}
-		return &api.V0044OpenapiJobSubmitResponseStatusCode{StatusCode: 500, Response: api.V0044OpenapiJobSubmitResponse{
+		return &api.V0044OpenapiJobSubmitResponseStatusCode{StatusCode: failoverStatus(err, 500), Response: api.V0044OpenapiJobSubmitResponse{
 			Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{},
 		}}, nil
 	}
@@ -942,7 +942,7 @@ func (s *Server) SlurmV0044PostJobAllocate(ctx context.Context, req api.OptV0044
 		if d := detailOf(err); d != "" {
 			e.Description = api.NewOptString(d)
 		}
-		return &api.V0044OpenapiJobAllocRespStatusCode{StatusCode: 500, Response: api.V0044OpenapiJobAllocResp{
+		return &api.V0044OpenapiJobAllocRespStatusCode{StatusCode: failoverStatus(err, 500), Response: api.V0044OpenapiJobAllocResp{
 			Meta: s.meta(ctx), Errors: api.V0044OpenapiErrors{e}, Warnings: api.V0044OpenapiWarnings{},
 		}}, nil
 	}

@@ -467,6 +467,11 @@ func (c *Controller) proposeWithBlobs(ctx context.Context, cmd *ctlstate.Command
 	if errors.Is(err, replog.ErrNotLeader) {
 		return ctlstate.Result{}, slurmerr.New(slurmerr.InStandbyUseBackup, "commit %s: %v", cmd.Op, err)
 	}
+	if errors.Is(err, replog.ErrOutcomeUnknown) {
+		// Slurm's client, its answer lost, cannot tell either: a request
+		// safe to repeat (a submission with a request id) is repeated.
+		return ctlstate.Result{}, slurmerr.New(slurmerr.SocketTimeout, "commit %s: %v", cmd.Op, err)
+	}
 	if err != nil {
 		return ctlstate.Result{}, fmt.Errorf("commit %s: %w", cmd.Op, err)
 	}

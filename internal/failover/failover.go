@@ -358,7 +358,11 @@ func (t *Transport) attempt(req *http.Request, hdr http.Header, idx int, b io.Re
 	switch {
 	case resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get(droverapi.StandbyHeader) != "":
 		*out = standby
-	case resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusGatewayTimeout:
+	case resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusGatewayTimeout,
+		// A leader that lost its place while serving says 503 without
+		// the header (ESLURM_IN_STANDBY_USE_BACKUP): nothing was
+		// applied, but only what is safe to repeat is, to be sure.
+		resp.StatusCode == http.StatusServiceUnavailable:
 		*out = ambiguous
 	default:
 		*out = answered

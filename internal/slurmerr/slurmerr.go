@@ -49,6 +49,7 @@ const (
 	BatchOnly                      Code = 2039
 	EnvironmentMissing             Code = 2127
 	InStandbyUseBackup             Code = 2131
+	SocketTimeout                  Code = 5004
 	InvalidNodeState               Code = 2028
 	InvalidTaskMemory              Code = 2044
 	InvalidAccount                 Code = 2045
@@ -122,6 +123,7 @@ var messages = map[Code]string{
 	BatchOnly:                      "Only batch jobs are accepted or processed",
 	EnvironmentMissing:             "Environment is missing in job",
 	InStandbyUseBackup:             "Controller is in standby mode, try a different controller",
+	SocketTimeout:                  "Socket timed out on send/recv operation",
 	InvalidNodeState:               "Invalid node state specified",
 	InvalidTaskMemory:              "Memory required by task is not available",
 	InvalidAccount:                 "Invalid account or account/partition combination specified",
