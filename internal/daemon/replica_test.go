@@ -106,14 +106,7 @@ func startReplicaCluster(t *testing.T) *replicaCluster {
 		t.Fatal(err)
 	}
 	c := &replicaCluster{t: t, conf: conf, port: port, daemons: daemons}
-	t.Cleanup(func() {
-		for _, d := range daemons {
-			c.stop(d)
-			if t.Failed() {
-				t.Logf("%s log:\n%s", d.name, d.log())
-			}
-		}
-	})
+	t.Cleanup(c.stopAll)
 	for _, d := range daemons {
 		c.start(d)
 	}
@@ -144,6 +137,17 @@ func startReplica(t *testing.T, conf, dir string, d *replicaDaemon) {
 		t.Fatalf("%s did not start: %v\n%s", d.name, err, d.log())
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s did not start within 30 s\n%s", d.name, d.log())
+	}
+}
+
+// stopAll stops every controller, showing their logs when the test
+// failed.
+func (c *replicaCluster) stopAll() {
+	for _, d := range c.daemons {
+		c.stop(d)
+		if c.t.Failed() {
+			c.t.Logf("%s log:\n%s", d.name, d.log())
+		}
 	}
 }
 
@@ -289,43 +293,10 @@ func TestSingleControllerBecomesReplicated(t *testing.T) {
 		d.sock = filepath.Join(dir, d.name+".sock")
 		daemons = append(daemons, d)
 	}
-	run := func(d *replicaDaemon) {
-		v := daemon.Settings()
-		v.Set("conf", conf)
-		v.Set("name", d.name)
-		v.Set("socket", d.sock)
-		v.Set("state-dir", filepath.Join(dir, "state-"+d.name))
-		ctx, cancel := context.WithCancel(context.Background())
-		d.cancel, d.done = cancel, make(chan error, 1)
-		ready := make(chan net.Addr, 1)
-		go func() {
-			d.done <- daemon.RunController(ctx, v, daemon.Logger(lockedWriter{&d.logs, &d.logMu}, "info"), func(a net.Addr) { ready <- a })
-		}()
-		select {
-		case <-ready:
-		case err := <-d.done:
-			t.Fatalf("%s did not start: %v\n%s", d.name, err, d.log())
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%s did not start within 30 s\n%s", d.name, d.log())
-		}
-	}
-	stop := func(d *replicaDaemon) {
-		if d.cancel != nil {
-			d.cancel()
-			d.cancel = nil
-			if err := <-d.done; err != nil {
-				t.Errorf("%s: %v", d.name, err)
-			}
-		}
-	}
-	defer func() {
-		for _, d := range daemons {
-			stop(d)
-			if t.Failed() {
-				t.Logf("%s log:\n%s", d.name, d.log())
-			}
-		}
-	}()
+	run := func(d *replicaDaemon) { startReplica(t, conf, dir, d) }
+	c := &replicaCluster{t: t, conf: conf, daemons: daemons}
+	stop := c.stop
+	defer c.stopAll()
 	// One controller, one job.
 	if err := os.WriteFile(conf, []byte("ClusterName=grow\nSlurmctldHost=ctl1(127.0.0.1)\n"+tail), 0o644); err != nil {
 		t.Fatal(err)
@@ -391,37 +362,8 @@ func TestReconfigureChangesControllers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run := func(d *replicaDaemon) {
-		v := daemon.Settings()
-		v.Set("conf", conf)
-		v.Set("name", d.name)
-		v.Set("socket", d.sock)
-		v.Set("state-dir", filepath.Join(dir, "state-"+d.name))
-		ctx, cancel := context.WithCancel(context.Background())
-		d.cancel, d.done = cancel, make(chan error, 1)
-		ready := make(chan net.Addr, 1)
-		go func() {
-			d.done <- daemon.RunController(ctx, v, daemon.Logger(lockedWriter{&d.logs, &d.logMu}, "info"), func(a net.Addr) { ready <- a })
-		}()
-		select {
-		case <-ready:
-		case err := <-d.done:
-			t.Fatalf("%s did not start: %v\n%s", d.name, err, d.log())
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%s did not start within 30 s\n%s", d.name, d.log())
-		}
-	}
-	defer func() {
-		for _, d := range daemons {
-			if d.cancel != nil {
-				d.cancel()
-				<-d.done
-			}
-			if t.Failed() {
-				t.Logf("%s log:\n%s", d.name, d.log())
-			}
-		}
-	}()
+	run := func(d *replicaDaemon) { startReplica(t, conf, dir, d) }
+	defer (&replicaCluster{t: t, conf: conf, daemons: daemons}).stopAll()
 	// answers waits until d answers a request as itself or by forwarding.
 	answers := func(d *replicaDaemon, within time.Duration) bool {
 		deadline := time.Now().Add(within)
