@@ -229,12 +229,17 @@ func TestChaos(t *testing.T) {
 		OK      bool   `json:"ok"`
 	}
 	var reports []report
-	hist := &chaos.History{}
+	// Every id acknowledged so far, and for which submission: ids must
+	// never repeat, across faults too.
+	acked := map[uint32]string{}
 	for round := 1; round <= rounds; round++ {
 		for _, nm := range nemeses {
 			c.WaitLeader(30 * time.Second)
-			began := time.Now()
-			w := startWorkload(c, marks, hist, fmt.Sprintf("r%d-%s", round, strings.ReplaceAll(nm.name, " ", "_")))
+			// A history per fault: the jobs of earlier ones are purged
+			// after MinJobAge, as they should be.
+			hist := &chaos.History{}
+			prefix := fmt.Sprintf("r%d-%s", round, strings.ReplaceAll(nm.name, " ", "_"))
+			w := startWorkload(c, marks, hist, prefix)
 			time.Sleep(time.Second)
 			heal := nm.apply(t, c)
 			time.Sleep(nm.hold)
@@ -242,10 +247,19 @@ func TestChaos(t *testing.T) {
 			c.WaitLeader(30 * time.Second)
 			time.Sleep(time.Second)
 			w.finish()
-			v := checkCluster(t, c, hist, marks)
+			v := checkCluster(t, c, hist, marks, prefix+"-")
+			for _, op := range hist.Ops() {
+				if op.Kind != chaos.Submit || op.Outcome != chaos.OK {
+					continue
+				}
+				if prev, ok := acked[op.JobID]; ok {
+					v.Violations = append(v.Violations, fmt.Sprintf("job id %d acknowledged for %s and, earlier, %s", op.JobID, op.Tag, prev))
+				}
+				acked[op.JobID] = op.Tag
+			}
 			t.Logf("round %d, %s: %v", round, nm.name, v)
 			for _, op := range hist.Ops() {
-				if op.Outcome == chaos.Unknown && op.Completed.After(began) {
+				if op.Outcome == chaos.Unknown {
 					t.Logf("  %s %s %d: %s", op.Kind, op.Tag, op.JobID, op.Err)
 				}
 			}
@@ -261,9 +275,10 @@ func TestChaos(t *testing.T) {
 	}
 }
 
-// checkCluster waits for every job to end, then checks the whole
-// history so far against the cluster and the marks.
-func checkCluster(t *testing.T, c *Cluster, hist *chaos.History, marks string) chaos.Verdict {
+// checkCluster waits for every job to end, then checks a fault's history
+// against the cluster's jobs named with its prefix and the marks of
+// those jobs.
+func checkCluster(t *testing.T, c *Cluster, hist *chaos.History, marks, prefix string) chaos.Verdict {
 	t.Helper()
 	var final []chaos.Job
 	deadline := time.Now().Add(90 * time.Second)
@@ -283,7 +298,9 @@ func checkCluster(t *testing.T, c *Cluster, hist *chaos.History, marks string) c
 				if state == "PENDING" || state == "RUNNING" || state == "COMPLETING" {
 					active++
 				}
-				final = append(final, chaos.Job{ID: uint32(j.JobID.Value), Name: j.Name.Value, State: state})
+				if strings.HasPrefix(j.Name.Value, prefix) {
+					final = append(final, chaos.Job{ID: uint32(j.JobID.Value), Name: j.Name.Value, State: state})
+				}
 			}
 			if active == 0 {
 				break
@@ -294,12 +311,26 @@ func checkCluster(t *testing.T, c *Cluster, hist *chaos.History, marks string) c
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	ours := map[uint32]bool{}
+	for _, j := range final {
+		ours[j.ID] = true
+	}
+	for _, op := range hist.Ops() {
+		if op.Kind == chaos.Submit && op.Outcome == chaos.OK {
+			ours[op.JobID] = true
+		}
+	}
 	f, err := os.Open(filepath.Join(marks, "marks"))
 	var ms []chaos.Mark
 	if err == nil {
-		ms, err = chaos.ParseMarks(f)
+		all, err := chaos.ParseMarks(f)
 		f.Close()
 		must(t, err)
+		for _, m := range all {
+			if ours[m.JobID] {
+				ms = append(ms, m)
+			}
+		}
 	}
 	return chaos.Check(hist.Ops(), final, ms)
 }
