@@ -47,6 +47,9 @@ type freshOptions struct {
 	// Controllers replicates Drover's controller (clusterOptions); 0:
 	// the system's own count.
 	Controllers int
+	// NoAccounting runs Drover's cluster with accounting_storage/none
+	// whatever the system's setting.
+	NoAccounting bool
 	// ViaFollower sends REST clients (Submitters) to a follower's socket
 	// or address rather than the leader's, when the controller is
 	// replicated: every request is forwarded to the leader.
@@ -107,7 +110,7 @@ func (s *droverSystem) Name() string { return s.name }
 func (s *droverSystem) Fresh(_ context.Context, o freshOptions) (instance, error) {
 	s.seq++
 	dir := filepath.Join(s.base, fmt.Sprintf("drover-%03d", s.seq))
-	co := clusterOptions{NoCgroups: o.NoCgroups, Pprof: o.Pprof, Nodes: o.Nodes, CPUs: o.CPUs, PlugStack: o.PlugStack, NoAccounting: s.noAccounting,
+	co := clusterOptions{NoCgroups: o.NoCgroups, Pprof: o.Pprof, Nodes: o.Nodes, CPUs: o.CPUs, PlugStack: o.PlugStack, NoAccounting: s.noAccounting || o.NoAccounting,
 		Controllers: cmp.Or(o.Controllers, s.controllers)}
 	c, err := startCluster(dir, s.drover, s.shims, co)
 	if err != nil {
