@@ -64,10 +64,11 @@ func (v haVariant) figure(sz sizes) figure {
 // follower, then jobs that run. Every cluster runs
 // accounting_storage/none, as replicated controllers must, so that the
 // single controller is compared like for like; one more row keeps its
-// embedded accounting store, the setting of figure rest. Each run measures every count in turn
-// (1, 3, 5, 1, 3, 5, ...) on a fresh cluster, so that the machine's drift
-// falls on all alike. A run that fails (a leader lost under load, say) is
-// logged and counted in the note rather than ending the figure.
+// embedded accounting store, the setting of figure rest. Each run
+// measures every count in turn (1, 3, 5, 1, 3, 5, ...) on a fresh
+// cluster, so that the machine's drift falls on all alike. A run that
+// fails (a leader lost under load, say) is logged and counted in the
+// note rather than ending the figure.
 func measureHA(ctx context.Context, sys system, sz sizes, rec *recorder) error {
 	if _, ok := sys.(*droverSystem); !ok {
 		return nil
