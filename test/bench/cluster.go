@@ -247,9 +247,8 @@ func (c *cluster) startReplicas(env []string) error {
 }
 
 // replicaLeader returns the controller that leads once every controller
-// answers the REST ping: the one answer that names no leader
-// (X-Drover-Leader), as a follower's forwarded answer does. nil until
-// then.
+// answers: the one whose answer names no leader (X-Drover-Leader), as a
+// follower's forwarded answer does. nil until then.
 func (c *cluster) replicaLeader() *replica {
 	var leader *replica
 	for _, r := range c.ctls {
@@ -267,12 +266,14 @@ func (c *cluster) replicaLeader() *replica {
 	return leader
 }
 
-// pingReplica asks a controller's socket for the REST ping: whether it
-// answered, and whether it answered as the leader.
+// pingReplica asks a controller's socket for the partitions: whether it
+// answered, and whether it answered as the leader. Not the REST ping,
+// which a controller may answer itself whether it leads or not: a
+// request every follower forwards.
 func pingReplica(socket string) (leads, ok bool) {
 	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{DialContext: dialUnix(socket)}}
 	defer hc.CloseIdleConnections()
-	resp, err := hc.Get("http://localhost/slurm/v0.0.44/ping/")
+	resp, err := hc.Get("http://localhost/slurm/v0.0.44/partitions/")
 	if err != nil {
 		return false, false
 	}
