@@ -10,31 +10,43 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/droverhq/drover/internal/clusterkey"
+	"github.com/droverhq/drover/internal/droverapi"
 	"github.com/droverhq/drover/internal/testutil"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
 
 // cluster is a Drover cluster as users run it: one `drover controller`
-// process and one `drover node` process per node, each in its own process
-// group, with a slurm.conf shaped like `drover dev`'s (the harness of
-// test/e2e, returning errors instead of failing a test).
+// process (or several replicated ones) and one `drover node` process per
+// node, each in its own process group, with a slurm.conf shaped like
+// `drover dev`'s (the harness of test/e2e, returning errors instead of
+// failing a test).
 type cluster struct {
-	dir     string
-	conf    string
-	socket  string
+	dir  string
+	conf string
+	// socket is the controller's unix socket: the leader's when
+	// replicated.
+	socket string
+	// ctlAddr is the address the controller listens on (the leader's
+	// when replicated), at ctlPort.
+	ctlAddr string
 	ctlPort int
 	nodes   int
 	drover  string
 	shims   string
 	workDir string
-	ctl     *exec.Cmd
-	node    []*exec.Cmd
+	// ctl is the controller process: the leader when replicated.
+	ctl  *exec.Cmd
+	node []*exec.Cmd
+	// ctls are the replicated controllers, in SlurmctldHost order (none
+	// for a single controller).
+	ctls []*replica
 	// pprofAddr is where the controller serves /debug/pprof/ ("" if not).
 	pprofAddr string
 	// jwtKey is auth/jwt's key file.
@@ -57,6 +69,18 @@ type clusterOptions struct {
 	PlugStack string
 	// NoAccounting sets AccountingStorageType=accounting_storage/none.
 	NoAccounting bool
+	// Controllers, above 1, replicates the controller: ctl1..ctlN on
+	// 127.0.0.1..N (loopback is a /8 on Linux) and one port, each with
+	// its own state folder and socket, and accounting_storage/none
+	// (replicated controllers refuse the embedded store). 0 or 1: the
+	// single controller of `drover dev`.
+	Controllers int
+}
+
+// replica is one of several replicated controllers.
+type replica struct {
+	name, addr, socket, pprofAddr string
+	cmd                           *exec.Cmd
 }
 
 // startCluster writes a dev-like slurm.conf under dir and starts the
@@ -74,21 +98,43 @@ func startCluster(dir, drover, shims string, o clusterOptions) (*cluster, error)
 			return nil, fmt.Errorf("create cluster folder: %w", err)
 		}
 	}
-	ports, err := freePorts(o.Nodes + 2)
+	ports, err := freePorts(o.Nodes + 1 + max(o.Controllers, 1))
 	if err != nil {
 		return nil, err
 	}
-	c.ctlPort = ports[0]
+	c.ctlPort, c.ctlAddr = ports[0], "127.0.0.1"
 	c.socket = filepath.Join(dir, "state", "drover.sock")
+	ctlHosts := "localhost(127.0.0.1)"
+	if o.Controllers > 1 {
+		// Each controller has a folder of its own, as on hosts of their
+		// own; they share slurm.conf and the cluster key.
+		var hosts []string
+		for i := 1; i <= o.Controllers; i++ {
+			r := &replica{name: "ctl" + strconv.Itoa(i), addr: "127.0.0." + strconv.Itoa(i)}
+			r.socket = filepath.Join(dir, "state-"+r.name, "drover.sock")
+			if o.Pprof {
+				r.pprofAddr = "127.0.0.1:" + strconv.Itoa(ports[o.Nodes+i])
+			}
+			c.ctls = append(c.ctls, r)
+			hosts = append(hosts, r.name+"("+r.addr+")")
+		}
+		ctlHosts = strings.Join(hosts, "\nSlurmctldHost=")
+		o.NoAccounting = true
+	}
 	// The same settings as `drover dev` writes (internal/devcluster),
 	// without GPUs: the jobs measured here ask for none.
 	var b strings.Builder
-	fmt.Fprintf(&b, "ClusterName=bench%d\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%d\n", ports[0], ports[0])
+	fmt.Fprintf(&b, "ClusterName=bench%d\nSlurmctldHost=%s\nSlurmctldPort=%d\n", ports[0], ctlHosts, ports[0])
 	fmt.Fprintf(&b, "StateSaveLocation=%s/state\nSlurmdSpoolDir=%s/spool/%%n\n", dir, dir)
 	b.WriteString("SlurmdTimeout=30\nKillWait=5\nMinJobAge=300\nReturnToService=2\n")
 	// auth/jwt as drover dev has it, for the JWT submission figure.
 	c.jwtKey = filepath.Join(dir, "state", "jwt_hs256.key")
 	b.WriteString("AuthAltTypes=auth/jwt\n")
+	if len(c.ctls) > 0 {
+		// The default key is in StateSaveLocation, which --state-dir
+		// moves for each controller: all read the one key.
+		fmt.Fprintf(&b, "AuthAltParameters=jwt_key=%s\n", c.jwtKey)
+	}
 	// The queue figure times a Prometheus scrape too.
 	b.WriteString("MetricsType=metrics/openmetrics\n")
 	if o.NoAccounting {
@@ -117,17 +163,24 @@ func startCluster(dir, drover, shims string, o clusterOptions) (*cluster, error)
 			return nil, fmt.Errorf("write plugstack.conf: %w", err)
 		}
 	}
-	ctlArgs := []string{"controller", "--conf", c.conf}
-	if o.Pprof {
-		c.pprofAddr = "127.0.0.1:" + strconv.Itoa(ports[o.Nodes+1])
-		ctlArgs = append(ctlArgs, "--pprof-listen", c.pprofAddr)
-	}
-	if c.ctl, err = c.daemon("controller", o.Env, ctlArgs...); err != nil {
-		return nil, err
-	}
-	if err := waitPort(c.ctlPort, 20*time.Second); err != nil {
-		c.stop()
-		return nil, err
+	if len(c.ctls) > 0 {
+		if err := c.startReplicas(o.Env); err != nil {
+			c.stop()
+			return nil, err
+		}
+	} else {
+		ctlArgs := []string{"controller", "--conf", c.conf}
+		if o.Pprof {
+			c.pprofAddr = "127.0.0.1:" + strconv.Itoa(ports[o.Nodes+1])
+			ctlArgs = append(ctlArgs, "--pprof-listen", c.pprofAddr)
+		}
+		if c.ctl, err = c.daemon("controller", o.Env, ctlArgs...); err != nil {
+			return nil, err
+		}
+		if err := waitPort(c.ctlPort, 20*time.Second); err != nil {
+			c.stop()
+			return nil, err
+		}
 	}
 	for i := 1; i <= o.Nodes; i++ {
 		name := "n" + strconv.Itoa(i)
@@ -164,6 +217,83 @@ func (c *cluster) daemon(name string, env []string, args ...string) (*exec.Cmd, 
 	}
 	go func() { _ = cmd.Wait(); f.Close() }()
 	return cmd, nil
+}
+
+// startReplicas starts every replicated controller and waits until one
+// leads and every other answers (forwarding to it); the leader's socket,
+// address and profiler become the cluster's.
+func (c *cluster) startReplicas(env []string) error {
+	for _, r := range c.ctls {
+		args := []string{"controller", "--conf", c.conf, "--name", r.name,
+			"--state-dir", filepath.Dir(r.socket), "--socket", r.socket}
+		if r.pprofAddr != "" {
+			args = append(args, "--pprof-listen", r.pprofAddr)
+		}
+		cmd, err := c.daemon(r.name, env, args...)
+		if err != nil {
+			return err
+		}
+		r.cmd = cmd
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if l := c.replicaLeader(); l != nil {
+			c.ctl, c.socket, c.ctlAddr, c.pprofAddr = l.cmd, l.socket, l.addr, l.pprofAddr
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("no controller of %d leads, or not all answer, after 60 s (logs in %s)", len(c.ctls), filepath.Join(c.dir, "log"))
+}
+
+// replicaLeader returns the controller that leads once every controller
+// answers: the one whose answer names no leader (X-Drover-Leader), as a
+// follower's forwarded answer does. nil until then.
+func (c *cluster) replicaLeader() *replica {
+	var leader *replica
+	for _, r := range c.ctls {
+		leads, ok := pingReplica(r.socket)
+		if !ok {
+			return nil
+		}
+		if leads {
+			if leader != nil {
+				return nil // two claim to lead: an election under way
+			}
+			leader = r
+		}
+	}
+	return leader
+}
+
+// pingReplica asks a controller's socket for the partitions: whether it
+// answered, and whether it answered as the leader. Not the REST ping,
+// which a controller may answer itself whether it leads or not: a
+// request every follower forwards.
+func pingReplica(socket string) (leads, ok bool) {
+	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{DialContext: dialUnix(socket)}}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get("http://localhost/slurm/v0.0.44/partitions/")
+	if err != nil {
+		return false, false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, false
+	}
+	return resp.Header.Get(droverapi.LeaderHeader) == "", true
+}
+
+// follower is a controller that does not lead (nil for a single
+// controller): its clients' requests are forwarded to the leader.
+func (c *cluster) follower() *replica {
+	for _, r := range c.ctls {
+		if r.cmd != c.ctl {
+			return r
+		}
+	}
+	return nil
 }
 
 // env is the environment of a drop-in command run against the cluster:
@@ -212,6 +342,12 @@ func (c *cluster) heapAlloc() (int64, error) {
 // the job processes they left.
 func (c *cluster) stop() {
 	procs := append([]*exec.Cmd{c.ctl}, c.node...)
+	if len(c.ctls) > 0 {
+		procs = slices.Clone(c.node)
+		for _, r := range c.ctls {
+			procs = append(procs, r.cmd)
+		}
+	}
 	for _, p := range procs {
 		if p != nil && p.Process != nil {
 			_ = p.Process.Signal(syscall.SIGTERM)
@@ -235,7 +371,7 @@ func (c *cluster) stop() {
 // client returns a REST client to the controller's unix socket, for the
 // harness's own polling.
 func (c *cluster) client() (*v0044.Client, error) {
-	return droverClient(transportUnix, c.socket, c.ctlPort, "")
+	return droverClient(transportUnix, c.socket, c.ctlAddr, c.ctlPort, "")
 }
 
 func (c *cluster) waitNodesUp(timeout time.Duration) error {
@@ -348,7 +484,16 @@ func (c *cluster) daemonCPU() map[string]time.Duration {
 		}
 		out[name] = time.Duration(ticks) * 10 * time.Millisecond
 	}
-	read("controller", c.ctl)
+	if len(c.ctls) == 0 {
+		read("controller", c.ctl)
+	}
+	for _, r := range c.ctls {
+		name := r.name
+		if r.cmd == c.ctl {
+			name += " (leader)"
+		}
+		read(name, r.cmd)
+	}
 	for i, n := range c.node {
 		read("n"+strconv.Itoa(i+1), n)
 	}

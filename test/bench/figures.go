@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -195,15 +197,16 @@ func logDaemonCPU(rec *recorder, system string, before, after map[string]time.Du
 	}
 	var b strings.Builder
 	var nodes time.Duration
-	for name, t := range after {
-		d := t - before[name]
-		if name == "controller" {
-			fmt.Fprintf(&b, "controller %.0f µs", float64(d.Microseconds())/float64(jobs))
+	// The controller, or each replicated one (ctl1..ctlN) in order.
+	for _, name := range slices.Sorted(maps.Keys(after)) {
+		d := after[name] - before[name]
+		if name == "controller" || strings.HasPrefix(name, "ctl") {
+			fmt.Fprintf(&b, "%s %.0f µs, ", name, float64(d.Microseconds())/float64(jobs))
 			continue
 		}
 		nodes += d
 	}
-	fmt.Fprintf(&b, ", node daemons and their jobs %.0f µs", float64(nodes.Microseconds())/float64(jobs))
+	fmt.Fprintf(&b, "node daemons and their jobs %.0f µs", float64(nodes.Microseconds())/float64(jobs))
 	rec.log("  %s: CPU per submission: %s", system, b.String())
 }
 

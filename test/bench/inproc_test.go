@@ -98,7 +98,7 @@ func (p *inproc) submitters(b *testing.B, hold bool) []submitter {
 	b.Helper()
 	subs := make([]submitter, 8)
 	for i := range subs {
-		s, err := droverSubmitter(transportUnix, p.socket, p.port, "", p.dir, hold)
+		s, err := droverSubmitter(transportUnix, p.socket, "127.0.0.1", p.port, "", p.dir, hold)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -388,7 +388,7 @@ func BenchmarkTrivialJobs(b *testing.B) {
 			}
 		}()
 	}
-	c := &cluster{socket: filepath.Join(dir, "state", "drover.sock"), ctlPort: ports[0], nodes: 4, workDir: filepath.Join(dir, "work")}
+	c := &cluster{socket: filepath.Join(dir, "state", "drover.sock"), ctlAddr: "127.0.0.1", ctlPort: ports[0], nodes: 4, workDir: filepath.Join(dir, "work")}
 	if err := c.waitNodesUp(30 * time.Second); err != nil {
 		b.Fatal(err)
 	}
@@ -396,10 +396,10 @@ func BenchmarkTrivialJobs(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := &droverInstance{c: c, poll: poll}
+	in := &droverInstance{c: c, poll: poll, socket: c.socket, addr: c.ctlAddr}
 	subs := make([]submitter, 8)
 	for i := range subs {
-		if subs[i], err = droverSubmitter(transportUnix, c.socket, c.ctlPort, "", c.workDir, false); err != nil {
+		if subs[i], err = droverSubmitter(transportUnix, c.socket, c.ctlAddr, c.ctlPort, "", c.workDir, false); err != nil {
 			b.Fatal(err)
 		}
 	}

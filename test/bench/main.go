@@ -53,7 +53,8 @@ func run() error {
 		drover      = flag.String("drover", "", "the drover binary to measure (default: build one from this checkout, as `make build` does)")
 		baseline    = flag.String("baseline", "", "another drover binary (an earlier commit's) measured as system drover-baseline, beside this one in the same run; its TCP clients send a bare X-SLURM-USER-NAME, as loopback was trusted before authentication (see -baseline-auth)")
 		baseAuth    = flag.Bool("baseline-auth", false, "the -baseline build authenticates its TCP clients as this one does: send it the same credentials, not a bare user name")
-		figs        = flag.String("figures", "startup,rest,restread,sbatch,trivial,memory,queue,sched,sim,srun,plugins,acct", "figures to measure, comma-separated")
+		figs        = flag.String("figures", "startup,rest,restread,sbatch,trivial,memory,queue,sched,sim,srun,plugins,acct", "figures to measure, comma-separated (also ha: REST submissions with 1, 3 and 5 replicated controllers)")
+		controllers = flag.Int("controllers", 1, "Drover's controllers in every figure but ha: above 1, replicated (ctl1..ctlN on 127.0.0.1..N, accounting_storage/none), the clients on the leader")
 		systems     = flag.String("systems", "drover,slurm", "systems to measure; slurm is skipped when real Slurm is not up")
 		quick       = flag.Bool("quick", false, "small sizes and two runs: a smoke test of the harness")
 		runs        = flag.Int("runs", 5, "runs of each figure (the median is quoted)")
@@ -147,7 +148,7 @@ func run() error {
 	for _, s := range strings.Split(*systems, ",") {
 		switch s {
 		case "drover":
-			targets = append(targets, &droverSystem{drover: bin, shims: shims, base: work, name: "Drover"})
+			targets = append(targets, &droverSystem{drover: bin, shims: shims, base: work, name: "Drover", controllers: *controllers})
 		case "drover-baseline":
 			if *baseline == "" {
 				return fmt.Errorf("system drover-baseline needs -baseline BINARY")
@@ -245,6 +246,8 @@ func measureRound(ctx context.Context, targets []system, figs []string, sz sizes
 				}
 			case "restread":
 				err = measureRESTRead(ctx, sys, ssz, rec)
+			case "ha":
+				err = measureHA(ctx, sys, ssz, rec)
 			case "plugins":
 				if sys.Name() == "Drover" {
 					err = measurePlugins(ctx, sys, ssz, work, rec)

@@ -67,10 +67,11 @@ func dialUnix(socket string) func(ctx context.Context, network, addr string) (ne
 
 // droverClient builds a generated v0.0.44 client with its own connection
 // (one per simulated client, so that clients do not queue for the
-// transport's two idle connections per host).
-func droverClient(t transport, socket string, port int, token string) (*v0044.Client, error) {
+// transport's two idle connections per host). It reaches the controller
+// at socket, or over TCP at addr and port.
+func droverClient(t transport, socket, addr string, port int, token string) (*v0044.Client, error) {
 	tr := &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute}
-	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	url := "http://" + net.JoinHostPort(addr, strconv.Itoa(port))
 	if t == transportUnix {
 		tr.DialContext = dialUnix(socket)
 		url = "http://localhost"
@@ -120,8 +121,8 @@ type submitter func(ctx context.Context) (int64, error)
 
 // droverSubmitter returns a submitter of trivial jobs over its own
 // generated client.
-func droverSubmitter(t transport, socket string, port int, token, workDir string, hold bool) (submitter, error) {
-	cl, err := droverClient(t, socket, port, token)
+func droverSubmitter(t transport, socket, addr string, port int, token, workDir string, hold bool) (submitter, error) {
+	cl, err := droverClient(t, socket, addr, port, token)
 	if err != nil {
 		return nil, err
 	}

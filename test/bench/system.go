@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -43,6 +44,16 @@ type freshOptions struct {
 	Nodes, CPUs int
 	// PlugStack is Drover's plugstack.conf ("": none).
 	PlugStack string
+	// Controllers replicates Drover's controller (clusterOptions); 0:
+	// the system's own count.
+	Controllers int
+	// NoAccounting runs Drover's cluster with accounting_storage/none
+	// whatever the system's setting.
+	NoAccounting bool
+	// ViaFollower sends REST clients (Submitters) to a follower's socket
+	// or address rather than the leader's, when the controller is
+	// replicated: every request is forwarded to the leader.
+	ViaFollower bool
 }
 
 // instance is one measurable cluster.
@@ -89,6 +100,9 @@ type droverSystem struct {
 	bareTCP bool
 	// noAccounting runs the cluster with accounting_storage/none.
 	noAccounting bool
+	// controllers replicates the controller (-controllers) when a
+	// figure asks for no count of its own.
+	controllers int
 }
 
 func (s *droverSystem) Name() string { return s.name }
@@ -96,7 +110,8 @@ func (s *droverSystem) Name() string { return s.name }
 func (s *droverSystem) Fresh(_ context.Context, o freshOptions) (instance, error) {
 	s.seq++
 	dir := filepath.Join(s.base, fmt.Sprintf("drover-%03d", s.seq))
-	co := clusterOptions{NoCgroups: o.NoCgroups, Pprof: o.Pprof, Nodes: o.Nodes, CPUs: o.CPUs, PlugStack: o.PlugStack, NoAccounting: s.noAccounting}
+	co := clusterOptions{NoCgroups: o.NoCgroups, Pprof: o.Pprof, Nodes: o.Nodes, CPUs: o.CPUs, PlugStack: o.PlugStack, NoAccounting: s.noAccounting || o.NoAccounting,
+		Controllers: cmp.Or(o.Controllers, s.controllers)}
 	c, err := startCluster(dir, s.drover, s.shims, co)
 	if err != nil {
 		return nil, err
@@ -106,7 +121,11 @@ func (s *droverSystem) Fresh(_ context.Context, o freshOptions) (instance, error
 		c.stop()
 		return nil, err
 	}
-	return &droverInstance{c: c, dir: dir, poll: cl, bareTCP: s.bareTCP}, nil
+	in := &droverInstance{c: c, dir: dir, poll: cl, bareTCP: s.bareTCP, socket: c.socket, addr: c.ctlAddr}
+	if f := c.follower(); o.ViaFollower && f != nil {
+		in.socket, in.addr = f.socket, f.addr
+	}
+	return in, nil
 }
 
 type droverInstance struct {
@@ -115,6 +134,10 @@ type droverInstance struct {
 	// poll is the harness's own client, kept across polls.
 	poll    *v0044.Client
 	bareTCP bool
+	// socket and addr are where Submitters' clients connect: the
+	// controller's (the leader's), or a follower's
+	// (freshOptions.ViaFollower).
+	socket, addr string
 }
 
 func (d *droverInstance) Env() []string { return d.c.env() }
@@ -139,7 +162,7 @@ func (d *droverInstance) Submitters(t transport, n int, hold bool) ([]submitter,
 	}
 	out := make([]submitter, n)
 	for i := range out {
-		s, err := droverSubmitter(t, d.c.socket, d.c.ctlPort, token, d.c.workDir, hold)
+		s, err := droverSubmitter(t, d.socket, d.addr, d.c.ctlPort, token, d.c.workDir, hold)
 		if err != nil {
 			return nil, err
 		}
