@@ -192,10 +192,52 @@ var nemeses = []nemesis{
 	}},
 }
 
+// combined applies faults together (in order; healed the other way
+// round), as failures come in real life.
+func combined(ns ...nemesis) nemesis {
+	c := nemesis{name: ns[0].name}
+	for _, n := range ns[1:] {
+		c.name += " + " + n.name
+	}
+	for _, n := range ns {
+		c.hold = max(c.hold, n.hold)
+	}
+	c.apply = func(t *testing.T, cl *Cluster) func() {
+		var heals []func()
+		for _, n := range ns {
+			heals = append(heals, n.apply(t, cl))
+		}
+		return func() {
+			for i := len(heals) - 1; i >= 0; i-- {
+				heals[i]()
+			}
+		}
+	}
+	return c
+}
+
+// nemesisNamed finds a fault of the list by name.
+func nemesisNamed(name string) nemesis {
+	for _, n := range nemeses {
+		if n.name == name {
+			return n
+		}
+	}
+	panic("no nemesis " + name)
+}
+
+// allNemeses are the faults one at a time, then combined.
+func allNemeses() []nemesis {
+	return append(append([]nemesis{}, nemeses...),
+		combined(nemesisNamed("fill a follower's disk"), nemesisNamed("kill the leader")),
+		combined(nemesisNamed("cut the controllers from half the nodes"), nemesisNamed("pause the leader")),
+	)
+}
+
 // TestChaos runs concurrent clients on the login host while a nemesis
-// breaks the replicated controllers, one fault after another, and then
-// checks what the clients were told against what the cluster holds and
-// what the jobs wrote when they ran. DROVER_CHAOS_ROUNDS repeats the
+// breaks the replicated controllers, one fault after another, then two
+// at once, and then checks what the clients were told against what the
+// cluster holds and what the jobs wrote when they ran. DROVER_CHAOS_ROUNDS repeats the
 // list (make chaos); DROVER_CHAOS_REPORT names a file for the verdicts.
 func TestChaos(t *testing.T) {
 	t.Parallel()
@@ -233,7 +275,7 @@ func TestChaos(t *testing.T) {
 	// never repeat, across faults too.
 	acked := map[uint32]string{}
 	for round := 1; round <= rounds; round++ {
-		for _, nm := range nemeses {
+		for _, nm := range allNemeses() {
 			c.WaitLeader(30 * time.Second)
 			// A history per fault: the jobs of earlier ones are purged
 			// after MinJobAge, as they should be.
