@@ -67,7 +67,7 @@ func RunController(ctx context.Context, v *viper.Viper, logger *slog.Logger, rea
 		if err != nil {
 			return err
 		}
-		live.repl, err = newReplication(sc, self, cfg.StateDir, live.keys, tlsClient, logger, live.leading, func(err error) {
+		live.repl, err = newReplication(sc, self, cfg.StateDir, live.keys, tlsClient, v.GetBool("recover"), logger, live.leading, func(err error) {
 			select {
 			case live.fatal <- fmt.Errorf("replica: %w", err):
 			default:

@@ -89,7 +89,7 @@ func controllerMembers(sc *slurmconf.Config) []replog.Member {
 // newReplication prepares the replica of the controller self; it opens
 // with the first controller (open). tlsClient is how controllers reach
 // each other under TLSType=tls (nil: plain HTTP).
-func newReplication(sc *slurmconf.Config, self slurmconf.ControllerHost, stateDir string, keys *clusterkey.Holder, tlsClient *tls.Config, logger *slog.Logger, onLeader func(bool), onFatal func(error)) (*replication, error) {
+func newReplication(sc *slurmconf.Config, self slurmconf.ControllerHost, stateDir string, keys *clusterkey.Holder, tlsClient *tls.Config, recover bool, logger *slog.Logger, onLeader func(bool), onFatal func(error)) (*replication, error) {
 	members := controllerMembers(sc)
 	var addr string
 	for _, m := range members {
@@ -118,6 +118,7 @@ func newReplication(sc *slurmconf.Config, self slurmconf.ControllerHost, stateDi
 		// the single controller it was.
 		Bootstrap: self.Name == sc.SlurmctldHosts[0].Name,
 		Import:    controller.StatePath(stateDir),
+		Recover:   recover,
 		Stream:    stream, FailoverTimeout: sc.SlurmctldTimeout,
 		Logger: logger, OnLeader: onLeader, OnFatal: onFatal,
 	}

@@ -92,6 +92,7 @@ func daemonFlags(cmd *cobra.Command, v *viper.Viper, names ...string) {
 		"no-cgroups":          "track job processes by process group only",
 		"dynamic":             "run a node slurm.conf does not list, with this definition (\"CPUs=8 RealMemory=16000 Features=x\"), as slurmd -Z",
 		"pprof-listen":        "serve Go's profiler (/debug/pprof/) on this address (off by default)",
+		"recover":             "replicated controllers that survived the loss of a majority: start each once with this, slurm.conf listing only them, to make them the cluster (what only the lost controllers held is lost)",
 		"rest-max-body":       "largest REST request body accepted, in bytes or as 64mb, 1gb (default 16mb); larger ones get 413",
 		"conf-server":         "fetch the configuration from these controllers, HOST[:PORT][,HOST2...] in order (configless, as slurmd --conf-server); without it and without a local slurm.conf, from the DNS SRV record _slurmctld._tcp",
 		"run-conf":            "the link to the node's configuration cache that commands on the host look in (\"\" for none)",
@@ -101,7 +102,7 @@ func daemonFlags(cmd *cobra.Command, v *viper.Viper, names ...string) {
 	}
 	for _, n := range names {
 		switch n {
-		case "no-cgroups":
+		case "no-cgroups", "recover":
 			cmd.Flags().Bool(n, false, help[n])
 		case "run-conf":
 			cmd.Flags().String(n, configless.RunConf, help[n])
@@ -133,7 +134,7 @@ func controllerCmd() *cobra.Command {
 			return daemon.RunController(ctx, v, logger, nil)
 		},
 	}
-	daemonFlags(cmd, v, "conf", "listen", "name", "socket", "state-dir", "key-file", "log-level", "pprof-listen", "rest-max-body")
+	daemonFlags(cmd, v, "conf", "listen", "name", "socket", "state-dir", "key-file", "log-level", "pprof-listen", "rest-max-body", "recover")
 	return cmd
 }
 

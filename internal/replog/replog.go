@@ -44,6 +44,12 @@ type Config struct {
 	// its leader to reach them, so that a controller added later, or one
 	// whose disk was replaced, joins the cluster instead of starting one.
 	Bootstrap bool
+	// Recover makes Members the cluster's configuration before raft
+	// starts (raft's RecoverCluster): for the controllers that survived
+	// the loss of a majority, each started so once, with the same
+	// members (those that survived). What they hold is kept; what only
+	// the lost controllers held is lost.
+	Recover bool
 	// Import is a single controller's state log (state.Log) to take over
 	// the first time this replica leads a cluster whose log holds no
 	// command yet: going from one controller to several keeps every
@@ -173,11 +179,23 @@ func Open(cfg Config, target state.FSM) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replog: %w", err)
 	}
-	if !has && cfg.Bootstrap {
-		var servers []raft.Server
-		for _, m := range cfg.Members {
-			servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(m.ID), Address: raft.ServerAddress(m.Addr)})
+	var servers []raft.Server
+	for _, m := range cfg.Members {
+		servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(m.ID), Address: raft.ServerAddress(m.Addr)})
+	}
+	switch {
+	case cfg.Recover:
+		if !has {
+			return nil, errors.New("replog: recover: this controller holds no replicated state to recover from")
 		}
+		// RecoverCluster replays the log into the state machine to write
+		// a snapshot under the new configuration; NewRaft then restores
+		// that snapshot, which replaces whatever the replay left.
+		if err := raft.RecoverCluster(rc, l.fsm, l.store, l.store, snaps, l.trans, raft.Configuration{Servers: servers}); err != nil {
+			return nil, fmt.Errorf("replog: recover: %w", err)
+		}
+		cfg.Logger.Warn("replicated state recovered: the controllers now are the ones listed", "members", len(servers))
+	case !has && cfg.Bootstrap:
 		if err := raft.BootstrapCluster(rc, l.store, l.store, snaps, l.trans, raft.Configuration{Servers: servers}); err != nil {
 			return nil, fmt.Errorf("replog: first configuration: %w", err)
 		}

@@ -81,6 +81,8 @@ type replica struct {
 	fsm           *listFSM
 	leading       chan bool
 	importPath    string
+	// recover starts it with raft's RecoverCluster (once).
+	recover bool
 }
 
 type cluster struct {
@@ -145,7 +147,7 @@ func (c *cluster) start(r *replica, snapshotEvery int) {
 	r.leading = make(chan bool, 64)
 	r.log, err = Open(Config{
 		ID: r.id, Members: c.members, Dir: r.dir, Stream: r.stream, FailoverTimeout: 4 * time.Second,
-		Bootstrap: r == c.replicas[0], Import: r.importPath,
+		Bootstrap: r == c.replicas[0], Import: r.importPath, Recover: r.recover,
 		SnapshotEvery: snapshotEvery, Logger: slog.New(slog.DiscardHandler),
 		OnLeader: func(b bool) { r.leading <- b },
 		OnFatal:  func(err error) { c.t.Errorf("%s: fatal: %v", r.id, err) },
@@ -521,5 +523,46 @@ func TestSetMembers(t *testing.T) {
 	}
 	if st := lead.log.Stats(); st.Voters != 3 {
 		t.Errorf("voters %d, want 3", st.Voters)
+	}
+}
+
+// Two of three controllers lost for good: the survivor, started once to
+// recover with itself as the only member, leads with everything it held.
+func TestRecoverAfterLosingAMajority(t *testing.T) {
+	c := newCluster(t, 3, 0)
+	lead := c.leader()
+	for i := 1; i <= 10; i++ {
+		apply(t, lead, fmt.Sprintf("r%d", i), state.Blob{Key: fmt.Sprintf("b%d", i), Data: []byte("x")})
+	}
+	c.converge(10)
+	var survivor *replica
+	for _, r := range c.replicas {
+		if r != lead && survivor == nil {
+			survivor = r
+			continue
+		}
+		c.crash(r)
+	}
+	c.stop(survivor)
+	// Alone, as it was, it cannot lead: two of three are gone.
+	c.start(survivor, 0)
+	time.Sleep(3 * time.Second)
+	if survivor.log.IsLeader() {
+		t.Fatal("a minority elected itself")
+	}
+	c.stop(survivor)
+	c.members = []Member{{ID: survivor.id, Addr: survivor.addr}}
+	survivor.recover = true
+	c.start(survivor, 0)
+	survivor.recover = false
+	if got := c.leader(); got != survivor {
+		t.Fatalf("%s leads", got.id)
+	}
+	apply(t, survivor, "r11")
+	if got := survivor.fsm.list(); len(got) != 11 || got[0] != "r1" {
+		t.Fatalf("after recovery: %v", got)
+	}
+	if _, err := survivor.log.Blob("b7"); err != nil {
+		t.Errorf("blob after recovery: %v", err)
 	}
 }
