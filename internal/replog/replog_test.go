@@ -344,8 +344,12 @@ func TestLaggingReplicaGetsSnapshotWithBlobs(t *testing.T) {
 	// from the snapshot, which brings the state and every blob.
 	c.start(behind, 0)
 	c.converge(50)
-	if st := behind.log.Stats(); st.SnapshotIndex == 0 {
-		t.Errorf("the lagging replica did not install a snapshot: %+v", st)
+	// Raft records the snapshot's index a moment after the state
+	// machine has it.
+	for deadline := time.Now().Add(10 * time.Second); behind.log.Stats().SnapshotIndex == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the lagging replica did not install a snapshot: %+v", behind.log.Stats())
+		}
 	}
 	for _, k := range []string{"b01", "b25", "b50"} {
 		if _, err := behind.log.Blob(k); err != nil {
