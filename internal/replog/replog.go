@@ -260,8 +260,11 @@ func (l *Log) ApplyWithBlobs(ctx context.Context, record []byte, blobs []state.B
 	f := l.raft.Apply(encodeEntry(record, blobs), enqueue)
 	if err := f.Error(); err != nil {
 		switch {
-		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress), errors.Is(err, raft.ErrEnqueueTimeout):
+		case errors.Is(err, raft.ErrNotLeader):
 			return nil, fmt.Errorf("replog: apply: %w", err)
+		case errors.Is(err, raft.ErrLeadershipTransferInProgress), errors.Is(err, raft.ErrEnqueueTimeout):
+			// Refused before it was written: as good as a follower's no.
+			return nil, fmt.Errorf("replog: apply: %w (%v)", ErrNotLeader, err)
 		case errors.Is(err, raft.ErrRaftShutdown):
 			return nil, fmt.Errorf("replog: apply: %w", state.ErrClosed)
 		default:
