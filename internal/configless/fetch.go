@@ -189,7 +189,7 @@ func verifyReply(s *msgauth.Signer, reqToken, token string, body []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnsigned, err)
 	}
-	if claims.Issuer() != msgauth.Controller || claims.Kind != msgauth.KindDaemon {
+	if !claims.FromController() {
 		return fmt.Errorf("%w: signed by %s", ErrUnsigned, claims.Issuer())
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -43,10 +42,6 @@ func answeredLocally(req *http.Request) bool {
 	return ok && strings.HasSuffix(v, "/ping") && !strings.Contains(strings.TrimSuffix(v, "/ping"), "/")
 }
 
-// ErrPeerNotController is why a ping of this replica is refused: its
-// token does not come from a controller.
-var ErrPeerNotController = errors.New("the replica's state is told to controllers only")
-
 // serveReplica answers another controller's ping (ReplicaPath) with
 // this replica's state, once its token shows it comes from a
 // controller.
@@ -55,11 +50,7 @@ func (r *replication) serveReplica(w http.ResponseWriter, req *http.Request, ver
 		http.Error(w, "GET only", http.StatusMethodNotAllowed)
 		return
 	}
-	claims, err := verify(req)
-	if err == nil && (claims.Issuer() != msgauth.Controller || claims.Kind != msgauth.KindDaemon) {
-		err = ErrPeerNotController
-	}
-	if err != nil {
+	if err := fromController(req, verify); err != nil {
 		http.Error(w, "replica state refused: "+err.Error(), http.StatusUnauthorized)
 		return
 	}
@@ -164,24 +155,9 @@ func (r *replication) askReplica(ctx context.Context, addr string) (droverapi.Re
 	var rp droverapi.Replica
 	ctx, cancel := context.WithTimeout(ctx, peerTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.scheme+"://"+addr+droverapi.ReplicaPath, nil)
+	body, err := r.ask(ctx, r.peers, http.MethodGet, addr, droverapi.ReplicaPath)
 	if err != nil {
 		return rp, err
-	}
-	if err := r.signer.SignRequest(req, msgauth.Controller, nil); err != nil {
-		return rp, err
-	}
-	resp, err := r.peers.Do(req)
-	if err != nil {
-		return rp, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	if err != nil {
-		return rp, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return rp, fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
 	}
 	if err := json.Unmarshal(body, &rp); err != nil {
 		return rp, fmt.Errorf("replica state: %w", err)

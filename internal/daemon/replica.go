@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -77,11 +76,7 @@ func selfController(v *viper.Viper, sc *slurmconf.Config) (slurmconf.ControllerH
 func controllerMembers(sc *slurmconf.Config) []replog.Member {
 	var out []replog.Member
 	for _, h := range sc.SlurmctldHosts {
-		host := h.Name
-		if h.Addr != "" {
-			host = h.Addr
-		}
-		out = append(out, replog.Member{ID: h.Name, Addr: net.JoinHostPort(host, strconv.Itoa(int(sc.SlurmctldPort)))})
+		out = append(out, replog.Member{ID: h.Name, Addr: sc.ControllerAddr(h)})
 	}
 	return out
 }
@@ -260,6 +255,16 @@ func (t *leaderTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(req)
 }
 
+// fromController checks that req carries a controller's token: the
+// requests controllers make of each other are taken from no one else.
+func fromController(req *http.Request, verify func(*http.Request) (*msgauth.Claims, error)) error {
+	claims, err := verify(req)
+	if err == nil && !claims.FromController() {
+		err = replog.ErrNotController
+	}
+	return err
+}
+
 // reconfigurePath is where a controller asks another to read slurm.conf
 // again: the leader does, once it has itself, as slurmctld passes
 // REQUEST_RECONFIGURE on. Answered by the controller asked, never
@@ -272,11 +277,7 @@ func (r *replication) serveReconfigure(w http.ResponseWriter, req *http.Request,
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	claims, err := verify(req)
-	if err == nil && (claims.Issuer() != msgauth.Controller || claims.Kind != msgauth.KindDaemon) {
-		err = replog.ErrNotController
-	}
-	if err != nil {
+	if err := fromController(req, verify); err != nil {
 		r.logger.Warn("reconfigure request refused", "source", req.RemoteAddr, "err", err)
 		restapi.WriteAuthError(w, err)
 		return
@@ -317,21 +318,31 @@ func (r *replication) reconfigured(ctx context.Context, sc *slurmconf.Config) {
 }
 
 func (r *replication) askReconfigure(ctx context.Context, m replog.Member) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.scheme+"://"+m.Addr+reconfigurePath, nil)
+	_, err := r.ask(ctx, r.client, http.MethodPost, m.Addr, reconfigurePath)
+	return err
+}
+
+// ask makes a request of another controller, with this one's token, and
+// returns the answer's body (at most 64 KiB) when it is a 200.
+func (r *replication) ask(ctx context.Context, client *http.Client, method, addr, path string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, r.scheme+"://"+addr+path, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.signer.SignRequest(req, msgauth.Controller, nil); err != nil {
-		return err
+		return nil, err
 	}
-	resp, err := r.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return body, nil
 }

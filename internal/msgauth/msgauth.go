@@ -95,6 +95,11 @@ type Claims struct {
 // Issuer is the token's sender.
 func (c *Claims) Issuer() string { return c.Iss }
 
+// FromController reports whether the token is a controller's own (a
+// daemon token issued by msgauth.Controller), the only sender the
+// controllers' peers, raft and the node daemons' control requests take.
+func (c *Claims) FromController() bool { return c.Iss == Controller && c.Kind == KindDaemon }
+
 // ExpiresAt is when the token expires.
 func (c *Claims) ExpiresAt() time.Time { return time.Unix(c.Exp, 0) }
 

@@ -544,7 +544,7 @@ func (a *Agent) Close() error {
 func (a *Agent) fromController(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		claims, err := a.auth.VerifyRequest(r, nodeproto.MaxBody)
-		if err == nil && (claims.Kind != msgauth.KindDaemon || claims.Issuer() != msgauth.Controller) {
+		if err == nil && !claims.FromController() {
 			err = fmt.Errorf("%w: %s token from %s, not the controller's", msgauth.ErrInvalid, claims.Kind, claims.Issuer())
 		}
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"sync/atomic"
 
 	"github.com/hashicorp/raft"
 
@@ -30,10 +29,9 @@ type fsm struct {
 	// until the snapshot is written: raft persists a snapshot on another
 	// goroutine than the one applying entries, and the state written must
 	// be the state at the snapshot's index, not a later one.
-	mu      sync.RWMutex
-	target  state.FSM
-	blobs   *blobStore
-	applied atomic.Uint64
+	mu     sync.RWMutex
+	target state.FSM
+	blobs  *blobStore
 	// onFatal is told when this replica could not store what it applied
 	// (a full disk): it no longer holds everything the log says.
 	onFatal func(error)
@@ -65,7 +63,6 @@ func (f *fsm) Apply(l *raft.Log) any {
 			}
 		}
 	}
-	f.applied.Store(l.Index)
 	return res
 }
 

@@ -316,7 +316,7 @@ func (l *Log) Barrier(timeout time.Duration) error {
 }
 
 // LastIndex returns the index of the last entry applied here.
-func (l *Log) LastIndex() uint64 { return l.fsm.applied.Load() }
+func (l *Log) LastIndex() uint64 { return l.raft.AppliedIndex() }
 
 // Path names the replica's folder, for diagnostics.
 func (l *Log) Path() string { return l.cfg.Dir }

@@ -62,7 +62,7 @@ func (l *Log) Stats() Stats {
 		Term:          l.raft.CurrentTerm(),
 		LastIndex:     l.raft.LastIndex(),
 		CommitIndex:   l.raft.CommitIndex(),
-		AppliedIndex:  l.fsm.applied.Load(),
+		AppliedIndex:  l.raft.AppliedIndex(),
 		SnapshotIndex: num("last_snapshot_index"),
 		LeaderTerms:   l.stats.terms.Load(),
 		LeaderChanges: l.stats.leaderChanges.Load(),

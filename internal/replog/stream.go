@@ -123,9 +123,10 @@ func (s *Stream) upgrade(conn net.Conn, address string, timeout time.Duration) e
 	return nil
 }
 
-// ErrNotController is why a raft connection is refused: its token does
-// not come from a controller.
-var ErrNotController = errors.New("raft connections are taken from controllers only")
+// ErrNotController is why a request only controllers may make (a raft
+// connection, a peer's ping or reconfigure) is refused: its token is not
+// a controller's.
+var ErrNotController = errors.New("taken from controllers only")
 
 // Handler takes the other controllers' connections. verify checks the
 // request's token and returns its claims (the controller's verifier,
@@ -137,7 +138,7 @@ func (s *Stream) Handler(verify func(*http.Request) (*msgauth.Claims, error)) ht
 			return
 		}
 		claims, err := verify(r)
-		if err == nil && (claims.Issuer() != msgauth.Controller || claims.Kind != msgauth.KindDaemon) {
+		if err == nil && !claims.FromController() {
 			err = ErrNotController
 		}
 		if err != nil {

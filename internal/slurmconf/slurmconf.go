@@ -225,22 +225,26 @@ func (c *Config) Value(key string) (value string, ok bool) {
 // primary first, as Slurm's clients try them; duplicates are dropped, and
 // with none it is the local host's.
 func (c *Config) ControllerAddrs() []string {
-	port := strconv.Itoa(int(c.SlurmctldPort))
 	var out []string
 	for _, h := range c.SlurmctldHosts {
-		host := h.Name
-		if h.Addr != "" {
-			host = h.Addr
-		}
-		a := joinHostPort(host, port)
-		if !slices.Contains(out, a) {
+		if a := c.ControllerAddr(h); !slices.Contains(out, a) {
 			out = append(out, a)
 		}
 	}
 	if len(out) == 0 {
-		out = []string{joinHostPort("127.0.0.1", port)}
+		out = []string{joinHostPort("127.0.0.1", strconv.Itoa(int(c.SlurmctldPort)))}
 	}
 	return out
+}
+
+// ControllerAddr is where SlurmctldHost h is reached: its address, else
+// its name, at SlurmctldPort.
+func (c *Config) ControllerAddr(h ControllerHost) string {
+	host := h.Name
+	if h.Addr != "" {
+		host = h.Addr
+	}
+	return joinHostPort(host, strconv.Itoa(int(c.SlurmctldPort)))
 }
 
 // joinHostPort is net.JoinHostPort, without linking package net into
