@@ -3,9 +3,12 @@
 package nvml
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -22,6 +25,7 @@ func TestUsageOfMockProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitForEnviron(t, cmd.Process.Pid, "DROVER_MOCK_GPU_MEM=")
 	lib, err := NewMock("dgxa100", MockOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +38,24 @@ func TestUsageOfMockProcesses(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("usage (-want +got):\n%s", d)
+	}
+}
+
+// waitForEnviron waits until the kernel shows pid's new environment:
+// exec lets the parent go on before it has laid out the new stack, and
+// until then /proc/PID/environ reads empty.
+func waitForEnviron(t *testing.T, pid int, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err == nil && bytes.Contains(env, []byte(want)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d never showed %s in its environment (%v)", pid, want, err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
