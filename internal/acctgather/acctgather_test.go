@@ -66,7 +66,9 @@ func TestMeasureOwnership(t *testing.T) {
 // TestMeasureRealTask measures a real process tree: a shell whose child
 // burns CPU and holds memory while reading a stream.
 func TestMeasureRealTask(t *testing.T) {
-	cmd := exec.Command("sh", "-c", `head -c 20000000 /dev/zero | tail -c 8000000 >/dev/null; t=$(($(date +%s)+1)); while [ "$(date +%s)" -le "$t" ]; do :; done; sleep 30`)
+	// The busy loop is a count, not a time: on a loaded machine a second
+	// of wall time can be well under the half second of CPU looked for.
+	cmd := exec.Command("sh", "-c", `head -c 20000000 /dev/zero | tail -c 8000000 >/dev/null; i=0; while [ $i -lt 1500000 ]; do i=$((i+1)); done; sleep 30`)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
