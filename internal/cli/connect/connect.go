@@ -190,14 +190,14 @@ func controllerHere(sc *slurmconf.Config) bool {
 
 // Client returns the generated client for a target.
 func Client(t Target, userName string) (*v0044.Client, error) {
-	hc := &http.Client{Timeout: 60 * time.Second, Transport: jobstream.Transport(fieldsel.Transport(transport(t)))}
+	hc := &http.Client{Timeout: t.timeout(), Transport: jobstream.Transport(fieldsel.Transport(transport(t)))}
 	return v0044.NewClient(t.base(), userSource{name: userName, socket: t.Socket != ""}, v0044.WithClient(hc))
 }
 
 // Client45 returns the generated v0.0.45 client for a target, sharing the
 // v0.0.44 client's transport and credentials.
 func Client45(t Target, userName string) (*v0045.Client, error) {
-	hc := &http.Client{Timeout: 60 * time.Second, Transport: transport(t)}
+	hc := &http.Client{Timeout: t.timeout(), Transport: transport(t)}
 	return v0045.NewClient(t.base(), userSource45{userSource{name: userName, socket: t.Socket != ""}}, v0045.WithClient(hc))
 }
 
@@ -279,6 +279,22 @@ func transport(t Target) http.RoundTripper {
 type failedTransport struct{ err error }
 
 func (f failedTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
+
+// answerTimeout is how long a controller that took a request has to
+// answer it.
+const answerTimeout = 60 * time.Second
+
+// timeout bounds a whole request: the failover window, in which it goes
+// round the controllers while they elect a leader, then the time to
+// answer. Slurm's commands likewise wait out 1.5 × SlurmctldTimeout of
+// standby answers before they fail.
+func (t Target) timeout() time.Duration {
+	w := t.Retry.StandbyWindow
+	if w <= 0 {
+		w = failover.DefaultStandbyWindow
+	}
+	return max(w, t.Retry.ConnectWindow) + answerTimeout
+}
 
 // base is the URL requests to t are made under.
 func (t Target) base() string {
@@ -381,7 +397,7 @@ func Call(ctx context.Context, method, path string, in, out any) error {
 
 // CallTarget is Call to a known target.
 func CallTarget(ctx context.Context, t Target, method, path string, in, out any) error {
-	hc := &http.Client{Timeout: 60 * time.Second, Transport: transport(t)}
+	hc := &http.Client{Timeout: t.timeout(), Transport: transport(t)}
 	base := t.base()
 	var body io.Reader
 	if in != nil {

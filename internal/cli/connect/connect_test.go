@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/droverhq/drover/internal/droverapi"
+	"github.com/droverhq/drover/internal/failover"
 	"github.com/droverhq/drover/internal/slurmconf"
 	v0044 "github.com/droverhq/drover/openapi/v0044"
 )
@@ -128,6 +129,28 @@ func TestResolveEveryController(t *testing.T) {
 	// The second call went straight to the controller that answered.
 	if standbys.Load() != 1 || answers.Load() != 2 {
 		t.Errorf("standby answers %d, leader answers %d; want 1 and 2", standbys.Load(), answers.Load())
+	}
+}
+
+// A command waits out the whole standby window, and a controller's
+// answer after it: a long SlurmctldTimeout is not cut short by the
+// answer's own limit.
+func TestTimeoutCoversStandbyWindow(t *testing.T) {
+	for _, c := range []struct {
+		msg, ctld time.Duration
+		want      time.Duration
+	}{
+		{0, 0, 180*time.Second + answerTimeout},
+		{10 * time.Second, 300 * time.Second, 450*time.Second + answerTimeout},
+		{100 * time.Second, 2 * time.Second, 100*time.Second + answerTimeout},
+	} {
+		tg := Target{URL: "http://127.0.0.1:1", Retry: failover.Windows(c.msg, c.ctld)}
+		if got := tg.timeout(); got != c.want {
+			t.Errorf("MessageTimeout %v, SlurmctldTimeout %v: timeout %v, want %v", c.msg, c.ctld, got, c.want)
+		}
+	}
+	if got := (Target{URL: "http://127.0.0.1:1"}).timeout(); got != failover.DefaultStandbyWindow+answerTimeout {
+		t.Errorf("no windows: timeout %v", got)
 	}
 }
 
