@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -117,12 +118,7 @@ func newReplication(sc *slurmconf.Config, self slurmconf.ControllerHost, stateDi
 		Stream:    stream, FailoverTimeout: sc.SlurmctldTimeout,
 		Logger: logger, OnLeader: onLeader, OnFatal: onFatal,
 	}
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	base.TLSClientConfig = tlsClient
-	// A fresh connection for each forwarded request: a kept-alive one
-	// the leader has just closed fails a request that cannot be sent
-	// again safely (a POST), and the leader changes under it anyway.
-	base.DisableKeepAlives = true
+	base := forwardTransport(tlsClient)
 	r.client = &http.Client{Transport: base, Timeout: quiesceTimeout + 30*time.Second}
 	host, _, _ := strings.Cut(self.Name, ".")
 	r.forward = restd.Handler(restd.Options{
@@ -130,7 +126,7 @@ func newReplication(sc *slurmconf.Config, self slurmconf.ControllerHost, stateDi
 		Controller: &url.URL{Scheme: r.scheme, Host: "leader"},
 		Cluster:    &msgauth.Signer{Keys: keys, Issuer: msgauth.Host(host)},
 		Logger:     logger,
-		Transport:  &leaderTransport{r: r, next: base},
+		Transport:  &leaderTransport{leader: r.leader, scheme: r.scheme, next: base},
 		AllPaths:   true,
 		// The leader went away while the request was forwarded: the
 		// client cannot tell whether it was applied.
@@ -240,20 +236,52 @@ func isDialError(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
+// forwardTransport is the transport of a follower's requests to the
+// leader. Forwarded requests share kept-alive connections (no handshake
+// each). The follower drops an idle one well before the leader would
+// (restapi.Timeouts.Idle), so that the leader closing it is rare; when it
+// happens before anything was written, the transport sends the request
+// again on a fresh connection (the body is kept for that:
+// leaderTransport).
+func forwardTransport(tlsClient *tls.Config) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = tlsClient
+	t.IdleConnTimeout = forwardIdle
+	t.MaxIdleConnsPerHost = 64
+	return t
+}
+
 // leaderTransport sends a forwarded request to the leader of the moment.
 type leaderTransport struct {
-	r    *replication
-	next http.RoundTripper
+	leader func() (replog.Member, bool)
+	scheme string
+	next   http.RoundTripper
 }
 
 func (t *leaderTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	leader, ok := t.r.leader()
+	leader, ok := t.leader()
 	if !ok {
 		return nil, errNoLeader
 	}
-	req.URL.Scheme, req.URL.Host = t.r.scheme, leader.Addr
+	req.URL.Scheme, req.URL.Host = t.scheme, leader.Addr
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		// The controller refuses a body over restapi.MaxBody: reading
+		// one byte more is enough to pass that on.
+		body, err := io.ReadAll(io.LimitReader(req.Body, restapi.MaxBody+1))
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read the request to forward: %w", err)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.ContentLength, req.TransferEncoding = int64(len(body)), nil
+	}
 	return t.next.RoundTrip(req)
 }
+
+// forwardIdle is how long a follower keeps an idle connection to the
+// leader: well under the leader's own limit.
+const forwardIdle = 30 * time.Second
 
 // fromController checks that req carries a controller's token: the
 // requests controllers make of each other are taken from no one else.
