@@ -97,8 +97,9 @@ func dashboardMetrics(t *testing.T, path string) []string {
 }
 
 // controllerMetrics runs a controller that has scheduled a job, answered
-// a REST request, committed to its state log, received a heartbeat and
-// called a plugin, then lists what its metrics endpoints serve.
+// a REST request, committed to its state log, received a heartbeat,
+// called a plugin and reports a replica, then lists what its metrics
+// endpoints serve.
 func controllerMetrics(t *testing.T) map[string]*dto.MetricFamily {
 	own := metrics.NewController()
 	c := ctltest.New(t, func(cfg *controller.Config) {
@@ -112,6 +113,11 @@ func controllerMetrics(t *testing.T) map[string]*dto.MetricFamily {
 	if err := c.Ctl.Heartbeat(nodeproto.Heartbeat{Name: "n1"}); err != nil {
 		t.Fatal(err)
 	}
+	// A replicated controller's series: the replica's figures as a
+	// follower reports them (raft itself is tested in internal/replog).
+	own.WatchReplica(func() (metrics.Replica, bool) {
+		return metrics.Replica{State: "Follower", Term: 3, CommitIndex: 9, AppliedIndex: 8, LastContact: time.Now(), LeaderChanges: 2}, true
+	})
 	// No job_submit plugin is configured here: the call is reported as
 	// the controller reports one.
 	own.PluginCall("job_submit", "submit", time.Millisecond, errors.New("refused"))
