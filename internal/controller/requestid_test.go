@@ -4,11 +4,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/droverhq/drover/internal/assoc"
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/controller/ctltest"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/slurmerr"
+	stepcred "github.com/droverhq/drover/internal/step/cred"
+	steplayout "github.com/droverhq/drover/internal/step/layout"
 )
 
 // TestRequestIDRetriesTogether: tries of one request submitted at once
@@ -68,5 +72,55 @@ func TestRequestIDRetryOverSubmitLimit(t *testing.T) {
 	}
 	if _, err := c.Ctl.Submit(controller.WithRequestID(ctx, "two"), ctltest.Alice, sub); codeOf(err) == slurmerr.NoError {
 		t.Errorf("another request over MaxSubmitJobs=1 was taken")
+	}
+}
+
+// TestStepRequestRetried: srun's step request retried after its answer
+// was lost gets the step the first try made, with the same layout and a
+// valid credential, and holds no more CPUs; another user's request of
+// the same id, or another id, is a request of its own; once the step
+// ended, the id makes a new step.
+func TestStepRequestRetried(t *testing.T) {
+	c := ctltest.New(t)
+	id := runningJob(t, c)
+	req := stepReq(id, 3, func(r *controller.StepRequest) { r.Layout.Dist, _ = steplayout.ParseDistribution("cyclic") })
+	rctx := controller.WithRequestID(ctx, "step-1")
+	first, err := c.Ctl.CreateStep(rctx, ctltest.Alice, req)
+	if err != nil {
+		t.Fatalf("create step: %v", err)
+	}
+	retry, err := c.Ctl.CreateStep(rctx, ctltest.Alice, req)
+	if err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if retry.Step.ID != first.Step.ID {
+		t.Fatalf("retry made step %d, want the first's %d", retry.Step.ID, first.Step.ID)
+	}
+	if diff := cmp.Diff(first.Layout, retry.Layout); diff != "" {
+		t.Errorf("layout of the retry (-first +retry):\n%s", diff)
+	}
+	if diff := cmp.Diff(first.NodeAddrs, retry.NodeAddrs); diff != "" {
+		t.Errorf("node addresses of the retry (-first +retry):\n%s", diff)
+	}
+	if cred, err := stepcred.Verify(ctltest.Key, retry.Cred, c.Now()); err != nil || cred.StepID != first.Step.ID || cred.JobID != uint32(id) {
+		t.Errorf("retry's credential %+v: %v", cred, err)
+	}
+	if steps := c.Ctl.Steps(); len(steps) != 2 {
+		t.Fatalf("steps %+v, want the batch step and one", steps)
+	}
+	// The step holds the job's CPUs: another id is another step, busy.
+	if _, err := c.Ctl.CreateStep(controller.WithRequestID(ctx, "step-2"), ctltest.Alice, stepReq(id, 1)); slurmCode(err) != slurmerr.NodesBusy {
+		t.Errorf("another request: %v, want busy", err)
+	}
+	// Root naming the same id is not alice's retry.
+	if _, err := c.Ctl.CreateStep(rctx, ctltest.Root, stepReq(id, 1)); slurmCode(err) != slurmerr.NodesBusy {
+		t.Errorf("root's request of alice's id: %v, want busy", err)
+	}
+	if err := c.Ctl.EndStep(ctx, ctltest.Alice, id, first.Step.ID, controller.StepEnd{}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.Ctl.CreateStep(rctx, ctltest.Alice, req)
+	if err != nil || again.Step.ID == first.Step.ID {
+		t.Fatalf("the id after its step ended: step %d, %v; want a new step", again.Step.ID, err)
 	}
 }

@@ -3,10 +3,12 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/droverhq/drover/gres"
+	"github.com/droverhq/drover/internal/clusterkey"
 	"github.com/droverhq/drover/internal/controller/ctlstate"
 	"github.com/droverhq/drover/internal/job"
 	"github.com/droverhq/drover/internal/nodeproto"
@@ -77,6 +79,7 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 	if ring == nil {
 		return StepGrant{}, slurmerr.New(slurmerr.Disabled, "job steps need the cluster key (slurm.key beside slurm.conf)")
 	}
+	rk := requestKey(ctx, who)
 	c.mu.RLock()
 	j := c.st.Jobs[req.JobID]
 	if err := ctlstate.StepsAllowed(j); err != nil {
@@ -86,6 +89,11 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 	if j.Req.UserID != who.UID && !c.privileged(who) {
 		c.mu.RUnlock()
 		return StepGrant{}, slurmerr.New(slurmerr.AccessDenied, "")
+	}
+	if rk != nil && c.st.StepFor(j.ID, *rk) != nil {
+		// A retry of a request whose answer was lost: its step.
+		c.mu.RUnlock()
+		return c.repeatedStep(j.ID, *rk, req, ring)
 	}
 	left := c.st.StepCPUsLeft(j)
 	avail := make([]steplayout.NodeAvail, len(j.Alloc.Nodes))
@@ -149,19 +157,66 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 		st.MemMB = append(st.MemMB, mem)
 		addrList[i] = addrs[n]
 	}
+	if rk != nil {
+		st.Request, st.TaskIDs, st.Warnings = rk.ID, lay.Tasks, lay.Warnings
+	}
 	res, err := c.propose(ctx, &ctlstate.Command{Op: ctlstate.OpStep, Step: &ctlstate.StepCmd{Step: st, HetStepID: req.HetStepID}})
 	if err != nil {
 		return StepGrant{}, err
 	}
+	if res.RepeatedStep {
+		// Another try of the same request reached the log first.
+		return c.repeatedStep(j.ID, *rk, req, ring)
+	}
 	st.ID = res.StepID
-	cred, err := stepcred.Sign(ring.Signing().Secret, stepcred.Cred{
-		JobID: uint32(j.ID), StepID: st.ID, UID: j.Req.UserID, GID: j.Req.GroupID, User: j.Req.UserName,
-		Nodes: lay.Nodes, SrunAddr: req.SrunAddr, SrunCert: req.SrunCert, Expires: c.now().Add(StepCredLifetime),
-	})
+	cred, err := c.signStep(ring, j, st.ID, lay.Nodes, req)
 	if err != nil {
 		return StepGrant{}, errors.Join(err, c.EndStep(ctx, who, j.ID, st.ID, StepEnd{Cancelled: true}))
 	}
 	return StepGrant{Step: st, Layout: lay, NodeAddrs: addrList, Cred: cred, Job: &jobCopy}, nil
+}
+
+// signStep signs the credential of step id of job j, on nodes, for the
+// srun that asked (req).
+func (c *Controller) signStep(ring *clusterkey.Ring, j *job.Job, id uint32, nodes []string, req StepRequest) (string, error) {
+	return stepcred.Sign(ring.Signing().Secret, stepcred.Cred{
+		JobID: uint32(j.ID), StepID: id, UID: j.Req.UserID, GID: j.Req.GroupID, User: j.Req.UserName,
+		Nodes: nodes, SrunAddr: req.SrunAddr, SrunCert: req.SrunCert, Expires: c.now().Add(StepCredLifetime),
+	})
+}
+
+// repeatedStep answers a retry of the client request k with the step it
+// made in job id, as the first try was answered, with a credential of
+// its own: srun's retry after a failover makes no second step holding
+// the job's CPUs.
+func (c *Controller) repeatedStep(id job.ID, k ctlstate.RequestKey, req StepRequest, ring *clusterkey.Ring) (StepGrant, error) {
+	c.mu.RLock()
+	j := c.st.Jobs[id]
+	prev := c.st.StepFor(id, k)
+	if j == nil || prev == nil {
+		c.mu.RUnlock()
+		// It ended between the apply and here.
+		return StepGrant{}, slurmerr.New(slurmerr.AlreadyDone, "")
+	}
+	st, jobCopy := *prev, *j
+	addrs := make([]string, len(st.Nodes))
+	for i, n := range st.Nodes {
+		if nd := c.nodes[n]; nd != nil {
+			addrs[i] = nd.DaemonAddr
+		}
+	}
+	c.mu.RUnlock()
+	c.logger.Info("step request repeats a client request, answered with its step", "request", k.ID, "uid", k.UID, "job", id, "step", st.ID)
+	dist, err := steplayout.ParseDistribution(st.Distribution)
+	if err != nil {
+		return StepGrant{}, fmt.Errorf("step %d.%d: %w", id, st.ID, err)
+	}
+	lay := steplayout.Layout{Nodes: st.Nodes, Tasks: st.TaskIDs, Dist: dist, CPUsPerTask: int(st.CPUsPerTask), Warnings: st.Warnings}
+	cred, err := c.signStep(ring, &jobCopy, st.ID, st.Nodes, req)
+	if err != nil {
+		return StepGrant{}, err
+	}
+	return StepGrant{Step: st, Layout: lay, NodeAddrs: addrs, Cred: cred, Job: &jobCopy}, nil
 }
 
 // stepMem is the memory (MB) a step may use on a node where the job holds

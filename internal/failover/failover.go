@@ -15,7 +15,7 @@
 // connection broke, or a 502 or 504 came back) is sent again only when
 // doing so cannot apply it twice: GET and HEAD, and requests carrying
 // droverapi.RequestIDHeader, which the transport sets on every job
-// submission and allocation.
+// submission and allocation and every step creation.
 //
 // Credentials are single use (internal/msgauth's nonces), so the
 // transport that signs requests goes below this one: each attempt is
@@ -201,7 +201,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	hdr := req.Header
-	if IsJobCreation(req.Method, req.URL.Path) && hdr.Get(droverapi.RequestIDHeader) == "" {
+	if IsCreation(req.Method, req.URL.Path) && hdr.Get(droverapi.RequestIDHeader) == "" {
 		id, err := NewRequestID()
 		if err != nil {
 			return nil, err

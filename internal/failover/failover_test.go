@@ -19,6 +19,7 @@ import (
 
 	"github.com/droverhq/drover/internal/droverapi"
 	"github.com/droverhq/drover/internal/failover"
+	stepproto "github.com/droverhq/drover/internal/step/proto"
 )
 
 // deadAddr is a controller whose host refuses the connection: a port
@@ -155,27 +156,33 @@ func TestDeadStandbyLeader(t *testing.T) {
 	}
 }
 
-func TestSubmitRetriedWithItsRequestID(t *testing.T) {
-	first := newController(t, func(c *controller, w http.ResponseWriter, r *http.Request) {
-		conn, _, _ := w.(http.Hijacker).Hijack()
-		conn.Close()
-	})
-	second := newController(t, leader)
-	c, _ := client(t, fast(), first.URL, second.URL)
-	const path = "/slurm/v0.0.44/job/submit"
-	code, _ := do(t, c, "POST", first.URL+path, `{"job":{}}`)
-	if code != 200 {
-		t.Fatalf("HTTP %d, want the second controller's 200", code)
-	}
-	a, b := first.got(), second.got()
-	if len(a) != 1 || len(b) != 1 {
-		t.Fatalf("hits %v and %v, want one each", a, b)
-	}
-	if !failover.ValidRequestID(a[0].RequestID) {
-		t.Errorf("request id %q not set to a valid one", a[0].RequestID)
-	}
-	if diff := cmp.Diff(a[0], b[0]); diff != "" {
-		t.Errorf("the retry differs from the first try (-first +retry):\n%s", diff)
+// Job submissions and step creations carry a request id, and are sent
+// again with it when the first try's answer was lost.
+func TestCreationRetriedWithItsRequestID(t *testing.T) {
+	steps := strings.Replace(stepproto.PathCreate, "{job_id}", "42", 1)
+	for _, path := range []string{"/slurm/v0.0.44/job/submit", "/slurm/v0.0.42/job/allocate", steps} {
+		t.Run(path, func(t *testing.T) {
+			first := newController(t, func(c *controller, w http.ResponseWriter, r *http.Request) {
+				conn, _, _ := w.(http.Hijacker).Hijack()
+				conn.Close()
+			})
+			second := newController(t, leader)
+			c, _ := client(t, fast(), first.URL, second.URL)
+			code, _ := do(t, c, "POST", first.URL+path, `{"job":{}}`)
+			if code != 200 {
+				t.Fatalf("HTTP %d, want the second controller's 200", code)
+			}
+			a, b := first.got(), second.got()
+			if len(a) != 1 || len(b) != 1 {
+				t.Fatalf("hits %v and %v, want one each", a, b)
+			}
+			if !failover.ValidRequestID(a[0].RequestID) {
+				t.Errorf("request id %q not set to a valid one", a[0].RequestID)
+			}
+			if diff := cmp.Diff(a[0], b[0]); diff != "" {
+				t.Errorf("the retry differs from the first try (-first +retry):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -37,19 +37,23 @@ func FuzzRequestIDAndPath(f *testing.F) {
 	f.Add("a-b_C", "/slurm/v0.0.45/job/allocate/")
 	f.Add("", "/slurm/v0.0.x/job/submit")
 	f.Add(strings.Repeat("a", 65), "/slurmdb/v0.0.44/job/submit")
+	f.Add("x", "/drover/v1/job/42/steps")
+	f.Add("x", "/drover/v1/job/4x/steps")
 	f.Fuzz(func(t *testing.T, id, path string) {
 		if failover.ValidRequestID(id) {
 			if len(id) == 0 || len(id) > 64 || strings.Trim(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != "" {
 				t.Fatalf("ValidRequestID(%q) took it", id)
 			}
 		}
-		if failover.IsJobCreation("POST", path) {
-			if !strings.HasPrefix(path, "/slurm/v0.0.") || !(strings.Contains(path, "/job/submit") || strings.Contains(path, "/job/allocate")) {
-				t.Fatalf("IsJobCreation(POST, %q)", path)
+		if failover.IsCreation("POST", path) {
+			job := strings.HasPrefix(path, "/slurm/v0.0.") && (strings.Contains(path, "/job/submit") || strings.Contains(path, "/job/allocate"))
+			step := strings.HasPrefix(path, "/drover/v1/job/") && strings.Contains(path, "/steps")
+			if !job && !step {
+				t.Fatalf("IsCreation(POST, %q)", path)
 			}
 		}
-		if failover.IsJobCreation("GET", path) {
-			t.Fatalf("IsJobCreation(GET, %q)", path)
+		if failover.IsCreation("GET", path) {
+			t.Fatalf("IsCreation(GET, %q)", path)
 		}
 	})
 }

@@ -27,29 +27,42 @@ func NewRequestID() (string, error) {
 // rule is droverapi's, which the controller's REST front applies.
 func ValidRequestID(id string) bool { return droverapi.ValidRequestID(id) }
 
-// IsJobCreation reports whether a request creates a job, so that a
-// retry after a lost answer could create a second one: POST
+// IsCreation reports whether a request creates a job or a step, so that
+// a retry after a lost answer could create a second one: POST
 // /slurm/v0.0.4N/job/submit or /slurm/v0.0.4N/job/allocate, for every
-// API version.
-func IsJobCreation(method, path string) bool {
+// API version, and srun's POST /drover/v1/job/{job_id}/steps
+// (internal/step/proto's PathCreate).
+func IsCreation(method, path string) bool {
 	if method != http.MethodPost {
 		return false
+	}
+	if rest, ok := strings.CutPrefix(path, "/drover/v1/job/"); ok {
+		id, op, ok := strings.Cut(rest, "/")
+		return ok && digits(id) && strings.TrimSuffix(op, "/") == "steps"
 	}
 	rest, ok := strings.CutPrefix(path, "/slurm/v0.0.")
 	if !ok {
 		return false
 	}
 	ver, op, ok := strings.Cut(rest, "/")
-	if !ok || ver == "" {
+	if !ok || !digits(ver) {
 		return false
-	}
-	for i := 0; i < len(ver); i++ {
-		if ver[i] < '0' || ver[i] > '9' {
-			return false
-		}
 	}
 	op = strings.TrimSuffix(op, "/")
 	return op == "job/submit" || op == "job/allocate"
+}
+
+// digits reports whether s is one or more decimal digits.
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseLeader reads droverapi.LeaderHeader ("host:port", an IPv6 host in

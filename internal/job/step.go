@@ -39,6 +39,14 @@ type Step struct {
 	// Distribution is SLURM_DISTRIBUTION's value.
 	Distribution string `json:"distribution"`
 	Partition    string `json:"partition"`
+	// Request is the client request that created the step
+	// (droverapi.RequestIDHeader), named by UserID; TaskIDs (the global
+	// task ids on each node) and Warnings are the rest of what it was
+	// answered. A retry of the request is answered the same step. Kept
+	// only for steps created under a request id.
+	Request  string   `json:"request,omitempty"`
+	TaskIDs  [][]int  `json:"task_ids,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // NumTasks is the step's task count.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -167,12 +168,19 @@ func testReplicatedEndToEnd(t *testing.T, tls bool) {
 		return c.RunOn("login", nil, nil, "", prog, args...)
 	}
 	leader := c.WaitLeader(20 * time.Second)
-	r := run("sbatch", "--parsable", "-o", "/dev/null", "--wrap", "sleep 6")
+	// A job that makes step after step (srun asks the controller for
+	// each and reports its end) through the failover: none fails.
+	out := filepath.Join(t.TempDir(), "steps.out")
+	if err := os.Chmod(filepath.Dir(out), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	r := run("sbatch", "--parsable", "-o", out, "--wrap", "for i in $(seq 25); do srun -n1 true || exit 1; sleep 0.2; done")
 	if r.Code != 0 {
 		t.Fatalf("sbatch: %+v", r)
 	}
 	running := strings.TrimSpace(r.Stdout)
 	c.WaitState(running, "RUNNING", 20*time.Second)
+	time.Sleep(time.Second)
 	c.SignalCtl(leader, syscall.SIGKILL)
 	killed := time.Now()
 	r = run("sbatch", "--parsable", "-o", "/dev/null", "--wrap", "true")
@@ -185,7 +193,15 @@ func testReplicatedEndToEnd(t *testing.T, tls bool) {
 		t.Fatalf("%s still leads after SIGKILL", leader)
 	}
 	// The job that ran through the failover ends as it would have.
-	c.WaitState(running, "COMPLETED", 30*time.Second)
+	for deadline := time.Now().Add(60 * time.Second); c.State(running) != "COMPLETED"; time.Sleep(100 * time.Millisecond) {
+		if st := c.State(running); st == "FAILED" || time.Now().After(deadline) {
+			b, _ := os.ReadFile(out)
+			t.Fatalf("job %s making steps through the failover: %s; its output:\n%s", running, st, b)
+		}
+	}
+	if b, _ := os.ReadFile(out); strings.Contains(string(b), "error") {
+		t.Errorf("srun's output through the failover:\n%s", b)
+	}
 	c.WaitState(strings.TrimSpace(r.Stdout), "COMPLETED", 30*time.Second)
 	// The old leader returns as a follower.
 	c.StartCtl(leader)

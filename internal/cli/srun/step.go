@@ -21,6 +21,7 @@ import (
 	"github.com/droverhq/drover/internal/cli/clienv"
 	"github.com/droverhq/drover/internal/cli/connect"
 	"github.com/droverhq/drover/internal/cli/plugopts"
+	"github.com/droverhq/drover/internal/failover"
 	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/pmi"
 	"github.com/droverhq/drover/internal/slurmerr"
@@ -664,14 +665,23 @@ func (s *stepRun) exitCode() int {
 }
 
 // end tells the controller the step is over, in every job it ran in.
+// Ending a step twice ends it once, so the report is sent again when its
+// answer was lost (a controller failing over); a step the controller no
+// longer has (the first try's, or its job's end, removed it) is over.
 func (s *stepRun) end() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	ctx = failover.Idempotent(ctx)
 	report := s.endReport()
 	for _, c := range s.comps {
 		path := strings.NewReplacer("{job_id}", strconv.FormatUint(uint64(c.grant.JobID), 10),
 			"{step_id}", strconv.FormatUint(uint64(c.grant.StepID), 10)).Replace(stepproto.PathEnd)
-		if err := s.cmd.Call(ctx, "POST", path, report, nil); err != nil {
+		err := s.cmd.Call(ctx, "POST", path, report, nil)
+		var re *connect.RequestError
+		if errors.As(err, &re) && slurmerr.Code(re.Code) == slurmerr.InvalidJobID {
+			continue
+		}
+		if err != nil {
 			fmt.Fprintf(s.cmd.Stderr, "srun: error: step complete for StepId=%d.%d: %v\n", c.grant.JobID, c.grant.StepID, err)
 		}
 	}

@@ -54,6 +54,8 @@ func TestCommandsKeepTheirJSON(t *testing.T) {
 		{Op: OpPartDelete, Time: t0, PartDelete: &PartDeleteCmd{Name: "p"}},
 		// Members added since are recorded after the first records.
 		{Op: OpSubmit, Time: t0, MinJobID: 100, Request: &ClientRequest{RequestKey: RequestKey{UID: 1000, ID: "0f3c-9A_b"}, UserMsg: "job_submit: \"note\""}, Het: []*SubmitCmd{{Req: job.Request{Name: "h0"}, ScriptKey: "script/2"}, {Req: job.Request{Name: "h1"}}}},
+		{Op: OpStep, Time: t0, Step: &StepCmd{Step: job.Step{JobID: 1, Name: "r", UserID: 1000, Nodes: []string{"n1", "n2"}, CPUs: []uint32{1, 1},
+			Request: "7e1d", TaskIDs: [][]int{{0, 2}, {1}}, Warnings: []string{"Warning: can't run 3 processes on 4 nodes, setting nnodes to 3"}}}},
 	}
 	golden, err := os.ReadFile("testdata/commands.jsonl")
 	if err != nil {

@@ -259,3 +259,47 @@ func TestRequestsSnapshotAndReplay(t *testing.T) {
 		})
 	}
 }
+
+// TestStepRequestAppliedOnce: a step command repeating the client
+// request of a running step of the same job and user makes no step and
+// answers that one's id, even when a pass before the log missed it (two
+// retries at once); another user or id makes a step; so does the id
+// once its step ended.
+func TestStepRequestAppliedOnce(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := New(1, false)
+	if r := s.Apply(submitting(t0, 1000, "", "", "k1")); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	alloc := job.Allocation{Nodes: []job.NodeAlloc{{Node: "n1", CPUs: 8, Tasks: 1}}}
+	if r := s.Apply(&Command{Op: OpStart, Time: t0, Start: &StartCmd{Starts: []StartEntry{{JobID: 1, Task: job.NoTask, Alloc: alloc}}}}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	step := func(uid uint32, id string) Result {
+		return s.Apply(&Command{Op: OpStep, Time: t0, Step: &StepCmd{Step: job.Step{JobID: 1, UserID: uid, Nodes: []string{"n1"}, CPUs: []uint32{1},
+			Request: id, TaskIDs: [][]int{{0}}}}})
+	}
+	first := step(1000, "s1")
+	if first.Err != nil || first.RepeatedStep {
+		t.Fatalf("first step: %+v", first)
+	}
+	for _, c := range []struct {
+		uid      uint32
+		id       string
+		repeated bool
+	}{{1000, "s1", true}, {0, "s1", false}, {1000, "s2", false}, {1000, "", false}, {1000, "", false}} {
+		r := step(c.uid, c.id)
+		if r.Err != nil || r.RepeatedStep != c.repeated || (r.StepID == first.StepID) != c.repeated {
+			t.Errorf("uid %d id %q: step %d repeated %v (%v); want repeated %v", c.uid, c.id, r.StepID, r.RepeatedStep, r.Err, c.repeated)
+		}
+	}
+	if n := len(s.Steps[1]); n != 5 {
+		t.Errorf("%d steps, want 5", n)
+	}
+	if r := s.Apply(&Command{Op: OpStepEnd, Time: t0, StepEnd: &StepEndCmd{JobID: 1, StepID: first.StepID}}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if r := step(1000, "s1"); r.Err != nil || r.RepeatedStep || r.StepID == first.StepID {
+		t.Errorf("the id after its step ended: %+v", r)
+	}
+}

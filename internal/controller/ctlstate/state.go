@@ -160,6 +160,9 @@ type Result struct {
 	// client request already applied (requests.go): the command made no
 	// job, and JobID is that answer's.
 	Repeated *SubmitRequest
+	// RepeatedStep says a step command repeated a client request that
+	// made the running step StepID: the command made no step.
+	RepeatedStep bool
 	// Runs are the runs of jobs that ended, as they ended, for the job
 	// completion log (not part of the state: replaying the log does not
 	// write them again).

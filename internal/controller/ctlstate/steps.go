@@ -14,6 +14,12 @@ func (s *State) applyStep(c *Command) Result {
 	if err := StepsAllowed(j); err != nil {
 		return Result{Err: err}
 	}
+	if st.Request != "" {
+		// A retry of a request that made a step already: that step.
+		if prev := s.StepFor(j.ID, RequestKey{UID: st.UserID, ID: st.Request}); prev != nil {
+			return Result{JobID: j.ID, StepID: prev.ID, RepeatedStep: true}
+		}
+	}
 	if !st.Overlap {
 		// The CPUs each node has left after the other steps': checked
 		// here, in log order, so that two steps racing for the same
@@ -70,6 +76,17 @@ func (s *State) applyStepEnd(c *Command) Result {
 		delete(s.Steps, e.JobID)
 	}
 	return Result{JobID: e.JobID, StepID: e.StepID}
+}
+
+// StepFor is the running step of job id that the client request k
+// created, if there is one.
+func (s *State) StepFor(id job.ID, k RequestKey) *job.Step {
+	for _, st := range s.Steps[id] {
+		if st.Request != "" && st.Request == k.ID && st.UserID == k.UID {
+			return st
+		}
+	}
+	return nil
 }
 
 // StepsAllowed refuses steps in a job that does not run.
