@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"crypto"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -33,18 +35,25 @@ func TestPackages(t *testing.T) {
 	dir := t.TempDir()
 	keyFile := signingKey(t, dir)
 	t.Setenv("DROVER_SIGN_PASSPHRASE", "test passphrase")
-	build := func(version string) string {
-		out := filepath.Join(dir, version)
-		// gzip rather than xz: the same package to dpkg and lintian,
-		// built in a tenth of the time.
-		_, err := run(options{out: out, version: version, arches: []string{runtime.GOARCH},
-			formats: []string{"deb", "rpm"}, signKey: keyFile, debCompression: "gzip", log: io.Discard})
-		if err != nil {
-			t.Fatalf("packages %s: %v", version, err)
-		}
-		return out
+	// Both versions at once: linking and compressing take one core
+	// each.
+	v1, v2 := filepath.Join(dir, "0.1.0"), filepath.Join(dir, "0.2.0")
+	errs := make(chan error, 2)
+	for _, out := range []string{v1, v2} {
+		go func() {
+			// gzip rather than xz: the same package to dpkg and
+			// lintian, built in a tenth of the time.
+			_, err := run(options{out: out, version: filepath.Base(out), arches: []string{runtime.GOARCH},
+				formats: []string{"deb", "rpm"}, signKey: keyFile, debCompression: "gzip", log: io.Discard})
+			if err != nil {
+				err = fmt.Errorf("packages %s: %w", filepath.Base(out), err)
+			}
+			errs <- err
+		}()
 	}
-	v1, v2 := build("0.1.0"), build("0.2.0")
+	if err := errors.Join(<-errs, <-errs); err != nil {
+		t.Fatal(err)
+	}
 	debs, _ := filepath.Glob(filepath.Join(v2, "*.deb"))
 	rpms, _ := filepath.Glob(filepath.Join(v2, "*.rpm"))
 	// drover-mpi-pmix is built only where libpmix is installed.
@@ -52,7 +61,11 @@ func TestPackages(t *testing.T) {
 		t.Fatalf("packages: %v %v", debs, rpms)
 	}
 
+	// The checks below are independent of each other (each install in a
+	// root and namespaces of its own): they run side by side, two at a
+	// time on two cores (go test's -parallel).
 	t.Run("lintian", func(t *testing.T) {
+		t.Parallel()
 		if _, err := exec.LookPath("lintian"); err != nil {
 			t.Skip("lintian is not installed (.ci/run installs it)")
 		}
@@ -87,6 +100,7 @@ func TestPackages(t *testing.T) {
 		}
 	}
 	t.Run("rpmlint", func(t *testing.T) {
+		t.Parallel()
 		if _, err := exec.LookPath("rpmlint"); err != nil || !haveRPM {
 			t.Skip("rpmlint or rpm is not installed (.ci/run installs them)")
 		}
@@ -99,6 +113,7 @@ func TestPackages(t *testing.T) {
 		}
 	})
 	t.Run("signatures", func(t *testing.T) {
+		t.Parallel()
 		if !haveRPM {
 			t.Skip("no rpmkeys (Debian's rpm package)")
 		}
@@ -113,6 +128,7 @@ func TestPackages(t *testing.T) {
 	})
 	for _, format := range []string{"deb", "rpm"} {
 		t.Run("install "+format, func(t *testing.T) {
+			t.Parallel()
 			if os.Geteuid() != 0 {
 				t.Skip("needs root: namespaces and a throwaway root")
 			}
@@ -130,6 +146,7 @@ func TestPackages(t *testing.T) {
 	}
 	// docs/INSTALL.md's cluster of three hosts, from the packages.
 	t.Run("three hosts", func(t *testing.T) {
+		t.Parallel()
 		if os.Geteuid() != 0 {
 			t.Skip("needs root: namespaces and throwaway roots")
 		}

@@ -39,10 +39,23 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	droverBin = filepath.Join(dir, "drover")
-	build := exec.Command("go", "build", "-o", droverBin, "github.com/droverhq/drover/cmd/drover")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	// Built as `make build` and the packages build them (Makefile):
+	// the same flags share go's cache, where other flags would compile
+	// the whole tree once more.
+	build := func(cgo, pie bool, out string, args ...string) error {
+		flags := []string{"build", "-trimpath"}
+		if pie {
+			flags = append(flags, "-buildmode=pie")
+		}
+		b := exec.Command("go", append(append(flags, "-o", out), args...)...)
+		b.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if cgo {
+			b.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations")
+		}
+		b.Stdout, b.Stderr = os.Stderr, os.Stderr
+		return b.Run()
+	}
+	if err := build(false, true, droverBin, "github.com/droverhq/drover/cmd/drover"); err != nil {
 		fmt.Fprintln(os.Stderr, "build drover:", err)
 		os.Exit(1)
 	}
@@ -50,33 +63,21 @@ func TestMain(m *testing.M) {
 	// launch plugin and the example third-party plugin sit beside
 	// drover, where the node daemons look for plugins; allreduce
 	// is the distributed program the NCCL plugin serves.
-	commands := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "github.com/droverhq/drover/cmd/commands/...")
-	commands.Env = append(os.Environ(), "CGO_ENABLED=0")
-	commands.Stdout, commands.Stderr = os.Stderr, os.Stderr
-	if err := commands.Run(); err != nil {
+	if err := build(false, false, dir+string(filepath.Separator), "github.com/droverhq/drover/cmd/commands/..."); err != nil {
 		fmt.Fprintln(os.Stderr, "build the commands:", err)
 		os.Exit(1)
 	}
 	for _, pkg := range []string{"github.com/droverhq/drover/cmd/drover-spank-nccl", "github.com/droverhq/drover/examples/spank-hello", "github.com/droverhq/drover/examples/job-submit-limits", "github.com/droverhq/drover/cmd/drover-spank-container", "./testdata/allreduce", "./testdata/spanklocal", "./testdata/attacker"} {
-		b := exec.Command("go", "build", "-o", filepath.Join(dir, filepath.Base(pkg)), pkg)
-		b.Env = append(os.Environ(), "CGO_ENABLED=0")
-		b.Stdout, b.Stderr = os.Stderr, os.Stderr
-		if err := b.Run(); err != nil {
+		if err := build(false, true, filepath.Join(dir, filepath.Base(pkg)), pkg); err != nil {
 			fmt.Fprintln(os.Stderr, "build", pkg+":", err)
 			os.Exit(1)
 		}
 	}
-	nvml := exec.Command("go", "build", "-o", filepath.Join(dir, "drover-gres-nvml"), "github.com/droverhq/drover/cmd/drover-gres-nvml")
-	nvml.Env = append(os.Environ(), "CGO_ENABLED=1")
-	nvml.Stdout, nvml.Stderr = os.Stderr, os.Stderr
-	if err := nvml.Run(); err != nil {
+	if err := build(true, true, filepath.Join(dir, "drover-gres-nvml"), "github.com/droverhq/drover/cmd/drover-gres-nvml"); err != nil {
 		// Without a C compiler the GPU tests use gres.conf devices.
 		fmt.Fprintln(os.Stderr, "build drover-gres-nvml (GPU detection tests will use gres.conf):", err)
 	}
-	pmix := exec.Command("go", "build", "-tags", "pmix", "-o", filepath.Join(dir, "drover-mpi-pmix"), "github.com/droverhq/drover/cmd/drover-mpi-pmix")
-	pmix.Env = append(os.Environ(), "CGO_ENABLED=1")
-	pmix.Stdout, pmix.Stderr = os.Stderr, os.Stderr
-	if err := pmix.Run(); err != nil {
+	if err := build(true, true, filepath.Join(dir, "drover-mpi-pmix"), "-tags", "pmix", "github.com/droverhq/drover/cmd/drover-mpi-pmix"); err != nil {
 		// Without libpmix-dev the PMIx tests skip.
 		fmt.Fprintln(os.Stderr, "build drover-mpi-pmix (PMIx tests will skip):", err)
 	}
