@@ -10,6 +10,7 @@ import (
 	"github.com/droverhq/drover/internal/controller"
 	"github.com/droverhq/drover/internal/controller/ctltest"
 	"github.com/droverhq/drover/internal/job"
+	"github.com/droverhq/drover/internal/nodeproto"
 	"github.com/droverhq/drover/internal/slurmerr"
 	stepcred "github.com/droverhq/drover/internal/step/cred"
 	steplayout "github.com/droverhq/drover/internal/step/layout"
@@ -122,5 +123,37 @@ func TestStepRequestRetried(t *testing.T) {
 	again, err := c.Ctl.CreateStep(rctx, ctltest.Alice, req)
 	if err != nil || again.Step.ID == first.Step.ID {
 		t.Fatalf("the id after its step ended: step %d, %v; want a new step", again.Step.ID, err)
+	}
+}
+
+// TestStepWaitsForNodesToRegister: a controller that just took over (a
+// restart here, a new leader in a replicated cluster) knows a running
+// job's nodes only once their daemons register again: a step there is
+// busy until then, not granted without the addresses srun launches on,
+// and a retry of a step request whose answer was lost is busy too.
+func TestStepWaitsForNodesToRegister(t *testing.T) {
+	c := ctltest.New(t)
+	id := runningJob(t, c)
+	rctx := controller.WithRequestID(ctx, "made-before")
+	first, err := c.Ctl.CreateStep(rctx, ctltest.Alice, stepReq(id, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Restart()
+	if _, err := c.Ctl.CreateStep(ctx, ctltest.Alice, stepReq(id, 1, func(r *controller.StepRequest) { r.Overlap = true })); slurmCode(err) != slurmerr.NodesBusy {
+		t.Fatalf("a step before the nodes registered: %v, want busy", err)
+	}
+	if _, err := c.Ctl.CreateStep(rctx, ctltest.Alice, stepReq(id, 2)); slurmCode(err) != slurmerr.NodesBusy {
+		t.Fatalf("the retry before the nodes registered: %v, want busy", err)
+	}
+	for _, n := range c.Job(id).Alloc.NodeNames() {
+		c.Register(n, nodeproto.JobStatus{JobID: uint32(id), Running: true})
+	}
+	retry, err := c.Ctl.CreateStep(rctx, ctltest.Alice, stepReq(id, 2))
+	if err != nil || retry.Step.ID != first.Step.ID || len(retry.NodeAddrs) != len(first.NodeAddrs) || retry.NodeAddrs[0] == "" {
+		t.Fatalf("the retry once the nodes registered: step %d on %v, %v; want step %d", retry.Step.ID, retry.NodeAddrs, err, first.Step.ID)
+	}
+	if _, err := c.Ctl.CreateStep(ctx, ctltest.Alice, stepReq(id, 1, func(r *controller.StepRequest) { r.Overlap = true })); err != nil {
+		t.Fatalf("a step once the nodes registered: %v", err)
 	}
 }

@@ -122,6 +122,9 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 	if err != nil {
 		return StepGrant{}, err
 	}
+	if err := reachable(lay.Nodes, addrs); err != nil {
+		return StepGrant{}, err
+	}
 	cpt := max(req.Layout.CPUsPerTask, 1)
 	st := job.Step{
 		JobID: j.ID, Name: req.Name, UserID: who.UID, UserName: who.User,
@@ -176,6 +179,20 @@ func (c *Controller) CreateStep(ctx context.Context, who Identity, req StepReque
 	return StepGrant{Step: st, Layout: lay, NodeAddrs: addrList, Cred: cred, Job: &jobCopy}, nil
 }
 
+// reachable refuses a step on nodes whose daemons have not registered
+// with this controller yet (a controller that just took the lead learns
+// their addresses as they register again): srun could not launch its
+// tasks there. NodesBusy, as slurmctld answers for a job's nodes that
+// are not responding: srun retries until they are.
+func reachable(nodes []string, addrs map[string]string) error {
+	for _, n := range nodes {
+		if addrs[n] == "" {
+			return slurmerr.New(slurmerr.NodesBusy, "node %s has not registered with the controller", n)
+		}
+	}
+	return nil
+}
+
 // signStep signs the credential of step id of job j, on nodes, for the
 // srun that asked (req).
 func (c *Controller) signStep(ring *clusterkey.Ring, j *job.Job, id uint32, nodes []string, req StepRequest) (string, error) {
@@ -206,6 +223,13 @@ func (c *Controller) repeatedStep(id job.ID, k ctlstate.RequestKey, req StepRequ
 		}
 	}
 	c.mu.RUnlock()
+	byName := make(map[string]string, len(addrs))
+	for i, n := range st.Nodes {
+		byName[n] = addrs[i]
+	}
+	if err := reachable(st.Nodes, byName); err != nil {
+		return StepGrant{}, err
+	}
 	c.logger.Info("step request repeats a client request, answered with its step", "request", k.ID, "uid", k.UID, "job", id, "step", st.ID)
 	dist, err := steplayout.ParseDistribution(st.Distribution)
 	if err != nil {

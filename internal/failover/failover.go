@@ -201,6 +201,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	hdr := req.Header
+	if id, _ := req.Context().Value(requestIDKey{}).(string); id != "" && hdr.Get(droverapi.RequestIDHeader) == "" {
+		hdr = hdr.Clone()
+		hdr.Set(droverapi.RequestIDHeader, id)
+	}
 	if IsCreation(req.Method, req.URL.Path) && hdr.Get(droverapi.RequestIDHeader) == "" {
 		id, err := NewRequestID()
 		if err != nil {
@@ -396,6 +400,18 @@ type idempotentKey struct{}
 // heartbeat, or a report that is sent until it is acknowledged.
 func Idempotent(ctx context.Context) context.Context {
 	return context.WithValue(ctx, idempotentKey{}, true)
+}
+
+type requestIDKey struct{}
+
+// WithRequestID returns ctx naming the client request the requests made
+// with it belong to (droverapi.RequestIDHeader, unless a request sets the
+// header itself): a caller that asks again on its own, as srun does while
+// a step waits for CPUs, keeps one id across all its tries, so that the
+// controller answers a try after one whose answer was lost with what
+// that one made.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
 }
 
 // follow moves the next request to the leader a follower named, when it

@@ -201,6 +201,33 @@ func TestOwnRequestIDKept(t *testing.T) {
 	}
 }
 
+// A caller's own id (WithRequestID) goes on every request made with its
+// context, a step creation's and its tries alike, and is kept across
+// retries; a header the request sets itself wins.
+func TestContextRequestID(t *testing.T) {
+	first := newController(t, lostOnce())
+	c, _ := client(t, fast(), first.URL)
+	steps := strings.Replace(stepproto.PathCreate, "{job_id}", "42", 1)
+	rctx := failover.WithRequestID(context.Background(), "srun-7")
+	for range 2 {
+		req, _ := http.NewRequestWithContext(rctx, "POST", first.URL+steps, strings.NewReader("s"))
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	req, _ := http.NewRequestWithContext(rctx, "POST", first.URL+"/drover/v1/other", strings.NewReader("o"))
+	req.Header.Set(droverapi.RequestIDHeader, "own")
+	if resp, err := c.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	want := []hit{{"POST", steps, "srun-7", "s"}, {"POST", steps, "srun-7", "s"}, {"POST", steps, "srun-7", "s"}, {"POST", "/drover/v1/other", "own", "o"}}
+	if diff := cmp.Diff(want, first.got()); diff != "" {
+		t.Errorf("hits (-want +got):\n%s", diff)
+	}
+}
+
 func TestOtherPostNotRetried(t *testing.T) {
 	first := newController(t, lostOnce())
 	second := newController(t, leader)

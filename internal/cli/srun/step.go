@@ -343,6 +343,16 @@ func listen(t connect.Target) (net.Listener, string, error) {
 // awaitAllocation when there is one (srun's own allocation).
 func createStep(ctx context.Context, env *clienv.Env, jobID uint32, req stepproto.CreateRequest, awaitAllocation func() int) (stepproto.Grant, int) {
 	path := strings.Replace(stepproto.PathCreate, "{job_id}", strconv.FormatUint(uint64(jobID), 10), 1)
+	// One request id for every try: a try whose answer was lost (a
+	// controller failing over) may have made the step, and the next,
+	// even one answered "busy" in between, must get that step rather
+	// than wait for the CPUs it holds.
+	id, err := failover.NewRequestID()
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "srun: error: Unable to create step for job %d: %v\n", jobID, err)
+		return stepproto.Grant{}, 1
+	}
+	ctx = failover.WithRequestID(ctx, id)
 	for try := 0; ; try++ {
 		var g stepproto.Grant
 		err := env.Call(ctx, "POST", path, req, &g)
