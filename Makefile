@@ -67,10 +67,12 @@ lint:
 	if pkg-config --exists pmix 2>/dev/null; then $(GO) vet -tags pmix ./cmd/drover-mpi-pmix; fi
 
 # The end-to-end tests build and run the binary themselves, which go
-# test's cache cannot see: they always run.
+# test's cache cannot see: they always run. They mostly wait (for
+# daemons, jobs, timeouts: under one core busy on average), so four run
+# at once on two cores.
 test: lint build
 	CGO_CFLAGS='$(NVML_CGO_CFLAGS)' $(GO) test -timeout 20m $$($(GO) list ./... | grep -v /test/e2e$$)
-	$(GO) test -timeout 20m -count=1 ./test/e2e/
+	$(GO) test -timeout 20m -count=1 -parallel 4 ./test/e2e/
 
 # The long fault suite: the nemeses of TestChaos, CHAOS_ROUNDS times, and
 # CHAOS_KILLS leader kills timed; verdicts and figures in $(CHAOS_REPORT).
