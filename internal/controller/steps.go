@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -216,26 +215,24 @@ func (c *Controller) repeatedStep(id job.ID, k ctlstate.RequestKey, req StepRequ
 		return StepGrant{}, slurmerr.New(slurmerr.AlreadyDone, "")
 	}
 	st, jobCopy := *prev, *j
-	addrs := make([]string, len(st.Nodes))
-	for i, n := range st.Nodes {
+	byName := make(map[string]string, len(st.Nodes))
+	for _, n := range st.Nodes {
 		if nd := c.nodes[n]; nd != nil {
-			addrs[i] = nd.DaemonAddr
+			byName[n] = nd.DaemonAddr
 		}
 	}
 	c.mu.RUnlock()
-	byName := make(map[string]string, len(addrs))
-	for i, n := range st.Nodes {
-		byName[n] = addrs[i]
-	}
 	if err := reachable(st.Nodes, byName); err != nil {
 		return StepGrant{}, err
 	}
-	c.logger.Info("step request repeats a client request, answered with its step", "request", k.ID, "uid", k.UID, "job", id, "step", st.ID)
-	dist, err := steplayout.ParseDistribution(st.Distribution)
-	if err != nil {
-		return StepGrant{}, fmt.Errorf("step %d.%d: %w", id, st.ID, err)
+	addrs := make([]string, len(st.Nodes))
+	for i, n := range st.Nodes {
+		addrs[i] = byName[n]
 	}
-	lay := steplayout.Layout{Nodes: st.Nodes, Tasks: st.TaskIDs, Dist: dist, CPUsPerTask: int(st.CPUsPerTask), Warnings: st.Warnings}
+	c.logger.Info("step request repeats a client request, answered with its step", "request", k.ID, "uid", k.UID, "job", id, "step", st.ID)
+	// What the answer carries of the layout; the distribution is the
+	// step's own spelling (Step.Distribution).
+	lay := steplayout.Layout{Nodes: st.Nodes, Tasks: st.TaskIDs, Warnings: st.Warnings}
 	cred, err := c.signStep(ring, &jobCopy, st.ID, st.Nodes, req)
 	if err != nil {
 		return StepGrant{}, err
