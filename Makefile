@@ -69,8 +69,11 @@ lint:
 # The end-to-end tests build and run the binary themselves, which go
 # test's cache cannot see: they always run. They mostly wait (for
 # daemons, jobs, timeouts: under one core busy on average), so four run
-# at once on two cores.
-test: lint build
+# at once on two cores. Before them, lint and build run side by side:
+# vet compiles the tree the tests' way, build the packages' way, and
+# together they keep both cores busy.
+test:
+	$(MAKE) -j2 lint build
 	CGO_CFLAGS='$(NVML_CGO_CFLAGS)' $(GO) test -timeout 20m $$($(GO) list ./... | grep -v /test/e2e$$)
 	$(GO) test -timeout 20m -count=1 -parallel 4 ./test/e2e/
 
