@@ -47,11 +47,12 @@ func TestMain(m *testing.M) {
 		if pie {
 			flags = append(flags, "-buildmode=pie")
 		}
-		b := exec.Command("go", append(append(flags, "-o", out), args...)...)
-		b.Env = append(os.Environ(), "CGO_ENABLED=0")
+		env := []string{"CGO_ENABLED=0"}
 		if cgo {
-			b.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations")
+			env = []string{"CGO_ENABLED=1", "CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations"}
 		}
+		b := exec.Command("go", append(append(flags, "-o", out), args...)...)
+		b.Env = append(os.Environ(), env...)
 		b.Stdout, b.Stderr = os.Stderr, os.Stderr
 		return b.Run()
 	}
